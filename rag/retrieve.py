@@ -1,0 +1,445 @@
+"""Query analysis + hybrid retrieval over the index (data model fixed here; retrieval being written)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from llama_index.core.schema import NodeWithScore
+
+MODES = ("hybrid", "dense", "keyword")
+
+
+@dataclass
+class QueryAnalysis:
+    """What the question itself names. Applied as filters unless the user's own filters say otherwise."""
+
+    tickers: list[str] = field(default_factory=list)
+    fiscal_years: list[int] = field(default_factory=list)
+    forms: list[str] = field(default_factory=list)
+    sections: list[str] = field(default_factory=list)  # "Item 1A", "Item 7", ...
+    # Names the question treats as a company that match no indexed filing (e.g. "Microsoft" with no MSFT).
+    unknown_companies: list[str] = field(default_factory=list)
+
+    def label(self) -> str:
+        """'AAPL · FY2024 · Item 8' for the UI."""
+        parts = list(self.tickers) + [f"FY{y}" for y in self.fiscal_years] + list(self.forms) + list(self.sections)
+        return " · ".join(parts)
+
+
+@dataclass
+class Filters:
+    tickers: list[str] = field(default_factory=list)
+    fiscal_years: list[int] = field(default_factory=list)
+    forms: list[str] = field(default_factory=list)
+    sections: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RetrievalResult:
+    query: str
+    mode: str
+    # Each node's metadata holds: doc_id, ticker, company, form, fiscal_year, period_end, filing_date, accession,
+    # section, section_title, page_start, page_end, char_start, char_end, source, url. node.node_id is the chunk id.
+    nodes: list[NodeWithScore]
+    analysis: QueryAnalysis
+    filters: Filters  # what was actually applied
+    retrieval_ms: float = 0.0
+
+
+# ==============================================================================================================
+# Query analysis
+
+import re  # noqa: E402
+import time  # noqa: E402
+from collections import Counter, defaultdict  # noqa: E402
+from functools import lru_cache  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+_CORP_SUFFIX = re.compile(
+    r"[,.]?\s+(inc|incorporated|corp|corporation|co|company|ltd|limited|plc|llc|l\.?p|n\.?v|s\.?a|holdings?|"
+    r"group|platforms|the)\.?$",
+    re.I,
+)
+_MONTHS = ("january february march april may june july august september october november december").split()
+_SECTION_WORDS = [
+    (r"\bitem\s+(1[0-6]|[1-9])([abc])?\b", None),  # explicit "Item 7A"
+    (r"\brisk\s+factors?\b", "Item 1A"),
+    (r"\bunresolved\s+staff\s+comments?\b", "Item 1B"),
+    (r"\bcybersecurity\b", "Item 1C"),
+    (r"\blegal\s+proceedings?\b", "Item 3"),
+    (r"\bmine\s+safety\b", "Item 4"),
+    (r"\bmarket\s+for\s+(the\s+)?registrant", "Item 5"),
+    (r"\bmd&a\b|\bmanagement'?s\s+discussion\b", "Item 7"),
+    (r"\bquantitative\s+and\s+qualitative\s+disclosures?\b", "Item 7A"),
+    (r"\bcontrols\s+and\s+procedures\b", "Item 9A"),
+    (r"\bexecutive\s+compensation\b", "Item 11"),
+    (r"\bprincipal\s+account(ant|ing)\s+fees\b", "Item 14"),
+]
+_FORM_WORDS = [
+    (r"\b10-?k\b|\bannual\s+report\b", "10-K"),
+    (r"\b10-?q\b|\bquarterly\s+report\b|\bquarterly\b", "10-Q"),
+]
+_LATEST = re.compile(r"\b(latest|most\s+recent|last|current)\s+(fiscal\s+)?(year|annual|10-?k|filing|report)\b", re.I)
+_STOP_CAPS = {
+    "What", "Which", "Who", "When", "Where", "Why", "How", "Does", "Did", "Do", "Is", "Are", "Was", "Were", "The",
+    "In", "On", "Of", "For", "And", "Or", "Under", "From", "To", "By", "As", "At", "Its", "It", "A", "An", "If",
+    "Item", "Items", "Form", "Part", "Fiscal", "FY", "Total", "Net", "SEC", "US", "U.S.", "GAAP", "Company",
+    "Inc", "Corp", "Annual", "Report", "Compare", "List", "Give", "Show", "Tell", "Please", "Will", "Should",
+    "Can", "Could", "Would", "Has", "Have", "Had", "Between", "During", "Over", "Both", "Each", "All", "Any",
+    "Q1", "Q2", "Q3", "Q4", "CEO", "CFO", "EPS", "USD", "Note", "Notes", "Board", "Directors",
+} | {m.capitalize() for m in _MONTHS}
+
+
+def short_names(company: str) -> set[str]:
+    """'Apple Inc.' -> {'apple inc.', 'apple'}; 'HOME DEPOT, INC.' -> {'home depot, inc.', 'home depot'}."""
+    name = re.sub(r"\s+", " ", (company or "").strip().lower())
+    name = re.sub(r"/[a-z]{2}/?$", "", name).strip()  # EDGAR's state tags: 'WELLS FARGO & COMPANY/MN'
+    names = {name} if name else set()
+    current = name
+    while True:
+        stripped = _CORP_SUFFIX.sub("", current).strip(" ,.")
+        if stripped == current or not stripped:
+            break
+        current = stripped
+        names.add(current)
+    if current.startswith("the "):
+        names.add(current[4:])
+    return {n for n in names if len(n) >= 3}
+
+
+@dataclass
+class Catalog:
+    """What the index holds, for turning words in a question into exact filters."""
+
+    filings: list[dict]
+    aliases: dict[str, str]  # lower-case name -> ticker
+    years_by_ticker: dict[str, list[int]]
+    distinctive: dict[str, str]  # capitalised word that one company's filings own -> ticker
+
+    @classmethod
+    def build(cls, filings: list[dict], nodes=()) -> "Catalog":
+        aliases: dict[str, str] = {}
+        years: dict[str, set[int]] = defaultdict(set)
+        for f in filings:
+            ticker = (f.get("ticker") or "").upper()
+            if not ticker:
+                continue
+            aliases[ticker.lower()] = ticker
+            for name in short_names(f.get("company") or ""):
+                aliases.setdefault(name, ticker)
+            if f.get("fiscal_year"):
+                years[ticker].add(int(f["fiscal_year"]))
+        return cls(
+            filings=list(filings),
+            aliases=aliases,
+            years_by_ticker={t: sorted(y) for t, y in years.items()},
+            distinctive=_distinctive_words(nodes),
+        )
+
+
+def _distinctive_words(nodes) -> dict[str, str]:
+    """Proper nouns that (nearly) only one company's filings use, often: 'Google' for Alphabet, 'Cybertruck'
+    for Tesla. Learned from the indexed text, so it works for any company without an alias list."""
+    per_ticker: dict[str, Counter] = defaultdict(Counter)
+    for node in nodes:
+        ticker = (node.metadata.get("ticker") or "").upper()
+        if ticker:
+            per_ticker[ticker].update(re.findall(r"(?<![\w.])[A-Z][a-z]+[A-Za-z]*\b", node.text))
+    if len(per_ticker) < 2:
+        return {}
+    totals: Counter = Counter()
+    for counts in per_ticker.values():
+        totals.update(counts)
+    owned = {}
+    for ticker, counts in per_ticker.items():
+        for word, n in counts.items():
+            if n >= 25 and n >= 0.9 * totals[word] and word not in _STOP_CAPS:
+                owned[word] = ticker
+    return owned
+
+
+def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
+    q = question
+    low = q.lower()
+    analysis = QueryAnalysis()
+
+    # Companies: names and tickers of indexed filings (longest names first), then words one company owns.
+    found: list[str] = []
+    spans: list[tuple[int, int]] = []
+    for name in sorted(catalog.aliases, key=len, reverse=True):
+        pattern = r"(?<![\w-])" + re.escape(name) + r"(?![\w-])"
+        flags = 0 if len(name) <= 4 and name.upper() == catalog.aliases[name] else re.I
+        # Short tickers must be written in capitals ('MA', 'V'), or they match ordinary words.
+        target = q if flags == 0 else low
+        probe = name.upper() if flags == 0 else name
+        for m in re.finditer(pattern if flags else r"(?<![\w-])" + re.escape(probe) + r"(?![\w-])", target):
+            if any(s <= m.start() < e for s, e in spans):
+                continue
+            spans.append((m.start(), m.end()))
+            ticker = catalog.aliases[name]
+            if ticker not in found:
+                found.append(ticker)
+    for m in re.finditer(r"\b[A-Z][a-z]+[A-Za-z]*\b", q):
+        if any(s <= m.start() < e for s, e in spans):
+            continue
+        ticker = catalog.distinctive.get(m.group())
+        if ticker and ticker not in found:
+            found.append(ticker)
+            spans.append((m.start(), m.end()))
+    analysis.tickers = found
+
+    # Names used like a company that no indexed filing matches ("Microsoft's", "Acme Corp").
+    for m in re.finditer(r"\b([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*)(?:'s|’s|\s+(?:Inc|Corp|Corporation|Co)\b)", q):
+        if any(s <= m.start() < e for s, e in spans):
+            continue
+        words = [w for w in m.group(1).split() if w not in _STOP_CAPS]
+        if words:
+            analysis.unknown_companies.append(" ".join(words))
+
+    # Fiscal years.
+    years: list[int] = []
+    for m in re.finditer(
+        r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2}),?\s+((?:19|20)\d{2})\b", low
+    ):  # a period-end date names one filing exactly
+        iso = f"{m.group(3)}-{_MONTHS.index(m.group(1)) + 1:02d}-{int(m.group(2)):02d}"
+        match = [f for f in catalog.filings if f.get("period_end") == iso and f.get("fiscal_year")]
+        year = int(match[0]["fiscal_year"]) if match else int(m.group(3))
+        if year not in years:
+            years.append(year)
+    for m in re.finditer(r"\b(?:fy|fiscal(?:\s+year)?)\s*'?(\d{2}|\d{4})\b|\b((?:19|20)\d{2})\b", low):
+        raw = m.group(1) or m.group(2)
+        year = int(raw) + (2000 if len(raw) == 2 else 0)
+        if year not in years:
+            years.append(year)
+    if not years and _LATEST.search(q):
+        pool = found or list(catalog.years_by_ticker)
+        latest = [max(catalog.years_by_ticker[t]) for t in pool if catalog.years_by_ticker.get(t)]
+        if found:
+            years = sorted(set(latest))
+        elif latest:
+            years = [max(latest)]
+    analysis.fiscal_years = years
+
+    forms = {f.get("form") for f in catalog.filings}
+    for pattern, form in _FORM_WORDS:
+        if re.search(pattern, low) and form in forms and form not in analysis.forms:
+            analysis.forms.append(form)
+
+    for pattern, item in _SECTION_WORDS:
+        for m in re.finditer(pattern, low):
+            name = item or f"Item {m.group(1)}{(m.group(2) or '').upper()}"
+            if name not in analysis.sections:
+                analysis.sections.append(name)
+    return analysis
+
+
+# ==============================================================================================================
+# Retrievers
+
+from llama_index.core.retrievers import BaseRetriever  # noqa: E402
+from llama_index.core.schema import QueryBundle  # noqa: E402
+
+
+class SubsetVectorRetriever(BaseRetriever):
+    """Dense search over FAISS, restricted exactly to a subset of rows when filters apply.
+
+    LlamaIndex's FAISS store has no metadata filters; over-fetching and dropping misses can return fewer than k.
+    Here FAISS itself searches only the subset's vectors (an IDSelector), so k hits come back whenever the
+    subset holds k chunks."""
+
+    def __init__(self, index, embed_model, top_k: int, subset: np.ndarray | None):
+        super().__init__()
+        self._index, self._embed, self._k, self._subset = index, embed_model, top_k, subset
+
+    def _retrieve(self, query_bundle: QueryBundle):
+        import faiss
+
+        from llama_index.core.schema import NodeWithScore
+
+        if len(self._index) == 0 or (self._subset is not None and len(self._subset) == 0):
+            return []
+        emb = query_bundle.embedding or _embed_query(self._embed, query_bundle.query_str)
+        vec = np.asarray(emb, dtype="float32").reshape(1, -1)
+        k = min(self._k, len(self._index) if self._subset is None else len(self._subset))
+        params = None
+        if self._subset is not None:
+            params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(self._subset.astype("int64")))
+        scores, ids = self._index.vectors.search(vec, k, params=params)
+        return [
+            NodeWithScore(node=self._index.nodes[i], score=float(s)) for s, i in zip(scores[0], ids[0]) if i >= 0
+        ]
+
+
+def _embed_query(embed_model, text: str):
+    return _cached_query_embedding(id(embed_model), text, embed_model)
+
+
+_QUERY_CACHE: dict[tuple[int, str], list[float]] = {}
+
+
+def _cached_query_embedding(model_id: int, text: str, embed_model):
+    key = (model_id, text)
+    if key not in _QUERY_CACHE:
+        if len(_QUERY_CACHE) > 512:
+            _QUERY_CACHE.clear()
+        _QUERY_CACHE[key] = embed_model.get_query_embedding(text)
+    return _QUERY_CACHE[key]
+
+
+def _keyword_retriever(index, top_k: int, subset: np.ndarray | None):
+    from llama_index.core.schema import NodeWithScore
+    from llama_index.retrievers.bm25 import BM25Retriever
+
+    from .index import keyword_stemmer
+
+    class SubsetBM25Retriever(BM25Retriever):
+        """BM25 (bm25s) with a per-query mask, mapping hits back to the index's own nodes. Chunks outside the
+        subset, or with no query term at all (score 0), are not returned."""
+
+        def _retrieve(self, query_bundle: QueryBundle):
+            import bm25s
+
+            tokens = bm25s.tokenize(
+                query_bundle.query_str, stemmer=self.stemmer, token_pattern=self.token_pattern, show_progress=False
+            )
+            if not tokens.vocab:
+                return []
+            mask = None
+            if subset is not None:
+                mask = np.zeros(len(index), dtype="float32")
+                mask[subset] = 1.0
+            k = min(self.similarity_top_k, len(index) if subset is None else len(subset))
+            ids, scores = self.bm25.retrieve(tokens, k=k, weight_mask=mask, show_progress=False, n_threads=1)
+            return [
+                NodeWithScore(node=index.nodes[int(i)], score=float(s))
+                for i, s in zip(ids[0], scores[0])
+                if s > 0
+            ]
+
+    if index.bm25 is None or (subset is not None and len(subset) == 0):
+        return None
+    return SubsetBM25Retriever(existing_bm25=index.bm25, similarity_top_k=top_k, stemmer=keyword_stemmer())
+
+
+# ==============================================================================================================
+# The engine's retrieval entry point
+
+
+class Retriever:
+    """Retrieval over one loaded index. Cheap per query; hold one per loaded index generation."""
+
+    def __init__(self, index, embed_model, *, llm=None, fusion: str = "reciprocal_rerank", weights=None):
+        self.index = index
+        self.embed_model = embed_model
+        self.llm = llm  # only used for optional query generation
+        self.fusion = fusion
+        self.weights = weights
+        self.catalog = Catalog.build(list(index.filings.values()), index.nodes)
+
+    def retrieve(
+        self,
+        question: str,
+        *,
+        mode: str = "hybrid",
+        top_k: int = 8,
+        filters: Filters | None = None,
+        use_analysis: bool = True,
+        num_queries: int = 1,
+    ) -> RetrievalResult:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        t0 = time.perf_counter()
+        analysis = analyze(question, self.catalog) if use_analysis else QueryAnalysis()
+        applied = self._effective_filters(analysis, filters or Filters())
+        groups = self._groups(applied)
+        bundle = QueryBundle(question)
+        if mode != "keyword" and len(self.index):
+            bundle.embedding = _embed_query(self.embed_model, question)
+        per_group = max(top_k // len(groups), 1) if len(groups) > 1 else top_k
+        lists = []
+        for group in groups:
+            subset = self.index.subset(
+                tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms, sections=group.sections
+            )
+            lists.append(self._search(bundle, mode, max(per_group, top_k if len(groups) == 1 else per_group),
+                                      subset, num_queries))
+        nodes = _round_robin(lists, top_k)
+        return RetrievalResult(
+            query=question, mode=mode, nodes=nodes, analysis=analysis, filters=applied,
+            retrieval_ms=(time.perf_counter() - t0) * 1000,
+        )
+
+    def _effective_filters(self, analysis: QueryAnalysis, user: Filters) -> Filters:
+        """The user's own filters win, dimension by dimension; detected ones fill the rest."""
+        tickers = user.tickers or analysis.tickers
+        years = user.fiscal_years or analysis.fiscal_years
+        if years and not user.fiscal_years:
+            years = self._indexed_years(tickers, years)
+        sections = user.sections or [s for s in analysis.sections if s in set(self.index.columns["section"])]
+        return Filters(
+            tickers=[t.upper() for t in tickers], fiscal_years=[int(y) for y in years],
+            forms=user.forms or analysis.forms, sections=sections,
+        )
+
+    def _indexed_years(self, tickers: list[str], years: list[int]) -> list[int]:
+        """A year with no filing of its own is read from the next year's filing, which reports it as the
+        prior-year comparative; a year no filing covers is dropped rather than filtering everything out."""
+        have = set()
+        for ticker in tickers or list(self.catalog.years_by_ticker):
+            have.update(self.catalog.years_by_ticker.get(ticker, []))
+        out = []
+        for year in years:
+            pick = year if year in have else (year + 1 if year + 1 in have else None)
+            if pick is not None and pick not in out:
+                out.append(pick)
+        return out
+
+    @staticmethod
+    def _groups(applied: Filters) -> list[Filters]:
+        """One retrieval per (company, year) when the question spans several, so each gets its share."""
+        tickers = applied.tickers or [None]
+        years = applied.fiscal_years or [None]
+        if len(tickers) * len(years) <= 1:
+            return [applied]
+        return [
+            Filters(
+                tickers=[t] if t else [], fiscal_years=[y] if y else [], forms=applied.forms,
+                sections=applied.sections,
+            )
+            for t in tickers
+            for y in years
+        ]
+
+    def _search(self, bundle: QueryBundle, mode: str, k: int, subset, num_queries: int):
+        from llama_index.core.llms import MockLLM
+        from llama_index.core.retrievers import QueryFusionRetriever
+
+        depth = max(k * 3, 20)  # fusion needs deeper lists than it returns
+        dense = SubsetVectorRetriever(self.index, self.embed_model, depth if mode == "hybrid" else k, subset)
+        keyword = _keyword_retriever(self.index, depth if mode == "hybrid" else k, subset)
+        if mode == "dense":
+            return dense.retrieve(bundle)
+        if mode == "keyword":
+            return keyword.retrieve(bundle) if keyword else []
+        retrievers = [dense] + ([keyword] if keyword else [])
+        fusion = QueryFusionRetriever(
+            retrievers,
+            llm=self.llm if (num_queries > 1 and self.llm is not None) else MockLLM(),
+            mode=self.fusion,
+            similarity_top_k=k,
+            num_queries=num_queries if self.llm is not None else 1,
+            use_async=False,
+            retriever_weights=self.weights if self.weights and len(retrievers) == 2 else None,
+        )
+        return fusion.retrieve(bundle)
+
+
+def _round_robin(lists: list[list], k: int) -> list:
+    out, seen = [], set()
+    for rank in range(max((len(x) for x in lists), default=0)):
+        for results in lists:
+            if rank < len(results) and results[rank].node.node_id not in seen:
+                seen.add(results[rank].node.node_id)
+                out.append(results[rank])
+    return out[:k]
