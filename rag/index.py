@@ -39,7 +39,7 @@ from .parse import ParsedFiling, Section
 log = logging.getLogger(__name__)
 
 # Bump when the chunk layout changes, so cached shards are rebuilt rather than mixed with new ones.
-CHUNKER_VERSION = "1"
+CHUNKER_VERSION = "2"
 # Node metadata that every chunk carries (see the ingestion issue); none of it is embedded separately: the
 # chunk text already starts with a short header (company, form, fiscal year, Item).
 NODE_META_KEYS = (
@@ -109,6 +109,8 @@ class FilingChunker:
     `chunk_tokens` word pieces, header included, so the embedder reads all of it.
     """
 
+    MIN_SECTION_TOKENS = 40
+
     def __init__(self, tokenizer, chunk_tokens: int):
         self.tokenizer = tokenizer
         self.chunk_tokens = chunk_tokens
@@ -137,13 +139,26 @@ class FilingChunker:
         blocks = sorted(parsed.blocks, key=lambda b: b.char_start)
         chunks: list[dict] = []
         b = 0
-        for section in sections:
+        carried: tuple[Section, list] | None = None
+        for n, section in enumerate(sections):
             section_blocks = []
             while b < len(blocks) and blocks[b].char_start < section.char_end:
                 if blocks[b].char_end > section.char_start:
                     section_blocks.append(blocks[b])
                 b += 1
+            if carried:
+                # A tiny Item ("Item 1B. Unresolved Staff Comments: None.") rides with the next one rather than
+                # becoming a fragment chunk that neither search nor a reader can use.
+                first, first_blocks = carried
+                section = Section(first.item, f"{first.title}; {section.item}: {section.title}".strip("; "),
+                                  first.char_start, section.char_end, first.page_start, section.page_end)
+                section_blocks = first_blocks + section_blocks
+                carried = None
             if not section_blocks:
+                continue
+            size = sum(self.count([parsed.text[blk.char_start:blk.char_end] for blk in section_blocks]))
+            if size < self.MIN_SECTION_TOKENS and n + 1 < len(sections):
+                carried = (section, section_blocks)
                 continue
             head = self.header(meta, section)
             budget = self.chunk_tokens - self.count([head])[0] - 1

@@ -1,0 +1,214 @@
+"""The persisted hybrid index: chunking, metadata, incremental updates, removal, crash safety, locking."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rag.config import get_settings
+from rag.index import NODE_META_KEYS, IndexBusy, IndexStore
+from rag.retrieve import Filters, Retriever
+from tests.filings import ACME, BOLT, write_filing
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def store(tmp_path):
+    return IndexStore(get_settings(storage_dir=tmp_path / "storage", data_dir=tmp_path / "data"))
+
+
+@pytest.fixture
+def embed_calls(monkeypatch):
+    """Counts the texts sent to the embedding model."""
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+    calls = {"texts": 0}
+    original = HuggingFaceEmbedding._get_text_embeddings
+
+    def counting(self, texts):
+        calls["texts"] += len(texts)
+        return original(self, texts)
+
+    monkeypatch.setattr(HuggingFaceEmbedding, "_get_text_embeddings", counting)
+    return calls
+
+
+def _keyword_hits(store, query, filters=None):
+    index = store.load()
+    retriever = Retriever(index, store.embed_model())
+    return retriever.retrieve(query, mode="keyword", top_k=5, filters=filters, use_analysis=False).nodes
+
+
+def test_chunks_fit_the_model_and_carry_metadata(store, tmp_path):
+    path = write_filing(tmp_path / "in", "acme.htm", **ACME, business_paragraphs=25, table_rows=80)
+    report = store.add([path])
+    assert report.rows[0]["status"] == "indexed", report.rows
+    index = store.load()
+    chunker = store.chunker()
+    sizes = chunker.count([n.text for n in index.nodes])
+    assert max(sizes) <= 254, "a chunk is longer than the embedder reads"
+    for node in index.nodes:
+        assert set(NODE_META_KEYS) <= set(node.metadata)
+        m = node.metadata
+        assert m["ticker"] == "ACME" and m["fiscal_year"] == 2024 and m["form"] == "10-K"
+        assert m["page_start"] <= m["page_end"]
+        assert node.text.startswith("Acme Widgets Inc. (ACME) · 10-K · FY2024 · ")
+        # The span points at the chunk's own text in the filing.
+        text = index.filing_text(m["doc_id"])
+        assert text[m["char_start"]:m["char_end"]] in node.text
+    sections = [n.metadata["section"] for n in index.nodes]
+    assert sections.index("Item 1") < sections.index("Item 1A") < sections.index("Item 7") < sections.index("Item 8")
+    # The long table is split between rows, and a chunk that starts inside it repeats the years.
+    table_chunks = [n.text for n in index.nodes if "Other line" in n.text]
+    assert len(table_chunks) >= 2
+    for chunk in table_chunks:
+        assert "2024" in chunk.split("\n", 2)[1] or "2024 | 2023" in chunk.replace("$", ""), chunk[:200]
+
+
+def test_unchanged_filing_costs_no_embedding_and_new_one_embeds_only_its_chunks(store, tmp_path, embed_calls):
+    acme = write_filing(tmp_path / "in", "acme.htm", **ACME)
+    store.add([acme])
+    first = embed_calls["texts"]
+    assert first > 0
+    generation = store.current_generation()
+
+    report = store.add([acme])
+    assert embed_calls["texts"] == first, "re-indexing an unchanged filing embedded something"
+    assert report.rows[0]["status"] == "skipped" and not report.changed
+    assert store.current_generation() == generation
+
+    bolt = write_filing(tmp_path / "in", "bolt.htm", **BOLT)
+    report = store.add([acme, bolt])
+    bolt_chunks = next(r["chunks"] for r in report.rows if r["file"].endswith("bolt.htm"))
+    assert embed_calls["texts"] - first == bolt_chunks
+    assert {f["ticker"] for f in store.list_filings()} == {"ACME", "BOLT"}
+
+
+def test_remove_leaves_no_orphans(store, tmp_path):
+    acme = write_filing(tmp_path / "in", "acme.htm", **ACME)
+    bolt = write_filing(tmp_path / "in", "bolt.htm", **BOLT)
+    store.add([acme, bolt])
+    before = store.load()
+    acme_chunks = sum(1 for n in before.nodes if n.metadata["ticker"] == "ACME")
+    assert any("quintaphonic" in n.node.text for n in _keyword_hits(store, "quintaphonic drivetrain"))
+
+    removed = store.remove([str(bolt)])
+    assert len(removed) == 1
+    after = store.load()
+    assert len(after) == acme_chunks == after.vectors.ntotal
+    assert all(n.metadata["ticker"] == "ACME" for n in after.nodes)
+    assert not any("quintaphonic" in n.node.text for n in _keyword_hits(store, "quintaphonic drivetrain"))
+    dense = Retriever(after, store.embed_model()).retrieve(
+        "quintaphonic drivetrain", mode="dense", top_k=50, use_analysis=False
+    ).nodes
+    assert dense and not any("quintaphonic" in n.node.text for n in dense)
+    shards = list((store.root / "shards").iterdir())
+    assert len(shards) == 1, "the removed filing's vectors are still on disk"
+
+    # And by accession/doc id.
+    assert store.remove([after.nodes[0].metadata["doc_id"]]) and len(store.load()) == 0
+
+
+def test_filters_are_exact_and_return_k(store, tmp_path):
+    acme = write_filing(tmp_path / "in", "acme.htm", **ACME, business_paragraphs=12)
+    bolt = write_filing(tmp_path / "in", "bolt.htm", **BOLT, business_paragraphs=12)
+    store.add([acme, bolt])
+    index = store.load()
+    bolt_total = sum(1 for n in index.nodes if n.metadata["ticker"] == "BOLT")
+    retriever = Retriever(index, store.embed_model())
+    for mode in ("dense", "hybrid"):
+        # The query is about Acme, but the filter says Bolt: only Bolt comes back, k of them.
+        nodes = retriever.retrieve(
+            "Acme zorblax coupler", mode=mode, top_k=6, filters=Filters(tickers=["BOLT"]), use_analysis=False
+        ).nodes
+        assert len(nodes) == min(6, bolt_total)
+        assert {n.node.metadata["ticker"] for n in nodes} == {"BOLT"}
+    nodes = retriever.retrieve("widgets", mode="keyword", top_k=4, filters=Filters(fiscal_years=[2024]),
+                               use_analysis=False).nodes
+    assert nodes and {n.node.metadata["fiscal_year"] for n in nodes} == {2024}
+
+
+def _run_cli(args, env, **kwargs):
+    return subprocess.Popen(
+        [sys.executable, "-m", "rag", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, **kwargs,
+    )
+
+
+def test_killed_indexing_run_leaves_previous_index_loadable(tmp_path):
+    storage = tmp_path / "storage"
+    env = {**os.environ, "RAG_STORAGE_DIR": str(storage), "RAG_DATA_DIR": str(tmp_path / "data")}
+    acme = write_filing(tmp_path / "in", "acme.htm", **ACME)
+    proc = _run_cli(["index", str(acme)], env)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    store = IndexStore(get_settings(storage_dir=storage))
+    before = store.load()
+
+    big = write_filing(tmp_path / "in", "bolt.htm", **BOLT, business_paragraphs=400)
+    proc = _run_cli(["index", str(big)], env)
+    deadline = time.time() + 240
+    for line in proc.stderr:  # kill it while it embeds: after parsing, before publishing
+        if "embedding" in line or time.time() > deadline:
+            break
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+
+    after = store.load()
+    assert after.generation == before.generation
+    assert len(after) == len(before) == after.vectors.ntotal
+    assert {n.metadata["ticker"] for n in after.nodes} == {"ACME"}
+    # The next run finishes the job and cleans up what the killed one left.
+    report = store.add([big])
+    assert report.rows[0]["status"] == "indexed"
+    assert {f["ticker"] for f in store.list_filings()} == {"ACME", "BOLT"}
+    assert not list((storage / "index" / "shards").glob(".tmp-*"))
+    assert not list((storage / "index" / "generations").glob(".tmp-*"))
+
+
+def test_writers_are_serialised_and_readers_keep_reading(store, tmp_path):
+    from filelock import FileLock
+
+    acme = write_filing(tmp_path / "in", "acme.htm", **ACME)
+    store.add([acme])
+    bolt = write_filing(tmp_path / "in", "bolt.htm", **BOLT)
+    with FileLock(str(store.root / ".writer.lock")):  # another writer holds the index
+        with pytest.raises(IndexBusy):
+            store.add([bolt], lock_timeout=0.5)
+        assert len(store.load()) > 0  # readers are not blocked
+    assert store.add([bolt]).changed
+
+
+def test_cli_index_list_remove(tmp_path):
+    env = {**os.environ, "RAG_STORAGE_DIR": str(tmp_path / "s")}
+    acme = write_filing(tmp_path / "in", "acme.htm", **ACME)
+    proc = _run_cli(["index", str(tmp_path / "in")], env)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert "indexed" in out and "acme.htm" in out
+    assert "%" in err  # progress is shown
+    listing = subprocess.run([sys.executable, "-m", "rag", "list", "--json"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, check=True)
+    filings = json.loads(listing.stdout)
+    assert [(f["ticker"], f["form"], f["fiscal_year"]) for f in filings] == [("ACME", "10-K", 2024)]
+    assert filings[0]["chunks"] > 0
+    # --storage wins over the environment.
+    other = subprocess.run([sys.executable, "-m", "rag", "list", "--storage", str(tmp_path / "empty")], cwd=ROOT,
+                           env=env, capture_output=True, text=True, check=True)
+    assert "empty" in other.stdout
+    removed = subprocess.run([sys.executable, "-m", "rag", "remove", str(acme)], cwd=ROOT, env=env,
+                             capture_output=True, text=True)
+    assert removed.returncode == 0 and "removed" in removed.stdout
+    missing = subprocess.run([sys.executable, "-m", "rag", "remove", "nope"], cwd=ROOT, env=env,
+                             capture_output=True, text=True)
+    assert missing.returncode == 1 and "no indexed filing" in missing.stderr
