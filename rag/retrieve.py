@@ -98,7 +98,7 @@ def short_names(company: str) -> set[str]:
     names = {name} if name else set()
     current = name
     while True:
-        stripped = _CORP_SUFFIX.sub("", current).strip(" ,.")
+        stripped = _CORP_SUFFIX.sub("", current).strip(" ,.&")
         if stripped == current or not stripped:
             break
         current = stripped
@@ -166,6 +166,7 @@ def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
 
     # Companies: names and tickers of indexed filings (longest names first), then words one company owns.
     found: list[str] = []
+    first_at: dict[str, int] = {}
     spans: list[tuple[int, int]] = []
     for name in sorted(catalog.aliases, key=len, reverse=True):
         pattern = r"(?<![\w-])" + re.escape(name) + r"(?![\w-])"
@@ -180,14 +181,16 @@ def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
             ticker = catalog.aliases[name]
             if ticker not in found:
                 found.append(ticker)
+                first_at[ticker] = m.start()
     for m in re.finditer(r"\b[A-Z][a-z]+[A-Za-z]*\b", q):
         if any(s <= m.start() < e for s, e in spans):
             continue
         ticker = catalog.distinctive.get(m.group())
         if ticker and ticker not in found:
             found.append(ticker)
+            first_at[ticker] = m.start()
             spans.append((m.start(), m.end()))
-    analysis.tickers = found
+    analysis.tickers = sorted(found, key=first_at.get)  # in the order the question names them
 
     # Names used like a company that no indexed filing matches ("Microsoft's", "Acme Corp").
     for m in re.finditer(r"\b([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*)(?:'s|’s|\s+(?:Inc|Corp|Corporation|Co)\b)", q):
@@ -199,15 +202,19 @@ def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
 
     # Fiscal years.
     years: list[int] = []
+    date_spans: list[tuple[int, int]] = []
     for m in re.finditer(
         r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2}),?\s+((?:19|20)\d{2})\b", low
     ):  # a period-end date names one filing exactly
         iso = f"{m.group(3)}-{_MONTHS.index(m.group(1)) + 1:02d}-{int(m.group(2)):02d}"
         match = [f for f in catalog.filings if f.get("period_end") == iso and f.get("fiscal_year")]
         year = int(match[0]["fiscal_year"]) if match else int(m.group(3))
+        date_spans.append(m.span())
         if year not in years:
             years.append(year)
     for m in re.finditer(r"\b(?:fy|fiscal(?:\s+year)?)\s*'?(\d{2}|\d{4})\b|\b((?:19|20)\d{2})\b", low):
+        if any(s <= m.start() < e for s, e in date_spans):
+            continue
         raw = m.group(1) or m.group(2)
         year = int(raw) + (2000 if len(raw) == 2 else 0)
         if year not in years:
