@@ -18,21 +18,22 @@ then is moved into place with os.replace. The temporary folder is removed on eve
 nothing half-written behind.
 
 The downloader (5.1.0) makes one attempt per file: no retries, no back-off, and no timeout on requests. It
-throttles itself to 10 requests per second, process-wide.
+throttles itself to 10 requests per second, process-wide. It reports a failed file only with print() and goes on:
+that print is intercepted per thread (a module global in sec_edgar_downloader._orchestrator that shadows the
+builtin) so that each outcome can say why.
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import hashlib
 import html
-import io
 import json
 import logging
 import os
 import re
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -123,15 +124,17 @@ class FilingRecord:
         clean.setdefault("doc_id", "")
         return cls(**clean)
 
-    def save(self, folder: Path | None = None) -> Path:
+    def save(self, folder: Path | None = None, *, final_folder: Path | None = None) -> Path:
         """Write filing.json into `folder` (default: the primary document's folder). The path is stored relative
-        to that folder so that a moved data folder still reads back."""
-        folder = Path(folder) if folder is not None else self.path.parent
+        to where that folder ends up (`final_folder`, when it is written in a temporary folder and moved after),
+        so that a moved data folder still reads back."""
+        folder = Path(folder) if folder is not None else Path(self.path).parent
+        anchor = Path(final_folder) if final_folder is not None else folder
         data = self.to_dict()
         try:
-            data["path"] = str(Path(self.path).relative_to(folder))
+            data["path"] = Path(self.path).relative_to(anchor).as_posix()
         except ValueError:
-            data["path"] = Path(self.path).name if Path(self.path).parent == folder else str(self.path)
+            data["path"] = str(self.path)
         target = folder / RECORD_NAME
         tmp = folder / (".filing.json.tmp-" + os.urandom(4).hex())
         tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -338,14 +341,21 @@ def _write_primary(submission, target: Path, shown_name: str) -> str | None:
 
 
 def _fiscal_year(meta: dict, period_end: str | None) -> tuple[int | None, str | None]:
-    fy = meta.get("fiscal_year")
-    if fy not in (None, ""):
+    """The company's own label (dei:DocumentFiscalYearFocus) when the file has it, else one derived from the
+    period end (with the early-January rule of fiscal_year_from_period_end, also over a parser's plain year)."""
+    fy, source = meta.get("fiscal_year"), meta.get("fiscal_year_source") or FY_DEI
+    if fy not in (None, "") and source != FY_PERIOD_END:
         try:
-            return int(fy), meta.get("fiscal_year_source") or FY_DEI
+            return int(fy), source
         except (TypeError, ValueError):
             pass
     derived = fiscal_year_from_period_end(period_end)
-    return (derived, FY_PERIOD_END) if derived is not None else (None, None)
+    if derived is not None:
+        return derived, FY_PERIOD_END
+    try:
+        return (int(fy), source) if fy not in (None, "") else (None, None)
+    except (TypeError, ValueError):
+        return None, None
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -396,35 +406,37 @@ def _explain_exc(what: str, exc: BaseException) -> str:
     return _explain(what, f"{type(exc).__name__}: {exc}", status=status, exc=exc)
 
 
-class _Tee(io.TextIOBase):
-    """Collects what the downloader prints (its only way of reporting a failed file) and passes it on."""
+_capture = threading.local()
 
-    def __init__(self, target):
-        self.target = target
-        self.parts: list[str] = []
-        self.lock = threading.Lock()
 
-    def write(self, s: str) -> int:
-        with self.lock:
-            self.parts.append(s)
-        try:
-            self.target.write(s)
-        except Exception:  # a closed console must not break a download
-            pass
-        return len(s)
+def _downloader_print(*args, sep=" ", end="\n", file=None, flush=False):
+    """Stands in for print() inside sec_edgar_downloader._orchestrator, its only way of reporting a failed file.
+    In a thread that is downloading, the message is kept for that download (and logged); anywhere else it is
+    printed as before. Per thread, so that two sessions downloading at once keep their messages apart."""
+    buffer = getattr(_capture, "buffer", None)
+    if buffer is None or file is not None:
+        builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
+        return
+    line = (" " if sep is None else sep).join(str(a) for a in args) + ("\n" if end is None else end)
+    buffer.append(line)
+    log.warning("sec-edgar-downloader: %s", line.strip())
 
-    def flush(self) -> None:
-        with contextlib.suppress(Exception):
-            self.target.flush()
 
-    @property
-    def text(self) -> str:
-        with self.lock:
-            return "".join(self.parts)
+@contextlib.contextmanager
+def _downloader_messages():
+    import sec_edgar_downloader._orchestrator as orchestrator
+
+    if getattr(orchestrator, "print", None) is not _downloader_print:
+        orchestrator.print = _downloader_print  # a module global shadows the builtin for that module only
+    previous = getattr(_capture, "buffer", None)
+    _capture.buffer = buffer = []
+    try:
+        yield buffer
+    finally:
+        _capture.buffer = previous
 
 
 def _printed_failures(printed: str) -> dict[str, str]:
-    # print() writes its arguments one by one, so the line is reassembled before matching.
     return {m.group("acc"): m.group("why").strip() for m in _FAILURE_RE.finditer(printed)}
 
 
@@ -515,9 +527,7 @@ def download_filings(
 
     report(wanted[0], "Connecting to EDGAR", 0.0)
     try:
-        tee = _Tee(sys.stdout)
-        with contextlib.redirect_stdout(tee):
-            downloader = Downloader(name, email, data_dir)
+        downloader = Downloader(name, email, data_dir)
     except Exception as exc:
         message = _explain_exc("the list of tickers (company_tickers_exchange.json)", exc)
         report(wanted[-1], message, 1.0)
@@ -564,25 +574,26 @@ def _download_ticker(downloader, ticker: str, form: str, limit: int | None, year
         )
         failures: dict[str, str] = {}
         for w, (after, before) in enumerate(windows):
+            if after is not None and before is not None and after > before:
+                continue  # a fiscal year too recent to have been filed: reported as not found below
             if years is None:
                 step(f"Downloading the {limit} latest {form} filing(s) of {ticker}", 0.05)
             else:
                 step(f"Downloading {ticker} {form} filings for FY{years[w]} "
                      f"(filed {after.isoformat()} to {before.isoformat()})", 0.05 + 0.5 * w / len(windows))
-            tee = _Tee(sys.stdout)
             try:
-                with contextlib.redirect_stdout(tee):
+                with _downloader_messages() as printed:
                     downloader.get(form, key, limit=limit if years is None else None, after=after, before=before,
                                    download_details=True)
             except Exception as exc:
                 return [DownloadOutcome(ticker, None, f"{ticker}: " + _explain_exc(f"the list of {ticker}'s filings",
                                                                                      exc))]
-            failures.update(_printed_failures(tee.text))
+            failures.update(_printed_failures("".join(printed)))
 
         # What landed: every accession folder the downloader created, wherever its layout puts them.
         landed = sorted({p.parent for p in tmp.rglob("*") if p.is_file() and p.parent != tmp}, key=lambda p: p.name)
         records: list[tuple[Path, FilingRecord]] = []
-        outcomes: list[DownloadOutcome] = []
+        failed: list[DownloadOutcome] = []
         for j, acc_dir in enumerate(landed):
             acc = acc_dir.name
             if not _ACCESSION_RE.match(acc):
@@ -592,43 +603,58 @@ def _download_ticker(downloader, ticker: str, form: str, limit: int | None, year
             try:
                 record = _finish_download(acc_dir, ticker=None if is_cik else ticker, cik=cik, form=form)
             except EdgarError as exc:
-                why = failures.get(acc)
-                message = (_explain(f"{ticker} {form} {acc}", why) if why else f"{ticker} {form} {acc}: {exc}")
-                outcomes.append(DownloadOutcome(ticker, None, message))
+                # A folder exists only when the full submission arrived; what failed is checking or reading it.
+                failed.append(DownloadOutcome(ticker, None, f"{ticker} {form} {acc}: {exc}"))
                 continue
             records.append((acc_dir, record))
         landed_names = {d.name for d in landed}
         for acc, why in failures.items():
             if acc not in landed_names:
-                outcomes.append(DownloadOutcome(ticker, None, _explain(f"{ticker} {form} {acc}", why)))
+                failed.append(DownloadOutcome(ticker, None, _explain(f"{ticker} {form} {acc}", why)))
 
+        outcomes: list[DownloadOutcome] = []
         selected = records
-        if years is not None:
+        if years is None:
+            outcomes.extend(failed)
+            if not landed and not failures:
+                outcomes.append(DownloadOutcome(ticker, None, f"EDGAR lists no {form} filings for {ticker}."))
+        else:
             selected = [(d, r) for d, r in records if r.fiscal_year in years]
-            for d, r in records:
+            for _, r in records:
                 if r.fiscal_year not in years:
                     log.info("%s %s %s is FY%s, not asked for: discarded", ticker, form, r.accession, r.fiscal_year)
             found = {r.fiscal_year for _, r in selected}
-            for y in years:
-                if y not in found:
-                    after, before = _filing_date_window(form, y)
-                    note = (f" ({len(failures)} filing(s) in that window failed to download: see above)"
-                            if failures else "")
-                    outcomes.append(DownloadOutcome(ticker, None, (
-                        f"No {form} for fiscal year {y} of {ticker} on EDGAR (looked at filings dated "
-                        f"{after.isoformat()} to {before.isoformat()}){note}.")))
+            missing = [y for y in years if y not in found]
+            if missing:
+                # A failed filing may be the missing year: say so. When every year was found, the failures
+                # were filings of other years that shared the filing-date window, and are only logged.
+                outcomes.extend(failed)
+            for o in failed if not missing else []:
+                log.info("not needed after all: %s", o.error)
+            for y in missing:
+                after, before = _filing_date_window(form, y)
+                if after > before:
+                    outcomes.append(DownloadOutcome(ticker, None, f"No {form} for fiscal year {y} of {ticker} has "
+                                                                  "been filed yet."))
+                    continue
+                note = (f"; {len(failed)} filing(s) in that window could not be downloaded (see the other messages)"
+                        if failed else "")
+                outcomes.append(DownloadOutcome(ticker, None, (
+                    f"No {form} for fiscal year {y} of {ticker} on EDGAR (looked at filings dated "
+                    f"{after.isoformat()} to {before.isoformat()}){note}.")))
             selected.sort(key=lambda dr: dr[1].filing_date or "", reverse=True)
             if limit is not None:
                 selected = selected[:limit]
-        if not landed and not failures and years is None:
-            outcomes.append(DownloadOutcome(ticker, None, f"EDGAR lists no {form} filings for {ticker}."))
 
         saved: list[DownloadOutcome] = []
         for acc_dir, record in sorted(selected, key=lambda dr: dr[1].filing_date or "", reverse=True):
-            final = data_dir / EDGAR_DIR / (key if not is_cik else (record.ticker or key)) / form / record.accession
+            folder_name = key
+            if is_cik and record.ticker and _TICKER_RE.match(record.ticker):  # the file's own ticker, if sane
+                folder_name = record.ticker.replace(".", "-")
+            final = data_dir / EDGAR_DIR / folder_name / form / record.accession
             relative = Path(record.path).relative_to(acc_dir)
             record.path = final / relative
-            record.save(acc_dir)
+            record.save(acc_dir, final_folder=final)
             _swap_into(acc_dir, final, tmp)
             step(f"Saved {form} {record.accession}" + (f" (FY{record.fiscal_year})" if record.fiscal_year else ""),
                  0.95)
@@ -658,7 +684,7 @@ def _finish_download(acc_dir: Path, *, ticker: str | None, cik: str | None, form
         primary = acc_dir / EXTRACTED_PRIMARY
         edgar_name = _write_primary(submission, primary, f"{acc}.txt") or edgar_name
 
-    meta = _parse_meta(primary, f"{acc} ({Path(str(edgar_name or primary.name)).name})")
+    meta = _parse_meta(primary, Path(str(edgar_name or primary.name)).name)
     header_acc = _get(header, "accession")
     accession = header_acc if header_acc and _ACCESSION_RE.match(str(header_acc)) else acc
     period_end = _iso_date(meta.get("period_end")) or _iso_date(_get(header, "period_end"))
@@ -767,14 +793,14 @@ def add_local_file(
                                  "blocks); add the filing's .htm instead.")
             submission = _read_submission(copy, shown)
             header = _get(submission, "header")
-            primary = work / (EXTRACTED_PRIMARY if safe != EXTRACTED_PRIMARY else "main-document.htm")
+            primary = work / EXTRACTED_PRIMARY
             edgar_name = _write_primary(submission, primary, shown)
 
         meta = _parse_meta(primary, shown)
         record = _local_record(primary, meta, header, overrides, edgar_name, source)
         final = uploads / file_sha[:16]
         record.path = final / primary.name
-        record.save(work)
+        record.save(work, final_folder=final)
         _swap_into(work, final, tmp)
         return record
     finally:

@@ -49,7 +49,7 @@ NODE_META_KEYS = (
 )
 FILING_META_KEYS = (
     "doc_id", "ticker", "company", "cik", "form", "fiscal_year", "fiscal_year_source", "period_end",
-    "filing_date", "accession", "source", "url", "path",
+    "filing_date", "accession", "source", "url", "path", "origin",
 )
 
 Progress = Callable[[str, str, float], None]  # (filing name, stage, fraction of this filing done)
@@ -284,7 +284,9 @@ def filing_meta(path: Path, parsed: ParsedFiling, sha256: str, overrides: dict |
         meta["fiscal_year"] = int(meta["fiscal_year"])
     meta["doc_id"] = meta.get("accession") or f"local-{sha256[:16]}"
     meta["path"] = str(path.resolve())
-    meta.setdefault("source", meta.get("url") or str(path.resolve()))
+    # A record's "source" says how it arrived (edgar/upload); a chunk's "source" is where to read it.
+    meta["origin"] = meta.pop("source", None) or "path"
+    meta["source"] = meta.get("url") or str(path.resolve())
     meta["sha256"] = sha256
     return meta
 
@@ -710,17 +712,41 @@ def keyword_stemmer():
 
 
 def _expand(paths: Iterable[str | Path]):
+    """Files to index. In a folder, a filing that was downloaded or uploaded (a filing.json beside it) counts
+    once, as the primary document the record names; hidden folders (a download in progress) are skipped."""
     suffixes = {".htm", ".html", ".txt", ".pdf"}
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             for child in sorted(path.rglob("*")):
-                if child.is_file() and child.suffix.lower() in suffixes and not child.name.startswith("."):
+                rel = child.relative_to(path).parts
+                if any(part.startswith(".") for part in rel) or not child.is_file():
+                    continue
+                if child.name == "filing.json":
+                    primary = _record_primary(child)
+                    if primary is not None:
+                        yield primary
+                    continue
+                if child.suffix.lower() in suffixes and not (child.parent / "filing.json").is_file():
                     yield child
         elif path.exists():
             yield path
         else:
             raise FileNotFoundError(f"no such file or folder: {path}")
+
+
+def _record_primary(record: Path) -> Path | None:
+    try:
+        name = json.loads(record.read_text()).get("path")
+    except (OSError, ValueError):
+        return None
+    if not name:
+        return None
+    primary = (record.parent / name).resolve()
+    # The record must name a file inside its own folder: a record's contents never choose another path.
+    if primary.parent != record.parent.resolve() or not primary.is_file():
+        return None
+    return primary
 
 
 from llama_index.core.schema import TransformComponent  # noqa: E402  (heavy import kept below the pure code)

@@ -2,7 +2,7 @@
 
     with EdgarServer(shared_dir) as server:
         server.url               # "http://127.0.0.1:<port>"
-        server.faults["0000320193-24-000123.txt"] = "500"   # fail every path ending with that
+        server.faults["000032019324000123/"] = "500"   # fail every path containing that
         server.requests          # every path asked for, in order
 
 Routes (what sec-edgar-downloader 5.1.0 asks for):
@@ -14,7 +14,7 @@ Routes (what sec-edgar-downloader 5.1.0 asks for):
     /Archives/edgar/data/<cik>/<acc no dashes>/<accession>.txt      a full submission assembled on the fly:
         a real-format SGML header + the 10-K HTML as <TEXT> of document 1 + a small EX-21 document
 
-Faults, by path suffix: "404", "429", "500", "503" (status), "cut" (a Content-Length larger than what is sent,
+Faults, by a part of the path: "404", "429", "500", "503" (status), "cut" (a Content-Length larger than what is sent,
 then the connection is closed), "truncate" (no Content-Length, half the body, then close).
 """
 
@@ -206,7 +206,7 @@ class EdgarServer:
         with self._lock:
             self.requests.append(path)
             self.user_agents.append(h.headers.get("User-Agent", ""))
-        fault = next((v for k, v in self.faults.items() if path.endswith(k)), None)
+        fault = next((v for k, v in self.faults.items() if k in path), None)
         if fault and fault.isdigit():
             self._send(h, int(fault), b"<html><body>error</body></html>", "text/html")
             return

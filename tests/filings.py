@@ -77,6 +77,7 @@ def filing_html(
 <p style="font-weight:bold">PART II</p>
 <p style="font-weight:bold">Item 7. Management's Discussion and Analysis of Financial Condition and Results of Operations</p>
 <p>Total net sales grew because widget demand rose.</p>
+{_paragraphs(company + " results", 2)}
 {page_break}
 <p style="font-weight:bold">Item 8. Financial Statements and Supplementary Data</p>
 <p>CONSOLIDATED STATEMENTS OF OPERATIONS (in millions)</p>
