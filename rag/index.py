@@ -32,14 +32,14 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from .config import Settings, get_settings
 from . import parse as parse_module
+from .config import Settings, get_settings
 from .parse import ParsedFiling, Section
 
 log = logging.getLogger(__name__)
 
 # Bump when the chunk layout changes, so cached shards are rebuilt rather than mixed with new ones.
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 # Node metadata that every chunk carries (see the ingestion issue); none of it is embedded separately: the
 # chunk text already starts with a short header (company, form, fiscal year, Item).
 NODE_META_KEYS = (
@@ -150,8 +150,10 @@ class FilingChunker:
                 # A tiny Item ("Item 1B. Unresolved Staff Comments: None.") rides with the next one rather than
                 # becoming a fragment chunk that neither search nor a reader can use.
                 first, first_blocks = carried
-                section = Section(first.item, f"{first.title}; {section.item}: {section.title}".strip("; "),
-                                  first.char_start, section.char_end, first.page_start, section.page_end)
+                # Labelled as the substantial Item it joins, so a filter or a citation on that Item finds it.
+                title = f"{section.title} (with {first.item}: {first.title})" if first.title else section.title
+                section = Section(section.item, title, first.char_start, section.char_end, first.page_start,
+                                  section.page_end)
                 section_blocks = first_blocks + section_blocks
                 carried = None
             if not section_blocks:
@@ -199,8 +201,12 @@ class FilingChunker:
     def _pack(self, parsed: ParsedFiling, section: Section, head: str, budget: int, section_blocks) -> list[dict]:
         text = parsed.text
         units = self._units(text, section_blocks, budget)
+        # What a chunk that starts inside a table repeats: the table's caption (statement title, "in millions")
+        # and its column headers (the years).
         table_headers = {
-            i: blk.table_header for i, blk in enumerate(section_blocks) if blk.kind == "table" and blk.table_header
+            i: "\n".join(x for x in (getattr(blk, "caption", ""), blk.table_header) if x)
+            for i, blk in enumerate(section_blocks)
+            if blk.kind == "table" and (blk.table_header or getattr(blk, "caption", ""))
         }
         header_tokens = dict(zip(table_headers, self.count(list(table_headers.values()))))
         out: list[dict] = []
@@ -234,6 +240,9 @@ class FilingChunker:
                 if header_tokens[unit.table] + unit.tokens <= budget:
                     prefix = table_headers[unit.table]
                     used = header_tokens[unit.table]
+                elif section_blocks[unit.table].table_header:  # a long caption: the years alone still fit
+                    prefix = section_blocks[unit.table].table_header
+                    used = self.count([prefix])[0]
             current.append(unit)
             used += unit.tokens
         flush()
@@ -544,6 +553,7 @@ class IndexStore:
                     sha = file_sha256(path)
                     if sha in by_hash:
                         row.update(doc_id=by_hash[sha], chunks=filings[by_hash[sha]].get("chunks", 0))
+                        self._facts_backfill(filings[by_hash[sha]])  # facts hook (rag/facts.py)
                         report.rows.append(row)
                         if progress:
                             progress(name, "unchanged", 1.0)
@@ -554,6 +564,7 @@ class IndexStore:
                     row["parse_s"] = time.perf_counter() - t0
                     meta = filing_meta(path, doc, sha, overrides)
                     entry = self._build_shard(doc, meta, row, progress=progress, name=name)
+                    self._facts_record(doc, meta, entry)  # facts hook (rag/facts.py)
                     old = filings.get(meta["doc_id"])
                     if old and old.get("sha256") in by_hash:
                         by_hash.pop(old["sha256"], None)
@@ -595,7 +606,35 @@ class IndexStore:
                         break
             if removed:
                 self._publish(filings)
+                self._facts_forget(removed)  # facts hook (rag/facts.py)
         return removed
+
+    # ---- facts hook (rag/facts.py): each filing's inline XBRL facts in storage/facts.sqlite3, mapped to chunks.
+    # A failure here is logged and never stops indexing: answers then fall back to retrieval alone.
+    def _facts_record(self, doc: ParsedFiling, meta: dict, entry: dict) -> None:
+        try:
+            from .facts import record_filing
+
+            record_filing(self.settings, doc, meta, self.root / "shards" / entry["shard"])
+        except Exception:  # noqa: BLE001
+            log.exception("storing the XBRL facts of %s failed", meta.get("doc_id"))
+
+    def _facts_backfill(self, entry: dict) -> None:
+        """An unchanged filing indexed before facts were stored (or whose facts DB is gone) gets its facts."""
+        try:
+            from .facts import backfill_filing
+
+            backfill_filing(self.settings, entry, self.root / "shards" / entry["shard"])
+        except Exception:  # noqa: BLE001
+            log.exception("storing the XBRL facts of %s failed", entry.get("doc_id"))
+
+    def _facts_forget(self, doc_ids: list[str]) -> None:
+        try:
+            from .facts import forget_filings
+
+            forget_filings(self.settings, doc_ids)
+        except Exception:  # noqa: BLE001
+            log.exception("removing the XBRL facts of %s failed", doc_ids)
 
     def _build_shard(self, doc: ParsedFiling, meta: dict, row: dict, *, progress, name) -> dict:
         from llama_index.core import Document

@@ -52,7 +52,6 @@ class RetrievalResult:
 import re  # noqa: E402
 import time  # noqa: E402
 from collections import Counter, defaultdict  # noqa: E402
-from functools import lru_cache  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -261,7 +260,6 @@ class SubsetVectorRetriever(BaseRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle):
         import faiss
-
         from llama_index.core.schema import NodeWithScore
 
         if len(self._index) == 0 or (self._subset is not None and len(self._subset) == 0):
@@ -363,15 +361,13 @@ class Retriever:
         bundle = QueryBundle(question)
         if mode != "keyword" and len(self.index):
             bundle.embedding = _embed_query(self.embed_model, question)
-        per_group = max(top_k // len(groups), 1) if len(groups) > 1 else top_k
         lists = []
         for group in groups:
             subset = self.index.subset(
                 tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms, sections=group.sections
             )
-            lists.append(self._search(bundle, mode, max(per_group, top_k if len(groups) == 1 else per_group),
-                                      subset, num_queries))
-        nodes = _round_robin(lists, top_k)
+            lists.append(self._search(bundle, mode, top_k, subset, num_queries))
+        nodes = _round_robin(lists, top_k)  # interleaved: each group gets its share, and k come back in all
         return RetrievalResult(
             query=question, mode=mode, nodes=nodes, analysis=analysis, filters=applied,
             retrieval_ms=(time.perf_counter() - t0) * 1000,
@@ -402,21 +398,21 @@ class Retriever:
                 out.append(pick)
         return out
 
-    @staticmethod
-    def _groups(applied: Filters) -> list[Filters]:
-        """One retrieval per (company, year) when the question spans several, so each gets its share."""
+    def _groups(self, applied: Filters) -> list[Filters]:
+        """One retrieval per (company, year) when the question spans several, so each gets its share. Only
+        pairs the index holds: 'Adobe (fiscal 2024) or Salesforce (fiscal 2025)' is two retrievals, not four."""
         tickers = applied.tickers or [None]
         years = applied.fiscal_years or [None]
         if len(tickers) * len(years) <= 1:
             return [applied]
-        return [
-            Filters(
-                tickers=[t] if t else [], fiscal_years=[y] if y else [], forms=applied.forms,
-                sections=applied.sections,
-            )
-            for t in tickers
-            for y in years
-        ]
+        groups = []
+        for t in tickers:
+            have = set(self.catalog.years_by_ticker.get(t, [])) if t else None
+            own = [y for y in years if y is None or have is None or y in have]
+            for y in own or [None]:  # a company none of whose years is indexed: search all its filings
+                groups.append(Filters(tickers=[t] if t else [], fiscal_years=[y] if y else [],
+                                      forms=applied.forms, sections=applied.sections))
+        return groups
 
     def _search(self, bundle: QueryBundle, mode: str, k: int, subset, num_queries: int):
         from llama_index.core.llms import MockLLM
