@@ -1345,6 +1345,8 @@ def _financial_statements_appendix(parsed: ParsedFiling, starts: list[tuple[int,
     if "Item 8" not in labels:
         return None
     n = labels.index("Item 8")
+    if not any(label.startswith("Item ") for label in labels[n + 1:]):
+        return None  # no Item follows Item 8: the statements printed after it are its own text
     item8_end = starts[n + 1][0] if n + 1 < len(starts) else len(parsed.text)
     if item8_end - starts[n][0] > _POINTER_MAX_CHARS:
         return None
