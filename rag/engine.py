@@ -53,10 +53,53 @@ class Engine:
     def ask_stream(self, question: str, *, mode: str = "hybrid", top_k: int | None = None,
                    filters: Filters | None = None, use_llm: bool = True, use_analysis: bool = True):
         """An AnswerStream: iterate for text pieces, then read `.result`."""
-        from .answer import answer_stream
-
         retrieval = self.retrieve(question, mode=mode, top_k=top_k, filters=filters, use_analysis=use_analysis)
-        return answer_stream(question, retrieval, self.settings, use_llm=use_llm)
+        return self.answer_stream_for(question, retrieval, use_llm=use_llm, filters=filters)
+
+    # ---- facts hook (rag/facts.py): exact XBRL figures first, computed in code and cited; the finished answer's
+    # figures are checked against them (warnings). Without facts for the question, the answer is unchanged.
+    def answer_stream_for(self, question: str, retrieval: RetrievalResult, *, use_llm: bool = True,
+                          filters: Filters | None = None):
+        """The answer stream for a retrieval already done (the CLI, the app and the eval share it)."""
+        import logging
+
+        from .answer import answer_stream
+        from .facts import CheckedStream
+
+        layer = self.facts()
+        user = filters or Filters()
+        analysis = retrieval.analysis
+        tickers = list(user.tickers or (analysis.tickers if analysis else []))
+        years = list(user.fiscal_years or (analysis.fiscal_years if analysis else []))
+        found = None
+        try:
+            found = layer.answer_for(question, tickers, years, analysis.unknown_companies if analysis else [])
+        except Exception:  # noqa: BLE001 - the facts layer must never stop an answer
+            logging.getLogger(__name__).exception("facts lookup failed for %r", question)
+        stream = answer_stream(
+            question, retrieval, self.settings, use_llm=use_llm,
+            facts_block=found.block if found else None, fact_citations=found.citations if found else None,
+        )
+        return CheckedStream(stream, layer, question, tickers, years, facts=found)
+
+    def facts(self):
+        """The facts layer over storage/facts.sqlite3, citing chunks of the live index."""
+        if getattr(self, "_facts", None) is None:
+            from .facts import FactsLayer
+
+            self._facts = FactsLayer(self.settings, chunk_lookup=self._chunk,
+                                     live_doc_ids=lambda: list(self.index().filings))
+        return self._facts
+
+    def _chunk(self, chunk_id: str):
+        """(text, metadata) of an indexed chunk, by node id."""
+        index = self.index()
+        cached = getattr(self, "_nodes_by_id", None)
+        if cached is None or cached[0] != index.generation:
+            cached = (index.generation, {n.node_id: n for n in index.nodes})
+            self._nodes_by_id = cached
+        node = cached[1].get(chunk_id)
+        return (node.text, dict(node.metadata)) if node is not None else None
 
     def ask(self, question: str, **kwargs):
         stream = self.ask_stream(question, **kwargs)

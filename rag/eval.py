@@ -123,9 +123,8 @@ def run_questions(
     rows = []
     for q in questions:
         retrieval = engine.retrieve(q["question"], mode=mode, top_k=top_k, use_analysis=use_analysis)
-        from .answer import answer as make_answer
-
-        result = make_answer(q["question"], retrieval, settings, use_llm=use_llm)
+        # Through the engine, as the app and the CLI answer: exact XBRL figures first (facts hook, rag/facts.py).
+        result = engine.answer_stream_for(q["question"], retrieval, use_llm=use_llm).consume()
         row = {"id": q["id"], "kind": q["kind"], **score_retrieval(q, retrieval.nodes)}
         refused = bool(result.refused) and not result.citations
         if not q.get("answerable", True):

@@ -1,0 +1,404 @@
+"""Exact figures from inline XBRL facts (rag/facts.py): selection over real 10-Ks, computed metrics with their
+formulas and citations, answer checks, the index hooks and the CLI.
+
+The real-corpus tests read ../shared/corpus/filings in place and store facts straight from parse_file() with the
+chunk spans of a chunker-only pass (no embedding); the index/engine tests use small generated filings.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from rag.config import get_settings
+from rag.facts import (
+    FactsLayer,
+    FactStore,
+    concept_label,
+    find_mentions,
+    format_amount,
+    map_to_chunks,
+    member_label,
+    print_facts,
+    unit_kind,
+)
+from rag.retrieve import Catalog, analyze
+from tests.filings import ACME, SHARED, write_filing
+
+CORPUS = SHARED / "corpus" / "filings"
+# The few filings the corpus tests need (each costs ~2 s to parse and chunk).
+FILES = {
+    ("AAPL", 2024): "AAPL/aapl-20240928.htm",
+    ("AAPL", 2025): "AAPL/aapl-20250927.htm",
+    ("TSLA", 2023): "TSLA/tsla-20231231.htm",
+    ("TSLA", 2024): "TSLA/tsla-20241231.htm",
+    ("NVDA", 2023): "NVDA/nvda-20230129.htm",
+    ("NVDA", 2025): "NVDA/nvda-20250126.htm",
+    ("ADBE", 2024): "ADBE/adbe-20241129.htm",
+    ("CRM", 2025): "CRM/crm-20250131.htm",
+}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """A fact store over the real filings above, each fact mapped to its chunk; plus chunk texts by id."""
+    if not CORPUS.exists():
+        pytest.skip(f"{CORPUS} is absent: the shared corpus (../shared beside the project) is needed for this test")
+    from rag.index import IndexStore, file_sha256, filing_meta
+    from rag.parse import parse_file
+
+    settings = get_settings(storage_dir=tmp_path_factory.mktemp("facts-storage"))
+    chunker = IndexStore(settings).chunker()
+    store = FactStore.for_settings(settings)
+    chunks: dict[str, tuple[str, dict]] = {}
+    docs: dict[tuple, str] = {}
+    parsed: dict[tuple, object] = {}
+    for key, rel in FILES.items():
+        path = CORPUS / rel
+        doc = parse_file(path)
+        meta = filing_meta(path, doc, file_sha256(path))
+        spans = []
+        for i, c in enumerate(chunker.split(doc, meta)):
+            cid = f"{meta['doc_id']}:{i:05d}"
+            spans.append({"id": cid, "char_start": c["char_start"], "char_end": c["char_end"],
+                          "section": c["section"], "page_start": c["page_start"]})
+            chunks[cid] = (c["text"], {k: c[k] for k in ("section", "section_title", "page_start", "page_end",
+                                                         "char_start", "char_end")})
+        store.add_filing(meta, doc.facts, spans, text=doc.text)
+        docs[key] = meta["doc_id"]
+        parsed[key] = doc
+    layer = FactsLayer(settings, store=store, chunk_lookup=chunks.get)
+    return {"settings": settings, "store": store, "layer": layer, "chunks": chunks, "docs": docs, "parsed": parsed}
+
+
+def ask(corpus, question: str):
+    layer = corpus["layer"]
+    a = analyze(question, Catalog.build(layer.filings()))
+    return layer.answer_for(question, a.tickers, a.fiscal_years, a.unknown_companies)
+
+
+# ------------------------------------------------------------------------------------------- selection, real 10-Ks
+
+
+def test_apple_fy2024_total_net_sales(corpus):
+    v = corpus["layer"].value("revenue", "AAPL", 2024)
+    assert v.amount == 391_035_000_000
+    assert v.display() == "$391,035 million"
+    assert v.filing["doc_id"] == corpus["docs"][("AAPL", 2024)] and not v.comparative
+    f = v.fact
+    assert f.dimensions == {} and f.decimals == "-6" and f.scale == 6
+    assert (f.period_start, f.period_end) == ("2023-10-01", "2024-09-28")
+    # Cited to the chunk that shows the figure.
+    text, meta = corpus["chunks"][f.chunk_id]
+    assert "391,035" in text and meta["char_start"] <= f.char_start < f.char_end <= meta["char_end"]
+
+
+def test_tesla_fy2023_total_revenues_from_the_browser_saved_copy(corpus):
+    v = corpus["layer"].value("revenue", "TSLA", 2023)
+    assert v.amount == 96_773_000_000
+    assert v.filing["doc_id"] == corpus["docs"][("TSLA", 2023)] and not v.comparative
+
+
+def test_nvidia_fy2023_comes_from_its_own_filing_not_the_fy2025_comparative(corpus):
+    layer = corpus["layer"]
+    v = layer.value("revenue", "NVDA", 2023)
+    assert v.amount == 26_974_000_000
+    assert v.filing["doc_id"] == corpus["docs"][("NVDA", 2023)]
+    assert Path(v.filing["path"]).name == "nvda-20230129.htm" and not v.comparative
+    # The FY2025 10-K reports FY2023 too (a 3-year income statement): the same figure, never the source here.
+    fy25 = layer.view(next(f for f in layer.filings("NVDA") if f["fiscal_year"] == 2025))
+    g = fy25.find("us-gaap:Revenues", 2, "duration")
+    assert g is not None and g.value == v.amount and g.best.doc_id != v.filing["doc_id"]
+
+
+def test_apple_fy2025_never_takes_a_prior_year_comparative(corpus):
+    layer = corpus["layer"]
+    fy25 = corpus["docs"][("AAPL", 2025)]
+    for key in ("revenue", "net_income", "eps_diluted", "total_assets", "operating_cash_flow", "cash"):
+        v = layer.value(key, "AAPL", 2025)
+        assert v is not None, key
+        assert v.filing["doc_id"] == fy25 and not v.comparative, key
+        assert v.period_end == "2025-09-27", (key, v.period_end)
+    assert layer.value("revenue", "AAPL", 2025).amount == 416_161_000_000
+    # And FY2024 is read from the FY2024 10-K, not from the FY2025 10-K's comparative column.
+    assert layer.value("total_assets", "AAPL", 2024).filing["doc_id"] == corpus["docs"][("AAPL", 2024)]
+
+
+def test_prior_year_comparative_only_without_that_years_filing_and_said(corpus):
+    v = corpus["layer"].value("revenue", "AAPL", 2023)
+    assert v.amount == 383_285_000_000 and v.comparative
+    assert v.filing["fiscal_year"] == 2024 and v.period_end == "2023-09-30"
+    fa = ask(corpus, "What was Apple's total revenue in fiscal 2023?")
+    assert "$383,285 million" in fa.block
+    assert "No FY2023 10-K of AAPL is indexed" in fa.block and "prior-year comparative" in fa.block
+
+
+def test_negative_values_scale_and_decimals(corpus):
+    layer = corpus["layer"]
+    tax = layer.value("income_tax", "TSLA", 2023)  # Tesla's FY2023 tax line is a benefit: shown in parentheses
+    assert tax.amount == -5_001_000_000 and tax.display() == "-$5,001 million"
+    assert tax.fact.decimals == "-6" and tax.fact.scale == 6
+    eps = layer.value("eps_diluted", "AAPL", 2024)
+    assert eps.amount == pytest.approx(6.08) and eps.display() == "$6.08 per share"
+    shares = layer.value("shares_outstanding", "AAPL", 2024)  # cover page, a later date than the period end
+    assert shares.amount == 15_115_823_000 and shares.fact.concept == "dei:EntityCommonStockSharesOutstanding"
+    assert "October 18, 2024" in shares.when()
+
+
+def test_every_visible_fact_sits_in_its_chunk(corpus):
+    store, chunks = corpus["store"], corpus["chunks"]
+    rows = store.facts(corpus["docs"][("AAPL", 2024)])
+    visible = [r for r in rows if r.char_start >= 0]
+    assert len(visible) > 500
+    mapped = [r for r in visible if r.chunk_id]
+    assert len(mapped) >= 0.98 * len(visible)
+    doc = corpus["parsed"][("AAPL", 2024)]
+    for r in mapped:
+        _, meta = chunks[r.chunk_id]
+        assert meta["char_start"] <= r.char_start and r.char_end <= meta["char_end"]
+        assert doc.text[r.char_start:r.char_end] == r.text
+
+
+# ------------------------------------------------------------------------------------ questions and computations
+
+
+def test_lookup_answer_cites_the_chunk(corpus):
+    fa = ask(corpus, "What was Tesla's total revenue for the year ended December 31, 2023?")
+    assert fa is not None and fa.operation == "lookup"
+    assert "$96,773 million [F1]" in fa.block
+    (c,) = fa.citations
+    assert c.kind == "fact" and c.ticker == "TSLA" and c.fiscal_year == 2023 and c.chunk_id
+    assert "96,773" in c.text and "us-gaap:Revenues" in c.text
+
+
+def test_growth_between_years_with_formula_and_citations(corpus):
+    fa = ask(corpus, "How much did Apple's total net sales grow from fiscal 2024 to fiscal 2025?")
+    assert fa.operation == "growth"
+    (r,) = fa.results
+    assert r["value"] == pytest.approx((416_161 - 391_035) / 391_035 * 100)
+    assert "+6.43%" in fa.block and "+$25,126 million" in fa.block
+    assert "($416,161 million − $391,035 million) / $391,035 million" in fa.block
+    assert {c.fiscal_year for c in fa.citations} == {2024, 2025}
+    assert all(c.kind == "fact" and c.chunk_id for c in fa.citations)
+
+
+def test_margin_is_computed_from_two_cited_facts(corpus):
+    fa = ask(corpus, "What was Salesforce's operating margin in fiscal 2025?")
+    (r,) = fa.results
+    assert r["value"] == pytest.approx(7_205 / 37_895)
+    assert "19.01% = operating income / total revenue = $7,205 million [F1] / $37,895 million [F2]" in fa.block
+    assert [c.ticker for c in fa.citations] == ["CRM", "CRM"]
+
+
+def test_cross_company_difference(corpus):
+    fa = ask(corpus, "Which had more total revenue in its latest fiscal year, Adobe (fiscal 2024) or Salesforce "
+                     "(fiscal 2025), and by how much?")
+    assert fa.operation == "compare"
+    diff = next(r for r in fa.results if r["label"].startswith("Difference"))
+    assert diff["value"] == 16_390_000_000 and diff["larger"] == "CRM"
+    assert "difference $16,390 million = $37,895 million − $21,505 million" in fa.block
+    assert {(c.ticker, c.fiscal_year) for c in fa.citations} == {("ADBE", 2024), ("CRM", 2025)}
+
+
+def test_percentage_of_a_dimension_member(corpus):
+    fa = ask(corpus, "What percentage of Tesla's total revenue in 2023 came from Automotive Sales (excluding Leasing)?")
+    (r,) = fa.results
+    assert r["value"] == pytest.approx(78_509 / 96_773 * 100)
+    assert "81.13%" in fa.block and "Automotive Sales" in fa.block
+
+
+def test_share_of_a_segment_named_after_from(corpus):
+    fa = ask(corpus, "What percentage of Apple's fiscal 2024 revenue came from Greater China?")
+    (r,) = fa.results
+    assert r["value"] == pytest.approx(66_952 / 391_035 * 100)
+    assert "17.12%" in fa.block and "Greater China" in fa.block
+    assert ask(corpus, "What percentage of Apple's fiscal 2024 revenue came from Antarctica?") is None
+
+
+def test_an_exact_date_names_the_one_filing_when_no_company_is_named(corpus):
+    fa = ask(corpus, "How many common shares were outstanding on October 18, 2024?")
+    assert "15,115,823,000 shares" in fa.block and "No company was named" in fa.block
+    assert ask(corpus, "What was total revenue for the year ended December 31, 2024?") is None  # several match
+
+
+def test_latest_year_when_none_is_named_and_it_says_so(corpus):
+    fa = ask(corpus, "What were Apple's total assets?")
+    assert "$359,241 million" in fa.block and "No fiscal year was named" in fa.block and "FY2025" in fa.block
+
+
+@pytest.mark.parametrize("question", [
+    "How does Apple recognize revenue?",  # narrative
+    "What was Apple's revenue from Antarctica in 2024?",  # a qualifier no dimension member matches
+    "What was Apple's operating income in the fourth quarter of 2024?",  # quarterly, not annual
+    "What is Tesla's stock price forecast for 2025?",
+    "What was Microsoft's revenue compared to Apple's in 2024?",  # a company that is not indexed
+])
+def test_falls_through_when_facts_cannot_answer(corpus, question):
+    assert ask(corpus, question) is None
+
+
+def test_metric_words_map_to_concepts():
+    keys = [m.metric.key for m in find_mentions(
+        "Compare net sales, cost of sales, R&D, SG&A, diluted EPS, capex, free cash flow and long-term debt")]
+    assert keys == ["revenue", "cost_of_revenue", "rnd", "sga", "eps_diluted", "capex", "free_cash_flow",
+                    "long_term_debt"]
+    (m,) = find_mentions("What was Apple's iPhone revenue?")
+    assert m.metric.key == "revenue" and m.before == ["iphone"]
+
+
+def test_labels_and_units():
+    assert concept_label("us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax") == \
+        "Revenue from contracts with customers"
+    assert concept_label("us-gaap:IncreaseDecreaseInAccountsPayable") == "Increase decrease in accounts payable"
+    assert member_label("aapl:IPhoneMember") == "iPhone"
+    assert unit_kind("usdPerShare") == "per_share" and unit_kind("shares") == "shares" and unit_kind("usd") == "money"
+    assert format_amount(-1.2e7, "money", scale=6) == "-$12 million"
+    assert format_amount(39_000_966_000, "money", scale=3) == "$39,000,966 thousand"
+
+
+def test_a_mislabelled_concept_loses_to_the_row_labelled_as_the_metric():
+    from rag.facts import FactGroup, FactRow, _by_label, metric
+
+    def group(concept, value, label):
+        row = FactRow("d", concept, "", value, "", "usd", "c", "2024-01-01", "2024-12-29", False, {}, "-6", 6, 1, 2,
+                      "d:00001", "Item 8", 1, label)
+        return FactGroup.build([row])
+
+    rnd = metric("rnd")
+    mislabelled = group("us-gaap:ResearchAndDevelopmentExpense", 1.841e9,
+                        "Charges for acquired in-process research and development assets")
+    statement = group("us-gaap:ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost", 17.232e9,
+                      "Research and development expense")
+    assert _by_label(rnd, [mislabelled, statement]) is statement
+    # A first choice on a row labelled as the metric keeps its priority; so do small differences.
+    proper = group("us-gaap:ResearchAndDevelopmentExpense", 17.0e9, "Research and development")
+    assert _by_label(rnd, [proper, statement]) is proper
+    equity = metric("equity")
+    own = group("us-gaap:StockholdersEquity", 91.013e9, "Total Walmart shareholders' equity")
+    with_nci = group("us-gaap:StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest", 97.421e9,
+                     "Total equity")
+    assert _by_label(equity, [own, with_nci]) is own
+
+
+def test_chunk_mapping_edges():
+    class F:
+        def __init__(self, s, e):
+            self.char_start, self.char_end = s, e
+
+    chunks = [{"id": "a", "char_start": 0, "char_end": 10}, {"id": "b", "char_start": 12, "char_end": 20}]
+    got = [c["id"] if c else None for c in map_to_chunks([F(0, 3), F(9, 10), F(10, 11), F(15, 18), F(-1, -1)],
+                                                         chunks)]
+    assert got == ["a", "a", None, "b", None]
+
+
+# ----------------------------------------------------------------------------------------------- answer checks
+
+
+def test_a_contradicting_number_is_flagged(corpus):
+    layer = corpus["layer"]
+    bad = layer.check_answer("Apple's total net sales for fiscal 2024 were $391,036 million [1].", "", ["AAPL"], [2024])
+    assert len(bad) == 1 and "$391,036 million" in bad[0] and "$391,035 million" in bad[0]
+    assert layer.check_answer("Tesla's revenue in 2023 was $97.7 billion [1].", "", ["TSLA"], [2023])
+    for fine in (
+        "Apple's total net sales for fiscal 2024 were $391,035 million [1].",
+        "Total net sales were $391.0 billion in fiscal 2024, up 2% from $383,285 million in 2023 [1].",
+        "Salesforce's operating margin was 19.0% in fiscal 2025.",
+    ):
+        assert layer.check_answer(fine, "", ["AAPL"] if "Apple" in fine or "Total" in fine else ["CRM"],
+                                  [2024] if "2024" in fine else [2025]) == [], fine
+    assert layer.check_answer("Salesforce's operating margin was 21.5% in fiscal 2025.", "", ["CRM"], [2025])
+
+
+# ------------------------------------------------------------------------------- index hooks, engine, CLI (small)
+
+
+@pytest.fixture
+def acme_index(tmp_path):
+    from rag.index import IndexStore
+
+    settings = get_settings(storage_dir=tmp_path / "storage", data_dir=tmp_path / "data")
+    store = IndexStore(settings)
+    path = write_filing(tmp_path / "in", "acme.htm", **ACME)
+    report = store.add([path])
+    assert report.rows[0]["status"] == "indexed", report.rows
+    return settings, store, path
+
+
+def test_indexing_stores_facts_and_removal_removes_them(acme_index):
+    settings, store, path = acme_index
+    facts = FactStore.for_settings(settings)
+    (filing,) = facts.filings()
+    doc_id = filing["doc_id"]
+    assert filing["ticker"] == "ACME" and filing["fiscal_year"] == 2024 and facts.count(doc_id) > 0
+    rows = {r.concept: r for r in facts.facts(doc_id) if r.period_end == "2024-09-28" and r.value is not None}
+    assert rows["us-gaap:Revenues"].value == 391_035_000_000
+    assert rows["us-gaap:OtherNonoperatingIncomeExpense"].value == -12_000_000  # sign="-" and scale="6"
+    node_ids = {n.node_id for n in store.load().nodes}
+    assert rows["us-gaap:Revenues"].chunk_id in node_ids
+    # A filing indexed before facts existed gets them on the next (otherwise unchanged) index run.
+    facts.remove([doc_id])
+    assert facts.count(doc_id) == 0
+    store.add([path])
+    assert facts.count(doc_id) > 0
+    assert store.remove([doc_id]) == [doc_id]
+    assert facts.filings() == [] and facts.count(doc_id) == 0
+
+
+def test_engine_answers_from_facts_without_llm(acme_index):
+    from rag.engine import Engine
+
+    settings, _, _ = acme_index
+    engine = Engine(settings)
+    result = engine.ask("What was ACME's total revenue in fiscal 2024?", use_llm=False)
+    assert "$391,035 million" in result.answer
+    fact = [c for c in result.citations if c.kind == "fact"]
+    assert fact and fact[0].chunk_id and "391,035" in fact[0].text
+    growth = engine.ask("How did ACME's total revenue change from fiscal 2023 to fiscal 2024?", use_llm=False)
+    assert "+$7,750 million (+2.02%)" in growth.answer and "prior-year comparative" in growth.answer
+
+
+def test_engine_flags_a_wrong_llm_figure(acme_index):
+    from rag.engine import Engine
+    from tests.fake_ollama import FakeOllama
+
+    settings, _, _ = acme_index
+    with FakeOllama() as fake:
+        s = settings.with_overrides(ollama_url=fake.url, llm_model="test-model", llm_timeout_s=5.0,
+                                    llm_context_window=4096)
+        fake.reply = "ACME's total revenue in fiscal 2024 was $391,036 million [1]."
+        result = Engine(s).ask("What was ACME's total revenue in fiscal 2024?")
+        prompt = next(m["content"] for m in fake.chat_requests()[-1]["messages"] if m["role"] == "user")
+    assert "<facts>" in prompt and "$391,035 million" in prompt
+    assert not result.extractive
+    assert any("$391,036 million" in w and "$391,035 million" in w for w in result.warnings), result.warnings
+
+
+def test_print_facts_cli(acme_index, capsys):
+    settings, _, _ = acme_index
+    out = io.StringIO()
+    assert print_facts("acme", settings, fiscal_year=2024, out=out) == 0
+    text = out.getvalue()
+    assert "ACME" in text and "FY2024" in text and "Total revenue" in text and "$391,035 million" in text
+    out = io.StringIO()
+    assert print_facts("ACME", settings, concept="Revenues", out=out) == 0
+    assert "$383,285 million" in out.getvalue()  # the prior-year column, with its period
+    assert print_facts("ZZZZ", settings) == 1
+    assert "No XBRL facts stored for ZZZZ" in capsys.readouterr().err
+
+
+def test_financials_page(acme_index, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    settings, _, _ = acme_index
+    monkeypatch.setenv("RAG_STORAGE_DIR", str(settings.storage_dir))
+    monkeypatch.setenv("RAG_DATA_DIR", str(settings.data_dir))
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:1")
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages" / "financials.py"), default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    assert at.multiselect[0].value == ["ACME"]
+    table = at.dataframe[0].value
+    assert "$391,035 million" in table.to_string() and "$383,285 million" in table.to_string()
+    assert any("Download CSV" in str(b.label) for b in at.get("download_button"))
