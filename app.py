@@ -1,11 +1,8 @@
-"""The analyst workbench: `streamlit run app.py`. Thin: pages/ hold the UI, rag/ the engine."""
+"""The analyst workbench: `streamlit run app.py`. Thin: ui/ holds the UI, rag/ the engine.
 
-import streamlit as st
+Pages: Chat (default), Library, and Financials when pages/financials.py exists. Every page shares the sidebar.
+"""
 
-st.set_page_config(page_title="SEC Filings Analyst", page_icon=":material/finance:", layout="wide")
+from ui import frame
 
-pages = [
-    st.Page("pages/chat.py", title="Chat", icon=":material/chat:", default=True),
-    st.Page("pages/library.py", title="Library", icon=":material/folder_open:"),
-]
-st.navigation(pages).run()
+frame.navigation().run()

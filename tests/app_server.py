@@ -1,0 +1,150 @@
+"""Run the real app in a subprocess and drive it with Chromium: shared by tests/test_browser.py and
+scripts/screenshot.py.
+
+    with AppServer(env) as app:          # `streamlit run app.py --server.headless true --server.port <free>`
+        app.url                          # http://127.0.0.1:<port>
+    with browser() as b:                 # Playwright's Chromium, Debian's /usr/bin/chromium
+        page = b.new_page(...)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+
+
+def chromium_missing_reason() -> str | None:
+    if not CHROMIUM.exists():
+        return (f"{CHROMIUM} is absent: install Debian's chromium (apt-get install -y chromium) to run the browser "
+                "tests")
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install -r requirements-dev.txt)"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class AppServer:
+    """`streamlit run app.py` on a free port with the given environment; stopped (by its own pid) on exit."""
+
+    def __init__(self, env: dict[str, str], *, port: int | None = None, log_path: Path | None = None,
+                 start_timeout: float = 90.0):
+        self.env = {**os.environ, **env}
+        self.env.setdefault("PYTHONUNBUFFERED", "1")
+        self.port = port or free_port()
+        self.log_path = log_path
+        self.start_timeout = start_timeout
+        self.proc: subprocess.Popen | None = None
+        self._log = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "AppServer":
+        cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+               "--server.port", str(self.port), "--server.address", "127.0.0.1",
+               "--browser.gatherUsageStats", "false"]
+        self._log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with code {self.proc.returncode}; see {self.log_path}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as resp:
+                    if resp.read().strip() == b"ok":
+                        return self
+            except OSError:
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"streamlit did not answer /_stcore/health within {self.start_timeout:.0f} s")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        self.proc = None
+        if self._log not in (None, subprocess.DEVNULL):
+            self._log.close()
+        self._log = None
+
+    def __enter__(self) -> "AppServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+@contextlib.contextmanager
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def build_small_index(root: Path) -> dict[str, str]:
+    """Two small inline XBRL 10-Ks (ACME FY2024, BOLT FY2023) indexed under root; returns the app's env."""
+    from rag.config import get_settings
+    from rag.index import IndexStore
+    from tests.filings import ACME, BOLT, write_filing
+
+    storage, data = root / "storage", root / "data"
+    store = IndexStore(get_settings(storage_dir=storage, data_dir=data))
+    if not store.list_filings():
+        files = [write_filing(root / "in", "acme-20240928.htm", **ACME),
+                 write_filing(root / "in", "bolt-20231231.htm", **BOLT)]
+        report = store.add(files)
+        assert not report.errors, report.errors
+    return {"RAG_STORAGE_DIR": str(storage), "RAG_DATA_DIR": str(data)}
+
+
+def copy_index(src_root: Path, dst_root: Path) -> dict[str, str]:
+    """A private copy of an index built once (so a test's conversations and uploads stay its own)."""
+    shutil.copytree(src_root / "storage", dst_root / "storage", symlinks=True)
+    (dst_root / "data").mkdir(parents=True, exist_ok=True)
+    return {"RAG_STORAGE_DIR": str(dst_root / "storage"), "RAG_DATA_DIR": str(dst_root / "data")}
+
+
+def wait_idle(page, timeout: float = 60.0) -> None:
+    """Until Streamlit has finished running the script (stApp's data-test-script-state leaves 'running') and
+    stays so for a moment (a finished run may start another: st.rerun)."""
+    app = page.locator('[data-testid="stApp"]')
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    page.wait_for_timeout(250)
+    while time.monotonic() < deadline:
+        state = app.get_attribute("data-test-script-state") if app.count() else "initial"
+        quiet = quiet + 1 if state not in ("running", "initial", None) else 0
+        if quiet >= 3:
+            return
+        page.wait_for_timeout(150)
+    raise TimeoutError(f"the app was still running after {timeout:.0f} s")

@@ -1,0 +1,110 @@
+"""The real app in a real browser: `streamlit run app.py` in a subprocess over a small index, driven by Debian's
+Chromium through Playwright. Ollama is tests/fake_ollama.py (a model that streams a fixed answer).
+
+One walk through what an analyst does: ask, watch the answer stream in, open citation [1] and read its passage,
+switch the retrieval mode, upload a filing, reload the page and find the conversation again.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.app_server import AppServer, browser, build_small_index, chromium_missing_reason, copy_index, wait_idle
+from tests.fake_ollama import FakeOllama
+from tests.filings import filing_html
+
+REASON = chromium_missing_reason()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+
+QUESTION = "What were ACME's total net sales in fiscal 2024?"
+REPLY = "ACME's total net sales were $391,035 million in fiscal 2024, up from $383,285 million [1]."
+
+
+@pytest.fixture(scope="module")
+def built_index(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("browser-index")
+    build_small_index(root)
+    return root
+
+
+def _ask(page, question: str) -> None:
+    box = page.locator('[data-testid="stChatInput"] textarea')
+    box.fill(question)
+    box.press("Enter")
+
+
+def test_analyst_walkthrough(built_index, tmp_path):
+    env = copy_index(built_index, tmp_path / "app")
+    with FakeOllama(models=["test-model:latest"]) as fake:
+        fake.reply = REPLY
+        fake.piece_size = 3
+        env.update({"OLLAMA_HOST": fake.url, "RAG_LLM_MODEL": "test-model:latest", "SEC_USER_AGENT": ""})
+        with AppServer(env, log_path=tmp_path / "streamlit.log") as app, browser() as b:
+            page = b.new_page(viewport={"width": 1440, "height": 1000})
+            page.set_default_timeout(60_000)
+            page.goto(app.url)
+            page.locator('[data-testid="stChatInput"] textarea').wait_for()
+            wait_idle(page)
+            sidebar = page.locator('[data-testid="stSidebar"]')
+            assert sidebar.get_by_text("Ollama running").is_visible()
+
+            # Ask: the answer streams in from the model, with its citation.
+            _ask(page, QUESTION)
+            answer = page.locator('[data-testid="stChatMessage"]').filter(has_text="$391,035 million").last
+            answer.wait_for()
+            cite = page.locator("button").filter(has_text=re.compile(r"^\S*\[1\] ACME · 10-K · FY2024"))
+            cite.first.wait_for()
+            wait_idle(page)
+            assert fake.chat_requests(), "the app did not ask the model"
+            assert "hybrid" in page.locator('[data-testid="stCaptionContainer"]').filter(
+                has_text="retrieval").last.inner_text()
+
+            # Citation [1] opens its passage, highlighted inside the filing's text.
+            cite.first.click()
+            dialog = page.locator('[role="dialog"]')
+            dialog.wait_for()
+            mark = dialog.locator("mark")
+            mark.first.wait_for()
+            assert "Total net sales | $391,035 | $383,285" in mark.first.inner_text()
+            assert "Acme Widgets Inc. (ACME)" in dialog.inner_text()
+            assert "widget demand rose" in dialog.inner_text(), "no text around the passage"
+            page.screenshot(path=str(tmp_path / "citation.png"))
+            page.keyboard.press("Escape")
+            dialog.wait_for(state="hidden")
+
+            # Switch the retrieval mode: the next answer says it used keyword search.
+            sidebar.get_by_role("radio", name="Keyword").click()
+            wait_idle(page)
+            _ask(page, "What were BOLT's total net sales in fiscal 2023?")
+            page.locator('[data-testid="stCaptionContainer"]').filter(has_text="keyword retrieval").first.wait_for()
+            wait_idle(page)
+
+            # Upload a filing: it is indexed and offered as a company filter.
+            sidebar.get_by_text("Add filings").click()
+            sidebar.get_by_role("tab", name="Upload").click()
+            upload = tmp_path / "crux-20240630.htm"
+            upload.write_text(filing_html(company="Crux Instruments Inc.", ticker="CRUX", fiscal_year=2024,
+                                          period_end="2024-06-30", revenue=(5120, 4870)), encoding="utf-8")
+            sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(upload))
+            sidebar.get_by_text("crux-20240630.htm").first.wait_for()
+            sidebar.get_by_role("button", name=re.compile("Add & index")).click()
+            sidebar.get_by_text(re.compile(r"1 filing indexed")).first.wait_for(timeout=90_000)
+            wait_idle(page)
+
+            # Reload: the URL names the conversation, which comes back with its answers and citations.
+            assert "c=" in page.url
+            page.reload()
+            page.locator('[data-testid="stChatMessage"]').filter(has_text=QUESTION).first.wait_for()
+            page.locator('[data-testid="stChatMessage"]').filter(has_text="$391,035 million").first.wait_for()
+            page.locator("button").filter(has_text=re.compile(r"^\S*\[1\] ACME")).first.wait_for()
+            wait_idle(page)
+            assert "mode=keyword" in page.url.lower()
+            assert sidebar.get_by_role("radio", name="Keyword").get_attribute("aria-checked") == "true"
+            sidebar.locator('[data-testid="stMultiSelect"]').first.click()
+            page.get_by_text("CRUX · Crux Instruments Inc.").first.wait_for()
+            page.keyboard.press("Escape")
+            page.screenshot(path=str(tmp_path / "reloaded.png"), full_page=True)
+            assert (tmp_path / "reloaded.png").stat().st_size > 10_000

@@ -1,0 +1,369 @@
+"""The chat page: history, the question box, streamed answers, citations that open their passage."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import streamlit as st
+
+from rag.conversations import to_markdown
+
+from . import core
+from .text import (
+    PASSAGE_CSS,
+    code_inline,
+    context_window,
+    escaped_stream,
+    highlight_html,
+    locate_passage,
+    long_label,
+    pages_label,
+    safe_inline,
+    safe_markdown,
+    safe_url,
+    section_label,
+    short_label,
+    slug,
+    timings_label,
+)
+
+log = logging.getLogger(__name__)
+
+USER_AVATAR = ":material/person:"
+ASSISTANT_AVATAR = ":material/query_stats:"
+EXAMPLES = (
+    "What were total net sales in the latest fiscal year?",
+    "What are the main risk factors?",
+    "How did revenue change from the prior year?",
+)
+OLLAMA_DOWN_HELP = (
+    "Start Ollama with `ollama serve` and get a model with {pull}, then press **Check again** in "
+    "the sidebar. Until then answers are extractive: the passages and exact reported figures that best match "
+    "the question, each cited."
+)
+
+
+def render(pages: dict) -> None:
+    s = core.settings()
+    conv_id = core.current_conversation_id()
+    store = core.conversations(s)
+    conv = store.get(conv_id) if conv_id else None
+    if conv_id and conv is None:
+        core.open_conversation(None)
+        st.warning("That conversation no longer exists (it was deleted). A new one starts with your next question.")
+        conv_id = None
+    messages = store.messages(conv_id) if conv else []
+    known = core.filings(s)
+
+    _header(conv, messages)
+    core.show_notice()
+    _ollama_banner(s)
+
+    if not known:
+        _empty_index(bool(messages))
+    elif not messages:
+        _welcome(known)
+
+    for i, msg in enumerate(messages):
+        _render_message(msg, messages[i - 1] if i else None)
+        following = messages[i + 1] if i + 1 < len(messages) else None
+        if msg["role"] == "user" and (following is None or following["role"] == "user"):
+            _unanswered(msg, known)
+
+    placeholder = "Ask about the indexed filings…" if known else "Add filings first (sidebar: Add filings)"
+    prompt = st.chat_input(placeholder, key="question", disabled=not known, max_chars=2000)
+    pending = st.session_state.pop(core.K_PENDING, None)
+    if prompt and prompt.strip():
+        ask(prompt.strip(), conv_id=conv_id)
+    elif pending and known:
+        ask(pending["question"], conv_id=conv_id, use_analysis=pending.get("use_analysis", True))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Page furniture
+
+
+def _header(conv: dict | None, messages: list[dict]) -> None:
+    left, right = st.columns([0.72, 0.28], vertical_alignment="bottom")
+    with left:
+        if conv:
+            st.caption(":material/forum: Conversation")
+            st.subheader(safe_inline(conv["title"]), anchor=False)
+        else:
+            st.title("Chat with your filings", anchor=False)
+    with right:
+        if conv and messages:
+            st.download_button(
+                "Export Markdown", data=to_markdown(conv, messages), file_name=f"{slug(conv['title'])}.md",
+                mime="text/markdown", icon=":material/download:", key="export_md", on_click="ignore",
+                width="stretch", help="This conversation with every citation, as a Markdown file.",
+            )
+
+
+def _ollama_banner(s) -> None:
+    info = core.ollama(s)
+    if not info.reachable:
+        st.warning(
+            f"**Ollama is not running** at {safe_inline(s.ollama_url)}. "
+            + OLLAMA_DOWN_HELP.format(pull=code_inline(f"ollama pull {s.llm_model}")),
+            icon=":material/cloud_off:",
+        )
+    elif info.models and s.llm_model not in info.models:
+        st.warning(
+            f"Ollama runs, but the model **{safe_inline(s.llm_model)}** is not installed: "
+            f"{code_inline('ollama pull ' + s.llm_model)}, or pick an installed model in the sidebar.",
+            icon=":material/model_training:",
+        )
+    elif not info.models:
+        st.warning(f"Ollama runs but has no models: {code_inline('ollama pull ' + s.llm_model)}.",
+                   icon=":material/model_training:")
+
+
+def _empty_index(has_history: bool) -> None:
+    with st.container(border=True):
+        st.markdown("#### No filings are indexed yet")
+        st.markdown(
+            "Add some first, in the sidebar under **Add filings**:\n\n"
+            "1. **From EDGAR**: type tickers (e.g. `AAPL, MSFT`), pick 10-K or 10-Q and how many of the latest, "
+            "then **Download & index**. SEC asks for your name and e-mail (the *SEC user agent*).\n"
+            "2. **Upload**: drop EDGAR `.htm`/`.html` documents, full-submission `.txt` files or PDFs, then "
+            "**Add & index**.\n\n"
+            "Or from a terminal: `python -m rag download AAPL --limit 2`, or `python -m rag index PATH`. "
+            "The app picks up the new index without a restart."
+        )
+        if has_history:
+            st.caption("Earlier answers stay readable below; asking again needs indexed filings.")
+
+
+def _welcome(known: dict) -> None:
+    tickers = sorted({str(f.get("ticker")) for f in known.values() if f.get("ticker")})
+    years = sorted({int(f["fiscal_year"]) for f in known.values() if f.get("fiscal_year")})
+    span = f"FY{years[0]}–FY{years[-1]}" if len(years) > 1 else (f"FY{years[0]}" if years else "")
+    who = ", ".join(tickers[:12]) + (f" and {len(tickers) - 12} more" if len(tickers) > 12 else "")
+    st.markdown(
+        f"{len(known)} filing{'s' if len(known) != 1 else ''} indexed"
+        + (f": {safe_inline(who)}" if who else "") + (f" · {span}" if span else "") + ". "
+        "Ask a question: name the company and fiscal year for exact figures. Every answer cites its passages; "
+        "click a citation to read it in its filing."
+    )
+    cols = st.columns(len(EXAMPLES))
+    for i, (col, example) in enumerate(zip(cols, EXAMPLES)):
+        if col.button(example, key=f"example_{i}", icon=":material/lightbulb:",
+                      width="stretch", type="secondary"):
+            st.session_state[core.K_PENDING] = {"question": example, "use_analysis": True}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# History
+
+
+def _unanswered(msg: dict, known: dict) -> None:
+    """A question whose answer never arrived (the page was left or another question sent while it streamed)."""
+    with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
+        st.caption(":material/hourglass_disabled: No answer was recorded for this question: it was interrupted.")
+        if known and st.button("Ask again", key=f"retry_{msg['id']}", icon=":material/replay:", type="tertiary"):
+            st.session_state[core.K_PENDING] = {"question": msg["content"], "use_analysis": True}
+
+
+def _render_message(msg: dict, previous: dict | None) -> None:
+    if msg["role"] == "user":
+        with st.chat_message("user", avatar=USER_AVATAR):
+            st.markdown(safe_markdown(msg["content"], citation_color=None))
+        return
+    result = msg.get("result") or {}
+    with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
+        if result.get("error"):
+            st.error(safe_inline(result["error"]), icon=":material/error:")
+            return
+        st.markdown(safe_markdown(msg["content"]))
+        _answer_details(msg["id"], result, previous)
+
+
+def _answer_details(msg_id: int, result: dict, previous: dict | None) -> None:
+    citations = result.get("citations") or []
+    sources = result.get("sources") or []
+
+    if citations:
+        with st.container(horizontal=True, gap="xsmall", key=f"cites_{msg_id}"):
+            for c in citations:
+                if st.button(f"\\[{c.get('number')}\\] {safe_inline(short_label(c))}",
+                             key=f"cite_{msg_id}_{c.get('number')}", type="secondary", icon=":material/article:",
+                             help=safe_inline(long_label(c))):
+                    show_citation(c, result.get("mode"))
+
+    _meta_row(msg_id, result, previous)
+    _warnings(result)
+
+    if sources:
+        cited = {c.get("number") for c in citations}
+        st.caption(f"Sources · {len(sources)} passage{'s' if len(sources) != 1 else ''} retrieved"
+                   + (f", {len(cited)} cited" if cited else ""))
+        for c in sources:
+            icon = ":material/format_quote:" if c.get("number") in cited else ":material/description:"
+            score = f" · score {float(c.get('score') or 0):.3f}" if c.get("kind", "chunk") == "chunk" else ""
+            with st.expander(f"\\[{c.get('number')}\\] {safe_inline(long_label(c))}{score}", icon=icon):
+                _source_meta(c, result.get("mode"))
+                st.code(c.get("text") or "", language=None, wrap_lines=True)
+                if st.button("Show in filing", key=f"src_{msg_id}_{c.get('number')}", icon=":material/open_in_new:",
+                             type="tertiary"):
+                    show_citation(c, result.get("mode"))
+
+
+def _meta_row(msg_id: int, result: dict, previous: dict | None) -> None:
+    request = result.get("request") or {}
+    detected = (result.get("detected") or {}).get("label") or ""
+    question = result.get("question") or (previous or {}).get("content") or ""
+    bits = []
+    mode = result.get("mode") or request.get("mode")
+    if mode:
+        bits.append(f"**{mode}** retrieval")
+    if result.get("model"):
+        bits.append(f"model {safe_inline(result['model'])}")
+    elif result.get("extractive"):
+        bits.append("extractive (no model)")
+    elif result.get("refused"):
+        bits.append("not answered")
+    bits.append(timings_label(result.get("timings")))
+    user_filters = (request.get("filters") or {})
+    chosen = [*user_filters.get("tickers", []), *[f"FY{y}" for y in user_filters.get("fiscal_years", [])],
+              *user_filters.get("forms", [])]
+    if chosen:
+        bits.append("your filters: " + safe_inline(" · ".join(map(str, chosen))))
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", key=f"meta_{msg_id}"):
+        if detected and request.get("use_analysis", True):
+            st.caption(f":material/filter_alt: Detected **{safe_inline(detected)}**")
+            if st.button("Ask again without these", key=f"clear_{msg_id}", icon=":material/filter_alt_off:",
+                         type="tertiary",
+                         help="Ask the same question again without the companies, years, forms or Items detected "
+                              "in it (your sidebar filters still apply)."):
+                st.session_state[core.K_PENDING] = {"question": question, "use_analysis": False}
+        elif request.get("use_analysis") is False:
+            st.caption(":material/filter_alt_off: Asked without detected filters")
+        st.caption(" · ".join(bits))
+
+
+def _warnings(result: dict) -> None:
+    figures = result.get("unverified_figures") or []
+    for w in result.get("warnings") or []:
+        if result.get("extractive") and w.startswith("Ollama is not reachable"):
+            st.caption(":material/cloud_off: Ollama was not reachable: this answer is extractive.")
+            continue
+        st.warning(safe_markdown(w, citation_color=None), icon=":material/warning:")
+    if figures and not any("figure" in (w or "").lower() for w in result.get("warnings") or []):
+        st.warning("Check these figures, found in none of the cited passages: "
+                   + ", ".join(safe_inline(f) for f in figures), icon=":material/warning:")
+    if result.get("cut"):
+        st.caption(":material/content_cut: The answer stream was cut off; the text above is what arrived.")
+
+
+def _source_meta(c: dict, mode: str | None) -> None:
+    bits = []
+    if c.get("company") or c.get("ticker"):
+        who = c.get("company") or ""
+        if c.get("ticker"):
+            who = f"{who} ({c['ticker']})" if who else c["ticker"]
+        bits.append(safe_inline(who))
+    if c.get("form"):
+        bits.append(safe_inline(c["form"]))
+    if c.get("fiscal_year"):
+        bits.append(f"FY{c['fiscal_year']}")
+    if c.get("section"):
+        bits.append(safe_inline(section_label(c["section"], c.get("section_title"))))
+    pages = pages_label(c.get("page_start"), c.get("page_end"))
+    if pages:
+        bits.append(pages)
+    if c.get("kind", "chunk") == "chunk":
+        bits.append(f"score {float(c.get('score') or 0):.4f}" + (f" ({mode})" if mode else ""))
+    else:
+        bits.append("exact XBRL fact")
+    st.caption(" · ".join(bits))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# A citation, opened
+
+
+@st.dialog("Source passage", width=760, position="right", icon=":material/article:")
+def show_citation(c: dict, mode: str | None = None) -> None:
+    render_citation(c, mode)
+
+
+def render_citation(c: dict, mode: str | None = None) -> None:
+    st.markdown(f"#### \\[{c.get('number')}\\] {safe_inline(c.get('company') or c.get('ticker') or 'Unknown company')}")
+    _source_meta(c, mode)
+    if safe_url(c.get("url")):
+        st.link_button("Open the filing on sec.gov", safe_url(c.get("url")), icon=":material/open_in_new:")
+    elif c.get("source"):
+        st.caption(f"File: {safe_inline(c['source'])}")
+
+    text = ""
+    if c.get("doc_id"):
+        try:
+            idx = core.index()
+            if c["doc_id"] in idx.filings:
+                text = idx.filing_text(c["doc_id"])
+        except Exception:  # noqa: BLE001 - the passage below still shows the chunk itself
+            log.exception("reading filing text failed")
+    span = locate_passage(text, c.get("text") or "", c.get("char_start"), c.get("char_end")) if text else None
+    if span:
+        before, passage, after, cut_before, cut_after = context_window(text, *span)
+        st.caption("The cited passage, highlighted in its filing's text:")
+        st.html(PASSAGE_CSS + highlight_html(before, passage, after, cut_before, cut_after))
+    else:
+        if c.get("kind") == "fact":
+            st.caption("An exact figure read from the filing's inline XBRL:")
+        elif c.get("doc_id"):
+            st.info("This filing is no longer in the index (removed or re-indexed): the passage is shown as it was "
+                    "cited.", icon=":material/info:")
+        st.html(PASSAGE_CSS + highlight_html("", c.get("text") or "", ""))
+    with st.expander("Chunk as indexed (with its header)"):
+        st.code(c.get("text") or "", language=None, wrap_lines=True)
+    if c.get("doc_id") and span and st.button("Read this Item in the Library", icon=":material/menu_book:",
+                                              key="cite_to_library"):
+        st.session_state[core.K_LIBRARY_DOC] = c["doc_id"]
+        st.session_state[core.K_LIBRARY_ITEM] = c.get("section")
+        page = core.PAGES.get("library")
+        if page is not None:
+            st.switch_page(page)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Asking
+
+
+def ask(question: str, *, conv_id: str | None, use_analysis: bool = True) -> None:
+    s = core.settings()
+    store = core.conversations(s)
+    if not conv_id or store.get(conv_id) is None:
+        conv_id = store.create(question)["id"]
+        core.open_conversation(conv_id)
+    store.add_message(conv_id, "user", question)
+    request = core.current_request(s)
+    with st.chat_message("user", avatar=USER_AVATAR):
+        st.markdown(safe_markdown(question, citation_color=None))
+    with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
+        started = time.perf_counter()
+        try:
+            cold = not core.embedding_loaded(s)  # the first question loads the embedding model
+            with st.spinner("Loading the embedding model and searching the filings…" if cold
+                            else "Searching the filings…"):
+                stream = core.engine(s).ask_stream(
+                    question, mode=request.mode, top_k=request.top_k, filters=request.filters,
+                    use_llm=request.use_llm, use_analysis=use_analysis,
+                )
+            st.write_stream(escaped_stream(stream))
+            result = stream.result.to_dict() if stream.result is not None else None
+            if result is None:
+                raise RuntimeError("the answer stream ended without a result")
+            content = result.get("answer") or ""
+        except Exception as exc:  # noqa: BLE001 - say what went wrong, keep the conversation usable
+            log.exception("answering failed")
+            message = f"The question could not be answered: {type(exc).__name__}: {exc}"
+            st.error(safe_inline(message))
+            result = {"error": message, "question": question,
+                      "timings": {"total_ms": round((time.perf_counter() - started) * 1000, 1)}}
+            content = message
+    result["request"] = {**request.to_dict(), "use_analysis": use_analysis}
+    store.add_message(conv_id, "assistant", content, result)
+    st.rerun()

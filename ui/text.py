@@ -1,0 +1,425 @@
+"""Text that reaches the page: safe Markdown for model output and filing text, passage highlighting, labels.
+
+Nothing here imports streamlit, so the rules are unit-tested on their own.
+
+Model answers and filing text are untrusted: a filing (or a model repeating one) could hold Markdown links,
+images, raw HTML, LaTeX (`$391,035 and $383,285` would turn into a formula) or Streamlit's own directives
+(`:red[...]`, `:material/...:`). `MarkdownEscaper` lets through only what cannot do harm and reads well:
+bold/italic stars, list markers, headings, tables, inline code and fenced code blocks (their content is literal).
+Everything that could build a link, an image, HTML or a formula is escaped, and URL/e-mail autolinks are broken
+with an invisible word joiner. Citation markers `[n]` are drawn in the theme's blue.
+
+It works on a stream: `feed()` returns only output that is final, so the pieces streamed into `st.write_stream`
+add up to exactly what `safe_markdown()` gives for the whole text (the page does not jump when the streamed
+answer is replaced by the stored one).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Iterable, Iterator
+
+WORD_JOINER = "\u2060"
+# Characters escaped with a backslash everywhere in ordinary text.
+_ESCAPE = set("\\[]<>$&!~_:")
+_CITATION = re.compile(r"^\[\s*\d{1,3}(?:\s*,\s*\d{1,3})*\s*\]$")
+_CITATION_CHARS = set("0123456789, ")
+_MAX_INDENT = 3  # four spaces would start an indented code block, which shows backslashes literally
+_INFO_CHARS = re.compile(r"[^A-Za-z0-9_+\-]")
+
+
+class MarkdownEscaper:
+    """Streaming, prefix-stable escaping of untrusted text into harmless Markdown (see the module docstring)."""
+
+    def __init__(self, citation_color: str | None = "blue"):
+        self.citation_color = citation_color
+        self._out: list[str] = []
+        self._at_line_start = True
+        self._indent = 0  # spaces seen at the start of the current line, not yet written
+        self._ticks = 0  # length of the backtick run being read
+        self._ticks_at_line_start = False
+        self._code: str | None = None  # inside an inline code span: its content so far
+        self._code_ticks = 0
+        self._fence: int = 0  # inside a fenced block: its backtick count
+        self._fence_info: str | None = None  # reading the info string of an opening fence
+        self._fence_line = ""  # the current line inside a fenced block
+        self._bracket: str | None = None  # reading what might be a citation marker "[12]"
+        self._colon_word: str | None = None  # letters since the last ':' (to break "https://", ":material/")
+        self._tail = ""  # the last few characters of the input, for "www."
+
+    # ---- public
+    def feed(self, text: str) -> str:
+        for ch in text or "":
+            self._char(ch)
+        return self._take()
+
+    def flush(self) -> str:
+        self._end_ticks(final=True)
+        if self._bracket is not None:
+            self._flush_bracket()
+        if self._code is not None:
+            self._unclosed_code()
+        if self._fence_info is not None:
+            self._emit("`" * self._fence + self._clean_info(self._fence_info) + "\n")
+            self._fence_info = None
+        if self._fence:
+            if self._fence_line:
+                self._emit(self._fence_line + "\n")
+            self._emit("`" * self._fence)
+            self._fence, self._fence_line = 0, ""
+        return self._take()
+
+    # ---- internals
+    def _take(self) -> str:
+        out = "".join(self._out)
+        self._out.clear()
+        return out
+
+    def _emit(self, s: str) -> None:
+        self._out.append(s)
+
+    def _char(self, ch: str) -> None:
+        if ch == "\r":
+            return
+        if self._fence_info is not None:  # the rest of an opening fence line: its language
+            if ch == "\n":
+                self._emit("`" * self._fence + self._clean_info(self._fence_info) + "\n")
+                self._fence_info = None
+                self._at_line_start = True
+            else:
+                self._fence_info += ch
+            return
+        if self._fence:  # inside a fenced code block: literal, line by line, until the closing fence
+            if ch == "\n":
+                line = self._fence_line
+                self._fence_line = ""
+                stripped = line.strip(" \t")
+                if stripped and set(stripped) == {"`"} and len(stripped) >= self._fence:
+                    self._emit("`" * self._fence + "\n")
+                    self._fence = 0
+                    self._at_line_start = True
+                    self._indent = 0
+                else:
+                    self._emit(line + "\n")
+            else:
+                self._fence_line += ch
+            return
+        if ch == "`":
+            if self._ticks == 0:
+                self._ticks_at_line_start = self._at_line_start and self._indent == 0 and self._code is None
+            self._ticks += 1
+            return
+        if self._ticks:
+            self._end_ticks()
+            if self._fence_info is not None or self._fence:
+                self._char(ch)
+                return
+        if self._code is not None:
+            if ch == "\n":
+                self._unclosed_code()
+                self._newline()
+            else:
+                self._code += ch
+            return
+        if self._bracket is not None:
+            if ch == "]":
+                self._bracket += ch
+                self._flush_bracket()
+                return
+            if ch in _CITATION_CHARS and len(self._bracket) < 16:
+                self._bracket += ch
+                return
+            self._flush_bracket()
+        if ch == "\n":
+            self._newline()
+            return
+        if self._at_line_start:
+            if ch == " ":
+                self._indent += 1
+                return
+            if ch == "\t":
+                self._indent += 4
+                return
+            self._emit(" " * min(self._indent, _MAX_INDENT))
+            self._at_line_start = False
+        if ch == "[":
+            self._bracket = "["
+            return
+        self._plain(ch)
+
+    def _plain(self, ch: str) -> None:
+        """One character of ordinary text."""
+        if ch == "/" and self._colon_word is not None:
+            self._emit(WORD_JOINER + "/")
+        elif ch == "." and self._tail[-3:].lower() == "www":
+            self._emit(WORD_JOINER + ".")
+        elif ch == "@":
+            self._emit("@" + WORD_JOINER)
+        elif ch in _ESCAPE:
+            self._emit("\\" + ch)
+        else:
+            self._emit(ch)
+        if ch == ":":
+            self._colon_word = ""
+        elif self._colon_word is not None and ch.isalnum() and len(self._colon_word) < 16:
+            self._colon_word += ch
+        else:
+            self._colon_word = None
+        self._tail = (self._tail + ch)[-4:]
+
+    def _newline(self) -> None:
+        self._emit("\n")
+        self._at_line_start = True
+        self._indent = 0
+        self._colon_word = None
+        self._tail = ""
+
+    def _end_ticks(self, final: bool = False) -> None:
+        """A run of backticks ended: it closes a code span, opens one, or opens a fenced block."""
+        run, self._ticks = self._ticks, 0
+        if not run:
+            return
+        if self._code is not None:
+            if run == self._code_ticks:
+                self._emit("`" * run + self._code + "`" * run)
+                self._code = None
+            else:
+                self._code += "`" * run
+            return
+        if self._bracket is not None:
+            self._flush_bracket()
+        if self._at_line_start:
+            self._emit(" " * min(self._indent, _MAX_INDENT))
+            self._at_line_start = False
+        if run >= 3 and self._ticks_at_line_start and not final:
+            self._fence = run
+            self._fence_info = ""
+            return
+        if final:
+            self._emit("\\`" * run)
+            return
+        self._code = ""
+        self._code_ticks = run
+
+    def _unclosed_code(self) -> None:
+        """A code span with no closing backticks on its line: show its backticks and text as plain text."""
+        content, self._code = self._code or "", None
+        self._emit("\\`" * self._code_ticks)
+        for ch in content:
+            self._plain(ch)
+
+    def _flush_bracket(self) -> None:
+        raw, self._bracket = self._bracket or "", None
+        if _CITATION.match(raw) and self.citation_color:
+            inner = re.sub(r"\s+", " ", raw[1:-1].strip())
+            self._emit(f":{self.citation_color}[\\[{inner}\\]]")
+            self._colon_word = None
+            self._tail = ""
+            return
+        for ch in raw:
+            self._plain(ch)
+
+    @staticmethod
+    def _clean_info(info: str) -> str:
+        word = info.strip().split(" ")[0] if info.strip() else ""
+        return _INFO_CHARS.sub("", word)[:20]
+
+
+def safe_markdown(text: str, *, citation_color: str | None = "blue") -> str:
+    """Untrusted text as Markdown that renders its words and figures and nothing else (see the module doc)."""
+    esc = MarkdownEscaper(citation_color=citation_color)
+    return esc.feed(text or "") + esc.flush()
+
+
+def safe_inline(text: str) -> str:
+    """One line of untrusted text for a label, caption or title: escaped, newlines folded, no colored markers."""
+    return safe_markdown(re.sub(r"\s+", " ", str(text or "")).strip(), citation_color=None)
+
+
+def code_inline(text: str) -> str:
+    """Untrusted text as an inline code span (its content is shown literally; backticks cannot close it)."""
+    body = re.sub(r"\s+", " ", str(text or "")).replace("`", "'").strip()
+    return f"`{body}`" if body else ""
+
+
+_URL = re.compile(r"^https://[A-Za-z0-9.-]+(?:/[^\s()<>\[\]`\"']*)?$")
+
+
+def safe_url(url) -> str | None:
+    """An https URL fit for a link (no spaces, brackets or quotes that could break out of Markdown), or None."""
+    url = str(url or "").strip()
+    return url if _URL.match(url) else None
+
+
+def escaped_stream(pieces: Iterable[str], *, citation_color: str | None = "blue") -> Iterator[str]:
+    """Escape a stream of text pieces for st.write_stream; the pieces add up to safe_markdown(whole text)."""
+    esc = MarkdownEscaper(citation_color=citation_color)
+    for piece in pieces:
+        out = esc.feed(piece)
+        if out:
+            yield out
+    tail = esc.flush()
+    if tail:
+        yield tail
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Passages in their filing
+
+
+def _chunk_body(chunk_text: str) -> str:
+    """A chunk's text without its one-line header (company · form · FY · Item)."""
+    head, sep, body = (chunk_text or "").partition("\n")
+    return body if sep and "·" in head else (chunk_text or "")
+
+
+def locate_passage(filing_text: str, chunk_text: str, char_start: int | None, char_end: int | None):
+    """(start, end) of a cited chunk in its filing's text, or None when the text no longer holds it.
+
+    The chunk's own offsets are used when the text there is what was cited; otherwise (the filing was re-indexed
+    and the text moved) the chunk's body is looked up."""
+    if not filing_text:
+        return None
+    body = _chunk_body(chunk_text).strip()
+    if char_start is not None and char_end is not None and 0 <= char_start < char_end <= len(filing_text):
+        span = filing_text[char_start:char_end].strip()
+        if not body or not span or span in chunk_text or span[:200] in chunk_text:
+            return char_start, char_end
+    for probe in (body[:300], body[-300:], body[:80]):
+        probe = probe.strip()
+        if len(probe) < 20:
+            continue
+        at = filing_text.find(probe)
+        if at >= 0:
+            if probe == body[:300].strip():
+                return at, min(len(filing_text), at + len(body))
+            return at, at + len(probe)
+    return None
+
+
+def context_window(text: str, start: int, end: int, before: int = 900, after: int = 1600) -> tuple[str, str, str,
+                                                                                                   bool, bool]:
+    """(before, passage, after, cut_before, cut_after) around text[start:end], the edges moved to line breaks."""
+    lo = max(0, start - before)
+    if lo > 0:
+        nl = text.find("\n", lo, start)
+        lo = nl + 1 if nl >= 0 else lo
+    hi = min(len(text), end + after)
+    if hi < len(text):
+        nl = text.rfind("\n", end, hi)
+        hi = nl if nl > end else hi
+    return text[lo:start], text[start:end], text[end:hi], lo > 0, hi < len(text)
+
+
+def highlight_html(before: str, passage: str, after: str, cut_before: bool = False, cut_after: bool = False) -> str:
+    """The passage marked inside its surrounding text, as HTML. Every piece of filing text is escaped here,
+    first; the only tags are ours."""
+    parts = ['<div class="wb-passage">']
+    if cut_before:
+        parts.append('<span class="wb-more">…</span>\n')
+    parts.append(html.escape(before, quote=True))
+    parts.append('<mark class="wb-mark">' + html.escape(passage, quote=True) + "</mark>")
+    parts.append(html.escape(after, quote=True))
+    if cut_after:
+        parts.append('\n<span class="wb-more">…</span>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+PASSAGE_CSS = """
+<style>
+.wb-passage { white-space: pre-wrap; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
+  font-size: 0.82rem; line-height: 1.5; color: #3b4450; background: #f7f8fa; border: 1px solid #e3e7ee;
+  border-radius: 0.5rem; padding: 0.9rem 1rem; overflow-wrap: anywhere; }
+.wb-mark { background: #fff1a8; color: #111827; border-radius: 2px; padding: 0.05rem 0;
+  box-shadow: 0 0 0 2px #fff1a8; }
+.wb-more { color: #8a94a3; }
+</style>
+"""
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Labels
+
+
+def pages_label(start, end) -> str:
+    if not start and not end:
+        return ""
+    if not end or end == start:
+        return f"p. {start}"
+    if not start:
+        return f"p. {end}"
+    return f"p. {start}–{end}"
+
+
+def short_label(c: dict) -> str:
+    """'ACME · 10-K · FY2024 · Item 8 · p. 5' (plain text: escape it before it goes into Markdown)."""
+    parts = [c.get("ticker") or c.get("company") or "?"]
+    if c.get("form"):
+        parts.append(str(c["form"]))
+    if c.get("fiscal_year"):
+        parts.append(f"FY{c['fiscal_year']}")
+    if c.get("section"):
+        parts.append(str(c["section"]))
+    pages = pages_label(c.get("page_start"), c.get("page_end"))
+    if pages:
+        parts.append(pages)
+    if c.get("kind") == "fact":
+        parts.append("XBRL fact")
+    return " · ".join(parts)
+
+
+def long_label(c: dict) -> str:
+    """'Acme Widgets Inc. (ACME) · 10-K · FY2024 · Item 8 Financial Statements … · p. 5' (plain text)."""
+    who = c.get("company") or c.get("ticker") or "Unknown company"
+    if c.get("company") and c.get("ticker"):
+        who = f"{c['company']} ({c['ticker']})"
+    parts = [who]
+    if c.get("form"):
+        parts.append(str(c["form"]))
+    if c.get("fiscal_year"):
+        parts.append(f"FY{c['fiscal_year']}")
+    if c.get("section"):
+        parts.append(section_label(c.get("section"), c.get("section_title")))
+    pages = pages_label(c.get("page_start"), c.get("page_end"))
+    if pages:
+        parts.append(pages)
+    return " · ".join(parts)
+
+
+def section_label(item, title) -> str:
+    """'Item 7 Management's Discussion…'; a title that already names the part ('Cover page …') alone."""
+    item, title = str(item or "").strip(), str(title or "").strip()
+    if not title:
+        return item
+    if not item or title.lower().startswith(item.lower()):
+        return title
+    return f"{item} {title}"
+
+
+def ms_label(ms) -> str:
+    if ms is None:
+        return "–"
+    ms = float(ms)
+    return f"{ms:,.0f} ms" if ms < 1000 else f"{ms / 1000:,.1f} s"
+
+
+def timings_label(timings: dict | None) -> str:
+    t = timings or {}
+    parts = [f"retrieval {ms_label(t.get('retrieval_ms'))}"]
+    if t.get("first_token_ms") is not None:
+        parts.append(f"first words {ms_label(t.get('first_token_ms'))}")
+    if t.get("total_ms") is not None:
+        parts.append(f"total {ms_label(t.get('total_ms'))}")
+    return " · ".join(parts)
+
+
+def filters_label(tickers=(), years=(), forms=(), sections=()) -> str:
+    parts = list(tickers) + [f"FY{y}" for y in years] + list(forms) + list(sections)
+    return " · ".join(str(p) for p in parts)
+
+
+def slug(text: str, limit: int = 60) -> str:
+    s = re.sub(r"[^A-Za-z0-9]+", "-", text or "").strip("-").lower()
+    return (s[:limit].rstrip("-") or "conversation")
