@@ -70,7 +70,7 @@ def bench_retrieve(question_files: list[str], settings: Settings, *, mode: str, 
     for path in question_files:
         with open(path, encoding="utf-8") as fh:
             questions.extend(json.loads(line)["question"] for line in fh if line.strip())
-    engine.retrieve("warm up", mode=mode, top_k=top_k)
+    engine.warm(mode)
     times = []
     for q in questions:
         t0 = time.perf_counter()

@@ -205,15 +205,9 @@ def _iso_date(value: Any) -> str | None:
 
 
 def fiscal_year_from_period_end(period_end: str | None) -> int | None:
-    """A fallback when the filing carries no dei:DocumentFiscalYearFocus: the year the period ends in, except
-    that a 52/53-week year ending in the first days of January belongs to the year before ("fiscal 2021 ended
-    January 1, 2022"). Companies whose year ends in late January or February label it either way: the result is
-    marked fiscal_year_source="period_end" so nobody mistakes it for the company's own label."""
+    """parse.fiscal_year_from_period_end for a date in any of EDGAR's spellings (None when there is none)."""
     iso = _iso_date(period_end)
-    if not iso:
-        return None
-    d = date.fromisoformat(iso)
-    return d.year - 1 if d.month == 1 and d.day <= 7 else d.year
+    return parse.fiscal_year_from_period_end(iso) if iso else None
 
 
 def _get(obj: Any, name: str) -> Any:

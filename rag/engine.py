@@ -7,6 +7,7 @@ published a new generation, so a long-running app picks up the CLI's work withou
 from __future__ import annotations
 
 import threading
+import time
 
 from .config import Settings, get_settings
 from .index import IndexStore, LoadedIndex
@@ -41,14 +42,69 @@ class Engine:
                 self._retriever = Retriever(index, self.embed_model())
             return self._retriever
 
+    def warm(self, mode: str = "hybrid") -> None:
+        """Load everything a first question would (model, index, fact views), so its latency is a query's own."""
+        self.retrieve("warm up", mode=mode)
+        try:
+            self.facts().warm()
+        except Exception:  # noqa: BLE001 - no facts database yet: questions fall through to retrieval
+            pass
+
     # ---- operations
     def retrieve(
         self, question: str, *, mode: str = "hybrid", top_k: int | None = None, filters: Filters | None = None,
         use_analysis: bool = True,
     ) -> RetrievalResult:
-        return self.retriever().retrieve(
-            question, mode=mode, top_k=top_k or self.settings.top_k, filters=filters, use_analysis=use_analysis
-        )
+        k = top_k or self.settings.top_k
+        t0 = time.perf_counter()
+        result = self.retriever().retrieve(question, mode=mode, top_k=k, filters=filters, use_analysis=use_analysis)
+        self._lead_with_fact_chunks(question, result, filters, k)
+        result.retrieval_ms = (time.perf_counter() - t0) * 1000
+        return result
+
+    def _lead_with_fact_chunks(self, question: str, result: RetrievalResult, filters: Filters | None, k: int):
+        """A question for reported figures ("Apple's total net sales in fiscal 2024") is best sourced by the
+        chunks where those figures are tagged: put them first. Search text alone often ranks an MD&A table that
+        restates a figure, or a prior-year comparative, above the statement that reports it."""
+        found = self._fact_answer(question, result, filters)
+        if found is None:
+            return
+        by_id = {n.node.node_id: n for n in result.nodes}
+        lead = []
+        for citation in found.citations:
+            chunk_id = getattr(citation, "chunk_id", None)
+            if not chunk_id or chunk_id in {n.node.node_id for n in lead}:
+                continue
+            node = by_id.get(chunk_id) or self._node_with_score(chunk_id, result)
+            if node is not None:
+                lead.append(node)
+        if lead:
+            ids = {n.node.node_id for n in lead}
+            result.nodes = (lead + [n for n in result.nodes if n.node.node_id not in ids])[: max(k, len(lead))]
+
+    def _node_with_score(self, chunk_id: str, result: RetrievalResult):
+        from llama_index.core.schema import NodeWithScore
+
+        self._chunk(chunk_id)  # refreshes the id map for the live generation
+        node = self._nodes_by_id[1].get(chunk_id)
+        # Scores only order a result; a chunk put first takes the top one so the list reads in order.
+        top = max((n.score or 0.0 for n in result.nodes), default=0.0)
+        return NodeWithScore(node=node, score=top) if node is not None else None
+
+    def _fact_answer(self, question: str, retrieval: RetrievalResult, filters: Filters | None):
+        """The facts layer's exact figures for a question, or None (also when the layer fails: it must never stop
+        an answer)."""
+        import logging
+
+        user = filters or Filters()
+        analysis = retrieval.analysis
+        tickers = list(user.tickers or (analysis.tickers if analysis else []))
+        years = list(user.fiscal_years or (analysis.fiscal_years if analysis else []))
+        try:
+            return self.facts().answer_for(question, tickers, years, analysis.unknown_companies if analysis else [])
+        except Exception:  # noqa: BLE001
+            logging.getLogger(__name__).exception("facts lookup failed for %r", question)
+            return None
 
     def ask_stream(self, question: str, *, mode: str = "hybrid", top_k: int | None = None,
                    filters: Filters | None = None, use_llm: bool = True, use_analysis: bool = True):
@@ -61,8 +117,6 @@ class Engine:
     def answer_stream_for(self, question: str, retrieval: RetrievalResult, *, use_llm: bool = True,
                           filters: Filters | None = None):
         """The answer stream for a retrieval already done (the CLI, the app and the eval share it)."""
-        import logging
-
         from .answer import answer_stream
         from .facts import CheckedStream
 
@@ -71,11 +125,7 @@ class Engine:
         analysis = retrieval.analysis
         tickers = list(user.tickers or (analysis.tickers if analysis else []))
         years = list(user.fiscal_years or (analysis.fiscal_years if analysis else []))
-        found = None
-        try:
-            found = layer.answer_for(question, tickers, years, analysis.unknown_companies if analysis else [])
-        except Exception:  # noqa: BLE001 - the facts layer must never stop an answer
-            logging.getLogger(__name__).exception("facts lookup failed for %r", question)
+        found = self._fact_answer(question, retrieval, filters)
         stream = answer_stream(
             question, retrieval, self.settings, use_llm=use_llm,
             facts_block=found.block if found else None, fact_citations=found.citations if found else None,

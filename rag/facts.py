@@ -1063,6 +1063,21 @@ def _by_label(m: Metric, candidates: list[FactGroup]) -> FactGroup:
     return first
 
 
+def _primary_statement(chosen: FactGroup, candidates: list[FactGroup]) -> FactGroup:
+    """Of the concepts that report the same figure, the one printed first in the statements: Tesla tags 'Total
+    revenues' on its income statement as RevenueFromContractWithCustomer... and as Revenues only in a note, and
+    the statement is the source an analyst checks."""
+    same = [g for g in candidates
+            if abs(g.value - chosen.value) <= _tolerance(g.best.decimals) + _tolerance(chosen.best.decimals)
+            + 1e-9 * abs(chosen.value)]
+
+    def place(g: FactGroup) -> tuple:
+        r = g.best
+        return _cite_rank(r), r.char_start if r.char_start >= 0 else 1 << 40
+
+    return min(same, key=place) if same else chosen
+
+
 def _pick(cands: list[FactGroup]) -> FactGroup | str | None:
     if not cands:
         return None
@@ -1511,6 +1526,14 @@ class FactsLayer:
                 self._views[key] = hit
         return hit
 
+    def warm(self) -> int:
+        """Build the views of the indexed filings ahead of the first question (~0.1 s each), as the index itself
+        is loaded ahead; returns how many."""
+        filings = self.filings()[:64]
+        for f in filings:
+            self.view(f)
+        return len(filings)
+
     def locate(self, ticker: str, year: int) -> tuple[FilingView, int, bool] | None:
         """The filing to read FY `year` from: its own 10-K, else a later 10-K's comparative column."""
         annual = self.annual_filings(ticker)
@@ -1565,7 +1588,7 @@ class FactsLayer:
                 if total is not None:
                     return total
         if candidates:
-            return self._reported(m, _by_label(m, candidates), view, year, comparative)
+            return self._reported(m, _primary_statement(_by_label(m, candidates), candidates), view, year, comparative)
         if m.ext:
             found = view.extension(m.ext, k, m.period)
             if found == "conflict":

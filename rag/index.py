@@ -151,7 +151,8 @@ class FilingChunker:
                 # becoming a fragment chunk that neither search nor a reader can use.
                 first, first_blocks = carried
                 # Labelled as the substantial Item it joins, so a filter or a citation on that Item finds it.
-                title = f"{section.title} (with {first.item}: {first.title})" if first.title else section.title
+                title = f"{section.title} (with {first.item}: {first.title})" if first.title else (
+                    f"{section.title} (with {first.item})")
                 section = Section(section.item, title, first.char_start, section.char_end, first.page_start,
                                   section.page_end)
                 section_blocks = first_blocks + section_blocks
@@ -336,6 +337,8 @@ class LoadedIndex:
             if not wanted:
                 continue
             hit = np.isin(self.columns[column], np.array(wanted, dtype=self.columns[column].dtype))
+            if column == "section":  # a tiny Item merged into the next one is found under its own name too
+                hit |= np.isin(self.columns["merged_section"], np.array(wanted, dtype=object))
             mask = hit if mask is None else (mask & hit)
         return None if mask is None else np.flatnonzero(mask)
 
@@ -352,6 +355,12 @@ class LoadedIndex:
         return json.loads((shard / "sections.json").read_text()) if shard else []
 
 
+def _merged_item(section_title: str) -> str:
+    """The tiny Item a chunk's section carries, from the chunker's title "Cybersecurity (with Item 1B: ...)"."""
+    m = re.search(r"\(with (Item \w+)[:)]", section_title)
+    return m.group(1) if m else ""
+
+
 def _columns(nodes) -> dict[str, np.ndarray]:
     meta = [n.metadata for n in nodes]
     return {
@@ -359,6 +368,7 @@ def _columns(nodes) -> dict[str, np.ndarray]:
         "fiscal_year": np.array([int(m.get("fiscal_year") or 0) for m in meta], dtype=np.int64),
         "form": np.array([str(m.get("form") or "").upper() for m in meta], dtype=object),
         "section": np.array([m.get("section") or "" for m in meta], dtype=object),
+        "merged_section": np.array([_merged_item(m.get("section_title") or "") for m in meta], dtype=object),
         "doc_id": np.array([m.get("doc_id") or "" for m in meta], dtype=object),
     }
 

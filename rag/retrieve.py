@@ -379,7 +379,8 @@ class Retriever:
         years = user.fiscal_years or analysis.fiscal_years
         if years and not user.fiscal_years:
             years = self._indexed_years(tickers, years)
-        sections = user.sections or [s for s in analysis.sections if s in set(self.index.columns["section"])]
+        indexed = set(self.index.columns["section"]) | set(self.index.columns["merged_section"])
+        sections = user.sections or [s for s in analysis.sections if s in indexed]
         return Filters(
             tickers=[t.upper() for t in tickers], fiscal_years=[int(y) for y in years],
             forms=user.forms or analysis.forms, sections=sections,
