@@ -19,6 +19,9 @@ class QueryAnalysis:
     sections: list[str] = field(default_factory=list)  # "Item 1A", "Item 7", ...
     # Names the question treats as a company that match no indexed filing (e.g. "Microsoft" with no MSFT).
     unknown_companies: list[str] = field(default_factory=list)
+    # Where each detection sits in the question: (start, end, dimension, value), dimension one of "ticker",
+    # "fiscal_year", "form". Not part of the label.
+    spans: list[tuple[int, int, str, object]] = field(default_factory=list, repr=False)
 
     def label(self) -> str:
         """'AAPL · FY2024 · Item 8' for the UI."""
@@ -158,6 +161,22 @@ def _distinctive_words(nodes) -> dict[str, str]:
     return owned
 
 
+def search_text(question: str, analysis: QueryAnalysis, applied: "Filters") -> str:
+    """The question without the words that became filters ("Salesforce's", "fiscal 2025", "10-K"): every chunk
+    of the filtered filings carries them in its header, so they only blur what the rest of the question asks."""
+    values = {"ticker": set(applied.tickers), "fiscal_year": set(applied.fiscal_years), "form": set(applied.forms)}
+    out, last = [], 0
+    for start, end, dimension, value in sorted(analysis.spans):
+        if start < last or value not in values.get(dimension, ()):
+            continue
+        out.append(question[last:start])
+        last = end
+    out.append(question[last:])
+    text = re.sub(r"(?<!\w)(?:'s|’s|')(?!\w)", " ", "".join(out))  # the possessive left by a removed name
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(re.findall(r"\w{3,}", text)) >= 2 else question
+
+
 def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
     q = question
     low = q.lower()
@@ -178,6 +197,7 @@ def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
                 continue
             spans.append((m.start(), m.end()))
             ticker = catalog.aliases[name]
+            analysis.spans.append((m.start(), m.end(), "ticker", ticker))
             if ticker not in found:
                 found.append(ticker)
                 first_at[ticker] = m.start()
@@ -189,6 +209,7 @@ def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
             found.append(ticker)
             first_at[ticker] = m.start()
             spans.append((m.start(), m.end()))
+            analysis.spans.append((m.start(), m.end(), "ticker", ticker))
     analysis.tickers = sorted(found, key=first_at.get)  # in the order the question names them
 
     # Names used like a company that no indexed filing matches ("Microsoft's", "Acme Corp").
@@ -208,7 +229,7 @@ def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
         iso = f"{m.group(3)}-{_MONTHS.index(m.group(1)) + 1:02d}-{int(m.group(2)):02d}"
         match = [f for f in catalog.filings if f.get("period_end") == iso and f.get("fiscal_year")]
         year = int(match[0]["fiscal_year"]) if match else int(m.group(3))
-        date_spans.append(m.span())
+        date_spans.append(m.span())  # kept in the search text: "as of January 31, 2025" is worded so in filings
         if year not in years:
             years.append(year)
     for m in re.finditer(r"\b(?:fy|fiscal(?:\s+year)?)\s*'?(\d{2}|\d{4})\b|\b((?:19|20)\d{2})\b", low):
@@ -216,6 +237,7 @@ def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
             continue
         raw = m.group(1) or m.group(2)
         year = int(raw) + (2000 if len(raw) == 2 else 0)
+        analysis.spans.append((m.start(), m.end(), "fiscal_year", year))
         if year not in years:
             years.append(year)
     if not years and _LATEST.search(q):
@@ -229,8 +251,12 @@ def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
 
     forms = {f.get("form") for f in catalog.filings}
     for pattern, form in _FORM_WORDS:
-        if re.search(pattern, low) and form in forms and form not in analysis.forms:
-            analysis.forms.append(form)
+        for m in re.finditer(pattern, low):
+            if form not in forms:
+                break
+            analysis.spans.append((m.start(), m.end(), "form", form))
+            if form not in analysis.forms:
+                analysis.forms.append(form)
 
     for pattern, item in _SECTION_WORDS:
         for m in re.finditer(pattern, low):
@@ -358,9 +384,11 @@ class Retriever:
         analysis = analyze(question, self.catalog) if use_analysis else QueryAnalysis()
         applied = self._effective_filters(analysis, filters or Filters())
         groups = self._groups(applied)
+        # Dense search embeds the question without the words that became filters; keyword search keeps them,
+        # since filings print company names and dates in the very sentences that answer.
         bundle = QueryBundle(question)
         if mode != "keyword" and len(self.index):
-            bundle.embedding = _embed_query(self.embed_model, question)
+            bundle.embedding = _embed_query(self.embed_model, search_text(question, analysis, applied))
         lists = []
         for group in groups:
             subset = self.index.subset(

@@ -170,7 +170,8 @@ def test_lookup_answer_cites_the_chunk(corpus):
     assert "$96,773 million [F1]" in fa.block
     (c,) = fa.citations
     assert c.kind == "fact" and c.ticker == "TSLA" and c.fiscal_year == 2023 and c.chunk_id
-    assert "96,773" in c.text and "us-gaap:Revenues" in c.text
+    # The income statement's tag, not the segment note's us-gaap:Revenues further on.
+    assert "96,773" in c.text and "us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax" in c.text
 
 
 def test_growth_between_years_with_formula_and_citations(corpus):
@@ -357,6 +358,35 @@ def test_engine_answers_from_facts_without_llm(acme_index):
     assert fact and fact[0].chunk_id and "391,035" in fact[0].text
     growth = engine.ask("How did ACME's total revenue change from fiscal 2023 to fiscal 2024?", use_llm=False)
     assert "+$7,750 million (+2.02%)" in growth.answer and "prior-year comparative" in growth.answer
+
+
+def test_retrieval_leads_with_the_chunk_that_holds_the_asked_figure(acme_index):
+    from rag.engine import Engine
+
+    settings, _, _ = acme_index
+    engine = Engine(settings)
+    (doc_id,) = engine.index().filings
+    fact_chunk = next(r.chunk_id for r in FactStore.for_settings(settings).facts(doc_id)
+                      if r.concept == "us-gaap:Revenues" and r.period_end == "2024-09-28")
+    for mode in ("hybrid", "dense", "keyword"):
+        result = engine.retrieve("What was ACME's total revenue in fiscal 2024?", mode=mode, top_k=3)
+        assert result.nodes[0].node.node_id == fact_chunk, mode
+        assert len(result.nodes) == 3 and len({n.node.node_id for n in result.nodes}) == 3
+    # A question the facts cannot answer keeps the search order untouched.
+    plain = engine.retrieve("Which supply risks does Acme describe?", top_k=3)
+    direct = engine.retriever().retrieve("Which supply risks does Acme describe?", top_k=3)
+    assert [n.node.node_id for n in plain.nodes] == [n.node.node_id for n in direct.nodes]
+
+
+def test_the_statement_row_is_cited_over_a_note_that_tags_the_same_figure_otherwise(corpus):
+    # Tesla tags 'Total revenues' on its income statement as RevenueFromContractWithCustomer... and as Revenues only
+    # in a segment note further on: the citation goes to the statement.
+    v = corpus["layer"].value("revenue", "TSLA", 2023)
+    notes = [r for r in corpus["store"].facts(v.filing["doc_id"], ["us-gaap:Revenues"])
+             if r.period_end == "2023-12-31" and not r.dimensions]
+    assert notes and all(v.fact.char_start < r.char_start for r in notes)
+    text, _ = corpus["chunks"][v.fact.chunk_id]
+    assert "96,773" in text and "Total revenues" in text
 
 
 def test_engine_flags_a_wrong_llm_figure(acme_index):

@@ -118,3 +118,46 @@ def test_modes_differ_and_bad_mode_is_rejected(small_index):
         assert "zorblax" in result.nodes[0].node.text
     with pytest.raises(ValueError):
         retriever.retrieve("x", mode="magic")
+
+
+def test_search_text_drops_only_the_words_that_became_filters(catalog):
+    from rag.retrieve import search_text
+
+    question = "What is Gemini, according to Alphabet's fiscal 2024 10-K?"
+    analysis = analyze(question, catalog)
+    applied = Filters(tickers=analysis.tickers, fiscal_years=analysis.fiscal_years, forms=analysis.forms)
+    text = search_text(question, analysis, applied)
+    assert "Gemini" in text and "Alphabet" not in text and "2024" not in text and "10-K" not in text
+    # A year that was not applied stays in the text; so does a full date, worded so in filings.
+    assert "2024" in search_text(question, analysis, Filters(tickers=analysis.tickers))
+    dated = "How many employees did Apple have as of September 28, 2024?"
+    a = analyze(dated, catalog)
+    assert "September 28, 2024" in search_text(dated, a, Filters(tickers=a.tickers, fiscal_years=a.fiscal_years))
+    # Nothing left to search with: the question as asked.
+    bare = "Alphabet 2024"
+    assert search_text(bare, analyze(bare, catalog), applied) == bare
+
+
+def test_a_tiny_item_merged_into_the_next_is_found_by_its_own_name(tmp_path):
+    from rag.index import IndexStore
+    from tests.filings import filing_html
+
+    html = filing_html(**ACME).replace(
+        '<p style="font-weight:bold">PART II</p>',
+        '<p style="font-weight:bold">Item 1B. Unresolved Staff Comments</p><p>None.</p>\n'
+        '<p style="font-weight:bold">PART II</p>', 1)
+    path = tmp_path / "in" / "acme.htm"
+    path.parent.mkdir()
+    path.write_text(html, encoding="utf-8")
+    store = IndexStore(get_settings(storage_dir=tmp_path / "storage"))
+    store.add([path])
+    index = store.load()
+    # "Item 1B ... None." is too small to stand alone: it rides with Item 7, under Item 7's label.
+    merged = [n for n in index.nodes if "(with Item 1B" in n.metadata["section_title"]]
+    assert merged and all(n.metadata["section"] == "Item 7" for n in merged)
+    assert "Unresolved Staff Comments" in merged[0].text
+    rows = index.subset(sections=["Item 1B"])
+    assert {index.nodes[i].node_id for i in rows} == {n.node_id for n in merged}
+    result = Retriever(index, store.embed_model()).retrieve("Does Acme have unresolved staff comments?", top_k=2)
+    assert result.filters.sections == ["Item 1B"]
+    assert result.nodes and "Unresolved Staff Comments" in result.nodes[0].node.text
