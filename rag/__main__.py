@@ -16,7 +16,8 @@ def _progress(name: str, stage: str, fraction: float) -> None:
 
 
 def _settings(args):
-    return get_settings(storage_dir=getattr(args, "storage", None), data_dir=getattr(args, "data", None))
+    return get_settings(storage_dir=getattr(args, "storage", None), data_dir=getattr(args, "data", None),
+                        fusion=getattr(args, "fusion", None), fusion_weights=getattr(args, "fusion_weights", None))
 
 
 def _print_report(report) -> None:
@@ -218,7 +219,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("keys", nargs="+")
     p.set_defaults(func=cmd_remove)
 
-    p = common(sub.add_parser("ask", help="ask a question"))
+    def fusion(p):
+        p.add_argument("--fusion", choices=["rrf", "relative"],
+                       help="hybrid fusion: reciprocal rank (default, RAG_FUSION) or relative score")
+        p.add_argument("--fusion-weights", help="relative-score weights 'dense,keyword', e.g. 0.6,0.4")
+        return p
+
+    p = fusion(common(sub.add_parser("ask", help="ask a question")))
     p.add_argument("question")
     p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])
     p.add_argument("--top-k", type=int)
@@ -229,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--form", action="append")
     p.set_defaults(func=cmd_ask)
 
-    p = common(sub.add_parser("eval", help="score a question set against the index"))
+    p = fusion(common(sub.add_parser("eval", help="score a question set against the index")))
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--questions")
     src.add_argument("--financebench", help="FinanceBench folder: questions.jsonl, documents.jsonl, pdfs/")
@@ -240,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-analysis", action="store_true", help="turn query analysis off (to measure its gain)")
     p.set_defaults(func=cmd_eval)
 
-    p = common(sub.add_parser("bench", help="benchmarks that print numbers"))
+    p = fusion(common(sub.add_parser("bench", help="benchmarks that print numbers")))
     p.add_argument("what", choices=["index", "retrieve"])
     p.add_argument("paths", nargs="*", help="files/folders to index, or question files to time")
     p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])

@@ -61,6 +61,10 @@ class Settings:
     chunk_tokens: int = field(default_factory=lambda: _env_int("RAG_CHUNK_TOKENS", 200))
     embed_batch_size: int = field(default_factory=lambda: _env_int("RAG_EMBED_BATCH", 32))
     top_k: int = field(default_factory=lambda: _env_int("RAG_TOP_K", 8))
+    # Hybrid fusion: "rrf" (reciprocal rank fusion) or "relative" (min-max scaled scores, weighted by
+    # fusion_weights "dense,keyword", e.g. "0.6,0.4").
+    fusion: str = field(default_factory=lambda: _env("RAG_FUSION", "rrf"))
+    fusion_weights: str = field(default_factory=lambda: _env("RAG_FUSION_WEIGHTS", ""))
     ollama_url: str = field(default_factory=lambda: _ollama_url(_env("OLLAMA_HOST", "http://127.0.0.1:11434")))
     llm_model: str = field(default_factory=lambda: _env("RAG_LLM_MODEL", "llama3.1:8b"))
     llm_context_window: int = field(default_factory=lambda: _env_int("RAG_LLM_CONTEXT", 8192))
@@ -76,6 +80,22 @@ class Settings:
             if key in clean:
                 clean[key] = Path(clean[key])
         return replace(self, **clean)
+
+    def fusion_options(self) -> tuple[str, list[float] | None]:
+        """(LlamaIndex fusion mode, weights) for QueryFusionRetriever, checked."""
+        modes = {"rrf": "reciprocal_rerank", "relative": "relative_score"}
+        if self.fusion not in modes:
+            raise ValueError(f"RAG_FUSION must be one of {', '.join(modes)}, got {self.fusion!r}")
+        weights = None
+        if self.fusion_weights.strip():
+            try:
+                weights = [float(w) for w in self.fusion_weights.split(",")]
+            except ValueError as exc:
+                raise ValueError(f"RAG_FUSION_WEIGHTS must be two numbers like 0.6,0.4, got {self.fusion_weights!r}") from exc
+            if len(weights) != 2 or min(weights) < 0 or sum(weights) <= 0:
+                raise ValueError(f"RAG_FUSION_WEIGHTS must be two non-negative numbers, got {self.fusion_weights!r}")
+            weights = [w / sum(weights) for w in weights]
+        return modes[self.fusion], weights
 
     @property
     def index_dir(self) -> Path:

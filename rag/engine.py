@@ -39,7 +39,8 @@ class Engine:
         index = self.index()
         with self._lock:
             if self._retriever is None or self._retriever.index is not index:
-                self._retriever = Retriever(index, self.embed_model())
+                fusion, weights = self.settings.fusion_options()
+                self._retriever = Retriever(index, self.embed_model(), fusion=fusion, weights=weights)
             return self._retriever
 
     def warm(self, mode: str = "hybrid") -> None:

@@ -149,7 +149,8 @@ def run_questions(
             retrieval_ms=round(retrieval.retrieval_ms, 2),
         )
         rows.append(row)
-    return summarize(rows, mode=mode, top_k=top_k, use_analysis=use_analysis, use_llm=use_llm)
+    return summarize(rows, mode=mode, top_k=top_k, use_analysis=use_analysis, use_llm=use_llm,
+                     fusion=settings.fusion + (f" {settings.fusion_weights}" if settings.fusion_weights else ""))
 
 
 def summarize(rows: list[dict], **info) -> dict:
@@ -247,7 +248,9 @@ def run_financebench(folder: Path, settings: Settings, *, mode: str = "hybrid", 
         rows.append(row)
     lat = np.array([r["retrieval_ms"] for r in rows]) if rows else np.zeros(1)
     return {
-        "mode": mode, "top_k": top_k, "use_analysis": use_analysis, "storage": str(settings.storage_dir), "questions_total": len(rows),
+        "mode": mode, "top_k": top_k, "use_analysis": use_analysis, "storage": str(settings.storage_dir),
+        "fusion": settings.fusion + (f" {settings.fusion_weights}" if settings.fusion_weights else ""),
+        "questions_total": len(rows),
         "page_hit@5": _mean(float(r["page_hit@5"]) for r in rows),
         "page_hit@10": _mean(float(r["page_hit@10"]) for r in rows),
         "doc_hit@5": _mean(float(r["doc_hit@5"]) for r in rows),

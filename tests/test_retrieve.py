@@ -161,3 +161,21 @@ def test_a_tiny_item_merged_into_the_next_is_found_by_its_own_name(tmp_path):
     result = Retriever(index, store.embed_model()).retrieve("Does Acme have unresolved staff comments?", top_k=2)
     assert result.filters.sections == ["Item 1B"]
     assert result.nodes and "Unresolved Staff Comments" in result.nodes[0].node.text
+
+
+def test_fusion_is_a_checked_setting(small_index, monkeypatch):
+    assert get_settings().fusion_options() == ("reciprocal_rerank", None)
+    assert get_settings(fusion="relative", fusion_weights="3,1").fusion_options() == ("relative_score", [0.75, 0.25])
+    for bad in (dict(fusion="borda"), dict(fusion="relative", fusion_weights="1"),
+                dict(fusion="relative", fusion_weights="a,b")):
+        with pytest.raises(ValueError, match="RAG_FUSION"):
+            get_settings(**bad).fusion_options()
+    monkeypatch.setenv("RAG_FUSION", "relative")
+    monkeypatch.setenv("RAG_FUSION_WEIGHTS", "0.2,0.8")
+    from rag.engine import Engine
+
+    engine = Engine(get_settings(storage_dir=small_index.settings.storage_dir))
+    retriever = engine.retriever()
+    assert (retriever.fusion, retriever.weights) == ("relative_score", [0.2, 0.8])
+    result = engine.retrieve("Which company sells the zorblax coupler?", mode="hybrid", top_k=3)
+    assert "zorblax" in result.nodes[0].node.text
