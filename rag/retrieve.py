@@ -19,6 +19,9 @@ class QueryAnalysis:
     sections: list[str] = field(default_factory=list)  # "Item 1A", "Item 7", ...
     # Names the question treats as a company that match no indexed filing (e.g. "Microsoft" with no MSFT).
     unknown_companies: list[str] = field(default_factory=list)
+    # Primary statements the question names ("income statement", "balance sheet", "cash flow statement"): their
+    # pages are searched as a list of their own, ranked first.
+    statements: list[str] = field(default_factory=list)
     # Where each detection sits in the question: (start, end, dimension, value), dimension one of "ticker",
     # "fiscal_year", "form". Not part of the label.
     spans: list[tuple[int, int, str, object]] = field(default_factory=list, repr=False)
@@ -26,7 +29,7 @@ class QueryAnalysis:
     def label(self) -> str:
         """'AAPL · FY2024 · Item 8' for the UI."""
         parts = list(self.tickers) + [f"FY{y}" for y in self.fiscal_years] + list(self.forms) + list(self.sections)
-        return " · ".join(parts)
+        return " · ".join(parts + list(self.statements))
 
 
 @dataclass
@@ -77,6 +80,12 @@ _SECTION_WORDS = [
     (r"\bcontrols\s+and\s+procedures\b", "Item 9A"),
     (r"\bexecutive\s+compensation\b", "Item 11"),
     (r"\bprincipal\s+account(ant|ing)\s+fees\b", "Item 14"),
+]
+_STATEMENT_WORDS = [
+    (r"\bincome\s+statements?\b|\bstatements?\s+of\s+(?:operations|income|earnings)\b|\bp\s*&\s*l\b|"
+     r"\bprofit\s+and\s+loss\s+statement", "income statement"),
+    (r"\bbalance\s+sheets?\b|\bstatements?\s+of\s+financial\s+position\b", "balance sheet"),
+    (r"\bcash\s+flows?\s+statements?\b|\bstatements?\s+of\s+cash\s+flows?\b", "cash flow statement"),
 ]
 _FORM_WORDS = [
     (r"\b10-?k\b|\bannual\s+report\b", "10-K"),
@@ -258,6 +267,10 @@ def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
             if form not in analysis.forms:
                 analysis.forms.append(form)
 
+    for pattern, statement in _STATEMENT_WORDS:
+        if re.search(pattern, low) and statement not in analysis.statements:
+            analysis.statements.append(statement)
+
     for pattern, item in _SECTION_WORDS:
         for m in re.finditer(pattern, low):
             name = item or f"Item {m.group(1)}{(m.group(2) or '').upper()}"
@@ -389,13 +402,23 @@ class Retriever:
         bundle = QueryBundle(question)
         if mode != "keyword" and len(self.index):
             bundle.embedding = _embed_query(self.embed_model, search_text(question, analysis, applied))
-        lists = []
+        lists, statement_lists = [], []
         for group in groups:
             subset = self.index.subset(
                 tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms, sections=group.sections
             )
             lists.append(self._search(bundle, mode, top_k, subset, num_queries))
+            if analysis.statements and group.tickers:  # one company's statements, not every company's
+                pages = self.index.subset(
+                    tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms,
+                    statements=analysis.statements,
+                )
+                if pages is not None and len(pages):
+                    statement_lists.append(self._search(bundle, mode, top_k, pages, num_queries))
         nodes = _round_robin(lists, top_k)  # interleaved: each group gets its share, and k come back in all
+        if statement_lists:
+            # The statement the question names first, alternating with the general results.
+            nodes = _round_robin([_round_robin(statement_lists, top_k), nodes], top_k)
         return RetrievalResult(
             query=question, mode=mode, nodes=nodes, analysis=analysis, filters=applied,
             retrieval_ms=(time.perf_counter() - t0) * 1000,

@@ -179,3 +179,30 @@ def test_fusion_is_a_checked_setting(small_index, monkeypatch):
     assert (retriever.fusion, retriever.weights) == ("relative_score", [0.2, 0.8])
     result = engine.retrieve("Which company sells the zorblax coupler?", mode="hybrid", top_k=3)
     assert "zorblax" in result.nodes[0].node.text
+
+
+def test_a_named_statement_is_searched_first(small_index):
+    from rag.index import _statement_pages
+
+    index = small_index.load()
+    kinds = list(index.columns["statement"])
+    statement_rows = [n for n, k in zip(index.nodes, kinds) if k == "income statement"]
+    # The synthetic statement of operations is found; prose is never taken for a statement.
+    assert statement_rows and all("Total net sales" in n.text or "|" in n.text for n in statement_rows)
+    assert not any(k for n, k in zip(index.nodes, kinds) if n.metadata["section"] in ("Item 1", "Item 1A"))
+
+    result = Retriever(index, small_index.embed_model()).retrieve(
+        "According to the income statement, what were Acme's total net sales?", mode="dense", top_k=4)
+    assert result.analysis.statements == ["income statement"] and "income statement" in result.analysis.label()
+    first = result.nodes[0].node
+    assert first.metadata["ticker"] == "ACME" and first.node_id in {n.node_id for n in statement_rows}
+
+    class _N:  # a prose page that names the statement, and a PDF-split caption over a page of figures
+        def __init__(self, text, page):
+            self.text, self.metadata = "header\n" + text, {"doc_id": "d", "page_start": page, "page_end": page}
+
+    prose = _N("See the consolidated statements of cash flows for the details of 2024 and 2023.", 3)
+    rows = " ".join(f"Line {i} 1,{i:03d} 2,{i:03d} ({i})" for i in range(12))
+    pdf = _N("Consolidated Statement of Cash Flow s (Millions) " + rows, 7)
+    same_page = _N(rows, 7)
+    assert _statement_pages([prose, pdf, same_page]) == ["", "cash flow statement", "cash flow statement"]
