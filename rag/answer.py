@@ -265,32 +265,39 @@ class Citation:
 
     def label(self) -> str:
         """'Apple Inc. (AAPL) · 10-K · FY2024 · Item 8 Financial Statements · p. 28-29'"""
-        who = self.company or self.ticker or "Unknown company"
-        if self.company and self.ticker:
-            who = f"{self.company} ({self.ticker})"
-        parts = [who]
-        if self.form:
-            parts.append(str(self.form))
-        if self.fiscal_year:
-            parts.append(f"FY{self.fiscal_year}")
-        if self.section:
-            parts.append(f"{self.section} {self.section_title}".strip() if self.section_title else str(self.section))
-        pages = _pages(self.page_start, self.page_end)
-        if pages:
-            parts.append(pages)
-        if self.kind == "fact":
-            parts.append("XBRL fact")
-        return " · ".join(parts)
+        label = citation_label(vars(self))
+        return f"{label} · XBRL fact" if self.kind == "fact" else label
 
 
-def _pages(start, end) -> str:
+def citation_label(c: dict) -> str:
+    """A citation's source as one line, from a Citation's fields or their saved dict:
+    'Apple Inc. (AAPL) · 10-K · FY2024 · Item 8 Financial Statements · p. 28-29'."""
+    who = c.get("company") or c.get("ticker") or "Unknown company"
+    if c.get("company") and c.get("ticker"):
+        who = f"{c['company']} ({c['ticker']})"
+    parts = [who]
+    if c.get("form"):
+        parts.append(str(c["form"]))
+    if c.get("fiscal_year"):
+        parts.append(f"FY{c['fiscal_year']}")
+    if c.get("section"):
+        title = c.get("section_title")
+        parts.append(f"{c['section']} {title}".strip() if title else str(c["section"]))
+    pages = pages_label(c.get("page_start"), c.get("page_end"))
+    if pages:
+        parts.append(pages)
+    return " · ".join(parts)
+
+
+def pages_label(start, end, dash: str = "-") -> str:
+    """'p. 5', 'p. 5-6' or '' (the UI passes an en dash)."""
     if start in (None, "") and end in (None, ""):
         return ""
     if end in (None, "") or end == start:
         return f"p. {start}"
     if start in (None, ""):
         return f"p. {end}"
-    return f"p. {start}-{end}"
+    return f"p. {start}{dash}{end}"
 
 
 @dataclass
@@ -656,7 +663,7 @@ def _source_open_tag(c: Citation) -> str:
         ("form", c.form),
         ("fiscal_year", f"FY{c.fiscal_year}" if c.fiscal_year else None),
         ("section", f"{c.section} {c.section_title}".strip() if c.section_title else c.section),
-        ("pages", _pages(c.page_start, c.page_end).replace("p. ", "") or None),
+        ("pages", pages_label(c.page_start, c.page_end).replace("p. ", "") or None),
     ):
         if value not in (None, ""):
             attrs.append((key, value))

@@ -30,6 +30,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
+from .answer import citation_label
+
 SCHEMA_VERSION = 1
 ROLES = ("user", "assistant")
 TITLE_CHARS = 80
@@ -194,34 +196,6 @@ class ConversationStore:
 # --------------------------------------------------------------------------------------------------------------
 # Export
 
-
-def _pages(start, end) -> str:
-    if not start and not end:
-        return ""
-    if not end or end == start:
-        return f"p. {start}"
-    if not start:
-        return f"p. {end}"
-    return f"p. {start}-{end}"
-
-
-def citation_label(c: dict) -> str:
-    """'Acme Widgets Inc. (ACME) · 10-K · FY2024 · Item 8 Financial Statements · p. 5'"""
-    who = c.get("company") or c.get("ticker") or "Unknown company"
-    if c.get("company") and c.get("ticker"):
-        who = f"{c['company']} ({c['ticker']})"
-    parts = [who]
-    if c.get("form"):
-        parts.append(str(c["form"]))
-    if c.get("fiscal_year"):
-        parts.append(f"FY{c['fiscal_year']}")
-    if c.get("section"):
-        title = c.get("section_title")
-        parts.append(f"{c['section']} {title}" if title else str(c["section"]))
-    pages = _pages(c.get("page_start"), c.get("page_end"))
-    if pages:
-        parts.append(pages)
-    return " · ".join(parts)
 
 
 def _quote(text: str, limit: int = 1200) -> str:

@@ -71,23 +71,22 @@ class Engine:
         if found is None:
             return
         by_id = {n.node.node_id: n for n in result.nodes}
-        lead = []
+        lead, ids = [], set()
         for citation in found.citations:
             chunk_id = getattr(citation, "chunk_id", None)
-            if not chunk_id or chunk_id in {n.node.node_id for n in lead}:
+            if not chunk_id or chunk_id in ids:
                 continue
             node = by_id.get(chunk_id) or self._node_with_score(chunk_id, result)
             if node is not None:
                 lead.append(node)
+                ids.add(chunk_id)
         if lead:
-            ids = {n.node.node_id for n in lead}
             result.nodes = (lead + [n for n in result.nodes if n.node.node_id not in ids])[: max(k, len(lead))]
 
     def _node_with_score(self, chunk_id: str, result: RetrievalResult):
         from llama_index.core.schema import NodeWithScore
 
-        self._chunk(chunk_id)  # refreshes the id map for the live generation
-        node = self._nodes_by_id[1].get(chunk_id)
+        node = self._node(chunk_id)
         # Scores only order a result; a chunk put first takes the top one so the list reads in order.
         top = max((n.score or 0.0 for n in result.nodes), default=0.0)
         return NodeWithScore(node=node, score=top) if node is not None else None
@@ -101,11 +100,19 @@ class Engine:
         analysis = retrieval.analysis
         tickers = list(user.tickers or (analysis.tickers if analysis else []))
         years = list(user.fiscal_years or (analysis.fiscal_years if analysis else []))
+        unknown = list(analysis.unknown_companies if analysis else [])
+        # Retrieval and the answer that follows it ask the same thing: look it up once per index generation.
+        key = (question, tuple(tickers), tuple(years), tuple(unknown), self.index().generation)
+        memo = getattr(self, "_fact_memo", None)
+        if memo is not None and memo[0] == key:
+            return memo[1]
         try:
-            return self.facts().answer_for(question, tickers, years, analysis.unknown_companies if analysis else [])
+            found = self.facts().answer_for(question, tickers, years, unknown)
         except Exception:  # noqa: BLE001
             logging.getLogger(__name__).exception("facts lookup failed for %r", question)
             return None
+        self._fact_memo = (key, found)
+        return found
 
     def ask_stream(self, question: str, *, mode: str = "hybrid", top_k: int | None = None,
                    filters: Filters | None = None, use_llm: bool = True, use_analysis: bool = True):
@@ -142,14 +149,18 @@ class Engine:
                                      live_doc_ids=lambda: list(self.index().filings))
         return self._facts
 
-    def _chunk(self, chunk_id: str):
-        """(text, metadata) of an indexed chunk, by node id."""
+    def _node(self, chunk_id: str):
+        """An indexed chunk's node, by id, from the live generation (None when it is gone)."""
         index = self.index()
         cached = getattr(self, "_nodes_by_id", None)
         if cached is None or cached[0] != index.generation:
             cached = (index.generation, {n.node_id: n for n in index.nodes})
             self._nodes_by_id = cached
-        node = cached[1].get(chunk_id)
+        return cached[1].get(chunk_id)
+
+    def _chunk(self, chunk_id: str):
+        """(text, metadata) of an indexed chunk, by node id."""
+        node = self._node(chunk_id)
         return (node.text, dict(node.metadata)) if node is not None else None
 
     def ask(self, question: str, **kwargs):

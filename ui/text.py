@@ -20,6 +20,8 @@ import html
 import re
 from typing import Iterable, Iterator
 
+from rag.answer import pages_label as answer_pages_label
+
 WORD_JOINER = "\u2060"
 # Characters escaped with a backslash everywhere in ordinary text.
 _ESCAPE = set("\\[]<>$&!~_:")
@@ -344,13 +346,7 @@ PASSAGE_CSS = """
 
 
 def pages_label(start, end) -> str:
-    if not start and not end:
-        return ""
-    if not end or end == start:
-        return f"p. {start}"
-    if not start:
-        return f"p. {end}"
-    return f"p. {start}–{end}"
+    return answer_pages_label(start, end, dash="–")
 
 
 def short_label(c: dict) -> str:
