@@ -32,19 +32,22 @@ def bench_index(paths: list[str], settings: Settings) -> int:
     store = IndexStore(settings)
     store.chunker()  # tokenizer load, one-off as well
     report = store.add(paths)
-    print(f"\n{'filing':<48} {'parse s':>8} {'chunks':>7} {'embed s':>8} {'chunks/s':>9} {'status':>8}")
+    print(f"\n{'filing':<48} {'parse s':>8} {'chunks':>7} {'reused':>7} {'embed s':>8} {'chunks/s':>9} {'status':>8}")
     for row in report.rows:
-        rate = row["chunks"] / row["embed_s"] if row.get("embed_s") else 0.0
-        print(f"{Path(row['file']).name[:48]:<48} {row['parse_s']:>8.2f} {row['chunks']:>7} "
+        embedded = row["chunks"] - row.get("reused", 0)
+        rate = embedded / row["embed_s"] if row.get("embed_s") else 0.0
+        print(f"{Path(row['file']).name[:48]:<48} {row['parse_s']:>8.2f} {row['chunks']:>7} {row.get('reused', 0):>7} "
               f"{row['embed_s']:>8.2f} {rate:>9.1f} {row['status']:>8}")
     indexed = [r for r in report.rows if r["status"] == "indexed"]
     parse_total = sum(r["parse_s"] for r in indexed)
     chunks = sum(r["chunks"] for r in indexed)
+    reused = sum(r.get("reused", 0) for r in indexed)
     embed = report.embed_seconds
     outside = report.total_seconds - embed
-    print(f"\nfilings indexed: {len(indexed)}  failed: {len(report.errors)}  chunks: {chunks}")
+    print(f"\nfilings indexed: {len(indexed)}  failed: {len(report.errors)}  chunks: {chunks}  "
+          f"(vectors reused from the previous index: {reused})")
     print(f"total: {report.total_seconds:.1f} s  embedding: {embed:.1f} s  "
-          f"({chunks / embed if embed else 0:.1f} chunks/s)  publish (FAISS + BM25 build, write): "
+          f"({(chunks - reused) / embed if embed else 0:.1f} chunks/s)  publish (FAISS + BM25 build, write): "
           f"{report.build_seconds:.1f} s")
     print(f"parse: {parse_total:.1f} s in all, {parse_total / max(len(indexed), 1):.2f} s per filing on average")
     print(f"time outside embedding: {outside:.1f} s = {100 * outside / max(report.total_seconds, 1e-9):.1f}% of total")

@@ -615,9 +615,10 @@ class IndexStore:
                     doc = (parsed or {}).get(str(path)) or parse_module.parse_file(path)
                     row["parse_s"] = time.perf_counter() - t0
                     meta = filing_meta(path, doc, sha, overrides)
-                    entry = self._build_shard(doc, meta, row, progress=progress, name=name)
-                    self._facts_record(doc, meta, entry)  # facts hook (rag/facts.py)
                     old = filings.get(meta["doc_id"])
+                    reuse = self._reusable_vectors(old, manifest)
+                    entry = self._build_shard(doc, meta, row, progress=progress, name=name, reuse=reuse)
+                    self._facts_record(doc, meta, entry)  # facts hook (rag/facts.py)
                     if old and old.get("sha256") in by_hash:
                         by_hash.pop(old["sha256"], None)
                     filings[meta["doc_id"]] = entry
@@ -688,7 +689,27 @@ class IndexStore:
         except Exception:  # noqa: BLE001
             log.exception("removing the XBRL facts of %s failed", doc_ids)
 
-    def _build_shard(self, doc: ParsedFiling, meta: dict, row: dict, *, progress, name) -> dict:
+    def _reusable_vectors(self, entry: dict | None, manifest: dict) -> dict[str, np.ndarray]:
+        """Chunk text -> vector from the filing's previous shard, when the same embedding model made it. A chunker
+        change or an amended file then re-embeds only the chunks whose text changed."""
+        if not entry or not entry.get("shard"):
+            return {}
+        model = entry.get("embed_model") or manifest.get("embed_model")
+        shard = self.root / "shards" / entry["shard"]
+        if model != self.settings.embed_model or not (shard / "vectors.npy").exists():
+            return {}
+        try:
+            nodes = _read_nodes(shard / "nodes.jsonl")
+            vectors = np.load(shard / "vectors.npy")
+        except (OSError, ValueError) as exc:  # a damaged old shard only costs its reuse
+            log.warning("cannot reuse the vectors of %s: %s", shard, exc)
+            return {}
+        if len(nodes) != len(vectors):
+            return {}
+        return {node.text: vectors[i] for i, node in enumerate(nodes)}
+
+    def _build_shard(self, doc: ParsedFiling, meta: dict, row: dict, *, progress, name,
+                     reuse: dict[str, np.ndarray] | None = None) -> dict:
         from llama_index.core import Document
         from llama_index.core.ingestion import IngestionPipeline
 
@@ -703,9 +724,11 @@ class IndexStore:
             if progress:
                 progress(name, "embedding", 0.3)
             t0 = time.perf_counter()
-            pipeline = IngestionPipeline(transformations=[splitter, self.embed_model()], disable_cache=True)
+            embedder = _EmbedChangedChunks(self.embed_model(), reuse or {})
+            pipeline = IngestionPipeline(transformations=[splitter, embedder], disable_cache=True)
             nodes = pipeline.run(documents=[document])
             row["embed_s"] = max(0.0, time.perf_counter() - t0 - splitter.seconds)
+            row["reused"] = embedder.reused
             vectors = np.asarray([n.embedding for n in nodes], dtype="float32").reshape(len(nodes), -1)
             tmp = shards / f".tmp-{key}-{uuid.uuid4().hex[:8]}"
             tmp.mkdir(parents=True)
@@ -727,7 +750,8 @@ class IndexStore:
             count = sum(1 for _ in open(final / "nodes.jsonl", encoding="utf-8"))
         row["chunks"] = count
         entry = {k: meta.get(k) for k in FILING_META_KEYS}
-        entry.update(sha256=meta["sha256"], fingerprint=self.fingerprint, shard=key, chunks=count,
+        entry.update(sha256=meta["sha256"], fingerprint=self.fingerprint, embed_model=self.settings.embed_model,
+                     shard=key, chunks=count,
                      indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
         return entry
 
@@ -872,3 +896,31 @@ class _ChunkTransform(TransformComponent):
                 out.append(_make_node(f"{meta['doc_id']}:{i:05d}", text, node_meta))
         self._seconds += time.perf_counter() - t0
         return out
+
+
+class _EmbedChangedChunks(TransformComponent):
+    """The pipeline's embedding step: chunks whose exact text was embedded before by the same model keep that
+    vector; only the others go through the model (the text embedded is the node text: metadata is excluded)."""
+
+    _embed_model: object = PrivateAttr()
+    _known: dict = PrivateAttr()
+    _reused: int = PrivateAttr(default=0)
+
+    def __init__(self, embed_model, known: dict[str, np.ndarray]):
+        super().__init__()
+        self._embed_model = embed_model
+        self._known = known
+
+    @property
+    def reused(self) -> int:
+        return self._reused
+
+    def __call__(self, nodes, **kwargs):
+        fresh = [node for node in nodes if node.text not in self._known]
+        if fresh:
+            self._embed_model(fresh)
+        for node in nodes:
+            if node.text in self._known:
+                node.embedding = self._known[node.text].tolist()
+                self._reused += 1
+        return nodes

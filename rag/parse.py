@@ -326,6 +326,9 @@ _MARK_RE = re.compile("[\U000f0000-\U0010ffff]")
 _WS_RE = re.compile(r"[\s\u200b\ufeff]+")
 # "Item 1.Business": the heading's two spans are set apart by padding, not by a space.
 _ITEM_GLUED_RE = re.compile(r"^(\s*ITEM\s+\d{1,2}[A-C]?\.)(?=[A-Z])", re.I)
+# A line drawn with characters (the rule between a table and its footnotes): no words, and dozens of word pieces
+# that would crowd the footnotes out of their table's chunk.
+_RULE_LINE_RE = re.compile(r"[_\-=*~.·•]{4,}")
 _BULLET_GLUED_RE = re.compile(r"^(\s*[•●◦▪■►‣∙·○])(?=[^\s•●◦▪■►‣∙·○])")  # "•Facebook." likewise
 # C0 controls (bar tab/newline/carriage return/form feed), lone surrogates and marker code points never belong in
 # the text; removing them up front keeps lxml and the markers safe.
@@ -394,6 +397,8 @@ class _TextBuilder:
             raw = _BULLET_GLUED_RE.sub(r"\1 ", _ITEM_GLUED_RE.sub(r"\1 ", raw, count=1), count=1)
         clean, marks = _split_markers(raw)
         text = clean.strip()
+        if _RULE_LINE_RE.fullmatch(text):
+            text = ""
         if not text:
             for code, _ in marks:
                 if code >= _END_BASE and self.raw:  # the fact ended with the previous block

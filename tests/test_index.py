@@ -92,6 +92,48 @@ def test_unchanged_filing_costs_no_embedding_and_new_one_embeds_only_its_chunks(
     assert {f["ticker"] for f in store.list_filings()} == {"ACME", "BOLT"}
 
 
+def test_chunker_change_re_embeds_only_changed_chunks(store, tmp_path, embed_calls, monkeypatch):
+    """A new chunker version rebuilds every shard, but a chunk whose text is unchanged keeps its vector."""
+    import numpy as np
+
+    import rag.index as index_module
+
+    acme = write_filing(tmp_path / "in", "acme.htm", **ACME, business_paragraphs=12)
+    store.add([acme])
+    before = {n.text: i for i, n in enumerate(store.load().nodes)}
+    old_vectors = store.load().vectors.reconstruct_n(0, len(before))
+    calls = embed_calls["texts"]
+
+    # The new chunker changes one Item's text only (as a chunker fix would).
+    original_split = index_module.FilingChunker.split
+
+    def split_v2(self, parsed, meta):
+        chunks = original_split(self, parsed, meta)
+        for chunk in chunks:
+            if chunk["section"] == "Item 1A":
+                chunk["text"] += " (revised)"
+        return chunks
+
+    monkeypatch.setattr(index_module.FilingChunker, "split", split_v2)
+    monkeypatch.setattr(index_module, "CHUNKER_VERSION", index_module.CHUNKER_VERSION + "-test")
+    report = store.add([acme])
+    assert report.rows[0]["status"] == "indexed"
+    index = store.load()
+    changed = [n for n in index.nodes if n.text.endswith(" (revised)")]
+    assert changed and len(changed) < len(index.nodes)
+    assert embed_calls["texts"] - calls == len(changed), "unchanged chunks were embedded again"
+    assert report.rows[0]["reused"] == len(index.nodes) - len(changed)
+    vectors = index.vectors.reconstruct_n(0, len(index))
+    fresh = np.asarray(store.embed_model().get_text_embedding(changed[0].text), dtype="float32")
+    for i, node in enumerate(index.nodes):
+        if node.text in before:
+            assert np.allclose(vectors[i], old_vectors[before[node.text]])
+        elif node is changed[0]:
+            assert np.allclose(vectors[i], fresh, atol=1e-5)
+    # Only the new shard is left: the old one was read, then pruned.
+    assert len(list((store.root / "shards").iterdir())) == 1
+
+
 def test_remove_leaves_no_orphans(store, tmp_path):
     acme = write_filing(tmp_path / "in", "acme.htm", **ACME)
     bolt = write_filing(tmp_path / "in", "bolt.htm", **BOLT)

@@ -105,6 +105,21 @@ def test_table_rows_merge_currency_negatives_percent_and_keep_header():
     assert "\n\n".join(b.text for b in parsed.blocks) == parsed.text
 
 
+def test_rule_lines_are_dropped_so_footnotes_follow_their_table():
+    parsed = parse_html(
+        "<html><body><table><tr><td>Period</td><td>Remaining (1)</td></tr><tr><td>Total</td><td>$17,650</td></tr>"
+        "</table><p>_________________________________________</p><p>----------</p>"
+        "<p>(1) In March 2024 the Board authorized $25 billion.</p><p>Three dots... stay in a sentence.</p>"
+        "</body></html>"
+    )
+    check_invariants(parsed)
+    texts = [b.text for b in parsed.blocks]
+    assert not any(re.fullmatch(r"[_\-]+", t) for t in texts), texts
+    table = next(i for i, b in enumerate(parsed.blocks) if b.kind == "table")
+    assert parsed.blocks[table + 1].text == "(1) In March 2024 the Board authorized $25 billion."
+    assert "Three dots... stay in a sentence." in texts
+
+
 def test_table_without_amounts_takes_first_row_as_header():
     html = """<table><tr><td>Name</td><td>Age</td><td>Position</td></tr>
     <tr><td>Jane Roe</td><td>fifty</td><td>Chief Executive Officer</td></tr>
