@@ -220,7 +220,10 @@ def run_financebench(folder: Path, settings: Settings, *, mode: str = "hybrid", 
     documents = {d["doc_name"]: d for d in map(json.loads, open(folder / "documents.jsonl", encoding="utf-8"))}
     questions = [json.loads(line) for line in open(folder / "questions.jsonl", encoding="utf-8") if line.strip()]
     store = IndexStore(settings)
-    indexed_paths = {Path(f.get("path") or "").name for f in store.list_filings()}
+    # Held by the current chunker and model; a PDF indexed by an older one is brought up to date (and re-embeds only
+    # its changed chunks).
+    indexed_paths = {Path(f.get("path") or "").name for f in store.list_filings()
+                     if f.get("fingerprint") == store.fingerprint}
     for name, doc in documents.items():
         pdf = folder / "pdfs" / f"{name}.pdf"
         if not pdf.exists() or pdf.name in indexed_paths:

@@ -38,8 +38,9 @@ from .parse import ParsedFiling, Section
 
 log = logging.getLogger(__name__)
 
-# Bump when the chunk layout changes, so cached shards are rebuilt rather than mixed with new ones.
-CHUNKER_VERSION = "3"
+# Bump when the parsed text or the chunk layout changes: shards are rebuilt rather than mixed with new ones (only
+# chunks whose text changed are embedded again).
+CHUNKER_VERSION = "4"
 # Node metadata that every chunk carries (see the ingestion issue); none of it is embedded separately: the
 # chunk text already starts with a short header (company, form, fiscal year, Item).
 NODE_META_KEYS = (
