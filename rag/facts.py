@@ -1429,6 +1429,63 @@ def _member_matcher(mention: Mention):
     return match
 
 
+# Where each reported metric is printed: the primary statement an analyst turns to for it. A computed metric lives
+# where its inputs do ("inventory turnover" needs the income statement and the balance sheet).
+_STATEMENT_OF = {
+    "income statement": (
+        "revenue", "cost_of_revenue", "gross_profit", "operating_income", "operating_expenses", "costs_and_expenses",
+        "net_income", "pretax_income", "income_tax", "eps_diluted", "eps_basic", "rnd", "sga", "sales_marketing",
+        "gna", "interest_expense", "net_interest_income", "weighted_diluted", "weighted_basic"),
+    "balance sheet": (
+        "total_assets", "current_assets", "total_liabilities", "current_liabilities", "liabilities_and_equity",
+        "equity", "cash", "inventory", "receivables", "payables", "goodwill", "ppe", "retained_earnings",
+        "deferred_revenue", "long_term_debt", "ltd_current", "total_debt"),
+    "cash flow statement": (
+        "operating_cash_flow", "investing_cash_flow", "financing_cash_flow", "capex", "dividends_paid", "buybacks",
+        "dna", "sbc"),
+}
+# Words that ask for prose about a figure rather than the figure ("what drove gross margin"). Narrower than
+# _NARRATIVE, which also keeps the facts layer from answering segment, quarterly or adjusted figures: those still
+# come from a statement's neighbourhood, and a question that defines its metric ("defined as") wants figures.
+_PROSE_INTENT = re.compile(
+    r"\b(?:why|explain\w*|describ\w*|discuss\w*|polic(?:y|ies)|risks?|drivers?|drove|driven|reasons?|strateg\w*|"
+    r"what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|forecast\w*|expect\w*|anticipat\w*)\b"
+)
+_STATEMENTS_BY_METRIC = {key: name for name, keys in _STATEMENT_OF.items() for key in keys}
+
+
+def metric_statements(metric_: Metric) -> list[str]:
+    """The primary statements that print a metric, or its inputs when it is computed."""
+    own = _STATEMENTS_BY_METRIC.get(metric_.key)
+    if own:
+        return [own]
+    out: list[str] = []
+    for op in (metric_.derive, metric_.fallback):
+        for key in (op or ())[1:]:
+            for name in metric_statements(METRIC_BY_KEY[key]):
+                if name not in out:
+                    out.append(name)
+    return out
+
+
+def statements_asked_for(question: str) -> list[str]:
+    """The primary statements a question for reported figures needs ("Amazon's FY2017 days payable outstanding:
+    accounts payable / COGS" -> balance sheet, income statement), in the order the question names the metrics.
+    None for a question about prose (drivers, risks, policies), whose answer sits in MD&A or the notes."""
+    low = _norm(question)
+    if _PROSE_INTENT.search(low):
+        return []
+    out: list[str] = []
+    for mention in find_mentions(question):
+        veto = mention.metric.veto
+        if veto and re.search(veto, low[mention.end:mention.end + 60]):
+            continue
+        for name in metric_statements(mention.metric):
+            if name not in out:
+                out.append(name)
+    return out
+
+
 def _company_words(filings: list[dict]) -> tuple[set[str], dict[str, str]]:
     from .retrieve import short_names
 

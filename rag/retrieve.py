@@ -270,6 +270,10 @@ def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
     for pattern, statement in _STATEMENT_WORDS:
         if re.search(pattern, low) and statement not in analysis.statements:
             analysis.statements.append(statement)
+    if not analysis.statements:  # none named: the statements that print the figures the question asks for
+        from .facts import statements_asked_for
+
+        analysis.statements = statements_asked_for(q)
 
     for pattern, item in _SECTION_WORDS:
         for m in re.finditer(pattern, low):
@@ -403,18 +407,19 @@ class Retriever:
         if mode != "keyword" and len(self.index):
             bundle.embedding = _embed_query(self.embed_model, search_text(question, analysis, applied))
         lists, statement_lists = [], []
+        depth = top_k * 2  # room for the repeats that drop_repeats takes out
         for group in groups:
             subset = self.index.subset(
                 tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms, sections=group.sections
             )
-            lists.append(self._search(bundle, mode, top_k, subset, num_queries))
+            lists.append(drop_repeats(self._search(bundle, mode, depth, subset, num_queries), top_k))
             if analysis.statements and group.tickers:  # one company's statements, not every company's
                 pages = self.index.subset(
                     tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms,
                     statements=analysis.statements,
                 )
                 if pages is not None and len(pages):
-                    statement_lists.append(self._search(bundle, mode, top_k, pages, num_queries))
+                    statement_lists.append(drop_repeats(self._search(bundle, mode, depth, pages, num_queries), top_k))
         nodes = _round_robin(lists, top_k)  # interleaved: each group gets its share, and k come back in all
         if statement_lists:
             # The statement the question names first, alternating with the general results.
@@ -488,6 +493,43 @@ class Retriever:
             retriever_weights=self.weights if self.weights and len(retrievers) == 2 else None,
         )
         return fusion.retrieve(bundle)
+
+
+_SIGNATURE_TOKEN = re.compile(r"[a-z]+|\d[\d,.]*\d|\d")
+REPEAT_SIMILARITY = 0.9  # share of distinct words and figures two chunks must have in common to be one passage
+
+
+def _signature(node) -> frozenset[str]:
+    """A chunk's words and figures, without its header line (which differs between filings)."""
+    return frozenset(_SIGNATURE_TOKEN.findall(node.text.split("\n", 1)[-1].lower()))
+
+
+def drop_repeats(results: list, k: int) -> list:
+    """One place per passage. Filings repeat themselves: the same paragraph stands in every year's 10-K, and in
+    both MD&A and the notes of one. Copies after the first are dropped (a table whose figures changed is not a
+    copy: its figures are part of what is compared); of one company's copies in different fiscal years, the
+    latest filing's copy takes the best copy's place, since that is the company's current wording."""
+    kept: list = []
+    signatures: list[frozenset[str]] = []
+    for result in results:
+        signature = _signature(result.node)
+        twin = None
+        for i, other in enumerate(signatures):
+            union = len(signature | other)
+            if union and len(signature & other) / union >= REPEAT_SIMILARITY:
+                twin = i
+                break
+        if twin is None:
+            kept.append(result)
+            signatures.append(signature)
+            continue
+        held = kept[twin].node.metadata
+        meta = result.node.metadata
+        if (meta.get("ticker") == held.get("ticker")
+                and int(meta.get("fiscal_year") or 0) > int(held.get("fiscal_year") or 0)):
+            kept[twin] = NodeWithScore(node=result.node, score=kept[twin].score)
+            signatures[twin] = signature
+    return kept[:k]
 
 
 def _round_robin(lists: list[list], k: int) -> list:

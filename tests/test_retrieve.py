@@ -206,3 +206,60 @@ def test_a_named_statement_is_searched_first(small_index):
     pdf = _N("Consolidated Statement of Cash Flow s (Millions) " + rows, 7)
     same_page = _N(rows, 7)
     assert _statement_pages([prose, pdf, same_page]) == ["", "cash flow statement", "cash flow statement"]
+
+
+@pytest.mark.parametrize(
+    "question, statements",
+    [
+        ("What was Acme's operating margin in fiscal 2024?", ["income statement"]),
+        ("What is Acme's FY2024 days payable outstanding? DPO is defined as 365 * average accounts payable / COGS",
+         ["balance sheet", "income statement"]),
+        ("What were Acme's capital expenditures as a % of revenue in 2024?", ["cash flow statement", "income statement"]),
+        ("What is Acme's return on assets for FY2024?", ["income statement", "balance sheet"]),
+        # Named statements win; prose about a figure and questions without figures search as usual.
+        ("Per the balance sheet, what was Acme's revenue?", ["balance sheet"]),
+        ("What drove Acme's gross margin change in 2024?", []),
+        ("What are Acme's main risk factors?", []),
+    ],
+)
+def test_the_statements_a_metric_needs_are_searched_first(catalog, question, statements):
+    assert analyze(question, catalog).statements == statements
+
+
+def _hit(ticker, year, body, score=1.0):
+    from llama_index.core.schema import NodeWithScore, TextNode
+
+    node = TextNode(text=f"{ticker} · 10-K · FY{year} · Item 1: Business\n{body}",
+                    metadata={"ticker": ticker, "fiscal_year": year})
+    return NodeWithScore(node=node, score=score)
+
+
+def test_a_passage_repeated_across_years_takes_one_place_with_the_latest_wording():
+    from rag.retrieve import drop_repeats
+
+    repeated = ("We currently manufacture five different consumer vehicles, the Model 3, Y, S, X and Cybertruck, "
+                "and we sell them directly to customers.")
+    results = [
+        _hit("TSLA", 2023, repeated, 0.9),
+        _hit("TSLA", 2023, "Our Gigafactory in Texas builds batteries and vehicles for North America.", 0.8),
+        _hit("TSLA", 2024, repeated, 0.7),
+        _hit("TSLA", 2024, "Energy storage deployments grew strongly during the year.", 0.6),
+    ]
+    kept = drop_repeats(results, 10)
+    assert len(kept) == 3
+    assert kept[0].node.metadata["fiscal_year"] == 2024 and kept[0].score == 0.9  # latest copy, best place
+    assert [k.node.text.split("\n")[1][:8] for k in kept[1:]] == ["Our Giga", "Energy s"]
+    assert len(drop_repeats(results, 2)) == 2
+
+
+def test_tables_whose_figures_changed_are_not_repeats():
+    from rag.retrieve import drop_repeats
+
+    year_2023 = "Total revenues | 96,773 | 81,462 | 53,823\nAutomotive sales | 78,509 | 67,210 | 44,125"
+    year_2024 = "Total revenues | 97,690 | 96,773 | 81,462\nAutomotive sales | 72,480 | 78,509 | 67,210"
+    kept = drop_repeats([_hit("TSLA", 2024, year_2024), _hit("TSLA", 2023, year_2023)], 10)
+    assert len(kept) == 2
+    # Another company's identical boilerplate is still a repeat, and the first one found stays.
+    boiler = "Item 1B. Unresolved Staff Comments. None."
+    kept = drop_repeats([_hit("AAPL", 2024, boiler), _hit("MSFT", 2025, boiler)], 10)
+    assert [k.node.metadata["ticker"] for k in kept] == ["AAPL"]
