@@ -17,7 +17,8 @@ def _progress(name: str, stage: str, fraction: float) -> None:
 
 def _settings(args):
     return get_settings(storage_dir=getattr(args, "storage", None), data_dir=getattr(args, "data", None),
-                        fusion=getattr(args, "fusion", None), fusion_weights=getattr(args, "fusion_weights", None))
+                        fusion=getattr(args, "fusion", None), fusion_weights=getattr(args, "fusion_weights", None),
+                        generated_queries=getattr(args, "generated_queries", None))
 
 
 def _print_report(report) -> None:
@@ -140,6 +141,8 @@ def cmd_ask(args) -> int:
         print(piece, end="", flush=True)
     print()
     result = stream.result
+    for query in result.generated_queries:
+        print(f"also searched: {query}", file=sys.stderr)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if result.citations:
@@ -223,6 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--fusion", choices=["rrf", "relative"],
                        help="hybrid fusion: reciprocal rank (default, RAG_FUSION) or relative score")
         p.add_argument("--fusion-weights", help="relative-score weights 'dense,keyword', e.g. 0.6,0.4")
+        p.add_argument("--generated-queries", type=int, metavar="N",
+                       help="Ollama writes N extra search queries per question, fused with it "
+                            "(default RAG_GENERATED_QUERIES, 0 = off)")
         return p
 
     p = fusion(common(sub.add_parser("ask", help="ask a question")))

@@ -316,6 +316,7 @@ class AnswerResult:
     model: str | None = None  # the Ollama model that wrote the answer; None when extractive or refused
     refusal_reason: str | None = None  # forecast / advice / market_data / unknown_company / off_topic / no_evidence
     unverified_figures: list[str] = field(default_factory=list)  # figures found in none of the cited sources
+    generated_queries: list[str] = field(default_factory=list)  # search queries the LLM wrote for the question
 
     def to_dict(self) -> dict:
         return _jsonable(asdict(self))
@@ -1656,6 +1657,8 @@ class AnswerStream:
             mode=retrieval.mode,
             timings={"retrieval_ms": round(float(retrieval.retrieval_ms or 0.0), 2), "first_token_ms": None,
                      "total_ms": None},
+            warnings=list(getattr(retrieval, "warnings", None) or []),
+            generated_queries=list(getattr(retrieval, "generated_queries", None) or []),
         )
         pieces: list[str] = []
 

@@ -65,6 +65,9 @@ class Settings:
     # fusion_weights "dense,keyword", e.g. "0.6,0.4").
     fusion: str = field(default_factory=lambda: _env("RAG_FUSION", "rrf"))
     fusion_weights: str = field(default_factory=lambda: _env("RAG_FUSION_WEIGHTS", ""))
+    # Extra search queries Ollama writes for each question, fused with the question itself (0 = off): helps when an
+    # analyst's words differ from the filing's ("types of vehicles" vs "consumer vehicles we manufacture").
+    generated_queries: int = field(default_factory=lambda: _env_int("RAG_GENERATED_QUERIES", 0))
     ollama_url: str = field(default_factory=lambda: _ollama_url(_env("OLLAMA_HOST", "http://127.0.0.1:11434")))
     llm_model: str = field(default_factory=lambda: _env("RAG_LLM_MODEL", "llama3.1:8b"))
     llm_context_window: int = field(default_factory=lambda: _env_int("RAG_LLM_CONTEXT", 8192))

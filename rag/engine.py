@@ -13,6 +13,8 @@ from .config import Settings, get_settings
 from .index import IndexStore, LoadedIndex
 from .retrieve import Filters, RetrievalResult, Retriever
 
+QUERY_TIMEOUT_S = 30.0  # Ollama writing search queries; a cold model load can take most of it
+
 
 class Engine:
     def __init__(self, settings: Settings | None = None):
@@ -54,14 +56,30 @@ class Engine:
     # ---- operations
     def retrieve(
         self, question: str, *, mode: str = "hybrid", top_k: int | None = None, filters: Filters | None = None,
-        use_analysis: bool = True,
+        use_analysis: bool = True, generated_queries: int | None = None,
     ) -> RetrievalResult:
+        """generated_queries: extra search queries Ollama writes for the question (None: the setting, 0: off)."""
         k = top_k or self.settings.top_k
+        n = self.settings.generated_queries if generated_queries is None else generated_queries
         t0 = time.perf_counter()
-        result = self.retriever().retrieve(question, mode=mode, top_k=k, filters=filters, use_analysis=use_analysis)
+        result = self.retriever().retrieve(
+            question, mode=mode, top_k=k, filters=filters, use_analysis=use_analysis,
+            llm=self._query_llm() if n > 0 else None, generated_queries=max(0, n),
+        )
         self._lead_with_fact_chunks(question, result, filters, k)
         result.retrieval_ms = (time.perf_counter() - t0) * 1000
         return result
+
+    def _query_llm(self):
+        """The Ollama model that writes search queries, or None when Ollama does not answer. A query must not
+        hold a question up the way an answer may: its request timeout is short."""
+        from .answer import make_llm, ollama_status
+
+        status = ollama_status(self.settings)
+        if not status.reachable or not status.model_available:
+            return None
+        quick = self.settings.with_overrides(llm_timeout_s=min(float(self.settings.llm_timeout_s), QUERY_TIMEOUT_S))
+        return make_llm(quick)
 
     def _lead_with_fact_chunks(self, question: str, result: RetrievalResult, filters: Filters | None, k: int):
         """A question for reported figures ("Apple's total net sales in fiscal 2024") is best sourced by the
@@ -115,9 +133,11 @@ class Engine:
         return found
 
     def ask_stream(self, question: str, *, mode: str = "hybrid", top_k: int | None = None,
-                   filters: Filters | None = None, use_llm: bool = True, use_analysis: bool = True):
+                   filters: Filters | None = None, use_llm: bool = True, use_analysis: bool = True,
+                   generated_queries: int | None = None):
         """An AnswerStream: iterate for text pieces, then read `.result`."""
-        retrieval = self.retrieve(question, mode=mode, top_k=top_k, filters=filters, use_analysis=use_analysis)
+        retrieval = self.retrieve(question, mode=mode, top_k=top_k, filters=filters, use_analysis=use_analysis,
+                                  generated_queries=generated_queries if use_llm else 0)
         return self.answer_stream_for(question, retrieval, use_llm=use_llm, filters=filters)
 
     # ---- facts hook (rag/facts.py): exact XBRL figures first, computed in code and cited; the finished answer's

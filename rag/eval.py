@@ -122,7 +122,8 @@ def run_questions(
     engine.warm(mode)  # model, index and fact views loaded before timing
     rows = []
     for q in questions:
-        retrieval = engine.retrieve(q["question"], mode=mode, top_k=top_k, use_analysis=use_analysis)
+        retrieval = engine.retrieve(q["question"], mode=mode, top_k=top_k, use_analysis=use_analysis,
+                                    generated_queries=None if use_llm else 0)
         # Through the engine, as the app and the CLI answer: exact XBRL figures first (facts hook, rag/facts.py).
         result = engine.answer_stream_for(q["question"], retrieval, use_llm=use_llm).consume()
         row = {"id": q["id"], "kind": q["kind"], **score_retrieval(q, retrieval.nodes)}

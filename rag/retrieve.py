@@ -50,6 +50,8 @@ class RetrievalResult:
     analysis: QueryAnalysis
     filters: Filters  # what was actually applied
     retrieval_ms: float = 0.0
+    generated_queries: list[str] = field(default_factory=list)  # what the LLM wrote, searched beside the question
+    warnings: list[str] = field(default_factory=list)
 
 
 # ==============================================================================================================
@@ -286,7 +288,7 @@ def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
 # ==============================================================================================================
 # Retrievers
 
-from llama_index.core.retrievers import BaseRetriever  # noqa: E402
+from llama_index.core.retrievers import BaseRetriever, QueryFusionRetriever  # noqa: E402
 from llama_index.core.schema import QueryBundle  # noqa: E402
 
 
@@ -377,13 +379,13 @@ def _keyword_retriever(index, top_k: int, subset: np.ndarray | None):
 class Retriever:
     """Retrieval over one loaded index. Cheap per query; hold one per loaded index generation."""
 
-    def __init__(self, index, embed_model, *, llm=None, fusion: str = "reciprocal_rerank", weights=None):
+    def __init__(self, index, embed_model, *, fusion: str = "reciprocal_rerank", weights=None):
         self.index = index
         self.embed_model = embed_model
-        self.llm = llm  # only used for optional query generation
         self.fusion = fusion
         self.weights = weights
         self.catalog = Catalog.build(list(index.filings.values()), index.nodes)
+        self.indexed_sections = set(index.columns["section"]) | set(index.columns["merged_section"])
 
     def retrieve(
         self,
@@ -393,11 +395,24 @@ class Retriever:
         top_k: int = 8,
         filters: Filters | None = None,
         use_analysis: bool = True,
-        num_queries: int = 1,
+        llm=None,
+        generated_queries: int = 0,
     ) -> RetrievalResult:
+        """`llm` and `generated_queries` > 0: the LLM writes that many search queries once per question, and every
+        list below fuses them with the question (QueryFusionRetriever, num_queries = 1 + generated). Without an
+        LLM, or when it fails, the question alone is searched and a warning says why."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         t0 = time.perf_counter()
+        extra, warnings = [], []
+        if generated_queries > 0 and llm is not None and len(self.index):
+            try:
+                extra = generate_queries(llm, question, generated_queries)
+            except Exception as exc:  # noqa: BLE001 - the question alone is still searched
+                warnings.append(f"The LLM did not write search queries ({type(exc).__name__}: {exc}); "
+                                f"the question alone was searched.")
+        elif generated_queries > 0:
+            warnings.append("Query generation needs Ollama, which is not available; the question alone was searched.")
         analysis = analyze(question, self.catalog) if use_analysis else QueryAnalysis()
         applied = self._effective_filters(analysis, filters or Filters())
         groups = self._groups(applied)
@@ -412,21 +427,21 @@ class Retriever:
             subset = self.index.subset(
                 tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms, sections=group.sections
             )
-            lists.append(drop_repeats(self._search(bundle, mode, depth, subset, num_queries), top_k))
+            lists.append(drop_repeats(self._search(bundle, mode, depth, subset, extra), top_k))
             if analysis.statements and group.tickers:  # one company's statements, not every company's
                 pages = self.index.subset(
                     tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms,
                     statements=analysis.statements,
                 )
                 if pages is not None and len(pages):
-                    statement_lists.append(drop_repeats(self._search(bundle, mode, depth, pages, num_queries), top_k))
+                    statement_lists.append(drop_repeats(self._search(bundle, mode, depth, pages, extra), top_k))
         nodes = _round_robin(lists, top_k)  # interleaved: each group gets its share, and k come back in all
         if statement_lists:
             # The statement the question names first, alternating with the general results.
             nodes = _round_robin([_round_robin(statement_lists, top_k), nodes], top_k)
         return RetrievalResult(
             query=question, mode=mode, nodes=nodes, analysis=analysis, filters=applied,
-            retrieval_ms=(time.perf_counter() - t0) * 1000,
+            retrieval_ms=(time.perf_counter() - t0) * 1000, generated_queries=extra, warnings=warnings,
         )
 
     def _effective_filters(self, analysis: QueryAnalysis, user: Filters) -> Filters:
@@ -435,8 +450,7 @@ class Retriever:
         years = user.fiscal_years or analysis.fiscal_years
         if years and not user.fiscal_years:
             years = self._indexed_years(tickers, years)
-        indexed = set(self.index.columns["section"]) | set(self.index.columns["merged_section"])
-        sections = user.sections or [s for s in analysis.sections if s in indexed]
+        sections = user.sections or [s for s in analysis.sections if s in self.indexed_sections]
         return Filters(
             tickers=[t.upper() for t in tickers], fiscal_years=[int(y) for y in years],
             forms=user.forms or analysis.forms, sections=sections,
@@ -471,28 +485,69 @@ class Retriever:
                                       forms=applied.forms, sections=applied.sections))
         return groups
 
-    def _search(self, bundle: QueryBundle, mode: str, k: int, subset, num_queries: int):
+    def _search(self, bundle: QueryBundle, mode: str, k: int, subset, extra_queries: list[str]):
         from llama_index.core.llms import MockLLM
-        from llama_index.core.retrievers import QueryFusionRetriever
 
         depth = max(k * 3, 20)  # fusion needs deeper lists than it returns
-        dense = SubsetVectorRetriever(self.index, self.embed_model, depth if mode == "hybrid" else k, subset)
-        keyword = _keyword_retriever(self.index, depth if mode == "hybrid" else k, subset)
-        if mode == "dense":
-            return dense.retrieve(bundle)
-        if mode == "keyword":
-            return keyword.retrieve(bundle) if keyword else []
-        retrievers = [dense] + ([keyword] if keyword else [])
-        fusion = QueryFusionRetriever(
+        fused = mode == "hybrid" or bool(extra_queries)
+        dense = SubsetVectorRetriever(self.index, self.embed_model, depth if fused else k, subset)
+        keyword = _keyword_retriever(self.index, depth if fused else k, subset)
+        retrievers = {"dense": [dense], "keyword": [keyword] if keyword else [],
+                      "hybrid": [dense] + ([keyword] if keyword else [])}[mode]
+        if not retrievers:
+            return []
+        if not fused:
+            return retrievers[0].retrieve(bundle)
+        fusion = _FusionOverQueries(
             retrievers,
-            llm=self.llm if (num_queries > 1 and self.llm is not None) else MockLLM(),
-            mode=self.fusion,
+            extra_queries=extra_queries,
+            llm=MockLLM(),  # never called: the queries were written once per question, before any search
+            mode=self.fusion if mode == "hybrid" else "reciprocal_rerank",
             similarity_top_k=k,
-            num_queries=num_queries if self.llm is not None else 1,
+            num_queries=1 + len(extra_queries),
             use_async=False,
             retriever_weights=self.weights if self.weights and len(retrievers) == 2 else None,
         )
         return fusion.retrieve(bundle)
+
+
+class _FusionOverQueries(QueryFusionRetriever):
+    """QueryFusionRetriever over the question plus queries generated beforehand: a question spanning several
+    companies or years searches several lists, and the LLM is asked once, not once per list."""
+
+    def __init__(self, *args, extra_queries: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self._extra_queries = list(extra_queries)
+
+    def _get_queries(self, original_query: str) -> list[QueryBundle]:
+        return [QueryBundle(q) for q in self._extra_queries]
+
+
+QUERY_PROMPT = (
+    "You help an analyst search SEC 10-K and 10-Q filings. Write {n} different search queries that would find the "
+    "passages answering the question below, each worded the way a filing would word it (for example 'net sales' "
+    "rather than 'revenue', 'we manufacture' rather than 'they make'). Keep company names and years. One query per "
+    "line, no numbering, no other text.\n\nQuestion: {question}\nQueries:\n"
+)
+_QUERY_LINE_JUNK = re.compile(r"^\s*(?:[-*•]|\d+[.)]|q\d+:|query\s*\d*:)\s*", re.I)
+
+
+def generate_queries(llm, question: str, n: int) -> list[str]:
+    """Up to n search queries from the LLM, cleaned: no reasoning text, numbering, quotes, repeats of the question
+    or of each other, and nothing longer than a question would be."""
+    response = llm.complete(QUERY_PROMPT.format(n=n, question=question))
+    text = re.sub(r"<think>.*?(?:</think>|$)", "", str(getattr(response, "text", response) or ""), flags=re.S | re.I)
+    out: list[str] = []
+    seen = {question.strip().lower()}
+    for line in text.replace("`", "").splitlines():
+        query = _QUERY_LINE_JUNK.sub("", line).strip().strip("\"'“”").strip()
+        if len(query) < 4 or len(query) > 300 or query.lower() in seen or query.endswith(":"):
+            continue
+        seen.add(query.lower())
+        out.append(query)
+        if len(out) == n:
+            break
+    return out
 
 
 _SIGNATURE_TOKEN = re.compile(r"[a-z]+|\d[\d,.]*\d|\d")

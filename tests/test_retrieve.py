@@ -263,3 +263,57 @@ def test_tables_whose_figures_changed_are_not_repeats():
     boiler = "Item 1B. Unresolved Staff Comments. None."
     kept = drop_repeats([_hit("AAPL", 2024, boiler), _hit("MSFT", 2025, boiler)], 10)
     assert [k.node.metadata["ticker"] for k in kept] == ["AAPL"]
+
+
+def test_generated_queries_are_cleaned():
+    from rag.retrieve import generate_queries
+
+    class _LLM:
+        def __init__(self, text):
+            self.text, self.prompts = text, []
+
+        def complete(self, prompt):
+            self.prompts.append(prompt)
+            return type("R", (), {"text": self.text})()
+
+    llm = _LLM("<think>The user wants vehicles.</think>\nQueries:\n1. consumer vehicles we manufacture\n"
+               "- \"Model 3, Model Y, Cybertruck production\"\n2) consumer vehicles we manufacture\n\n"
+               "What types of vehicles does Tesla make?\n3. fourth query beyond the limit\n4. a fifth")
+    queries = generate_queries(llm, "What types of vehicles does Tesla make?", 3)
+    assert queries == ["consumer vehicles we manufacture", "Model 3, Model Y, Cybertruck production",
+                       "fourth query beyond the limit"]
+    assert "What types of vehicles does Tesla make?" in llm.prompts[0] and "3 different" in llm.prompts[0]
+
+
+def test_generated_queries_through_ollama_widen_the_search(small_index, tmp_path):
+    """The engine asks Ollama (a fake on 127.0.0.1) once per question and fuses its queries with the question:
+    a passage only the generated query's words reach comes back; without Ollama the question alone is searched."""
+    from rag.engine import Engine
+    from tests.fake_ollama import FakeOllama
+
+    question = "Which component is Acme the sole seller of?"
+    with FakeOllama() as fake:
+        fake.reply = "zorblax coupler\nAcme alone sells"
+        settings = get_settings(storage_dir=small_index.root.parent, ollama_url=fake.url, llm_model="test-model",
+                                llm_timeout_s=5.0)
+        engine = Engine(settings)
+        plain = engine.retrieve(question, mode="keyword", top_k=2, generated_queries=0)
+        assert not fake.chat_requests()
+        widened = engine.retrieve(question, mode="keyword", top_k=2, generated_queries=2)
+        assert widened.generated_queries == ["zorblax coupler", "Acme alone sells"]
+        assert len(fake.chat_requests()) == 1  # once per question, not once per list
+        assert question in fake.chat_requests()[0]["messages"][-1]["content"]
+        assert any("zorblax" in n.node.text for n in widened.nodes)
+        assert [n.node.node_id for n in plain.nodes] != [n.node.node_id for n in widened.nodes]
+        result = engine.ask(question, mode="hybrid", top_k=3, generated_queries=1)
+        assert result.generated_queries == ["zorblax coupler"] and not result.extractive
+
+        fake.fail = "error"  # Ollama answers 500: the question alone, and a warning that says so
+        failed = engine.retrieve(question, mode="hybrid", top_k=2, generated_queries=2)
+        assert failed.generated_queries == [] and len(failed.nodes) == 2
+        assert "did not write search queries" in failed.warnings[0]
+
+    down = Engine(get_settings(storage_dir=small_index.root.parent, ollama_url="http://127.0.0.1:1",
+                               llm_model="test-model"))
+    result = down.retrieve(question, mode="hybrid", top_k=2, generated_queries=2)
+    assert result.nodes and "needs Ollama" in result.warnings[0]

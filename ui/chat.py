@@ -241,6 +241,9 @@ def _meta_row(msg_id: int, result: dict, previous: dict | None) -> None:
         elif request.get("use_analysis") is False:
             st.caption(":material/filter_alt_off: Asked without detected filters")
         st.caption(" · ".join(bits))
+    queries = result.get("generated_queries") or []
+    if queries:  # model output: shown escaped, like filing text
+        st.caption(":material/manage_search: Also searched: " + " · ".join(f"“{safe_inline(q)}”" for q in queries))
 
 
 def _warnings(result: dict) -> None:
@@ -350,7 +353,7 @@ def ask(question: str, *, conv_id: str | None, use_analysis: bool = True) -> Non
                             else "Searching the filings…"):
                 stream = core.engine(s).ask_stream(
                     question, mode=request.mode, top_k=request.top_k, filters=request.filters,
-                    use_llm=request.use_llm, use_analysis=use_analysis,
+                    use_llm=request.use_llm, use_analysis=use_analysis, generated_queries=request.generated_queries,
                 )
             st.write_stream(escaped_stream(stream))
             result = stream.result.to_dict() if stream.result is not None else None

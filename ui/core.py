@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 # Session-state keys (one place, so pages and tests agree on them).
 K_MODE = "mode"
 K_TOP_K = "top_k"
+K_GENERATE = "generate_queries"
 # Retrieval choices are bound to the URL (?mode=keyword&company=AAPL&fy=2024): a reload or a shared link keeps them.
 K_TICKERS = "company"
 K_YEARS = "fy"
@@ -31,6 +32,7 @@ K_NOTICE = "notice"
 K_LIBRARY_DOC = "library_doc"
 K_LIBRARY_ITEM = "library_item"
 
+GENERATED_QUERIES = 3  # what the sidebar toggle asks for when RAG_GENERATED_QUERIES does not say
 MODE_HELP = {
     "hybrid": "Dense vectors and BM25 keywords, fused by reciprocal rank: the best default.",
     "dense": "Meaning only (embeddings searched in FAISS): finds paraphrases, can miss exact terms.",
@@ -197,9 +199,11 @@ class Request:
     filters: Filters
     model: str
     use_llm: bool
+    generated_queries: int = 0  # extra search queries the model writes (sidebar toggle; needs Ollama)
 
     def to_dict(self) -> dict:
         return {"mode": self.mode, "top_k": self.top_k, "model": self.model, "use_llm": self.use_llm,
+                "generated_queries": self.generated_queries,
                 "filters": {"tickers": list(self.filters.tickers), "fiscal_years": list(self.filters.fiscal_years),
                             "forms": list(self.filters.forms)}}
 
@@ -216,7 +220,9 @@ def current_request(s: Settings | None = None) -> Request:
         forms=list(st.session_state.get(K_FORMS) or []),
     )
     status = ollama(s)
-    return Request(mode=mode, top_k=top_k, filters=filters, model=s.llm_model, use_llm=status.reachable)
+    generate = bool(st.session_state.get(K_GENERATE, s.generated_queries > 0)) and status.reachable
+    return Request(mode=mode, top_k=top_k, filters=filters, model=s.llm_model, use_llm=status.reachable,
+                   generated_queries=(s.generated_queries or GENERATED_QUERIES) if generate else 0)
 
 
 # The app's pages (set by app.py on every run): name -> st.Page, and the name of the page being shown.

@@ -112,6 +112,12 @@ def _search_settings(s, known: dict) -> None:
     st.slider("Passages per answer (top-k)", 1, 30, value=max(1, min(30, int(s.top_k))), key=core.K_TOP_K,
               bind="query-params",
               help="How many passages are retrieved and given to the model.")
+    reachable = core.ollama(s).reachable
+    st.toggle("Let the model write extra search queries", key=core.K_GENERATE, value=s.generated_queries > 0,
+              disabled=not reachable,
+              help="Ollama rewrites the question into a few queries in the filings' own words; all of them are "
+                   "searched and fused with the question. Slower (one more model call per question); finds "
+                   "passages worded unlike the question." + ("" if reachable else " Needs Ollama."))
 
     tickers: dict[str, str] = {}
     years: set[int] = set()
