@@ -186,6 +186,36 @@ def test_answer_streams_from_ollama_with_the_chosen_model(indexed, monkeypatch):
         assert last_result(indexed)["model"] == "other-model:7b"
 
 
+def test_query_generation_toggle_searches_the_models_queries_too(indexed, monkeypatch):
+    at = start()
+    assert at.toggle(key="generate_queries").disabled  # no Ollama: nothing to write queries with
+
+    def query_requests(fake):
+        return [r for r in fake.chat_requests() if "search queries" in r["messages"][-1]["content"]]
+
+    with FakeOllama() as fake:
+        fake.reply = "zorblax coupler sales <b>bold</b>"
+        monkeypatch.setenv("OLLAMA_HOST", fake.url)
+        at = start()
+        toggle = at.toggle(key="generate_queries")
+        assert not toggle.disabled and toggle.value is False
+        ask(at, ACME_Q)
+        assert fake.chat_requests() and not query_requests(fake)  # off by default: the answer only
+
+    with FakeOllama() as fake:
+        fake.reply = "zorblax coupler sales <b>bold</b>"
+        monkeypatch.setenv("OLLAMA_HOST", fake.url)
+        at = start()
+        at.toggle(key="generate_queries").set_value(True).run()
+        ask(at, ACME_Q)
+        result = last_result(indexed)
+        assert result["request"]["generated_queries"] == 3
+        assert result["generated_queries"] == ["zorblax coupler sales <b>bold</b>"]
+        assert len(query_requests(fake)) == 1 and ACME_Q in query_requests(fake)[0]["messages"][-1]["content"]
+        shown = " ".join(texts(at.caption))
+        assert "Also searched" in shown and "<b>" not in shown  # model output is escaped
+
+
 def test_mode_toggle_changes_the_mode_used(indexed):
     at = start()
     at.segmented_control(key="mode").set_value("keyword").run()
