@@ -865,6 +865,12 @@ _COMPILED = [
 ]
 
 
+def is_metric_phrase(text: str) -> bool:
+    """Is the whole text one of the metric phrases ('EBITDA' is not, 'COGS', 'ROE' and 'SG&A' are)."""
+    low = _norm(text).strip()
+    return any(rx.fullmatch(low) for _, rx in _COMPILED)
+
+
 def metric(key: str) -> Metric:
     return METRIC_BY_KEY[key]
 

@@ -129,18 +129,28 @@ class Catalog:
     aliases: dict[str, str]  # lower-case name -> ticker
     years_by_ticker: dict[str, list[int]]
     distinctive: dict[str, str]  # capitalised word that one company's filings own -> ticker
+    name_words: dict[str, list[str]] = field(default_factory=dict)  # ticker -> words of its shortest name
+    company_names: set[str] = field(default_factory=set)  # the aliases that are names, not only tickers
 
     @classmethod
     def build(cls, filings: list[dict], nodes=()) -> "Catalog":
         aliases: dict[str, str] = {}
         years: dict[str, set[int]] = defaultdict(set)
+        name_words: dict[str, list[str]] = {}
+        company_names: set[str] = set()
         for f in filings:
             ticker = (f.get("ticker") or "").upper()
             if not ticker:
                 continue
             aliases[ticker.lower()] = ticker
-            for name in short_names(f.get("company") or ""):
+            names = short_names(f.get("company") or "")
+            for name in names:
                 aliases.setdefault(name, ticker)
+                aliases.setdefault(name.replace("-", " "), ticker)  # "Coca-Cola" is also written "Coca Cola"
+                company_names.add(name.replace("-", " "))
+                company_names.add(name)
+            if names:
+                name_words.setdefault(ticker, re.findall(r"[a-z0-9]+|&", min(names, key=len)))
             if f.get("fiscal_year"):
                 years[ticker].add(int(f["fiscal_year"]))
         return cls(
@@ -148,6 +158,8 @@ class Catalog:
             aliases=aliases,
             years_by_ticker={t: sorted(y) for t, y in years.items()},
             distinctive=_distinctive_words(nodes),
+            name_words=name_words,
+            company_names=company_names,
         )
 
 
@@ -170,6 +182,45 @@ def _distinctive_words(nodes) -> dict[str, str]:
             if n >= 25 and n >= 0.9 * totals[word] and word not in _STOP_CAPS:
                 owned[word] = ticker
     return owned
+
+
+_JOINERS = {"&": ("&", "n", "and"), "and": ("&", "n", "and")}
+_SMALL_WORDS = {"of", "the"}
+
+
+def abbreviates(token: str, words: list[str]) -> bool:
+    """Is `token` a short form of a multi-word name: 'AMEX' (AMerican EXpress), 'JnJ' and 'J&J' (Johnson &
+    Johnson), 'P&G', 'BofA'? Every word of the name gives the token its first letters, in order; '&' or 'and'
+    may be written '&', 'n' or left out, 'of' and 'the' may be left out."""
+    text = token.lower()
+    if len([w for w in words if w not in _JOINERS and w not in _SMALL_WORDS]) < 2:
+        return False
+
+    def match(i: int, j: int) -> bool:
+        if j == len(words):
+            return i == len(text)
+        word = words[j]
+        if word in _JOINERS:
+            return match(i, j + 1) or any(text.startswith(alt, i) and match(i + len(alt), j + 1)
+                                          for alt in _JOINERS[word])
+        if word in _SMALL_WORDS and match(i, j + 1):
+            return True
+        return any(text.startswith(word[:n], i) and match(i + n, j + 1) for n in range(len(word), 0, -1))
+
+    return match(0, 0)
+
+
+def _abbreviated_company(token: str, catalog: "Catalog") -> str | None:
+    """The one indexed company a written-short name stands for. Only tokens an abbreviation looks like (two or more
+    capitals: 'AMEX', 'JnJ', 'P&G'), never a metric's own short form ('EBITDA', 'COGS')."""
+    if len(token) < 3 or sum(c.isupper() for c in token) < 2 or token in _STOP_CAPS:
+        return None
+    from .facts import is_metric_phrase
+
+    if is_metric_phrase(token):
+        return None
+    hits = {t for t, words in catalog.name_words.items() if abbreviates(token, words)}
+    return hits.pop() if len(hits) == 1 else None
 
 
 def search_text(question: str, analysis: QueryAnalysis, applied: "Filters") -> str:
@@ -199,11 +250,16 @@ def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
     spans: list[tuple[int, int]] = []
     for name in sorted(catalog.aliases, key=len, reverse=True):
         pattern = r"(?<![\w-])" + re.escape(name) + r"(?![\w-])"
-        flags = 0 if len(name) <= 4 and name.upper() == catalog.aliases[name] else re.I
-        # Short tickers must be written in capitals ('MA', 'V'), or they match ordinary words.
+        ticker_only = len(name) <= 4 and name.upper() == catalog.aliases[name]
+        flags = 0 if ticker_only else re.I
+        # Short tickers must be written in capitals ('MA', 'V'), or they match ordinary words; a short name that
+        # is also the ticker ('Nike' of NIKE, 'Meta' of META) counts when capitalised, as names are written.
         target = q if flags == 0 else low
         probe = name.upper() if flags == 0 else name
-        for m in re.finditer(pattern if flags else r"(?<![\w-])" + re.escape(probe) + r"(?![\w-])", target):
+        hits = list(re.finditer(pattern if flags else r"(?<![\w-])" + re.escape(probe) + r"(?![\w-])", target))
+        if ticker_only and name in catalog.company_names:
+            hits += [m for m in re.finditer(r"(?<![\w-])" + re.escape(name.capitalize()) + r"(?![\w-])", q)]
+        for m in hits:
             if any(s <= m.start() < e for s, e in spans):
                 continue
             spans.append((m.start(), m.end()))
@@ -221,13 +277,24 @@ def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
             first_at[ticker] = m.start()
             spans.append((m.start(), m.end()))
             analysis.spans.append((m.start(), m.end(), "ticker", ticker))
+    for m in re.finditer(r"(?<![\w&])[A-Za-z][A-Za-z&]{1,9}(?![\w&])", q):  # short forms: 'AMEX', 'JnJ'
+        if any(s <= m.start() < e for s, e in spans):
+            continue
+        ticker = _abbreviated_company(m.group(), catalog)
+        if ticker:
+            spans.append((m.start(), m.end()))
+            analysis.spans.append((m.start(), m.end(), "ticker", ticker))
+            if ticker not in found:
+                found.append(ticker)
+                first_at[ticker] = m.start()
     analysis.tickers = sorted(found, key=first_at.get)  # in the order the question names them
 
     # Names used like a company that no indexed filing matches ("Microsoft's", "Acme Corp").
     for m in re.finditer(r"\b([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*)(?:'s|’s|\s+(?:Inc|Corp|Corporation|Co)\b)", q):
-        if any(s <= m.start() < e for s, e in spans):
-            continue
-        words = [w for w in m.group(1).split() if w not in _STOP_CAPS]
+        # Each word on its own: "Are Apple's" opens with a capitalised word that is no name.
+        words = [w.group() for w in re.finditer(r"\S+", m.group(1))
+                 if w.group() not in _STOP_CAPS
+                 and not any(s <= m.start(1) + w.start() < e for s, e in spans)]
         if words:
             analysis.unknown_companies.append(" ".join(words))
 

@@ -317,3 +317,32 @@ def test_generated_queries_through_ollama_widen_the_search(small_index, tmp_path
                                llm_model="test-model"))
     result = down.retrieve(question, mode="hybrid", top_k=2, generated_queries=2)
     assert result.nodes and "needs Ollama" in result.warnings[0]
+
+
+def test_short_forms_of_company_names_are_recognised():
+    filings = FILINGS + [
+        {"ticker": "AXP", "company": "American Express Co", "form": "10-K", "fiscal_year": 2022},
+        {"ticker": "JNJ", "company": "Johnson & Johnson", "form": "10-K", "fiscal_year": 2022},
+        {"ticker": "PG", "company": "PROCTER & GAMBLE CO", "form": "10-K", "fiscal_year": 2024},
+        {"ticker": "BAC", "company": "BANK OF AMERICA CORP /DE/", "form": "10-K", "fiscal_year": 2024},
+        {"ticker": "CEOX", "company": "Continental Energy Operations Inc.", "form": "10-K", "fiscal_year": 2024},
+        {"ticker": "NIKE", "company": "Nike", "form": "10-K", "fiscal_year": 2019},
+        {"ticker": "KO", "company": "Coca-Cola", "form": "10-K", "fiscal_year": 2017},
+    ]
+    catalog = Catalog.build(filings)
+    for question, tickers in [
+        ("Does AMEX have an improving operating margin profile as of 2022?", ["AXP"]),
+        ("Are JnJ's FY2022 financials that of a high growth company?", ["JNJ"]),
+        ("Compare J&J and P&G gross margins", ["JNJ", "PG"]),
+        ("What did BofA say about deposits?", ["BAC"]),
+        # Not short forms: a role, a metric, an ordinary capitalised word, a name of one word.
+        ("Who is the CEO of Wells Fargo?", ["WFC"]),
+        ("What was the COGS and EBITDA of Apple in 2024?", ["AAPL"]),
+        ("Was American Express able to retain Amex card members?", ["AXP"]),
+        # A short name that is also the ticker, written as names are; a hyphenated name written with a space.
+        ("What were Nike's total current assets in 2019? And Coca Cola's?", ["NIKE", "KO"]),
+        ("nike shoes are popular", []),
+    ]:
+        analysis = analyze(question, catalog)
+        assert analysis.tickers == tickers, question
+        assert not analysis.unknown_companies, question
