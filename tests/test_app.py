@@ -141,7 +141,8 @@ def test_question_gets_an_extractive_answer_with_citations_when_ollama_is_down(i
     assert result["extractive"] is True
     assert result["citations"], "an extractive answer still cites"
     assert {c["ticker"] for c in result["citations"]} == {"ACME"}
-    assert result["detected"]["label"] == "ACME · FY2024"
+    # The company and year the question names, and the statement that prints the figure it asks for.
+    assert result["detected"]["label"] == "ACME · FY2024 · income statement"
     # On the page: the question, the answer with the exact figure, a button per citation, the detected filters.
     messages = at.chat_message
     assert len(messages) == 2
@@ -151,7 +152,7 @@ def test_question_gets_an_extractive_answer_with_citations_when_ollama_is_down(i
     cite_labels = [b.label for b in buttons(at, "cite_")]
     assert cite_labels and cite_labels[0].startswith("\\[1\\] ACME · 10-K · FY2024")
     captions = " ".join(texts(at.caption))
-    assert "Detected **ACME · FY2024**" in captions
+    assert "Detected **ACME · FY2024 · income statement**" in captions
     assert "**hybrid** retrieval" in captions and "extractive" in captions
     assert "retrieval " in captions and " ms" in captions
     # Sources: one expander per passage, with its metadata and text.
