@@ -14,6 +14,7 @@ from .index import IndexStore, LoadedIndex
 from .retrieve import Filters, RetrievalResult, Retriever
 
 QUERY_TIMEOUT_S = 30.0  # Ollama writing search queries; a cold model load can take most of it
+MAX_GENERATED_QUERIES = 5  # each one is another dense and keyword search per list
 
 
 class Engine:
@@ -61,10 +62,11 @@ class Engine:
         """generated_queries: extra search queries Ollama writes for the question (None: the setting, 0: off)."""
         k = top_k or self.settings.top_k
         n = self.settings.generated_queries if generated_queries is None else generated_queries
+        n = max(0, min(int(n), MAX_GENERATED_QUERIES))
         t0 = time.perf_counter()
         result = self.retriever().retrieve(
             question, mode=mode, top_k=k, filters=filters, use_analysis=use_analysis,
-            llm=self._query_llm() if n > 0 else None, generated_queries=max(0, n),
+            llm=self._query_llm() if n > 0 else None, generated_queries=n,
         )
         self._lead_with_fact_chunks(question, result, filters, k)
         result.retrieval_ms = (time.perf_counter() - t0) * 1000
