@@ -388,8 +388,22 @@ class SubsetVectorRetriever(BaseRetriever):
         ]
 
 
+# Word pieces of a question the dense search reads. The embedder's cost grows with the length, and a long question
+# leads with what it asks; the instructions after it ("answer in USD millions, round to one decimal") do not help
+# find the passage. Keyword search still reads the whole question.
+QUERY_TOKENS = 64
+
+
 def _embed_query(embed_model, text: str):
-    return _cached_query_embedding(id(embed_model), text, embed_model)
+    return _cached_query_embedding(id(embed_model), _query_head(embed_model, text), embed_model)
+
+
+def _query_head(embed_model, text: str) -> str:
+    tokenizer = getattr(getattr(embed_model, "_model", None), "tokenizer", None)
+    if tokenizer is None or QUERY_TOKENS <= 0:
+        return text
+    offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+    return text if len(offsets) <= QUERY_TOKENS else text[: offsets[QUERY_TOKENS - 1][1]]
 
 
 _QUERY_CACHE: dict[tuple[int, str], list[float]] = {}
@@ -453,6 +467,7 @@ class Retriever:
         self.weights = weights
         self.catalog = Catalog.build(list(index.filings.values()), index.nodes)
         self.indexed_sections = set(index.columns["section"]) | set(index.columns["merged_section"])
+        self._signatures: dict[str, frozenset[str]] = {}  # chunk id -> words and figures, for drop_repeats
 
     def retrieve(
         self,
@@ -494,14 +509,15 @@ class Retriever:
             subset = self.index.subset(
                 tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms, sections=group.sections
             )
-            lists.append(drop_repeats(self._search(bundle, mode, depth, subset, extra), top_k))
+            lists.append(drop_repeats(self._search(bundle, mode, depth, subset, extra), top_k, self._signatures))
             if analysis.statements and group.tickers:  # one company's statements, not every company's
                 pages = self.index.subset(
                     tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms,
                     statements=analysis.statements,
                 )
                 if pages is not None and len(pages):
-                    statement_lists.append(drop_repeats(self._search(bundle, mode, depth, pages, extra), top_k))
+                    statement_lists.append(
+                        drop_repeats(self._search(bundle, mode, depth, pages, extra), top_k, self._signatures))
         nodes = _round_robin(lists, top_k)  # interleaved: each group gets its share, and k come back in all
         if statement_lists:
             # The statement the question names first, alternating with the general results.
@@ -626,15 +642,20 @@ def _signature(node) -> frozenset[str]:
     return frozenset(_SIGNATURE_TOKEN.findall(node.text.split("\n", 1)[-1].lower()))
 
 
-def drop_repeats(results: list, k: int) -> list:
+def drop_repeats(results: list, k: int, signatures_by_id: dict | None = None) -> list:
     """One place per passage. Filings repeat themselves: the same paragraph stands in every year's 10-K, and in
     both MD&A and the notes of one. Copies after the first are dropped (a table whose figures changed is not a
     copy: its figures are part of what is compared); of one company's copies in different fiscal years, the
     latest filing's copy takes the best copy's place, since that is the company's current wording."""
     kept: list = []
     signatures: list[frozenset[str]] = []
+    cache = signatures_by_id if signatures_by_id is not None else {}
     for result in results:
-        signature = _signature(result.node)
+        signature = cache.get(result.node.node_id)
+        if signature is None:
+            if len(cache) > 4096:  # bounded: a few thousand recent chunks, not the whole index
+                cache.clear()
+            signature = cache[result.node.node_id] = _signature(result.node)
         twin = None
         for i, other in enumerate(signatures):
             union = len(signature | other)
