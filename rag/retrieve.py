@@ -101,6 +101,8 @@ _STOP_CAPS = {
     "Inc", "Corp", "Annual", "Report", "Compare", "List", "Give", "Show", "Tell", "Please", "Will", "Should",
     "Can", "Could", "Would", "Has", "Have", "Had", "Between", "During", "Over", "Both", "Each", "All", "Any",
     "Q1", "Q2", "Q3", "Q4", "CEO", "CFO", "EPS", "USD", "Note", "Notes", "Board", "Directors",
+    "Summarize", "Describe", "Explain", "Identify", "Calculate", "Compute", "Find", "Provide", "Name", "Assume",
+    "Using", "Based", "According", "Per", "Given", "Discuss", "Analyze", "Outline", "Estimate", "Rank",
 } | {m.capitalize() for m in _MONTHS}
 
 
@@ -291,10 +293,13 @@ def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
 
     # Names used like a company that no indexed filing matches ("Microsoft's", "Acme Corp").
     for m in re.finditer(r"\b([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*)(?:'s|’s|\s+(?:Inc|Corp|Corporation|Co)\b)", q):
-        # Each word on its own: "Are Apple's" opens with a capitalised word that is no name.
-        words = [w.group() for w in re.finditer(r"\S+", m.group(1))
-                 if w.group() not in _STOP_CAPS
-                 and not any(s <= m.start(1) + w.start() < e for s, e in spans)]
+        # The name is the run of capitalised words right before the possessive: "Are Apple's" and "Summarize
+        # Nike's" name a known company (nothing unknown), "Compare Acme Widgets'" names Acme Widgets.
+        words: list[str] = []
+        for w in reversed(list(re.finditer(r"\S+", m.group(1)))):
+            if w.group() in _STOP_CAPS or any(s <= m.start(1) + w.start() < e for s, e in spans):
+                break
+            words.insert(0, w.group())
         if words:
             analysis.unknown_companies.append(" ".join(words))
 

@@ -69,6 +69,10 @@ def test_latest_year_sections_forms_and_unknown_companies(catalog):
     unknown = analyze("What was Microsoft's revenue in 2024?", catalog)
     assert unknown.tickers == [] and unknown.unknown_companies == ["Microsoft"]
     assert analyze("What was Apple's revenue?", catalog).unknown_companies == []
+    # A capitalised word before a known company's possessive is not a company of its own.
+    assert analyze("Summarize Apple's MD&A for fiscal 2025", catalog).unknown_companies == []
+    assert analyze("Are Apple's margins higher than Globex Widgets's?", catalog).unknown_companies == ["Globex Widgets"]
+    assert analyze("Summarize Microsoft's risk factors", catalog).unknown_companies == ["Microsoft"]
     assert analysis.label() == "AAPL · FY2025 · 10-K · Item 1A"
 
 
