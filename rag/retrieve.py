@@ -393,22 +393,8 @@ class SubsetVectorRetriever(BaseRetriever):
         ]
 
 
-# Word pieces of a question the dense search reads. The embedder's cost grows with the length, and a long question
-# leads with what it asks; the instructions after it ("answer in USD millions, round to one decimal") do not help
-# find the passage. Keyword search still reads the whole question.
-QUERY_TOKENS = 64
-
-
 def _embed_query(embed_model, text: str):
-    return _cached_query_embedding(id(embed_model), _query_head(embed_model, text), embed_model)
-
-
-def _query_head(embed_model, text: str) -> str:
-    tokenizer = getattr(getattr(embed_model, "_model", None), "tokenizer", None)
-    if tokenizer is None or QUERY_TOKENS <= 0:
-        return text
-    offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
-    return text if len(offsets) <= QUERY_TOKENS else text[: offsets[QUERY_TOKENS - 1][1]]
+    return _cached_query_embedding(id(embed_model), text, embed_model)
 
 
 _QUERY_CACHE: dict[tuple[int, str], list[float]] = {}

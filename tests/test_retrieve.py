@@ -351,14 +351,3 @@ def test_short_forms_of_company_names_are_recognised():
         assert analysis.tickers == tickers, question
         assert not analysis.unknown_companies, question
 
-
-def test_dense_search_reads_the_head_of_a_long_question(small_index):
-    from rag.retrieve import QUERY_TOKENS, _query_head
-
-    model = small_index.embed_model()
-    short = "What were Acme's total net sales in fiscal 2024?"
-    assert _query_head(model, short) == short
-    long = short + " Answer in USD millions, rounded to one decimal place, and explain each step" * 8
-    head = _query_head(model, long)
-    assert long.startswith(head) and head.startswith(short)
-    assert len(model._model.tokenizer(head, add_special_tokens=False)["input_ids"]) == QUERY_TOKENS
