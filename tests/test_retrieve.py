@@ -351,3 +351,9 @@ def test_short_forms_of_company_names_are_recognised():
         assert analysis.tickers == tickers, question
         assert not analysis.unknown_companies, question
 
+
+
+def test_every_statement_mapping_names_a_known_metric():
+    from rag.facts import _STATEMENT_OF, METRIC_BY_KEY
+
+    assert all(key in METRIC_BY_KEY for keys in _STATEMENT_OF.values() for key in keys)
