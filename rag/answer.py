@@ -40,15 +40,14 @@ import math
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import date
-from typing import Any
 
 import httpx
 from ollama import Client, ResponseError
 
 from .config import Settings
-from .retrieve import Filters, QueryAnalysis, RetrievalResult
+from .schema import AnswerResult, Citation, Filters, QuestionPlan, RetrievalResult, pages_label
 
 __all__ = [
     "AnswerResult",
@@ -242,116 +241,6 @@ def _answer_tokens(settings: Settings) -> int:
 # Results
 
 
-@dataclass
-class Citation:
-    number: int
-    chunk_id: str | None = None
-    doc_id: str | None = None
-    ticker: str | None = None
-    company: str | None = None
-    form: str | None = None
-    fiscal_year: int | None = None
-    section: str | None = None
-    section_title: str | None = None
-    page_start: int | None = None
-    page_end: int | None = None
-    score: float = 0.0
-    text: str = ""
-    char_start: int | None = None
-    char_end: int | None = None
-    source: str | None = None
-    url: str | None = None
-    kind: str = "chunk"  # "chunk" (a retrieved passage) or "fact" (an exact figure from the facts hook)
-
-    def label(self) -> str:
-        """'Apple Inc. (AAPL) · 10-K · FY2024 · Item 8 Financial Statements · p. 28-29'"""
-        label = citation_label(vars(self))
-        return f"{label} · XBRL fact" if self.kind == "fact" else label
-
-
-def citation_label(c: dict) -> str:
-    """A citation's source as one line, from a Citation's fields or their saved dict:
-    'Apple Inc. (AAPL) · 10-K · FY2024 · Item 8 Financial Statements · p. 28-29'."""
-    who = c.get("company") or c.get("ticker") or "Unknown company"
-    if c.get("company") and c.get("ticker"):
-        who = f"{c['company']} ({c['ticker']})"
-    parts = [who]
-    if c.get("form"):
-        parts.append(str(c["form"]))
-    if c.get("fiscal_year"):
-        parts.append(f"FY{c['fiscal_year']}")
-    if c.get("section"):
-        title = c.get("section_title")
-        parts.append(f"{c['section']} {title}".strip() if title else str(c["section"]))
-    pages = pages_label(c.get("page_start"), c.get("page_end"))
-    if pages:
-        parts.append(pages)
-    return " · ".join(parts)
-
-
-def pages_label(start, end, dash: str = "-") -> str:
-    """'p. 5', 'p. 5-6' or '' (the UI passes an en dash)."""
-    if start in (None, "") and end in (None, ""):
-        return ""
-    if end in (None, "") or end == start:
-        return f"p. {start}"
-    if start in (None, ""):
-        return f"p. {end}"
-    return f"p. {start}{dash}{end}"
-
-
-@dataclass
-class AnswerResult:
-    question: str
-    answer: str
-    citations: list[Citation]  # only those the answer cites, numbered as in the text
-    sources: list[Citation]  # every source that was given (to the model, or to the extractive answer)
-    detected: dict  # what the question names: tickers, fiscal_years, forms, sections, unknown_companies, label
-    mode: str  # the retrieval mode: hybrid / dense / keyword
-    timings: dict  # retrieval_ms, first_token_ms, total_ms
-    warnings: list[str] = field(default_factory=list)
-    extractive: bool = False
-    refused: bool = False
-    cut: bool = False
-    model: str | None = None  # the Ollama model that wrote the answer; None when extractive or refused
-    refusal_reason: str | None = None  # forecast / advice / market_data / unknown_company / off_topic / no_evidence
-    unverified_figures: list[str] = field(default_factory=list)  # figures found in none of the cited sources
-    generated_queries: list[str] = field(default_factory=list)  # search queries the LLM wrote for the question
-
-    def to_dict(self) -> dict:
-        return _jsonable(asdict(self))
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set)):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if hasattr(value, "item"):  # numpy scalars
-        try:
-            return _jsonable(value.item())
-        except Exception:  # noqa: BLE001
-            pass
-    return str(value)
-
-
-def _detected(analysis: QueryAnalysis | None) -> dict:
-    if analysis is None:
-        return {"tickers": [], "fiscal_years": [], "forms": [], "sections": [], "unknown_companies": [], "label": ""}
-    return {
-        "tickers": list(analysis.tickers),
-        "fiscal_years": list(analysis.fiscal_years),
-        "forms": list(analysis.forms),
-        "sections": list(analysis.sections),
-        "unknown_companies": list(analysis.unknown_companies),
-        "label": analysis.label(),
-    }
-
-
 def _int_or_none(value) -> int | None:
     if value in (None, ""):
         return None
@@ -530,7 +419,7 @@ def _future_years(question: str) -> list[int]:
 
 
 def check_refusal(
-    question: str, analysis: QueryAnalysis | None = None, filters: Filters | None = None
+    question: str, analysis: QuestionPlan | None = None, filters: Filters | None = None
 ) -> Refusal | None:
     """A refusal decided from the question alone (no LLM), or None. General word patterns, not a list of
     questions: predictions, investment advice, market data, companies that are not indexed, chit-chat.
@@ -598,11 +487,11 @@ def check_refusal(
     return None
 
 
-def _unknown_companies(analysis: QueryAnalysis | None) -> list[str]:
+def _unknown_companies(analysis: QuestionPlan | None) -> list[str]:
     return list(dict.fromkeys(c.strip() for c in (analysis.unknown_companies if analysis else []) if c and c.strip()))
 
 
-def _partial_company_note(analysis: QueryAnalysis | None) -> str | None:
+def _partial_company_note(analysis: QuestionPlan | None) -> str | None:
     """When the question names indexed companies and others that are not indexed (or a name the analysis took
     for a company), the answer covers the indexed ones and says so first."""
     unknown = _unknown_companies(analysis)
@@ -1370,7 +1259,7 @@ _NUMERIC_Q = re.compile(
 )
 
 
-def _question_terms(question: str, sources: list[Citation], analysis: QueryAnalysis | None) -> list[str]:
+def _question_terms(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[str]:
     """Content terms of the question: not company names or tickers (retrieval already chose the companies)."""
     names: set[str] = set()
     for c in sources:
@@ -1398,7 +1287,7 @@ def _phrases(term: str) -> list[tuple[str, ...]]:
     return [(term,)] + [tuple(_tokens(syn)) for syn in _SYNONYMS.get(term, []) if _tokens(syn)]
 
 
-def _content_terms(question: str, sources: list[Citation], analysis: QueryAnalysis | None) -> list[str]:
+def _content_terms(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[str]:
     """The question's words that say what it is about: no company names, figures, or generic words."""
     return [t for t in _question_terms(question, sources, analysis)
             if not (t[0].isdigit() or t in _GENERIC or len(t) < 3)]
@@ -1408,7 +1297,7 @@ def _covered(term: str, vocab: set[str]) -> bool:
     return any(all(t in vocab for t in phrase) for phrase in _phrases(term))
 
 
-def _coverage_gap(question: str, sources: list[Citation], analysis: QueryAnalysis | None) -> list[str]:
+def _coverage_gap(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[str]:
     """Content words of the question that no retrieved passage contains (nor a synonym of them)."""
     vocab: set[str] = set()
     for c in sources:
@@ -1428,7 +1317,7 @@ def _section_tokens(c: Citation) -> set[str]:
     return set(_tokens(f"{c.section or ''} {c.section_title or ''}"))
 
 
-def _score_units(question: str, sources: list[Citation], analysis: QueryAnalysis | None) -> list[_Unit]:
+def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[_Unit]:
     """Every sentence and table row of the sources with a score (term overlap weighted by IDF over the
     retrieved chunks, with synonyms, bigrams, years, figures) and `coverage`: the share of the question's
     content terms the unit holds (with its table header and its Item title)."""
@@ -1548,7 +1437,7 @@ def _render_unit(u: _Unit) -> str:
 def extractive_answer(
     question: str,
     sources: list[Citation],
-    analysis: QueryAnalysis | None = None,
+    analysis: QuestionPlan | None = None,
     *,
     facts_text: str | None = None,
     reason: str | None = None,
@@ -1647,13 +1536,13 @@ class AnswerStream:
     def _run(self) -> Iterator[str]:
         t0 = time.perf_counter()
         retrieval = self.retrieval
-        analysis = retrieval.analysis
+        analysis = retrieval.plan
         res = AnswerResult(
             question=self.question,
             answer="",
             citations=[],
             sources=[],
-            detected=_detected(analysis),
+            detected=(analysis or QuestionPlan()).detected(),
             mode=retrieval.mode,
             timings={"retrieval_ms": round(float(retrieval.retrieval_ms or 0.0), 2), "first_token_ms": None,
                      "total_ms": None},
@@ -1811,7 +1700,7 @@ class AnswerStream:
 
     def _check_llm_answer(self, res: AnswerResult, pieces: list[str], given: list[Citation]) -> None:
         text = "".join(pieces).replace(CUT_MARK, "")
-        note = _partial_company_note(self.retrieval.analysis)
+        note = _partial_company_note(self.retrieval.plan)
         if note and text.startswith(note):
             text = text[len(note):]
         cites: _CitationFilter = self._cites

@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from .answer import citation_label
+from .schema import citation_label
 
 SCHEMA_VERSION = 1
 ROLES = ("user", "assistant")

@@ -11,7 +11,8 @@ import time
 
 from .config import Settings, get_settings
 from .index import IndexStore, LoadedIndex
-from .retrieve import Filters, RetrievalResult, Retriever
+from .retrieve import Retriever
+from .schema import Filters, RetrievalResult
 
 QUERY_TIMEOUT_S = 30.0  # Ollama writing search queries; a cold model load can take most of it
 MAX_GENERATED_QUERIES = 5  # each one is another dense and keyword search per list
@@ -117,7 +118,7 @@ class Engine:
         import logging
 
         user = filters or Filters()
-        analysis = retrieval.analysis
+        analysis = retrieval.plan
         tickers = list(user.tickers or (analysis.tickers if analysis else []))
         years = list(user.fiscal_years or (analysis.fiscal_years if analysis else []))
         unknown = list(analysis.unknown_companies if analysis else [])
@@ -152,7 +153,7 @@ class Engine:
 
         layer = self.facts()
         user = filters or Filters()
-        analysis = retrieval.analysis
+        analysis = retrieval.plan
         tickers = list(user.tickers or (analysis.tickers if analysis else []))
         years = list(user.fiscal_years or (analysis.fiscal_years if analysis else []))
         found = self._fact_answer(question, retrieval, filters)

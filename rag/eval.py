@@ -146,7 +146,7 @@ def run_questions(
                  "score": round(float(n.score or 0.0), 4)}
                 for n in retrieval.nodes
             ],
-            detected=retrieval.analysis.label(),
+            detected=retrieval.plan.label(),
             retrieval_ms=round(retrieval.retrieval_ms, 2),
         )
         rows.append(row)
@@ -248,7 +248,7 @@ def run_financebench(folder: Path, settings: Settings, *, mode: str = "hybrid", 
                 m.get("doc_id") == gold_doc and any(m["page_start"] <= p <= m["page_end"] for p in pages) for m in top
             )
         row["doc_hit@5"] = any(n.node.metadata.get("doc_id") == gold_doc for n in retrieval.nodes[:5])
-        row["detected"] = retrieval.analysis.label()
+        row["detected"] = retrieval.plan.label()
         rows.append(row)
     lat = np.array([r["retrieval_ms"] for r in rows]) if rows else np.zeros(1)
     return {

@@ -1,67 +1,22 @@
-"""Query analysis + hybrid retrieval over the index (data model fixed here; retrieval being written)."""
+"""Query analysis and hybrid retrieval over the index: dense (FAISS), keyword (BM25) or both fused."""
 
 from __future__ import annotations
 
+import re
+import time
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from llama_index.core.schema import NodeWithScore
+import numpy as np
+from llama_index.core.retrievers import BaseRetriever, QueryFusionRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle
 
-MODES = ("hybrid", "dense", "keyword")
-
-
-@dataclass
-class QueryAnalysis:
-    """What the question itself names. Applied as filters unless the user's own filters say otherwise."""
-
-    tickers: list[str] = field(default_factory=list)
-    fiscal_years: list[int] = field(default_factory=list)
-    forms: list[str] = field(default_factory=list)
-    sections: list[str] = field(default_factory=list)  # "Item 1A", "Item 7", ...
-    # Names the question treats as a company that match no indexed filing (e.g. "Microsoft" with no MSFT).
-    unknown_companies: list[str] = field(default_factory=list)
-    # Primary statements the question names ("income statement", "balance sheet", "cash flow statement"): their
-    # pages are searched as a list of their own, ranked first.
-    statements: list[str] = field(default_factory=list)
-    # Where each detection sits in the question: (start, end, dimension, value), dimension one of "ticker",
-    # "fiscal_year", "form". Not part of the label.
-    spans: list[tuple[int, int, str, object]] = field(default_factory=list, repr=False)
-
-    def label(self) -> str:
-        """'AAPL · FY2024 · Item 8' for the UI."""
-        parts = list(self.tickers) + [f"FY{y}" for y in self.fiscal_years] + list(self.forms) + list(self.sections)
-        return " · ".join(parts + list(self.statements))
-
-
-@dataclass
-class Filters:
-    tickers: list[str] = field(default_factory=list)
-    fiscal_years: list[int] = field(default_factory=list)
-    forms: list[str] = field(default_factory=list)
-    sections: list[str] = field(default_factory=list)
-
-
-@dataclass
-class RetrievalResult:
-    query: str
-    mode: str
-    # Each node's metadata holds: doc_id, ticker, company, form, fiscal_year, period_end, filing_date, accession,
-    # section, section_title, page_start, page_end, char_start, char_end, source, url. node.node_id is the chunk id.
-    nodes: list[NodeWithScore]
-    analysis: QueryAnalysis
-    filters: Filters  # what was actually applied
-    retrieval_ms: float = 0.0
-    generated_queries: list[str] = field(default_factory=list)  # what the LLM wrote, searched beside the question
-    warnings: list[str] = field(default_factory=list)
-
+from .schema import MODES, Filters, QuestionPlan, RetrievalResult
 
 # ==============================================================================================================
 # Query analysis
 
-import re  # noqa: E402
-import time  # noqa: E402
-from collections import Counter, defaultdict  # noqa: E402
 
-import numpy as np  # noqa: E402
 
 _CORP_SUFFIX = re.compile(
     r"[,.]?\s+(inc|incorporated|corp|corporation|co|company|ltd|limited|plc|llc|l\.?p|n\.?v|s\.?a|holdings?|"
@@ -225,7 +180,7 @@ def _abbreviated_company(token: str, catalog: "Catalog") -> str | None:
     return hits.pop() if len(hits) == 1 else None
 
 
-def search_text(question: str, analysis: QueryAnalysis, applied: "Filters") -> str:
+def search_text(question: str, analysis: QuestionPlan, applied: "Filters") -> str:
     """The question without the words that became filters ("Salesforce's", "fiscal 2025", "10-K"): every chunk
     of the filtered filings carries them in its header, so they only blur what the rest of the question asks."""
     values = {"ticker": set(applied.tickers), "fiscal_year": set(applied.fiscal_years), "form": set(applied.forms)}
@@ -241,10 +196,10 @@ def search_text(question: str, analysis: QueryAnalysis, applied: "Filters") -> s
     return text if len(re.findall(r"\w{3,}", text)) >= 2 else question
 
 
-def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
+def analyze(question: str, catalog: Catalog) -> QuestionPlan:
     q = question
     low = q.lower()
-    analysis = QueryAnalysis()
+    analysis = QuestionPlan()
 
     # Companies: names and tickers of indexed filings (longest names first), then words one company owns.
     found: list[str] = []
@@ -360,8 +315,6 @@ def analyze(question: str, catalog: Catalog) -> QueryAnalysis:
 # ==============================================================================================================
 # Retrievers
 
-from llama_index.core.retrievers import BaseRetriever, QueryFusionRetriever  # noqa: E402
-from llama_index.core.schema import QueryBundle  # noqa: E402
 
 
 class SubsetVectorRetriever(BaseRetriever):
@@ -486,7 +439,7 @@ class Retriever:
                                 f"the question alone was searched.")
         elif generated_queries > 0:
             warnings.append("Query generation needs Ollama, which is not available; the question alone was searched.")
-        analysis = analyze(question, self.catalog) if use_analysis else QueryAnalysis()
+        analysis = analyze(question, self.catalog) if use_analysis else QuestionPlan()
         applied = self._effective_filters(analysis, filters or Filters())
         groups = self._groups(applied)
         # Dense search embeds the question without the words that became filters; keyword search keeps them,
@@ -514,11 +467,11 @@ class Retriever:
             # The statement the question names first, alternating with the general results.
             nodes = _round_robin([_round_robin(statement_lists, top_k), nodes], top_k)
         return RetrievalResult(
-            query=question, mode=mode, nodes=nodes, analysis=analysis, filters=applied,
+            query=question, mode=mode, nodes=nodes, plan=analysis, filters=applied,
             retrieval_ms=(time.perf_counter() - t0) * 1000, generated_queries=extra, warnings=warnings,
         )
 
-    def _effective_filters(self, analysis: QueryAnalysis, user: Filters) -> Filters:
+    def _effective_filters(self, analysis: QuestionPlan, user: Filters) -> Filters:
         """The user's own filters win, dimension by dimension; detected ones fill the rest."""
         tickers = user.tickers or analysis.tickers
         years = user.fiscal_years or analysis.fiscal_years

@@ -22,7 +22,7 @@ from rag.answer import (
     ollama_status,
 )
 from rag.config import get_settings
-from rag.retrieve import Filters, QueryAnalysis, RetrievalResult
+from rag.schema import Filters, QuestionPlan, RetrievalResult
 from tests.fake_ollama import FakeOllama, free_port
 
 APPLE_HEAD = "Apple Inc. (AAPL) · 10-K · FY2024 · Item 8: Financial Statements and Supplementary Data"
@@ -84,8 +84,8 @@ TESLA_META = {"doc_id": "tsla-2023", "ticker": "TSLA", "company": "Tesla, Inc.",
               "period_end": "2023-12-31", "accession": "0001628280-24-002390"}
 
 
-def retrieval(question: str, nodes=None, analysis: QueryAnalysis | None = None) -> RetrievalResult:
-    analysis = analysis or QueryAnalysis(tickers=["AAPL"])
+def retrieval(question: str, nodes=None, analysis: QuestionPlan | None = None) -> RetrievalResult:
+    analysis = analysis or QuestionPlan(tickers=["AAPL"])
     if nodes is None:
         nodes = [
             make_node(APPLE_TABLE, "c-table", 0.033),
@@ -93,7 +93,7 @@ def retrieval(question: str, nodes=None, analysis: QueryAnalysis | None = None) 
                       page_end=22),
         ]
     return RetrievalResult(
-        query=question, mode="hybrid", nodes=nodes, analysis=analysis,
+        query=question, mode="hybrid", nodes=nodes, plan=analysis,
         filters=Filters(tickers=list(analysis.tickers)), retrieval_ms=12.5,
     )
 
@@ -341,21 +341,21 @@ def test_use_llm_false_makes_no_request(fake_ollama):
 @pytest.mark.parametrize(
     "question, kind, analysis",
     [
-        ("What will Apple's revenue be next year?", "forecast", QueryAnalysis(tickers=["AAPL"])),
-        ("Predict Tesla's vehicle deliveries for the coming quarters.", "forecast", QueryAnalysis(tickers=["TSLA"])),
-        ("What is Apple's price target?", "forecast", QueryAnalysis(tickers=["AAPL"])),
-        ("Will Tesla be profitable in 2031?", "forecast", QueryAnalysis(tickers=["TSLA"])),
-        ("Should I buy Tesla stock?", "advice", QueryAnalysis(tickers=["TSLA"])),
-        ("Is Apple a good investment right now?", "advice", QueryAnalysis(tickers=["AAPL"])),
-        ("Buy, sell or hold: Tesla?", "advice", QueryAnalysis(tickers=["TSLA"])),
-        ("Will Adobe's shares outperform the market?", "advice", QueryAnalysis()),
-        ("What was Apple's share price on November 1, 2024?", "market_data", QueryAnalysis(tickers=["AAPL"])),
-        ("How did Tesla stock react to the earnings release?", "market_data", QueryAnalysis(tickers=["TSLA"])),
-        ("What is Apple's market cap?", "market_data", QueryAnalysis(tickers=["AAPL"])),
+        ("What will Apple's revenue be next year?", "forecast", QuestionPlan(tickers=["AAPL"])),
+        ("Predict Tesla's vehicle deliveries for the coming quarters.", "forecast", QuestionPlan(tickers=["TSLA"])),
+        ("What is Apple's price target?", "forecast", QuestionPlan(tickers=["AAPL"])),
+        ("Will Tesla be profitable in 2031?", "forecast", QuestionPlan(tickers=["TSLA"])),
+        ("Should I buy Tesla stock?", "advice", QuestionPlan(tickers=["TSLA"])),
+        ("Is Apple a good investment right now?", "advice", QuestionPlan(tickers=["AAPL"])),
+        ("Buy, sell or hold: Tesla?", "advice", QuestionPlan(tickers=["TSLA"])),
+        ("Will Adobe's shares outperform the market?", "advice", QuestionPlan()),
+        ("What was Apple's share price on November 1, 2024?", "market_data", QuestionPlan(tickers=["AAPL"])),
+        ("How did Tesla stock react to the earnings release?", "market_data", QuestionPlan(tickers=["TSLA"])),
+        ("What is Apple's market cap?", "market_data", QuestionPlan(tickers=["AAPL"])),
         ("What was Microsoft's revenue in fiscal 2024?", "unknown_company",
-         QueryAnalysis(fiscal_years=[2024], unknown_companies=["Microsoft"])),
-        ("Write me a poem about the sea", "off_topic", QueryAnalysis()),
-        ("what is the meaning of life?", "off_topic", QueryAnalysis()),
+         QuestionPlan(fiscal_years=[2024], unknown_companies=["Microsoft"])),
+        ("Write me a poem about the sea", "off_topic", QuestionPlan()),
+        ("what is the meaning of life?", "off_topic", QuestionPlan()),
     ],
 )
 def test_refusals_cite_nothing_and_call_no_llm(fake_ollama, question, kind, analysis):
@@ -389,7 +389,7 @@ def test_refusals_cite_nothing_and_call_no_llm(fake_ollama, question, kind, anal
     ],
 )
 def test_historical_questions_are_not_refused(question):
-    assert check_refusal(question, QueryAnalysis()) is None
+    assert check_refusal(question, QuestionPlan()) is None
 
 
 def test_no_retrieved_nodes_says_nothing_found(fake_ollama):
@@ -421,7 +421,7 @@ def test_extractive_answer_represents_several_sources():
     text = extractive_answer(
         "How did Apple's total net sales change in 2024 compared to 2023?",
         [Citation(number=1, text=APPLE_TABLE, ticker="AAPL"), Citation(number=2, text=APPLE_MDA, ticker="AAPL")],
-        QueryAnalysis(tickers=["AAPL"], fiscal_years=[2024, 2023]),
+        QuestionPlan(tickers=["AAPL"], fiscal_years=[2024, 2023]),
     )[0]
     assert "[1]" in text and "[2]" in text
     assert "increased 2% or $7.8 billion" in text
@@ -433,7 +433,7 @@ def test_extractive_answer_represents_several_sources():
 
 def test_extractive_prose_question_picks_the_right_sentence():
     nodes = [make_node(TESLA_HQ, "t-hq", **TESLA_META), make_node(TESLA_RISK, "t-risk", **TESLA_META)]
-    res = answer("Why is Tesla dependent on Elon Musk?", retrieval("q", nodes, QueryAnalysis(tickers=["TSLA"])),
+    res = answer("Why is Tesla dependent on Elon Musk?", retrieval("q", nodes, QuestionPlan(tickers=["TSLA"])),
                  settings_for(None), use_llm=False)
     assert "highly dependent on the services of Elon Musk" in res.answer
     assert "[2]" in res.answer and [c.number for c in res.citations] == [2]
@@ -442,7 +442,7 @@ def test_extractive_prose_question_picks_the_right_sentence():
 def test_extractive_says_so_when_passages_do_not_answer():
     nodes = [make_node(TESLA_HQ, "t-hq", **TESLA_META), make_node(TESLA_RISK, "t-risk", **TESLA_META)]
     res = answer("What brand of coffee does the Tesla cafeteria serve?",
-                 retrieval("q", nodes, QueryAnalysis(tickers=["TSLA"])), settings_for(None), use_llm=False)
+                 retrieval("q", nodes, QuestionPlan(tickers=["TSLA"])), settings_for(None), use_llm=False)
     assert res.refused and res.citations == [] and res.refusal_reason == "no_evidence"
     assert "coffee" in res.answer
 
@@ -450,7 +450,7 @@ def test_extractive_says_so_when_passages_do_not_answer():
 def test_extractive_matches_common_synonyms():
     text = TESLA_HQ + " As of December 31, 2023, we employed 140,473 full-time employees."
     nodes = [make_node(text, "t-hq", **TESLA_META), make_node(TESLA_RISK, "t-risk", **TESLA_META)]
-    res = answer("How many people work at Tesla?", retrieval("q", nodes, QueryAnalysis(tickers=["TSLA"])),
+    res = answer("How many people work at Tesla?", retrieval("q", nodes, QuestionPlan(tickers=["TSLA"])),
                  settings_for(None), use_llm=False)
     assert not res.refused
     assert "140,473 full-time employees" in res.answer
@@ -458,7 +458,7 @@ def test_extractive_matches_common_synonyms():
 
 def test_indexed_and_unknown_company_answers_the_indexed_one(fake_ollama):
     fake_ollama.reply = "Apple's total net sales were $391,035 million in fiscal 2024 [1]."
-    analysis = QueryAnalysis(tickers=["AAPL"], unknown_companies=["Microsoft"])
+    analysis = QuestionPlan(tickers=["AAPL"], unknown_companies=["Microsoft"])
     pieces, res = run_stream("Compare Apple's and Microsoft's net sales", retrieval("q", analysis=analysis),
                              settings_for(fake_ollama))
     assert not res.refused

@@ -14,7 +14,8 @@ import pytest
 
 from rag.config import get_settings
 from rag.index import NODE_META_KEYS, IndexBusy, IndexStore
-from rag.retrieve import Filters, Retriever
+from rag.retrieve import Retriever
+from rag.schema import Filters
 from tests.filings import ACME, BOLT, write_filing
 
 ROOT = Path(__file__).resolve().parents[1]

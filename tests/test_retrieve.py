@@ -6,7 +6,8 @@ import pytest
 
 from rag.config import get_settings
 from rag.index import IndexStore
-from rag.retrieve import Catalog, Filters, Retriever, analyze, short_names
+from rag.retrieve import Catalog, Retriever, analyze, short_names
+from rag.schema import Filters
 from tests.filings import ACME, BOLT, write_filing
 
 FILINGS = [
@@ -87,7 +88,7 @@ def small_index(tmp_path_factory):
 def test_detected_filters_apply_and_user_filters_win(small_index):
     retriever = Retriever(small_index.load(), small_index.embed_model())
     result = retriever.retrieve("What were Bolt Motors' total net sales?", mode="hybrid", top_k=4)
-    assert result.analysis.tickers == ["BOLT"]
+    assert result.plan.tickers == ["BOLT"]
     assert {n.node.metadata["ticker"] for n in result.nodes} == {"BOLT"}
     # The user's own filter overrides what the question says.
     result = retriever.retrieve("What were Bolt Motors' total net sales?", mode="hybrid", top_k=4,
@@ -95,7 +96,7 @@ def test_detected_filters_apply_and_user_filters_win(small_index):
     assert {n.node.metadata["ticker"] for n in result.nodes} == {"ACME"}
     # Analysis off: nothing detected, nothing applied.
     result = retriever.retrieve("What were Bolt Motors' total net sales?", top_k=4, use_analysis=False)
-    assert result.analysis.tickers == [] and result.filters.tickers == []
+    assert result.plan.tickers == [] and result.filters.tickers == []
 
 
 def test_two_companies_each_get_their_share(small_index):
@@ -197,7 +198,7 @@ def test_a_named_statement_is_searched_first(small_index):
 
     result = Retriever(index, small_index.embed_model()).retrieve(
         "According to the income statement, what were Acme's total net sales?", mode="dense", top_k=4)
-    assert result.analysis.statements == ["income statement"] and "income statement" in result.analysis.label()
+    assert result.plan.statements == ["income statement"] and "income statement" in result.plan.label()
     first = result.nodes[0].node
     assert first.metadata["ticker"] == "ACME" and first.node_id in {n.node_id for n in statement_rows}
 

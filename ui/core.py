@@ -10,7 +10,7 @@ import streamlit as st
 
 from rag.config import Settings, get_settings
 from rag.conversations import ConversationStore, valid_id
-from rag.retrieve import MODES, Filters
+from rag.schema import MODES, Filters
 
 from .text import safe_inline
 

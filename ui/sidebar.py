@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag.config import get_settings
-from rag.retrieve import MODES
+from rag.schema import MODES
 
 from . import core
 from . import filings as filing_ui

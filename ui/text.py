@@ -20,7 +20,7 @@ import html
 import re
 from typing import Iterable, Iterator
 
-from rag.answer import pages_label as answer_pages_label
+from rag.schema import pages_label as answer_pages_label
 
 WORD_JOINER = "\u2060"
 # Characters escaped with a backslash everywhere in ordinary text.

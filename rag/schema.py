@@ -1,0 +1,212 @@
+"""The data that crosses stages: filters, the question plan, retrieval results, citations and answer results.
+
+Everything above (index, facts, retrieve, answer, the engine, the UI) reads these types from here, so no stage
+imports another only for a type. Imports nothing from rag but config.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # annotations only: the UI imports this module without loading LlamaIndex
+    from llama_index.core.schema import NodeWithScore
+
+MODES = ("hybrid", "dense", "keyword")
+
+
+@dataclass
+class Filters:
+    """Exact filters on the indexed chunks; an empty list means no filter on that field."""
+
+    tickers: list[str] = field(default_factory=list)
+    fiscal_years: list[int] = field(default_factory=list)
+    forms: list[str] = field(default_factory=list)
+    sections: list[str] = field(default_factory=list)
+
+
+@dataclass
+class MetricMention:
+    """A figure the question asks for, in the facts layer's vocabulary: the metric's key, where its phrase sits in
+    the (normalised) question, and the words that qualify it ("iPhone revenue", "revenue from services")."""
+
+    metric_key: str
+    start: int
+    end: int
+    words: list[str]  # the metric phrase's words
+    before: list[str] = field(default_factory=list)  # content words just before it (a qualifier)
+    after: list[str] = field(default_factory=list)  # content words after "from/in/by ..." (a qualifier)
+    excluded: list[str] = field(default_factory=list)  # words after "excluding"
+
+    @property
+    def qualified(self) -> bool:
+        return bool(self.before or self.after)
+
+    def spec(self) -> tuple:
+        return (self.metric_key, tuple(self.before), tuple(self.after))
+
+
+@dataclass
+class QuestionPlan:
+    """What the question asks, read once (rag.question.plan_question) and shared by retrieval, the facts layer and
+    the refusals. Detected companies, years, forms and Items are applied as filters unless the user's own filters
+    say otherwise."""
+
+    question: str = ""
+    tickers: list[str] = field(default_factory=list)
+    fiscal_years: list[int] = field(default_factory=list)
+    forms: list[str] = field(default_factory=list)
+    sections: list[str] = field(default_factory=list)  # "Item 1A", "Item 7", ...
+    # Names the question treats as a company that match no indexed filing (e.g. "Microsoft" with no MSFT).
+    unknown_companies: list[str] = field(default_factory=list)
+    # Primary statements the question names ("income statement", "balance sheet", "cash flow statement"), or that
+    # print the figures it asks for: their pages are searched as a list of their own, ranked first.
+    statements: list[str] = field(default_factory=list)
+    # Where each detection sits in the question: (start, end, dimension, value), dimension one of "ticker",
+    # "fiscal_year", "form". Not part of the label.
+    spans: list[tuple[int, int, str, object]] = field(default_factory=list, repr=False)
+    # "the latest / most recent year" with no year named: the newest indexed filing per company.
+    latest: bool = False
+    # Full dates the question names ("as of September 28, 2024"), ISO, in question order.
+    dates: list[str] = field(default_factory=list)
+    # "from 2022 to 2024": the first and last year of a range the question spans.
+    year_range: tuple[int, int] | None = None
+    # Company -> the fiscal years named right after it ("Apple in 2023 and Tesla in 2024"); empty when the years
+    # apply to every company.
+    years_by_ticker: dict[str, list[int]] = field(default_factory=dict)
+    # The figures asked for, in the facts layer's vocabulary, in question order.
+    metrics: list[MetricMention] = field(default_factory=list)
+    # True when the question asks about prose around a figure (drivers, risks, policies) rather than the figure.
+    prose_intent: bool = False
+
+    def label(self) -> str:
+        """'AAPL · FY2024 · Item 8' for the UI."""
+        parts = list(self.tickers) + [f"FY{y}" for y in self.fiscal_years] + list(self.forms) + list(self.sections)
+        return " · ".join(parts + list(self.statements))
+
+    def detected(self) -> dict:
+        """What the question names, as an answer result reports it."""
+        return {
+            "tickers": list(self.tickers),
+            "fiscal_years": list(self.fiscal_years),
+            "forms": list(self.forms),
+            "sections": list(self.sections),
+            "unknown_companies": list(self.unknown_companies),
+            "label": self.label(),
+        }
+
+
+EMPTY_DETECTED = QuestionPlan().detected()
+
+
+@dataclass
+class RetrievalResult:
+    query: str
+    mode: str
+    # Each node's metadata holds: doc_id, ticker, company, form, fiscal_year, period_end, filing_date, accession,
+    # section, section_title, page_start, page_end, char_start, char_end, source, url. node.node_id is the chunk id.
+    nodes: list[NodeWithScore]
+    plan: QuestionPlan
+    filters: Filters  # what was actually applied
+    retrieval_ms: float = 0.0
+    generated_queries: list[str] = field(default_factory=list)  # what the LLM wrote, searched beside the question
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Citation:
+    number: int
+    chunk_id: str | None = None
+    doc_id: str | None = None
+    ticker: str | None = None
+    company: str | None = None
+    form: str | None = None
+    fiscal_year: int | None = None
+    section: str | None = None
+    section_title: str | None = None
+    page_start: int | None = None
+    page_end: int | None = None
+    score: float = 0.0
+    text: str = ""
+    char_start: int | None = None
+    char_end: int | None = None
+    source: str | None = None
+    url: str | None = None
+    kind: str = "chunk"  # "chunk" (a retrieved passage) or "fact" (an exact figure from the facts layer)
+
+    def label(self) -> str:
+        """'Apple Inc. (AAPL) · 10-K · FY2024 · Item 8 Financial Statements · p. 28-29'"""
+        label = citation_label(vars(self))
+        return f"{label} · XBRL fact" if self.kind == "fact" else label
+
+
+def citation_label(c: dict, *, page_dash: str = "-") -> str:
+    """A citation's source as one line, from a Citation's fields or their saved dict:
+    'Apple Inc. (AAPL) · 10-K · FY2024 · Item 8 Financial Statements · p. 28-29'."""
+    who = c.get("company") or c.get("ticker") or "Unknown company"
+    if c.get("company") and c.get("ticker"):
+        who = f"{c['company']} ({c['ticker']})"
+    parts = [who]
+    if c.get("form"):
+        parts.append(str(c["form"]))
+    if c.get("fiscal_year"):
+        parts.append(f"FY{c['fiscal_year']}")
+    if c.get("section"):
+        title = c.get("section_title")
+        parts.append(f"{c['section']} {title}".strip() if title else str(c["section"]))
+    pages = pages_label(c.get("page_start"), c.get("page_end"), page_dash)
+    if pages:
+        parts.append(pages)
+    return " · ".join(parts)
+
+
+def pages_label(start, end, dash: str = "-") -> str:
+    """'p. 5', 'p. 5-6' or '' (the UI passes an en dash)."""
+    if start in (None, "") and end in (None, ""):
+        return ""
+    if end in (None, "") or end == start:
+        return f"p. {start}"
+    if start in (None, ""):
+        return f"p. {end}"
+    return f"p. {start}{dash}{end}"
+
+
+@dataclass
+class AnswerResult:
+    question: str
+    answer: str
+    citations: list[Citation]  # only those the answer cites, numbered as in the text
+    sources: list[Citation]  # every source that was given (to the model, or to the extractive answer)
+    detected: dict  # what the question names: tickers, fiscal_years, forms, sections, unknown_companies, label
+    mode: str  # the retrieval mode: hybrid / dense / keyword
+    timings: dict  # retrieval_ms, first_token_ms, total_ms
+    warnings: list[str] = field(default_factory=list)
+    extractive: bool = False
+    refused: bool = False
+    cut: bool = False
+    model: str | None = None  # the Ollama model that wrote the answer; None when extractive or refused
+    refusal_reason: str | None = None  # forecast / advice / market_data / unknown_company / off_topic / no_evidence
+    unverified_figures: list[str] = field(default_factory=list)  # figures found in none of the cited sources
+    generated_queries: list[str] = field(default_factory=list)  # search queries the LLM wrote for the question
+
+    def to_dict(self) -> dict:
+        return jsonable(asdict(self))
+
+
+def jsonable(value: Any) -> Any:
+    """A value made of JSON types only (numpy scalars unwrapped, non-finite floats as None)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if hasattr(value, "item"):  # numpy scalars
+        try:
+            return jsonable(value.item())
+        except Exception:  # noqa: BLE001
+            pass
+    return str(value)
