@@ -22,6 +22,16 @@ _MONTH_BY_PREFIX = {m[:3]: i + 1 for i, m in enumerate(MONTHS)}
 MONTH_DAY_YEAR = re.compile(r"\b(" + MONTH_PATTERN + r")\.?\s+(\d{1,2}),?\s+((?:19|20)\d{2})\b", re.IGNORECASE)
 
 
+# A fiscal year as written in a question or an answer: "FY24", "fiscal 2024", "fiscal year '24", or a bare "2024".
+FISCAL_YEAR_MENTION = re.compile(r"\b(?:fy|fiscal(?:\s+year)?)\s*'?(\d{2}|\d{4})\b|\b((?:19|20)\d{2})\b", re.IGNORECASE)
+
+
+def mentioned_year(match: re.Match) -> int:
+    """The four-digit year of a FISCAL_YEAR_MENTION match ("FY24" -> 2024)."""
+    raw = match.group(1) or match.group(2)
+    return int(raw) + (2000 if len(raw) == 2 else 0)
+
+
 def month_number(name: str) -> int | None:
     """1-12 for a month name or abbreviation ("Sept" -> 9), None for anything else."""
     return _MONTH_BY_PREFIX.get(name.strip(". ").lower()[:3])
@@ -52,3 +62,15 @@ def fiscal_year_from_period_end(period_end: str) -> int:
     own label."""
     year, month, day = int(period_end[:4]), int(period_end[5:7]), int(period_end[8:10])
     return year - 1 if month == 1 and day <= 7 else year
+
+
+def fiscal_years_named(text: str, filings: list[dict]) -> list[int]:
+    """Fiscal years a text names, dates first: a period-end date names the fiscal year of the filing whose period
+    ends then (else its calendar year), then every FISCAL_YEAR_MENTION. `filings` are dicts with period_end and
+    fiscal_year."""
+    out = []
+    for _start, _end, iso in dates_named(text):
+        hit = [f for f in filings if f.get("period_end") == iso and f.get("fiscal_year")]
+        out.append(int(hit[0]["fiscal_year"]) if hit else int(iso[:4]))
+    out.extend(mentioned_year(m) for m in FISCAL_YEAR_MENTION.finditer(text))
+    return out

@@ -6,13 +6,20 @@ published a new generation, so a long-running app picks up the CLI's work withou
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
+from llama_index.core.schema import NodeWithScore
+
+from .answer import answer_stream, make_llm, ollama_status
 from .config import Settings, get_settings
+from .facts import CheckedStream, FactsLayer
 from .index import IndexStore, LoadedIndex
 from .retrieve import Retriever
 from .schema import Filters, RetrievalResult
+
+log = logging.getLogger(__name__)
 
 QUERY_TIMEOUT_S = 30.0  # Ollama writing search queries; a cold model load can take most of it
 MAX_GENERATED_QUERIES = 5  # each one is another dense and keyword search per list
@@ -69,26 +76,24 @@ class Engine:
             question, mode=mode, top_k=k, filters=filters, use_analysis=use_analysis,
             llm=self._query_llm() if n > 0 else None, generated_queries=n,
         )
-        self._lead_with_fact_chunks(question, result, filters, k)
+        self._lead_with_fact_chunks(result, filters, k)
         result.retrieval_ms = (time.perf_counter() - t0) * 1000
         return result
 
     def _query_llm(self):
         """The Ollama model that writes search queries, or None when Ollama does not answer. A query must not
         hold a question up the way an answer may: its request timeout is short."""
-        from .answer import make_llm, ollama_status
-
         status = ollama_status(self.settings)
         if not status.reachable or not status.model_available:
             return None
         quick = self.settings.with_overrides(llm_timeout_s=min(float(self.settings.llm_timeout_s), QUERY_TIMEOUT_S))
         return make_llm(quick)
 
-    def _lead_with_fact_chunks(self, question: str, result: RetrievalResult, filters: Filters | None, k: int):
+    def _lead_with_fact_chunks(self, result: RetrievalResult, filters: Filters | None, k: int):
         """A question for reported figures ("Apple's total net sales in fiscal 2024") is best sourced by the
         chunks where those figures are tagged: put them first. Search text alone often ranks an MD&A table that
         restates a figure, or a prior-year comparative, above the statement that reports it."""
-        found = self._fact_answer(question, result, filters)
+        found = self._fact_answer(result, filters)
         if found is None:
             return
         by_id = {n.node.node_id: n for n in result.nodes}
@@ -105,35 +110,33 @@ class Engine:
             result.nodes = (lead + [n for n in result.nodes if n.node.node_id not in ids])[: max(k, len(lead))]
 
     def _node_with_score(self, chunk_id: str, result: RetrievalResult):
-        from llama_index.core.schema import NodeWithScore
-
         node = self._node(chunk_id)
         # Scores only order a result; a chunk put first takes the top one so the list reads in order.
         top = max((n.score or 0.0 for n in result.nodes), default=0.0)
         return NodeWithScore(node=node, score=top) if node is not None else None
 
-    def _fact_answer(self, question: str, retrieval: RetrievalResult, filters: Filters | None):
-        """The facts layer's exact figures for a question, or None (also when the layer fails: it must never stop
-        an answer)."""
-        import logging
-
-        user = filters or Filters()
-        analysis = retrieval.plan
-        tickers = list(user.tickers or (analysis.tickers if analysis else []))
-        years = list(user.fiscal_years or (analysis.fiscal_years if analysis else []))
-        unknown = list(analysis.unknown_companies if analysis else [])
+    def _fact_answer(self, retrieval: RetrievalResult, filters: Filters | None):
+        """The facts layer's exact figures for the question's plan, or None (also when the layer fails: it must
+        never stop an answer). The user's own company and year filters override the plan's."""
+        tickers, years = self._fact_scope(retrieval, filters)
+        plan = retrieval.plan
         # Retrieval and the answer that follows it ask the same thing: look it up once per index generation.
-        key = (question, tuple(tickers), tuple(years), tuple(unknown), self.index().generation)
+        key = (plan.question, tuple(tickers), tuple(years), tuple(plan.unknown_companies), self.index().generation)
         memo = getattr(self, "_fact_memo", None)
         if memo is not None and memo[0] == key:
             return memo[1]
         try:
-            found = self.facts().answer_for(question, tickers, years, unknown)
+            found = self.facts().answer_for(plan, tickers, years)
         except Exception:  # noqa: BLE001
-            logging.getLogger(__name__).exception("facts lookup failed for %r", question)
+            log.exception("facts lookup failed for %r", plan.question)
             return None
         self._fact_memo = (key, found)
         return found
+
+    @staticmethod
+    def _fact_scope(retrieval: RetrievalResult, filters: Filters | None) -> tuple[list[str], list[int]]:
+        user = filters or Filters()
+        return list(user.tickers or retrieval.plan.tickers), list(user.fiscal_years or retrieval.plan.fiscal_years)
 
     def ask_stream(self, question: str, *, mode: str = "hybrid", top_k: int | None = None,
                    filters: Filters | None = None, use_llm: bool = True, use_analysis: bool = True,
@@ -143,31 +146,22 @@ class Engine:
                                   generated_queries=generated_queries if use_llm else 0)
         return self.answer_stream_for(question, retrieval, use_llm=use_llm, filters=filters)
 
-    # ---- facts hook (rag/facts.py): exact XBRL figures first, computed in code and cited; the finished answer's
-    # figures are checked against them (warnings). Without facts for the question, the answer is unchanged.
+    # ---- exact XBRL figures first, computed in code and cited; the finished answer's figures are checked against
+    # them (warnings). Without facts for the question, the answer is unchanged.
     def answer_stream_for(self, question: str, retrieval: RetrievalResult, *, use_llm: bool = True,
                           filters: Filters | None = None):
         """The answer stream for a retrieval already done (the CLI, the app and the eval share it)."""
-        from .answer import answer_stream
-        from .facts import CheckedStream
-
-        layer = self.facts()
-        user = filters or Filters()
-        analysis = retrieval.plan
-        tickers = list(user.tickers or (analysis.tickers if analysis else []))
-        years = list(user.fiscal_years or (analysis.fiscal_years if analysis else []))
-        found = self._fact_answer(question, retrieval, filters)
+        tickers, years = self._fact_scope(retrieval, filters)
+        found = self._fact_answer(retrieval, filters)
         stream = answer_stream(
             question, retrieval, self.settings, use_llm=use_llm,
             facts_block=found.block if found else None, fact_citations=found.citations if found else None,
         )
-        return CheckedStream(stream, layer, question, tickers, years, facts=found)
+        return CheckedStream(stream, self.facts(), tickers, years, facts=found)
 
     def facts(self):
         """The facts layer over storage/facts.sqlite3, citing chunks of the live index."""
         if getattr(self, "_facts", None) is None:
-            from .facts import FactsLayer
-
             self._facts = FactsLayer(self.settings, chunk_lookup=self._chunk,
                                      live_doc_ids=lambda: list(self.index().filings))
         return self._facts

@@ -4,180 +4,16 @@ from __future__ import annotations
 
 import re
 import time
-from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 
 import numpy as np
 from llama_index.core.retrievers import BaseRetriever, QueryFusionRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from .question import Catalog, plan_question
 from .schema import MODES, Filters, QuestionPlan, RetrievalResult
 
 # ==============================================================================================================
-# Query analysis
-
-
-
-_CORP_SUFFIX = re.compile(
-    r"[,.]?\s+(inc|incorporated|corp|corporation|co|company|ltd|limited|plc|llc|l\.?p|n\.?v|s\.?a|holdings?|"
-    r"group|platforms|the)\.?$",
-    re.I,
-)
-_MONTHS = ("january february march april may june july august september october november december").split()
-_SECTION_WORDS = [
-    (r"\bitem\s+(1[0-6]|[1-9])([abc])?\b", None),  # explicit "Item 7A"
-    (r"\brisk\s+factors?\b", "Item 1A"),
-    (r"\bunresolved\s+staff\s+comments?\b", "Item 1B"),
-    (r"\bcybersecurity\b", "Item 1C"),
-    (r"\blegal\s+proceedings?\b", "Item 3"),
-    (r"\bmine\s+safety\b", "Item 4"),
-    (r"\bmarket\s+for\s+(the\s+)?registrant", "Item 5"),
-    (r"\bmd&a\b|\bmanagement'?s\s+discussion\b", "Item 7"),
-    (r"\bquantitative\s+and\s+qualitative\s+disclosures?\b", "Item 7A"),
-    (r"\bcontrols\s+and\s+procedures\b", "Item 9A"),
-    (r"\bexecutive\s+compensation\b", "Item 11"),
-    (r"\bprincipal\s+account(ant|ing)\s+fees\b", "Item 14"),
-]
-_STATEMENT_WORDS = [
-    (r"\bincome\s+statements?\b|\bstatements?\s+of\s+(?:operations|income|earnings)\b|\bp\s*&\s*l\b|"
-     r"\bprofit\s+and\s+loss\s+statement", "income statement"),
-    (r"\bbalance\s+sheets?\b|\bstatements?\s+of\s+financial\s+position\b", "balance sheet"),
-    (r"\bcash\s+flows?\s+statements?\b|\bstatements?\s+of\s+cash\s+flows?\b", "cash flow statement"),
-]
-_FORM_WORDS = [
-    (r"\b10-?k\b|\bannual\s+report\b", "10-K"),
-    (r"\b10-?q\b|\bquarterly\s+report\b|\bquarterly\b", "10-Q"),
-]
-_LATEST = re.compile(r"\b(latest|most\s+recent|last|current)\s+(fiscal\s+)?(year|annual|10-?k|filing|report)\b", re.I)
-_STOP_CAPS = {
-    "What", "Which", "Who", "When", "Where", "Why", "How", "Does", "Did", "Do", "Is", "Are", "Was", "Were", "The",
-    "In", "On", "Of", "For", "And", "Or", "Under", "From", "To", "By", "As", "At", "Its", "It", "A", "An", "If",
-    "Item", "Items", "Form", "Part", "Fiscal", "FY", "Total", "Net", "SEC", "US", "U.S.", "GAAP", "Company",
-    "Inc", "Corp", "Annual", "Report", "Compare", "List", "Give", "Show", "Tell", "Please", "Will", "Should",
-    "Can", "Could", "Would", "Has", "Have", "Had", "Between", "During", "Over", "Both", "Each", "All", "Any",
-    "Q1", "Q2", "Q3", "Q4", "CEO", "CFO", "EPS", "USD", "Note", "Notes", "Board", "Directors",
-    "Summarize", "Describe", "Explain", "Identify", "Calculate", "Compute", "Find", "Provide", "Name", "Assume",
-    "Using", "Based", "According", "Per", "Given", "Discuss", "Analyze", "Outline", "Estimate", "Rank",
-} | {m.capitalize() for m in _MONTHS}
-
-
-def short_names(company: str) -> set[str]:
-    """'Apple Inc.' -> {'apple inc.', 'apple'}; 'HOME DEPOT, INC.' -> {'home depot, inc.', 'home depot'}."""
-    name = re.sub(r"\s+", " ", (company or "").strip().lower())
-    name = re.sub(r"/[a-z]{2}/?$", "", name).strip()  # EDGAR's state tags: 'WELLS FARGO & COMPANY/MN'
-    names = {name} if name else set()
-    current = name
-    while True:
-        stripped = _CORP_SUFFIX.sub("", current).strip(" ,.&")
-        if stripped == current or not stripped:
-            break
-        current = stripped
-        names.add(current)
-    if current.startswith("the "):
-        names.add(current[4:])
-    return {n for n in names if len(n) >= 3}
-
-
-@dataclass
-class Catalog:
-    """What the index holds, for turning words in a question into exact filters."""
-
-    filings: list[dict]
-    aliases: dict[str, str]  # lower-case name -> ticker
-    years_by_ticker: dict[str, list[int]]
-    distinctive: dict[str, str]  # capitalised word that one company's filings own -> ticker
-    name_words: dict[str, list[str]] = field(default_factory=dict)  # ticker -> words of its shortest name
-    company_names: set[str] = field(default_factory=set)  # the aliases that are names, not only tickers
-
-    @classmethod
-    def build(cls, filings: list[dict], nodes=()) -> "Catalog":
-        aliases: dict[str, str] = {}
-        years: dict[str, set[int]] = defaultdict(set)
-        name_words: dict[str, list[str]] = {}
-        company_names: set[str] = set()
-        for f in filings:
-            ticker = (f.get("ticker") or "").upper()
-            if not ticker:
-                continue
-            aliases[ticker.lower()] = ticker
-            names = short_names(f.get("company") or "")
-            for name in names:
-                aliases.setdefault(name, ticker)
-                aliases.setdefault(name.replace("-", " "), ticker)  # "Coca-Cola" is also written "Coca Cola"
-                company_names.add(name.replace("-", " "))
-                company_names.add(name)
-            if names:
-                name_words.setdefault(ticker, re.findall(r"[a-z0-9]+|&", min(names, key=len)))
-            if f.get("fiscal_year"):
-                years[ticker].add(int(f["fiscal_year"]))
-        return cls(
-            filings=list(filings),
-            aliases=aliases,
-            years_by_ticker={t: sorted(y) for t, y in years.items()},
-            distinctive=_distinctive_words(nodes),
-            name_words=name_words,
-            company_names=company_names,
-        )
-
-
-def _distinctive_words(nodes) -> dict[str, str]:
-    """Proper nouns that (nearly) only one company's filings use, often: 'Google' for Alphabet, 'Cybertruck'
-    for Tesla. Learned from the indexed text, so it works for any company without an alias list."""
-    per_ticker: dict[str, Counter] = defaultdict(Counter)
-    for node in nodes:
-        ticker = (node.metadata.get("ticker") or "").upper()
-        if ticker:
-            per_ticker[ticker].update(re.findall(r"(?<![\w.])[A-Z][a-z]+[A-Za-z]*\b", node.text))
-    if len(per_ticker) < 2:
-        return {}
-    totals: Counter = Counter()
-    for counts in per_ticker.values():
-        totals.update(counts)
-    owned = {}
-    for ticker, counts in per_ticker.items():
-        for word, n in counts.items():
-            if n >= 25 and n >= 0.9 * totals[word] and word not in _STOP_CAPS:
-                owned[word] = ticker
-    return owned
-
-
-_JOINERS = {"&": ("&", "n", "and"), "and": ("&", "n", "and")}
-_SMALL_WORDS = {"of", "the"}
-
-
-def abbreviates(token: str, words: list[str]) -> bool:
-    """Is `token` a short form of a multi-word name: 'AMEX' (AMerican EXpress), 'JnJ' and 'J&J' (Johnson &
-    Johnson), 'P&G', 'BofA'? Every word of the name gives the token its first letters, in order; '&' or 'and'
-    may be written '&', 'n' or left out, 'of' and 'the' may be left out."""
-    text = token.lower()
-    if len([w for w in words if w not in _JOINERS and w not in _SMALL_WORDS]) < 2:
-        return False
-
-    def match(i: int, j: int) -> bool:
-        if j == len(words):
-            return i == len(text)
-        word = words[j]
-        if word in _JOINERS:
-            return match(i, j + 1) or any(text.startswith(alt, i) and match(i + len(alt), j + 1)
-                                          for alt in _JOINERS[word])
-        if word in _SMALL_WORDS and match(i, j + 1):
-            return True
-        return any(text.startswith(word[:n], i) and match(i + n, j + 1) for n in range(len(word), 0, -1))
-
-    return match(0, 0)
-
-
-def _abbreviated_company(token: str, catalog: "Catalog") -> str | None:
-    """The one indexed company a written-short name stands for. Only tokens an abbreviation looks like (two or more
-    capitals: 'AMEX', 'JnJ', 'P&G'), never a metric's own short form ('EBITDA', 'COGS')."""
-    if len(token) < 3 or sum(c.isupper() for c in token) < 2 or token in _STOP_CAPS:
-        return None
-    from .facts import is_metric_phrase
-
-    if is_metric_phrase(token):
-        return None
-    hits = {t for t, words in catalog.name_words.items() if abbreviates(token, words)}
-    return hits.pop() if len(hits) == 1 else None
+# The search text
 
 
 def search_text(question: str, analysis: QuestionPlan, applied: "Filters") -> str:
@@ -194,122 +30,6 @@ def search_text(question: str, analysis: QuestionPlan, applied: "Filters") -> st
     text = re.sub(r"(?<!\w)(?:'s|’s|')(?!\w)", " ", "".join(out))  # the possessive left by a removed name
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(re.findall(r"\w{3,}", text)) >= 2 else question
-
-
-def analyze(question: str, catalog: Catalog) -> QuestionPlan:
-    q = question
-    low = q.lower()
-    analysis = QuestionPlan()
-
-    # Companies: names and tickers of indexed filings (longest names first), then words one company owns.
-    found: list[str] = []
-    first_at: dict[str, int] = {}
-    spans: list[tuple[int, int]] = []
-    for name in sorted(catalog.aliases, key=len, reverse=True):
-        pattern = r"(?<![\w-])" + re.escape(name) + r"(?![\w-])"
-        ticker_only = len(name) <= 4 and name.upper() == catalog.aliases[name]
-        flags = 0 if ticker_only else re.I
-        # Short tickers must be written in capitals ('MA', 'V'), or they match ordinary words; a short name that
-        # is also the ticker ('Nike' of NIKE, 'Meta' of META) counts when capitalised, as names are written.
-        target = q if flags == 0 else low
-        probe = name.upper() if flags == 0 else name
-        hits = list(re.finditer(pattern if flags else r"(?<![\w-])" + re.escape(probe) + r"(?![\w-])", target))
-        if ticker_only and name in catalog.company_names:
-            hits += [m for m in re.finditer(r"(?<![\w-])" + re.escape(name.capitalize()) + r"(?![\w-])", q)]
-        for m in hits:
-            if any(s <= m.start() < e for s, e in spans):
-                continue
-            spans.append((m.start(), m.end()))
-            ticker = catalog.aliases[name]
-            analysis.spans.append((m.start(), m.end(), "ticker", ticker))
-            if ticker not in found:
-                found.append(ticker)
-                first_at[ticker] = m.start()
-    for m in re.finditer(r"\b[A-Z][a-z]+[A-Za-z]*\b", q):
-        if any(s <= m.start() < e for s, e in spans):
-            continue
-        ticker = catalog.distinctive.get(m.group())
-        if ticker and ticker not in found:
-            found.append(ticker)
-            first_at[ticker] = m.start()
-            spans.append((m.start(), m.end()))
-            analysis.spans.append((m.start(), m.end(), "ticker", ticker))
-    for m in re.finditer(r"(?<![\w&])[A-Za-z][A-Za-z&]{1,9}(?![\w&])", q):  # short forms: 'AMEX', 'JnJ'
-        if any(s <= m.start() < e for s, e in spans):
-            continue
-        ticker = _abbreviated_company(m.group(), catalog)
-        if ticker:
-            spans.append((m.start(), m.end()))
-            analysis.spans.append((m.start(), m.end(), "ticker", ticker))
-            if ticker not in found:
-                found.append(ticker)
-                first_at[ticker] = m.start()
-    analysis.tickers = sorted(found, key=first_at.get)  # in the order the question names them
-
-    # Names used like a company that no indexed filing matches ("Microsoft's", "Acme Corp").
-    for m in re.finditer(r"\b([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*)(?:'s|’s|\s+(?:Inc|Corp|Corporation|Co)\b)", q):
-        # The name is the run of capitalised words right before the possessive: "Are Apple's" and "Summarize
-        # Nike's" name a known company (nothing unknown), "Compare Acme Widgets'" names Acme Widgets.
-        words: list[str] = []
-        for w in reversed(list(re.finditer(r"\S+", m.group(1)))):
-            if w.group() in _STOP_CAPS or any(s <= m.start(1) + w.start() < e for s, e in spans):
-                break
-            words.insert(0, w.group())
-        if words:
-            analysis.unknown_companies.append(" ".join(words))
-
-    # Fiscal years.
-    years: list[int] = []
-    date_spans: list[tuple[int, int]] = []
-    for m in re.finditer(
-        r"\b(" + "|".join(_MONTHS) + r")\s+(\d{1,2}),?\s+((?:19|20)\d{2})\b", low
-    ):  # a period-end date names one filing exactly
-        iso = f"{m.group(3)}-{_MONTHS.index(m.group(1)) + 1:02d}-{int(m.group(2)):02d}"
-        match = [f for f in catalog.filings if f.get("period_end") == iso and f.get("fiscal_year")]
-        year = int(match[0]["fiscal_year"]) if match else int(m.group(3))
-        date_spans.append(m.span())  # kept in the search text: "as of January 31, 2025" is worded so in filings
-        if year not in years:
-            years.append(year)
-    for m in re.finditer(r"\b(?:fy|fiscal(?:\s+year)?)\s*'?(\d{2}|\d{4})\b|\b((?:19|20)\d{2})\b", low):
-        if any(s <= m.start() < e for s, e in date_spans):
-            continue
-        raw = m.group(1) or m.group(2)
-        year = int(raw) + (2000 if len(raw) == 2 else 0)
-        analysis.spans.append((m.start(), m.end(), "fiscal_year", year))
-        if year not in years:
-            years.append(year)
-    if not years and _LATEST.search(q):
-        pool = found or list(catalog.years_by_ticker)
-        latest = [max(catalog.years_by_ticker[t]) for t in pool if catalog.years_by_ticker.get(t)]
-        if found:
-            years = sorted(set(latest))
-        elif latest:
-            years = [max(latest)]
-    analysis.fiscal_years = years
-
-    forms = {f.get("form") for f in catalog.filings}
-    for pattern, form in _FORM_WORDS:
-        for m in re.finditer(pattern, low):
-            if form not in forms:
-                break
-            analysis.spans.append((m.start(), m.end(), "form", form))
-            if form not in analysis.forms:
-                analysis.forms.append(form)
-
-    for pattern, statement in _STATEMENT_WORDS:
-        if re.search(pattern, low) and statement not in analysis.statements:
-            analysis.statements.append(statement)
-    if not analysis.statements:  # none named: the statements that print the figures the question asks for
-        from .facts import statements_asked_for
-
-        analysis.statements = statements_asked_for(q)
-
-    for pattern, item in _SECTION_WORDS:
-        for m in re.finditer(pattern, low):
-            name = item or f"Item {m.group(1)}{(m.group(2) or '').upper()}"
-            if name not in analysis.sections:
-                analysis.sections.append(name)
-    return analysis
 
 
 # ==============================================================================================================
@@ -439,7 +159,7 @@ class Retriever:
                                 f"the question alone was searched.")
         elif generated_queries > 0:
             warnings.append("Query generation needs Ollama, which is not available; the question alone was searched.")
-        analysis = analyze(question, self.catalog) if use_analysis else QuestionPlan()
+        analysis = plan_question(question, self.catalog) if use_analysis else QuestionPlan(question=question)
         applied = self._effective_filters(analysis, filters or Filters())
         groups = self._groups(applied)
         # Dense search embeds the question without the words that became filters; keyword search keeps them,

@@ -38,6 +38,7 @@ class MetricMention:
     before: list[str] = field(default_factory=list)  # content words just before it (a qualifier)
     after: list[str] = field(default_factory=list)  # content words after "from/in/by ..." (a qualifier)
     excluded: list[str] = field(default_factory=list)  # words after "excluding"
+    vetoed: bool = False  # the words right after the phrase give it another meaning: not this metric
 
     @property
     def qualified(self) -> bool:
@@ -45,6 +46,20 @@ class MetricMention:
 
     def spec(self) -> tuple:
         return (self.metric_key, tuple(self.before), tuple(self.after))
+
+
+@dataclass
+class Calculation:
+    """What the question asks to compute over its figures, read from its wording."""
+
+    growth: bool = False  # change words: grew, increase, decline, year over year
+    compares: bool = False  # "compared", "versus", "vs"
+    share_of_end: int | None = None  # where "percentage / share / portion of" ends: the whole follows it
+    ratio: bool = False  # "ratio of / between"
+    difference: bool = False  # "difference between"
+    total: bool = False  # combined, sum, cumulative, in total
+    total_over: bool = False  # "total ... over / across" (a sum when several years are asked)
+    year_range: tuple[int, int] | None = None  # "from 2022 to 2024": first and last year
 
 
 @dataclass
@@ -66,19 +81,22 @@ class QuestionPlan:
     # Where each detection sits in the question: (start, end, dimension, value), dimension one of "ticker",
     # "fiscal_year", "form". Not part of the label.
     spans: list[tuple[int, int, str, object]] = field(default_factory=list, repr=False)
-    # "the latest / most recent year" with no year named: the newest indexed filing per company.
+    # "the latest / most recent / last fiscal year": the newest indexed filing per company when no year is named.
     latest: bool = False
     # Full dates the question names ("as of September 28, 2024"), ISO, in question order.
     dates: list[str] = field(default_factory=list)
-    # "from 2022 to 2024": the first and last year of a range the question spans.
-    year_range: tuple[int, int] | None = None
-    # Company -> the fiscal years named right after it ("Apple in 2023 and Tesla in 2024"); empty when the years
-    # apply to every company.
-    years_by_ticker: dict[str, list[int]] = field(default_factory=dict)
-    # The figures asked for, in the facts layer's vocabulary, in question order.
+    # "Adobe (fiscal 2024) or Salesforce (fiscal 2025)": each company with the one year named right after it, when
+    # every named company has its own year; empty otherwise.
+    year_of_company: dict[str, int] = field(default_factory=dict)
+    # The figures asked for, in the facts layer's vocabulary, in question order (repeats included).
     metrics: list[MetricMention] = field(default_factory=list)
-    # True when the question asks about prose around a figure (drivers, risks, policies) rather than the figure.
-    prose_intent: bool = False
+    # "What percentage of revenue came from Greater China?": the part (the whole's metric narrowed by the words
+    # after "from"), beside the whole in `metrics`.
+    share_part: MetricMention | None = None
+    # The question asks about prose, segments, quarters or adjusted figures rather than a consolidated annual
+    # figure: the facts layer leaves it to retrieval.
+    narrative: bool = False
+    calculation: Calculation = field(default_factory=lambda: Calculation())
 
     def label(self) -> str:
         """'AAPL · FY2024 · Item 8' for the UI."""

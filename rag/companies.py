@@ -1,0 +1,60 @@
+"""Company names as questions and answers write them: the short forms of a filer's name, and the words and aliases
+of the indexed companies. Shared by the question plan (which company a question names) and the facts layer's
+answer checks (which company an answer sentence talks about). Imports nothing from rag."""
+
+from __future__ import annotations
+
+import re
+
+_CORP_SUFFIX = re.compile(
+    r"[,.]?\s+(inc|incorporated|corp|corporation|co|company|ltd|limited|plc|llc|l\.?p|n\.?v|s\.?a|holdings?|"
+    r"group|platforms|the)\.?$",
+    re.I,
+)
+# A word as the question plan and the facts layer tokenise lower-case text (a company's words are then never read
+# as a metric's qualifier).
+WORD_PATTERN = re.compile(r"[a-z0-9][a-z0-9&'’.-]*[a-z0-9&]|[a-z0-9]")
+
+
+def short_names(company: str) -> set[str]:
+    """'Apple Inc.' -> {'apple inc.', 'apple'}; 'HOME DEPOT, INC.' -> {'home depot, inc.', 'home depot'}."""
+    name = re.sub(r"\s+", " ", (company or "").strip().lower())
+    name = re.sub(r"/[a-z]{2}/?$", "", name).strip()  # EDGAR's state tags: 'WELLS FARGO & COMPANY/MN'
+    names = {name} if name else set()
+    current = name
+    while True:
+        stripped = _CORP_SUFFIX.sub("", current).strip(" ,.&")
+        if stripped == current or not stripped:
+            break
+        current = stripped
+        names.add(current)
+    if current.startswith("the "):
+        names.add(current[4:])
+    return {n for n in names if len(n) >= 3}
+
+
+def company_words(filings: list[dict]) -> tuple[set[str], dict[str, str]]:
+    """(every word of the indexed companies' tickers and names, lower-case name or ticker -> ticker)."""
+    words: set[str] = set()
+    aliases: dict[str, str] = {}
+    for f in filings:
+        t = (f.get("ticker") or "").upper()
+        if not t:
+            continue
+        aliases[t.lower()] = t
+        words.add(t.lower())
+        for name in short_names(f.get("company") or ""):
+            aliases.setdefault(name, t)
+            words.update(WORD_PATTERN.findall(name))
+    return words, aliases
+
+
+def tickers_named(low: str, aliases: dict[str, str]) -> list[str]:
+    """The indexed companies a lower-case text names by name or ticker (three letters or more), longest first."""
+    out = []
+    for name, t in sorted(aliases.items(), key=lambda kv: -len(kv[0])):
+        if len(name) <= 2:
+            continue
+        if re.search(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", low) and t not in out:
+            out.append(t)
+    return out

@@ -1,0 +1,219 @@
+"""Readable labels for XBRL concepts and dimension members, units, and how figures are written."""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from datetime import date
+
+log = logging.getLogger(__name__)
+
+ANNUAL_FORMS = ("10-K", "10-K/A", "10-KT", "10-KT/A", "20-F", "20-F/A", "40-F", "40-F/A")
+ANNUAL_DAYS = (350, 380)  # a fiscal year: 52/53-week years are 364 or 371 days
+
+# ==============================================================================================================
+# Labels
+
+WELL_KNOWN_LABELS = {
+    "us-gaap:Revenues": "Total revenues",
+    "us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax": "Revenue from contracts with customers",
+    "us-gaap:RevenueFromContractWithCustomerIncludingAssessedTax": "Revenue from contracts with customers (incl. assessed tax)",
+    "us-gaap:SalesRevenueNet": "Net sales",
+    "us-gaap:RevenuesNetOfInterestExpense": "Total revenues, net of interest expense",
+    "us-gaap:CostOfRevenue": "Cost of revenue",
+    "us-gaap:CostOfGoodsAndServicesSold": "Cost of goods and services sold",
+    "us-gaap:GrossProfit": "Gross profit",
+    "us-gaap:OperatingIncomeLoss": "Operating income (loss)",
+    "us-gaap:OperatingExpenses": "Operating expenses",
+    "us-gaap:CostsAndExpenses": "Total costs and expenses",
+    "us-gaap:NetIncomeLoss": "Net income (loss) attributable to the company",
+    "us-gaap:ProfitLoss": "Net income (loss) including noncontrolling interests",
+    "us-gaap:NetIncomeLossAvailableToCommonStockholdersBasic": "Net income available to common stockholders",
+    "us-gaap:EarningsPerShareDiluted": "Diluted earnings per share",
+    "us-gaap:EarningsPerShareBasic": "Basic earnings per share",
+    "us-gaap:EarningsPerShareBasicAndDiluted": "Basic and diluted earnings per share",
+    "us-gaap:Assets": "Total assets",
+    "us-gaap:AssetsCurrent": "Total current assets",
+    "us-gaap:Liabilities": "Total liabilities",
+    "us-gaap:LiabilitiesCurrent": "Total current liabilities",
+    "us-gaap:LiabilitiesAndStockholdersEquity": "Total liabilities and stockholders' equity",
+    "us-gaap:StockholdersEquity": "Total stockholders' equity",
+    "us-gaap:StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest": "Total equity including noncontrolling interests",
+    "us-gaap:CashAndCashEquivalentsAtCarryingValue": "Cash and cash equivalents",
+    "us-gaap:CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents": "Cash, cash equivalents and restricted cash",
+    "us-gaap:NetCashProvidedByUsedInOperatingActivities": "Net cash provided by (used in) operating activities",
+    "us-gaap:NetCashProvidedByUsedInInvestingActivities": "Net cash provided by (used in) investing activities",
+    "us-gaap:NetCashProvidedByUsedInFinancingActivities": "Net cash provided by (used in) financing activities",
+    "us-gaap:PaymentsToAcquirePropertyPlantAndEquipment": "Payments for property, plant and equipment",
+    "us-gaap:PaymentsToAcquireProductiveAssets": "Purchases of property and equipment (productive assets)",
+    "us-gaap:ResearchAndDevelopmentExpense": "Research and development expense",
+    "us-gaap:SellingGeneralAndAdministrativeExpense": "Selling, general and administrative expense",
+    "us-gaap:IncomeTaxExpenseBenefit": "Provision for (benefit from) income taxes",
+    "us-gaap:LongTermDebt": "Long-term debt, including current portion",
+    "us-gaap:LongTermDebtNoncurrent": "Long-term debt, non-current",
+    "us-gaap:LongTermDebtCurrent": "Long-term debt, current portion",
+    "us-gaap:EffectiveIncomeTaxRateContinuingOperations": "Effective income tax rate",
+    "us-gaap:WeightedAverageNumberOfDilutedSharesOutstanding": "Weighted-average diluted shares outstanding",
+    "us-gaap:WeightedAverageNumberOfSharesOutstandingBasic": "Weighted-average basic shares outstanding",
+    "us-gaap:CommonStockSharesOutstanding": "Common shares outstanding (balance sheet)",
+    "dei:EntityCommonStockSharesOutstanding": "Shares of common stock outstanding (cover page)",
+    "dei:EntityPublicFloat": "Public float (aggregate market value held by non-affiliates)",
+    "us-gaap:StockRepurchaseProgramRemainingAuthorizedRepurchaseAmount1": "Remaining authorized stock repurchase amount",
+    "us-gaap:PaymentsForRepurchaseOfCommonStock": "Payments for repurchase of common stock",
+    "us-gaap:PaymentsOfDividends": "Dividends paid",
+    "us-gaap:PaymentsOfDividendsCommonStock": "Dividends paid on common stock",
+    "us-gaap:ShareBasedCompensation": "Share-based compensation",
+    "us-gaap:DepreciationDepletionAndAmortization": "Depreciation, depletion and amortization",
+}
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def split_camel(name: str) -> list[str]:
+    """'RevenueFromContractWithCustomer' -> ['Revenue', 'From', ...]; 'IPhone' -> ['iPhone']."""
+    words = _CAMEL.sub(" ", name).split()
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        # A lone capital before a word is a product prefix: 'I Phone' -> 'iPhone', 'E Commerce' -> 'eCommerce'.
+        if len(w) == 1 and w.isupper() and i + 1 < len(words) and words[i + 1][:1].isupper() and w not in "A":
+            out.append(w.lower() + words[i + 1])
+            i += 2
+            continue
+        out.append(w)
+        i += 1
+    return out
+
+
+def concept_label(concept: str) -> str:
+    """A readable label: the table of well-known concepts, else the CamelCase name split into words."""
+    if concept in WELL_KNOWN_LABELS:
+        return WELL_KNOWN_LABELS[concept]
+    words = split_camel(concept.split(":")[-1])
+    if not words:
+        return concept
+    rest = [w if (w.isupper() or any(c.isupper() for c in w[1:])) else w.lower() for w in words[1:]]
+    return " ".join([words[0]] + rest)
+
+
+def member_words(member: str) -> list[str]:
+    """'tsla:AutomotiveSalesMember' -> ['automotive', 'sales']; 'aapl:IPhoneMember' -> ['iphone']."""
+    local = member.split(":")[-1]
+    local = re.sub(r"(Member|Segment|SegmentMember)$", "", local)
+    local = re.sub(r"Segment$", "", local)
+    return [w.lower() for w in split_camel(local) if w]
+
+
+def member_label(member: str) -> str:
+    local = re.sub(r"(?:Segment)?Member$", "", member.split(":")[-1])
+    return " ".join(split_camel(local)) or member
+
+
+def lower_label(label: str) -> str:
+    """'Diluted EPS' -> 'diluted EPS': lower-case for mid-sentence use, acronyms kept."""
+    return " ".join(w if sum(c.isupper() for c in w) > 1 else w.lower() for w in label.split())
+
+
+def dims_label(dims: dict) -> str:
+    return "; ".join(f"{concept_label(axis).removesuffix(' axis')} = {member_label(m)}" for axis, m in dims.items())
+
+
+# ==============================================================================================================
+# Units and formatting
+
+SCALE_WORDS = {3: "thousand", 6: "million", 9: "billion"}
+_CURRENCY = re.compile(r"(usd|eur|gbp|jpy|cny|cad|chf|aud|inr|krw|sek|dkk|nok|brl|mxn|hkd|sgd|twd)", re.I)
+
+
+def unit_kind(unit: str | None) -> str:
+    """money / per_share / shares / pure / other, from an ix unitRef id ('usd', 'usdPerShare', 'shares', ...)."""
+    u = re.sub(r"[^a-z/]", "", (unit or "").lower())
+    if not u:
+        return "other"
+    if "share" in u and ("per" in u or "/" in u) and _CURRENCY.search(u):
+        return "per_share"
+    if u in ("shares", "share") or (u.endswith("shares") and not _CURRENCY.search(u)):
+        return "shares"
+    if u in ("pure", "percent", "ratio", "number") or u.startswith("pure"):
+        return "pure"
+    if _CURRENCY.search(u) and "per" not in u:
+        return "money"
+    return "other"
+
+
+def currency_of(unit: str | None) -> str:
+    m = _CURRENCY.search(unit or "")
+    return m.group(1).upper() if m else ""
+
+
+def decimal_places(text: str | None) -> int:
+    m = re.search(r"\.(\d+)\s*$", (text or "").strip().rstrip(")%"))
+    return len(m.group(1)) if m else 0
+
+
+def format_money(value: float, scale: int = 6, places: int = 0, currency: str = "USD") -> str:
+    sign = "-" if value < 0 else ""
+    cur = "$" if currency in ("USD", "") else f"{currency} "
+    v = abs(value)
+    if scale in SCALE_WORDS:
+        return f"{sign}{cur}{v / 10 ** scale:,.{places}f} {SCALE_WORDS[scale]}"
+    return f"{sign}{cur}{v:,.{places}f}"
+
+
+def format_amount(value: float, kind: str, *, scale: int = 0, places: int | None = None, unit: str = "") -> str:
+    """A value as an analyst writes it: '$391,035 million', '$6.08 per share', '15,115,823,000 shares', '24.1%'."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    if kind == "money":
+        return format_money(value, scale if scale in SCALE_WORDS else 0, places or 0, currency_of(unit) or "USD")
+    if kind == "per_share":
+        cur = currency_of(unit) or "USD"
+        sign = "-" if value < 0 else ""
+        sym = "$" if cur == "USD" else f"{cur} "
+        return f"{sign}{sym}{abs(value):,.{2 if places is None else max(places, 2)}f} per share"
+    if kind == "shares":
+        return f"{value:,.0f} shares"
+    if kind in ("pure", "percent"):
+        p = 2 if places is None else places
+        return f"{value * 100:,.{p}f}%"
+    if kind == "ratio":
+        return f"{value:,.{2 if places is None else places}f}"
+    return f"{value:,.{places or 0}f} {unit}".strip()
+
+
+def nice_date(iso: str | None) -> str:
+    try:
+        d = date.fromisoformat(str(iso))
+    except (TypeError, ValueError):
+        return str(iso or "")
+    return f"{d.strftime('%B')} {d.day}, {d.year}"
+
+
+def days_between(start: str | None, end: str | None) -> int | None:
+    try:
+        return (date.fromisoformat(end) - date.fromisoformat(start)).days
+    except (TypeError, ValueError):
+        return None
+
+
+def tolerance(decimals) -> float:
+    """Half a unit of the stated precision: decimals=-6 -> 500,000."""
+    if decimals in (None, "", "INF", "inf"):
+        return 0.0
+    try:
+        return 0.5 * 10 ** (-int(decimals))
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def precision_digits(decimals) -> int:
+    if decimals in (None, "", "INF", "inf"):
+        return 99
+    try:
+        return int(decimals)
+    except (TypeError, ValueError):
+        return 99
+
+

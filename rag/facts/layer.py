@@ -1,0 +1,411 @@
+"""FactsLayer: exact figures for a question plan, read from the filing that owns the fiscal year, computed in
+code where the question asks for growth, shares, ratios, sums or differences."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Callable, Iterable
+
+from ..config import get_settings
+from ..schema import MetricMention, QuestionPlan
+from .checks import FigureChecker
+from .labels import (
+    ANNUAL_FORMS,
+    SCALE_WORDS,
+    decimal_places,
+    lower_label,
+    member_label,
+    nice_date,
+    tolerance,
+    unit_kind,
+)
+from .mentions import member_matcher
+from .metrics import Metric, metric
+from .render import FactAnswer, FactsBlock
+from .store import FactStore
+from .views import FactGroup, FilingView, Unresolved, Value, by_label, combine, primary_statement
+
+log = logging.getLogger(__name__)
+
+ChunkLookup = Callable[[str], "tuple[str, dict] | None"]
+
+
+class FactsLayer:
+    """Selection, question answering and answer checks over the fact store. `chunk_lookup(chunk_id)` returns the
+    chunk's (text, metadata) from the live index; `live_doc_ids()` the doc ids of the live index (facts of other
+    filings are ignored)."""
+
+    def __init__(self, settings=None, *, store: FactStore | None = None, chunk_lookup: ChunkLookup | None = None,
+                 live_doc_ids: Callable[[], Iterable[str]] | None = None):
+        if store is None:
+            if settings is None:
+                settings = get_settings()
+            store = FactStore.for_settings(settings)
+        self.store = store
+        self.chunk_lookup = chunk_lookup
+        self.live_doc_ids = live_doc_ids
+        self._views: dict[tuple, FilingView] = {}
+        self._lock = threading.Lock()
+
+    # ---- filings and views
+    def filings(self, ticker: str | None = None) -> list[dict]:
+        live = None
+        if self.live_doc_ids is not None:
+            try:
+                live = list(self.live_doc_ids())
+            except Exception:  # noqa: BLE001 - no index: use every stored filing
+                live = None
+        return self.store.filings(ticker=ticker, doc_ids=live)
+
+    def annual_filings(self, ticker: str) -> dict[int, dict]:
+        """FY -> the annual filing of that fiscal year (the one with most facts when there are several)."""
+        out: dict[int, dict] = {}
+        for f in self.filings(ticker):
+            if (f.get("form") or "").upper() not in ANNUAL_FORMS or f.get("fiscal_year") is None:
+                continue
+            fy = int(f["fiscal_year"])
+            if fy not in out or (f.get("fact_count") or 0) > (out[fy].get("fact_count") or 0):
+                out[fy] = f
+        return out
+
+    def view(self, filing: dict) -> FilingView:
+        key = (filing["doc_id"], filing.get("indexed_at"))
+        with self._lock:
+            hit = self._views.get(key)
+        if hit is None:
+            hit = FilingView(filing, self.store.facts(filing["doc_id"]))
+            with self._lock:
+                if len(self._views) > 64:
+                    self._views.clear()
+                self._views[key] = hit
+        return hit
+
+    def warm(self) -> int:
+        """Build the views of the indexed filings ahead of the first question (~0.1 s each), as the index itself
+        is loaded ahead; returns how many."""
+        filings = self.filings()[:64]
+        for f in filings:
+            self.view(f)
+        return len(filings)
+
+    def locate(self, ticker: str, year: int) -> tuple[FilingView, int, bool] | None:
+        """The filing to read FY `year` from: its own 10-K, else a later 10-K's comparative column."""
+        annual = self.annual_filings(ticker)
+        if year in annual:
+            return self.view(annual[year]), 0, False
+        for later in (year + 1, year + 2):
+            if later in annual:
+                v = self.view(annual[later])
+                k = later - year
+                if k < len(v.year_ends):
+                    return v, k, True
+        return None
+
+    # ---- values
+    def value(self, metric_: Metric | str, ticker: str, year: int, mention: MetricMention | None = None) -> Value | None:
+        """The figure of a metric for one company and fiscal year (None when the facts cannot say)."""
+        m = metric(metric_) if isinstance(metric_, str) else metric_
+        try:
+            return self.resolve(m, ticker.upper(), int(year), mention)
+        except Unresolved:
+            return None
+
+    def resolve(self, m: Metric, ticker: str, year: int, mention: MetricMention | None) -> Value:
+        """value(), raising Unresolved with the reason when the facts cannot give the figure."""
+        if mention is not None and mention.qualified:
+            if not m.members:
+                raise Unresolved(f"{m.label} cannot be narrowed to {' '.join(mention.before + mention.after)}")
+            return self._member_value(m, ticker, year, mention)
+        if m.derive:
+            return self._derived(m, m.derive, ticker, year)
+        where = self.locate(ticker, year)
+        if where is None:
+            raise Unresolved(f"no FY{year} filing of {ticker}")
+        view, k, comparative = where
+        candidates: list[FactGroup] = []
+        for concept in m.concepts:
+            period = m.period
+            if period == "cover" and not concept.startswith("dei:"):
+                period = "instant"  # a balance-sheet count at the period end, not the cover date
+            elif period == "cover" and comparative:
+                continue
+            found = view.find(concept, k, period)
+            if found == "conflict":
+                if not candidates:
+                    raise Unresolved(f"{concept} has disagreeing values")
+                continue
+            if found is not None:
+                candidates.append(found)
+                if period == "cover":
+                    break
+            elif period == "cover" and not candidates:
+                total = self._cover_classes(m, view, concept, year)
+                if total is not None:
+                    return total
+        if candidates:
+            return self._reported(m, primary_statement(by_label(m, candidates), candidates), view, year, comparative)
+        if m.ext:
+            found = view.extension(m.ext, k, m.period)
+            if found == "conflict":
+                raise Unresolved("extension concepts disagree")
+            if found is not None:
+                return self._reported(m, found, view, year, comparative)
+        if m.fallback:
+            return self._derived(m, m.fallback, ticker, year)
+        raise Unresolved(f"no {m.label} in the FY{year} data of {ticker}")
+
+    def _cover_classes(self, m: Metric, view: FilingView, concept: str, year: int) -> Value | None:
+        """A cover-page count given per share class only (GOOGL: A, B, C): their sum, each class cited."""
+        classes = view.cover_classes(concept)
+        if len(classes) < 2:
+            return None
+        parts = [self._reported(m, g, view, year, False, member=member_label(next(iter(g.dims.values()))))
+                 for g in classes]
+        total = parts[0]
+        for p in parts[1:]:
+            total = combine(m, "add", total, p) if total is not None else None
+        return total
+
+    def _derived(self, m: Metric, spec: tuple, ticker: str, year: int) -> Value:
+        op, a_key, b_key = spec
+        a = self.resolve(metric(a_key), ticker, year, None)
+        b = self.resolve(metric(b_key), ticker, year, None)
+        out = combine(m, op, a, b)
+        if out is None:
+            raise Unresolved("inputs cannot be combined")
+        return out
+
+    def _member_value(self, m: Metric, ticker: str, year: int, mention: MetricMention) -> Value:
+        where = self.locate(ticker, year)
+        if where is None:
+            raise Unresolved(f"no FY{year} filing of {ticker}")
+        view, k, comparative = where
+        match = member_matcher(mention)
+        if match is None:
+            raise Unresolved("no qualifier")
+        best_len, hits = 0, []
+        for concept in m.concepts:
+            for g in view.by_concept.get(concept, ()):
+                if len(g.dims) != 1:
+                    continue
+                n = match(g.dims)
+                if not n:
+                    continue
+                found = view.find(concept, k, m.period, member=lambda d, g=g: d == g.dims)
+                if found is None or found == "conflict":
+                    if found == "conflict":
+                        raise Unresolved("member values disagree")
+                    continue
+                if n > best_len:
+                    best_len, hits = n, [(concept, found)]
+                elif n == best_len and all(found is not h for _, h in hits):
+                    hits.append((concept, found))
+        if not hits:
+            raise Unresolved("no dimension member matches " + " ".join(mention.before + mention.after))
+        # The same member on several concepts/axes must agree; the first concept in priority order is cited.
+        first = hits[0][1]
+        for _, g in hits[1:]:
+            if abs(g.value - first.value) > tolerance(g.best.decimals) + tolerance(first.best.decimals) + 1e-9 * abs(first.value):
+                raise Unresolved("several members match with different values")
+        member = next(iter(first.dims.values()))
+        return self._reported(m, first, view, year, comparative, member=member_label(member),
+                              axis=next(iter(first.dims)))
+
+    def _reported(self, m: Metric, g: FactGroup, view: FilingView, year: int, comparative: bool,
+                  member: str | None = None, axis: str | None = None) -> Value:
+        f = g.best
+        kind = unit_kind(f.unit)
+        if m.kind in ("per_share", "shares", "pure") and kind != m.kind:
+            kind = m.kind if kind == "other" else kind
+        if kind not in ("money", "per_share", "shares", "pure"):
+            raise Unresolved(f"{f.concept} has unit {f.unit}")
+        places = decimal_places(f.text)
+        scale = f.scale if kind == "money" else 0
+        if kind == "money" and scale not in SCALE_WORDS and abs(f.value) >= 1e6:
+            scale, places = 6, 0 if abs(f.value) % 1e6 == 0 else 3
+        return Value(
+            metric=m, amount=f.value, kind=kind, ticker=(view.filing.get("ticker") or "").upper(),
+            company=view.filing.get("company") or "", fiscal_year=year, filing=view.filing, comparative=comparative,
+            group=g, member=member, member_axis=axis, scale=scale, places=places, unit=f.unit,
+        )
+
+    # ---- questions
+    def answer_for(self, plan: QuestionPlan, tickers: Iterable[str] | None = None,
+                   years: Iterable[int] | None = None) -> FactAnswer | None:
+        """Exact figures for a question plan that asks for reported or computed metrics of named companies; None
+        when the facts cannot answer it (the caller falls through to the retrieval answer). `tickers` and `years`
+        default to the plan's; the engine passes the user's filters where they override it."""
+        tickers = plan.tickers if tickers is None else tickers
+        years = plan.fiscal_years if years is None else years
+        try:
+            return self._answer_for(plan, [t.upper() for t in tickers], [int(y) for y in years])
+        except Unresolved as exc:
+            log.debug("facts cannot answer %r: %s", plan.question, exc)
+            return None
+
+    def _answer_for(self, plan: QuestionPlan, tickers: list[str], years: list[int]) -> FactAnswer | None:
+        # A company the facts cannot speak for, prose, or no figure asked: retrieval answers it.
+        if plan.narrative or plan.unknown_companies or not plan.metrics:
+            return None
+        notes: list[str] = []
+        if not tickers:
+            inferred = self._company_by_date(plan.dates, plan.metrics)
+            if inferred is None:
+                return None
+            ticker, year, inferred_note = inferred
+            tickers, years = [ticker], [year]
+            notes.append(inferred_note)
+        if any(mt.vetoed for mt in plan.metrics):
+            return None  # the words around a metric phrase mean something else
+        specs: list[MetricMention] = []
+        for mt in plan.metrics:
+            if mt.spec() not in {s.spec() for s in specs}:
+                specs.append(mt)
+        if len(specs) > 3:
+            return None
+        calc = plan.calculation
+        plan_years = self._years(plan, tickers, years, notes)
+        growth = calc.growth or (len(tickers) == 1 and len(set(years)) >= 2 and calc.compares)
+        share = calc.share_of_end is not None
+        summing = calc.total or (calc.total_over and max(len(v) for v in plan_years.values()) >= 2)
+        if share and len(specs) == 1 and not growth and plan.share_part is not None:
+            part = plan.share_part
+            specs = [part, specs[0]] if part.start < specs[0].start else [specs[0], part]
+        if (share or calc.ratio) and len(specs) != 2 and not growth:
+            return None  # a share or ratio of something the facts cannot name
+        block = FactsBlock(self)
+        if len(specs) == 2 and (share or calc.ratio or (calc.difference and len(tickers) == 1)):
+            if share:
+                den = next((s for s in specs if s.start >= calc.share_of_end), specs[-1])
+                num = specs[0] if den is specs[1] else specs[1]
+                block.two_metric(num, den, tickers, plan_years, "div_pct")
+            elif calc.ratio:
+                block.two_metric(specs[0], specs[1], tickers, plan_years, "div")
+            else:
+                block.two_metric(specs[0], specs[1], tickers, plan_years, "sub")
+        else:
+            for spec in specs:
+                if growth and not summing:
+                    block.growth(spec, tickers, plan_years, calc.year_range)
+                elif summing:
+                    block.total(spec, tickers, plan_years)
+                else:
+                    block.lookup(spec, tickers, plan_years)
+        if not block.values:
+            return None
+        if block.missing and not block.lines:
+            return None
+        return block.finish(notes)
+
+    def _company_by_date(self, dates: list[str], mentions: list[MetricMention]) -> tuple | None:
+        """No company named, but the exact date of a cover-page figure ("shares outstanding as of October 18,
+        2024"): the one indexed annual filing that reports the metric at that date, if exactly one does."""
+        if not dates or len(mentions) != 1 or mentions[0].qualified:
+            return None
+        m = metric(mentions[0].metric_key)
+        if m.period != "cover":
+            return None  # only cover-page dates are particular to one filing; a year-end date is not
+        by_doc = {f["doc_id"]: f for f in self.filings()
+                  if (f.get("form") or "").upper() in ANNUAL_FORMS and f.get("ticker") and f.get("fiscal_year")}
+        hits = set()
+        for doc_id in self.store.docs_with(m.concepts, dates):
+            f = by_doc.get(doc_id)
+            if f is not None:
+                hits.add((f["ticker"].upper(), int(f["fiscal_year"]), f.get("company") or f["ticker"]))
+        if len({h[0] for h in hits}) != 1 or len(hits) != 1:
+            return None
+        ticker, year, company = hits.pop()
+        note = (f"No company was named: the only indexed 10-K that reports {lower_label(m.label)} as of "
+                f"{nice_date(dates[0])} is {company}'s ({ticker}) FY{year} 10-K.")
+        return ticker, year, note
+
+    def _years(self, plan: QuestionPlan, tickers: list[str], years: list[int],
+               notes: list[str]) -> dict[str, list[int]]:
+        """The fiscal years to read per company: each company's own year when the question pairs them, the latest
+        indexed 10-K when it names none or asks for the latest, and the year before too when it asks for a change."""
+        growth = plan.calculation.growth
+        out: dict[str, list[int]] = {}
+        pairs = plan.year_of_company
+        if years and pairs and set(pairs) == set(tickers) and set(pairs.values()) == set(years):
+            return {t: [y] for t, y in pairs.items()}
+        if not years or plan.latest:
+            latest = {}
+            for t in tickers:
+                fys = sorted(self.annual_filings(t))
+                if not fys:
+                    raise Unresolved(f"no annual filing of {t}")
+                latest[t] = fys[-1]
+                out[t] = [fys[-1] - 1, fys[-1]] if growth else [fys[-1]]
+            said = ", ".join(f"{t} FY{y}" for t, y in latest.items())
+            if plan.latest:
+                notes.append(f"Latest indexed 10-K per company: {said}.")
+            else:
+                notes.append(f"No fiscal year was named: using the latest indexed 10-K ({said}).")
+            if len(set(latest.values())) > 1:
+                notes.append("The companies' latest fiscal years differ (and so may their fiscal year-ends).")
+            return out
+        for t in tickers:
+            ys = sorted(set(years))
+            if growth and len(ys) == 1:
+                ys = [ys[0] - 1, ys[0]]
+            out[t] = ys
+        return out
+
+
+    # ---- checking an answer
+    def check_answer(self, text: str, tickers: Iterable[str] = (), years: Iterable[int] = ()) -> list[str]:
+        """Warnings for figures in an answer that contradict the XBRL fact for the metric, company and fiscal year
+        the sentence talks about. Figures that equal some other fact of the company are left alone."""
+        return FigureChecker(self).check(text, tickers, years)
+
+    # ---- tables (Financials page, CLI)
+    def history(self, tickers: Iterable[str], metric_keys: Iterable[str]) -> list[dict]:
+        """Long-format rows (company, metric, fiscal year, value, citation) over every fiscal year the indexed
+        filings report, own years first and earlier years from comparatives (labelled)."""
+        rows = []
+        for t in [t.upper() for t in tickers]:
+            annual = self.annual_filings(t)
+            if not annual:
+                continue
+            years = set(annual)
+            for fy in annual:
+                v = self.view(annual[fy])
+                years.update(fy - k for k in range(1, len(v.year_ends)))
+            for key in metric_keys:
+                m = metric(key)
+                for year in sorted(years):
+                    val = self.value(m, t, year)
+                    if val is None:
+                        continue
+                    row = val.to_dict()
+                    row["source"] = self._source_label(val)
+                    row["inputs"] = [] if val.reported else [
+                        {**leaf.to_dict(), "source": self._source_label(leaf)} for leaf in val.reported_leaves()
+                    ]
+                    rows.append(row)
+        return rows
+
+    def _source_label(self, v: Value) -> str:
+        f = v.filing
+        base = f"{f.get('form') or ''} FY{f.get('fiscal_year')}"
+        if v.comparative:
+            base += " (prior-year comparative)"
+        if not v.reported:
+            return base + " · computed"
+        fact = v.fact
+        if fact.section:
+            base += f" · {fact.section}"
+        if fact.page:
+            base += f" p. {fact.page}"
+        return base
+
+    def chunk(self, chunk_id: str | None) -> tuple[str, dict] | None:
+        if not chunk_id or self.chunk_lookup is None:
+            return None
+        try:
+            return self.chunk_lookup(chunk_id)
+        except Exception:  # noqa: BLE001
+            return None
+
+

@@ -1,0 +1,173 @@
+"""Finding the metrics a text asks for or states: metric phrases with the words that qualify them ("iPhone net
+sales", "revenue from services"), and the words that mark a change or a comparison. The question plan reads
+questions with these; the answer checks read answer sentences with the same rules."""
+
+from __future__ import annotations
+
+import re
+
+from ..companies import WORD_PATTERN
+from ..dates import MONTHS
+from ..schema import MetricMention
+from .labels import member_words
+from .metrics import METRIC_PATTERNS, Metric
+
+MONTH_WORDS = set(MONTHS)
+
+
+# Words that never qualify a metric: question words, units, periods, verbs of reporting and change.
+STOP_WORDS = set("""
+a an the its it their his her our your my this that these those of in for to from by on at as with and or vs versus
+what was were is are be been being how much many did does do which who whose whom when where had has have
+more less higher lower greater larger bigger smaller than compare compared comparing comparison between
+total net consolidated annual annualized reported report reports reporting gaap overall full whole year years yearly
+fiscal fy company company's companies firm firms corporation business each both all respective respectively same
+latest most recent last prior previous current this ended ending end period periods
+generate generated generating earn earned record recorded post posted book booked deliver delivered achieve
+achieved make made bring brought show shows showed give tell list me us please approximately about roughly exactly
+exact amount amounts value values level levels figure figures number numbers combined sum cumulative aggregate
+growth grow grew change changed changes increase increased decrease decreased decline declined difference
+percentage percent share ratio margin proportion yoy rate
+year-over-year over across during through since until up down so also just only then there here
+attributable available common basic diluted reported stated disclosed statement statements income-statement
+million millions billion billions thousand thousands usd dollars dollar
+fiscal-year report-period filing filings 10-k 10-q form annual-report
+came come comes coming totaled totalled totaling amounted reached stood derived generate rise rose fall fell
+""".split())
+# Words that never narrow a metric, even capitalised ("Total Revenue").
+_CORE_STOP = set("""
+a an the its their of in for to from by on at as with and or what was were is are how much many did does do which
+total net consolidated annual reported gaap overall full year fiscal fy company company's
+""".split())
+_PREPS = {"from", "in", "by", "of", "for", "within", "at", "on"}
+# After "revenue in/from/by ...": only these words (and companies, years, dates) leave the metric unqualified.
+_AFTER_OK = set("""
+the its their our his her fiscal year years fy calendar latest most recent last prior previous current ended ending
+end period both each and or to compared vs versus respectively company company's companies whole full entire
+reported total a an this that same as per share
+""".split())
+_EXCLUDE = {"excluding", "excl", "except", "ex", "without"}
+
+CHANGE_WORDS = re.compile(
+    r"\b(?:grow|grew|growth|grown|increase[sd]?|decrease[sd]?|decline[sd]?|declining|change[sd]?|rise|rose|risen|"
+    r"fell|fall|fallen|drop(?:ped)?|jump(?:ed)?|yoy|year[\s-]over[\s-]year)\b"
+)
+COMPARE_WORDS = re.compile(r"\b(?:from|compared|versus|vs\.?|prior|previous|preceding|last\s+year|a\s+year\s+earlier)\b")
+
+
+def normalize(text: str) -> str:
+    return (text or "").replace("’", "'").replace("‘", "'").replace("–", "-").replace("—", "-").lower()
+
+
+def plain_word(word: str) -> str:
+    w = word.strip(".'").removesuffix("'s").removesuffix("'")
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+
+
+def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[MetricMention]:
+    """Metric phrases in the question, longest first without overlaps, with the words that qualify them."""
+    low = normalize(question)
+    cands = []
+    for m, rx in METRIC_PATTERNS:
+        for hit in rx.finditer(low):
+            cands.append((hit.start(), hit.end(), m))
+    cands.sort(key=lambda c: (-(c[1] - c[0]), c[0]))
+    chosen: list[tuple[int, int, Metric]] = []
+    for s, e, m in cands:
+        if any(s < ce and cs < e for cs, ce, _ in chosen):
+            continue
+        chosen.append((s, e, m))
+    chosen.sort()
+    tokens = [(t.start(), t.end(), t.group()) for t in WORD_PATTERN.finditer(low)]
+    spans = [(s, e) for s, e, _ in chosen]
+
+    def inside_mention(pos: int) -> bool:
+        return any(s <= pos < e for s, e in spans)
+
+    def is_stop(word: str) -> bool:
+        w = word.strip(".'")
+        base = w.removesuffix("'s").removesuffix("'")
+        return (
+            base in STOP_WORDS or w in STOP_WORDS or base in company_words or base in MONTH_WORDS
+            or bool(re.fullmatch(r"[\d.,$%'-]+|fy\d+|q\d|\d+(?:st|nd|rd|th)", base))
+        )
+
+    out = []
+    for s, e, m in chosen:
+        words = [t[2] for t in tokens if s <= t[0] < e]
+        # Words right after the phrase that give it another meaning ("how much cash did it return").
+        vetoed = bool(m.veto and re.search(m.veto, low[e:e + 60]))
+        mention = MetricMention(m.key, s, e, words, vetoed=vetoed)
+        prev = [t for t in tokens if t[1] <= s]
+        for ts, te, w in reversed(prev):
+            proper = question[ts:ts + 1].isupper() and mention.before and question[prev[-1][0]:prev[-1][0] + 1].isupper()
+            if inside_mention(ts) or len(mention.before) >= 3:
+                break
+            if is_stop(w) and not (proper and w in STOP_WORDS and w not in _CORE_STOP):
+                break
+            if w.endswith(("'s", "s'")):
+                break  # "Apple's revenue": a possessive before the metric names its owner, not a qualifier
+            if low[te:s].strip(" -") and any(ch in low[te:s] for ch in ",;:()?"):
+                break
+            mention.before.insert(0, plain_word(w))
+        nxt = [t for t in tokens if t[0] >= e]
+        if nxt:
+            gap = low[e:nxt[0][0]]
+            first = nxt[0][2]
+            if first in _EXCLUDE or first.startswith("exclud"):
+                for ts, _te, w in nxt[1:4]:
+                    if is_stop(w) or inside_mention(ts):
+                        break
+                    mention.excluded.append(plain_word(w))
+            elif first in _PREPS and not any(ch in gap for ch in ",;:?"):
+                for ts, _te, w in nxt[1:5]:
+                    base = w.strip(".'").removesuffix("'s").removesuffix("'")
+                    if base in ("the", "its", "their", "our"):
+                        continue
+                    if inside_mention(ts) or base in _AFTER_OK or base in _PREPS or (is_stop(w) and base not in STOP_WORDS):
+                        break
+                    mention.after.append(plain_word(w))
+            elif first == "per" and m.kind != "per_share":
+                mention.after.append("per")
+            elif not any(ch in gap for ch in ",;:()?.") and not is_stop(first) and not inside_mention(nxt[0][0]):
+                mention.after.append(plain_word(first))
+        out.append(mention)
+    return out
+
+
+def member_matcher(mention: MetricMention):
+    """A predicate on a fact's dimensions: its single member's words equal a run of the question's words that
+    covers every qualifier word. Returns (predicate, length of the matched run) pairs, longest first."""
+    quals = mention.before + mention.after
+    if not quals:
+        return None
+    phrase = [plain_word(w) for w in mention.words]
+    seq = mention.before + phrase if mention.before else phrase + mention.after
+    if mention.before and mention.after:
+        seq = mention.before + phrase + mention.after
+    need = set(quals)
+    windows = []
+    for i in range(len(seq)):
+        for j in range(i + 1, min(len(seq), i + 7) + 1):
+            win = seq[i:j]
+            if need <= set(win):
+                windows.append("".join(win))
+    excluded = set(mention.excluded)
+
+    def words_of(dims: dict) -> list[str]:
+        return [plain_word(w) for w in member_words(next(iter(dims.values())))]
+
+    def match(dims: dict) -> int:
+        mw = words_of(dims)
+        joined = "".join(mw)
+        if not joined or (excluded & set(mw)):
+            return 0
+        return max((len(w) for w in windows if w == joined), default=0)
+
+    return match
+
+
+def is_metric_phrase(text: str) -> bool:
+    """Is the whole text one of the metric phrases ('EBITDA' is not, 'COGS', 'ROE' and 'SG&A' are)."""
+    low = normalize(text).strip()
+    return any(rx.fullmatch(low) for _, rx in METRIC_PATTERNS)

@@ -1,0 +1,288 @@
+"""The metric vocabulary: analysts' words -> XBRL concepts (ordered: the first concept with a value wins), and
+the primary statement that prints each metric."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+# ==============================================================================================================
+# Metrics: analysts' words -> concepts (ordered: the first concept with a value wins)
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    label: str
+    phrases: tuple[str, ...]
+    concepts: tuple[str, ...] = ()
+    period: str = "duration"  # duration | instant | cover (a cover-page fact dated after the period end)
+    kind: str = "money"  # money | per_share | shares | pure | percent | ratio
+    members: bool = False  # may be narrowed by a dimension member ("iPhone net sales", "subscription revenue")
+    derive: tuple | None = None  # ("sub" | "add" | "div", metric a, metric b): always computed
+    fallback: tuple | None = None  # the same, used only when no concept has a value
+    ext: str | None = None  # regex on a company extension concept's local name: the last resort
+    formula: str = ""  # the computed figure's definition in words
+    listed: bool = True  # offered on the Financials page
+    veto: str | None = None  # words after the mention that mean something else ("how much cash did it return")
+
+
+def _m(key, label, phrases, concepts=(), **kw) -> Metric:
+    return Metric(key, label, tuple(phrases), tuple(concepts), **kw)
+
+
+_G = "us-gaap:"
+METRICS: list[Metric] = [
+    _m("revenue", "Total revenue",
+       [r"total\s+net\s+revenues?", r"total\s+revenues?", r"net\s+revenues?", r"total\s+net\s+sales", r"net\s+sales",
+        r"total\s+sales", r"revenues?", r"sales", r"top[\s-]line", r"turnover"],
+       [_G + "Revenues", _G + "RevenueFromContractWithCustomerExcludingAssessedTax",
+        _G + "RevenueFromContractWithCustomerIncludingAssessedTax", _G + "SalesRevenueNet", _G + "SalesRevenueGoodsNet",
+        _G + "RevenuesNetOfInterestExpense"], members=True),
+    _m("cost_of_revenue", "Cost of revenue",
+       [r"(?:total\s+)?costs?\s+of\s+(?:net\s+)?(?:revenues?|sales|goods\s+sold|goods\s+and\s+services\s+sold)",
+        r"cogs"],
+       [_G + "CostOfRevenue", _G + "CostOfGoodsAndServicesSold", _G + "CostOfGoodsSold",
+        _G + "CostOfGoodsAndServiceExcludingDepreciationDepletionAndAmortization"], members=True),
+    _m("gross_profit", "Gross profit", [r"gross\s+profits?"], [_G + "GrossProfit"], members=True,
+       fallback=("sub", "revenue", "cost_of_revenue"), formula="total revenue − cost of revenue"),
+    _m("operating_income", "Operating income",
+       [r"operating\s+(?:income|profits?|earnings|loss(?:es)?)(?:\s*\(loss\))?",
+        r"(?:income|earnings|profit)\s+(?:\(loss\)\s+)?from\s+operations", r"loss\s+from\s+operations"],
+       [_G + "OperatingIncomeLoss"], members=True),
+    _m("operating_expenses", "Total operating expenses", [r"(?:total\s+)?operating\s+expenses", r"opex"],
+       [_G + "OperatingExpenses"]),
+    _m("costs_and_expenses", "Total costs and expenses", [r"(?:total\s+)?costs\s+and\s+expenses"],
+       [_G + "CostsAndExpenses"]),
+    _m("net_income", "Net income",
+       [r"net\s+(?:income|earnings|profits?|loss(?:es)?)(?:\s*\(loss\))?", r"profits?", r"bottom[\s-]line"],
+       [_G + "NetIncomeLoss", _G + "ProfitLoss", _G + "NetIncomeLossAvailableToCommonStockholdersBasic"]),
+    _m("pretax_income", "Income before income taxes",
+       [r"(?:income|earnings|profit)\s+(?:\(loss\)\s+)?before\s+(?:provision\s+for\s+)?(?:income\s+)?taxes",
+        r"pre-?\s?tax\s+(?:income|profit|earnings)"],
+       [_G + "IncomeLossFromContinuingOperationsBeforeIncomeTaxesExtraordinaryItemsNoncontrollingInterest",
+        _G + "IncomeLossFromContinuingOperationsBeforeIncomeTaxesMinorityInterestAndIncomeLossFromEquityMethodInvestments"]),
+    _m("income_tax", "Income tax expense",
+       [r"(?:provision\s+for|benefit\s+from)\s+income\s+taxes", r"income\s+tax(?:es)?(?:\s+expense|\s+provision)?",
+        r"tax\s+expense"],
+       [_G + "IncomeTaxExpenseBenefit"]),
+    _m("effective_tax_rate", "Effective tax rate", [r"effective\s+(?:income\s+)?tax\s+rate"],
+       [_G + "EffectiveIncomeTaxRateContinuingOperations"], kind="pure",
+       fallback=("div", "income_tax", "pretax_income"), formula="income tax expense / income before income taxes"),
+    _m("eps_diluted", "Diluted EPS",
+       [r"diluted\s+(?:eps|earnings\s+per\s+(?:common\s+)?share|net\s+income\s+per\s+(?:common\s+)?share)",
+        r"(?:eps|earnings\s+per\s+(?:common\s+)?share|net\s+income\s+per\s+(?:common\s+)?share)(?:\s*[,(-]?\s*diluted\)?)?"],
+       [_G + "EarningsPerShareDiluted", _G + "EarningsPerShareBasicAndDiluted"], kind="per_share"),
+    _m("eps_basic", "Basic EPS",
+       [r"basic\s+(?:eps|earnings\s+per\s+(?:common\s+)?share|net\s+income\s+per\s+(?:common\s+)?share)",
+        r"(?:eps|earnings\s+per\s+(?:common\s+)?share)\s*[,(-]?\s*basic\)?"],
+       [_G + "EarningsPerShareBasic", _G + "EarningsPerShareBasicAndDiluted"], kind="per_share"),
+    _m("rnd", "Research and development expense",
+       [r"research\s+and\s+development(?:\s+(?:expenses?|costs?|spending))?", r"r\s*&\s*d(?:\s+(?:expenses?|spending))?"],
+       [_G + "ResearchAndDevelopmentExpense", _G + "ResearchAndDevelopmentExpenseExcludingAcquiredInProcessCost",
+        _G + "ResearchAndDevelopmentExpenseSoftwareExcludingAcquiredInProcessCost"]),
+    _m("sga", "Selling, general and administrative expense",
+       [r"selling,?\s+general,?\s+and\s+administrative(?:\s+(?:expenses?|costs?))?", r"sg\s*&\s*a"],
+       [_G + "SellingGeneralAndAdministrativeExpense"]),
+    _m("sales_marketing", "Sales and marketing expense",
+       [r"(?:sales|selling)\s+and\s+marketing(?:\s+expenses?)?"], [_G + "SellingAndMarketingExpense"]),
+    _m("gna", "General and administrative expense", [r"general\s+and\s+administrative(?:\s+expenses?)?"],
+       [_G + "GeneralAndAdministrativeExpense"]),
+    _m("interest_expense", "Interest expense", [r"interest\s+expense"],
+       [_G + "InterestExpense", _G + "InterestExpenseNonoperating", _G + "InterestExpenseDebt"]),
+    _m("net_interest_income", "Net interest income", [r"net\s+interest\s+income"], [_G + "InterestIncomeExpenseNet"]),
+    _m("dna", "Depreciation and amortization",
+       [r"depreciation,?\s+(?:depletion\s+)?and\s+amortization", r"d\s*&\s*a"],
+       [_G + "DepreciationDepletionAndAmortization", _G + "DepreciationAmortizationAndAccretionNet",
+        _G + "DepreciationAndAmortization"]),
+    _m("sbc", "Stock-based compensation",
+       [r"(?:stock|share)[\s-]based\s+compensation(?:\s+expense)?", r"stock\s+compensation(?:\s+expense)?"],
+       [_G + "ShareBasedCompensation", _G + "AllocatedShareBasedCompensationExpense"]),
+    _m("operating_cash_flow", "Operating cash flow",
+       [r"(?:net\s+)?cash\s+(?:flows?\s+)?(?:provided\s+by|generated\s+(?:by|from)|from)\s+(?:\(used\s+in\)\s+)?"
+        r"operati(?:ng\s+activities|ons)",
+        r"operating\s+cash\s+flows?", r"cash\s+flows?\s+from\s+operati(?:ons|ng\s+activities)", r"ocf"],
+       [_G + "NetCashProvidedByUsedInOperatingActivities",
+        _G + "NetCashProvidedByUsedInOperatingActivitiesContinuingOperations"]),
+    _m("investing_cash_flow", "Investing cash flow",
+       [r"(?:net\s+)?cash\s+(?:flows?\s+)?(?:used\s+in|provided\s+by|from)\s+(?:\(used\s+in\)\s+)?investing\s+activities",
+        r"investing\s+cash\s+flows?"],
+       [_G + "NetCashProvidedByUsedInInvestingActivities",
+        _G + "NetCashProvidedByUsedInInvestingActivitiesContinuingOperations"]),
+    _m("financing_cash_flow", "Financing cash flow",
+       [r"(?:net\s+)?cash\s+(?:flows?\s+)?(?:used\s+in|provided\s+by|from)\s+(?:\(used\s+in\)\s+)?financing\s+activities",
+        r"financing\s+cash\s+flows?"],
+       [_G + "NetCashProvidedByUsedInFinancingActivities",
+        _G + "NetCashProvidedByUsedInFinancingActivitiesContinuingOperations"]),
+    _m("capex", "Capital expenditures",
+       [r"capital\s+expenditures?", r"capex", r"capital\s+spending",
+        r"(?:purchases?|payments?\s+for|acquisitions?)\s+of\s+property,?\s+(?:plant,?\s+)?and\s+equipment",
+        r"payments?\s+for\s+property,?\s+(?:plant,?\s+)?and\s+equipment"],
+       [_G + "PaymentsToAcquirePropertyPlantAndEquipment", _G + "PaymentsToAcquireProductiveAssets"],
+       ext=r"^(?:PurchasesOf|PaymentsFor|PaymentsToAcquire)Property(?:Plant)?AndEquipment"),
+    _m("free_cash_flow", "Free cash flow", [r"free\s+cash\s+flows?", r"fcf"],
+       derive=("sub", "operating_cash_flow", "capex"), formula="operating cash flow − capital expenditures"),
+    _m("dividends_paid", "Dividends paid",
+       [r"(?:cash\s+)?dividends\s+paid", r"payments?\s+(?:of|for)\s+dividends", r"dividend\s+payments"],
+       [_G + "PaymentsOfDividends", _G + "PaymentsOfDividendsCommonStock"]),
+    _m("dps", "Dividends declared per share",
+       [r"dividends?\s+(?:declared\s+|paid\s+)?per\s+(?:common\s+)?share"],
+       [_G + "CommonStockDividendsPerShareDeclared", _G + "CommonStockDividendsPerShareCashPaid"], kind="per_share"),
+    _m("buybacks", "Share repurchases",
+       [r"(?:share|stock)\s+repurchases?", r"(?:share\s+|stock\s+)?buybacks?",
+        r"repurchases?\s+of\s+(?:its\s+)?(?:common\s+)?(?:stock|shares)",
+        r"payments?\s+for\s+repurchases?\s+of\s+common\s+stock"],
+       [_G + "PaymentsForRepurchaseOfCommonStock"]),
+    _m("repurchase_remaining", "Remaining share repurchase authorization",
+       [r"remaining\s+(?:\w+\s+){0,2}?(?:repurchase\s+)?(?:authority|authorization)",
+        r"(?:repurchase\s+)?(?:authority|authorization)\s+(?:that\s+)?remain\w*",
+        r"(?:stock|share)\s+repurchase\s+(?:authority|authorization)\s+(?:that\s+)?remain\w*"],
+       [_G + "StockRepurchaseProgramRemainingAuthorizedRepurchaseAmount1"], period="instant"),
+    _m("total_assets", "Total assets", [r"total\s+assets", r"assets"], [_G + "Assets"], period="instant"),
+    _m("current_assets", "Total current assets", [r"(?:total\s+)?current\s+assets"], [_G + "AssetsCurrent"],
+       period="instant"),
+    _m("total_liabilities", "Total liabilities", [r"total\s+liabilities", r"liabilities"], [_G + "Liabilities"],
+       period="instant"),
+    _m("current_liabilities", "Total current liabilities", [r"(?:total\s+)?current\s+liabilities"],
+       [_G + "LiabilitiesCurrent"], period="instant"),
+    _m("liabilities_and_equity", "Total liabilities and equity",
+       [r"total\s+liabilities\s+and\s+(?:(?:stock|share)holders'?\s+|shareowners'?\s+)?equity"],
+       [_G + "LiabilitiesAndStockholdersEquity"], period="instant"),
+    _m("equity", "Stockholders' equity",
+       [r"(?:total\s+)?(?:stock|share)holders?'?s?'?\s+equity", r"(?:total\s+)?shareowners?'?s?'?\s+equity",
+        r"total\s+equity", r"book\s+value"],
+       [_G + "StockholdersEquity", _G + "StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest"],
+       period="instant"),
+    _m("cash", "Cash and cash equivalents",
+       [r"cash\s+and\s+(?:cash\s+)?equivalents", r"cash(?:\s+balance|\s+on\s+hand|\s+position)?"],
+       [_G + "CashAndCashEquivalentsAtCarryingValue", _G + "Cash",
+        _G + "CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents"], period="instant",
+       veto=r"\b(?:return|spen[dt]|pa(?:y|id)|use[ds]?|generat|rais|invest|burn|distribut|flow|held|hold|from)"),
+    _m("inventory", "Inventories", [r"inventor(?:y|ies)"], [_G + "InventoryNet"], period="instant"),
+    _m("receivables", "Accounts receivable",
+       [r"accounts\s+receivable(?:,?\s+net)?", r"trade\s+receivables?"],
+       [_G + "AccountsReceivableNetCurrent", _G + "ReceivablesNetCurrent"], period="instant"),
+    _m("payables", "Accounts payable", [r"accounts\s+payable"], [_G + "AccountsPayableCurrent"], period="instant"),
+    _m("goodwill", "Goodwill", [r"goodwill"], [_G + "Goodwill"], period="instant"),
+    _m("ppe", "Property, plant and equipment, net",
+       [r"property,?\s+(?:plant,?\s+)?and\s+equipment(?:,?\s+net)?", r"pp\s*&\s*e"],
+       [_G + "PropertyPlantAndEquipmentNet"], period="instant"),
+    _m("retained_earnings", "Retained earnings (accumulated deficit)",
+       [r"retained\s+earnings", r"accumulated\s+deficit"], [_G + "RetainedEarningsAccumulatedDeficit"],
+       period="instant"),
+    _m("deferred_revenue", "Deferred revenue (contract liabilities)",
+       [r"deferred\s+revenues?", r"unearned\s+revenues?", r"contract\s+liabilit(?:y|ies)"],
+       [_G + "ContractWithCustomerLiability", _G + "DeferredRevenue", _G + "ContractWithCustomerLiabilityCurrent",
+        _G + "DeferredRevenueCurrent"], period="instant"),
+    _m("long_term_debt", "Long-term debt (non-current)",
+       [r"long[\s-]term\s+debt(?:,?\s+non[\s-]?current)?",
+        r"non[\s-]?current\s+(?:portion\s+of\s+)?(?:long[\s-]term\s+|term\s+)?debt"],
+       [_G + "LongTermDebtNoncurrent", _G + "LongTermDebtAndCapitalLeaseObligations", _G + "LongTermDebt"],
+       period="instant"),
+    _m("ltd_current", "Current portion of long-term debt",
+       [r"current\s+portion\s+of\s+(?:long[\s-]term\s+|term\s+)?debt", r"current\s+(?:term\s+)?debt"],
+       [_G + "LongTermDebtCurrent", _G + "LongTermDebtAndCapitalLeaseObligationsCurrent"], period="instant"),
+    _m("total_debt", "Total term debt (current + non-current)",
+       [r"total\s+(?:term|long[\s-]term)\s+debt", r"term\s+debt",
+        r"long[\s-]term\s+debt,?\s+including\s+(?:the\s+)?current\s+(?:portion|maturities)"],
+       [_G + "LongTermDebt", _G + "LongTermDebtAndCapitalLeaseObligationsIncludingCurrentMaturities"],
+       period="instant", fallback=("add", "ltd_current", "long_term_debt"),
+       formula="current portion + non-current portion of long-term debt"),
+    _m("shares_outstanding", "Shares outstanding",
+       [r"(?:common\s+)?shares\s+(?:of\s+(?:\w+\s+)?(?:common\s+)?stock\s+)?(?:were\s+|are\s+)?(?:issued\s+and\s+)?"
+        r"outstanding",
+        r"outstanding\s+(?:common\s+)?shares", r"share\s+count"],
+       ["dei:EntityCommonStockSharesOutstanding", _G + "CommonStockSharesOutstanding"], period="cover",
+       kind="shares"),
+    _m("weighted_diluted", "Weighted-average diluted shares",
+       [r"weighted[\s-]average\s+(?:number\s+of\s+)?diluted\s+shares(?:\s+outstanding)?",
+        r"diluted\s+(?:weighted[\s-]average\s+)?shares(?:\s+outstanding)?"],
+       [_G + "WeightedAverageNumberOfDilutedSharesOutstanding"], kind="shares"),
+    _m("weighted_basic", "Weighted-average basic shares",
+       [r"weighted[\s-]average\s+(?:number\s+of\s+)?(?:basic\s+)?shares(?:\s+outstanding)?",
+        r"basic\s+(?:weighted[\s-]average\s+)?shares(?:\s+outstanding)?"],
+       [_G + "WeightedAverageNumberOfSharesOutstandingBasic"], kind="shares"),
+    _m("public_float", "Public float", [r"public\s+float", r"aggregate\s+market\s+value"], ["dei:EntityPublicFloat"],
+       period="cover"),
+    # Computed metrics: always from the two reported figures, with the formula shown.
+    _m("gross_margin", "Gross margin",
+       [r"gross\s+(?:profit\s+)?margins?(?:\s+(?:percentage|rate|ratio))?"],
+       derive=("div", "gross_profit", "revenue"), kind="percent", formula="gross profit / total revenue"),
+    _m("operating_margin", "Operating margin",
+       [r"operating\s+(?:profit\s+|income\s+)?margins?(?:\s+(?:percentage|rate|ratio))?"],
+       derive=("div", "operating_income", "revenue"), kind="percent", formula="operating income / total revenue"),
+    _m("net_margin", "Net profit margin",
+       [r"net\s+(?:profit\s+|income\s+)?margins?", r"profit\s+margins?"],
+       derive=("div", "net_income", "revenue"), kind="percent", formula="net income / total revenue"),
+    _m("fcf_margin", "Free cash flow margin", [r"free\s+cash\s+flow\s+margins?", r"fcf\s+margins?"],
+       derive=("div", "free_cash_flow", "revenue"), kind="percent", formula="free cash flow / total revenue"),
+    _m("current_ratio", "Current ratio", [r"current\s+ratio"],
+       derive=("div", "current_assets", "current_liabilities"), kind="ratio",
+       formula="total current assets / total current liabilities"),
+    _m("debt_to_equity", "Debt-to-equity (total liabilities / equity)",
+       [r"debt[\s-]to[\s-]equity(?:\s+ratio)?", r"liabilities[\s-]to[\s-]equity(?:\s+ratio)?"],
+       derive=("div", "total_liabilities", "equity"), kind="ratio",
+       formula="total liabilities / stockholders' equity"),
+    _m("roe", "Return on equity (year-end equity)",
+       [r"return\s+on\s+(?:(?:stock|share)holders'?\s+)?equity", r"roe"],
+       derive=("div", "net_income", "equity"), kind="percent", formula="net income / year-end stockholders' equity"),
+    _m("roa", "Return on assets (year-end assets)", [r"return\s+on\s+(?:total\s+)?assets", r"roa"],
+       derive=("div", "net_income", "total_assets"), kind="percent", formula="net income / year-end total assets"),
+]
+METRIC_BY_KEY = {m.key: m for m in METRICS}
+# Fallback concepts whose meaning differs from the metric's label enough to say which was used.
+NOTE_CONCEPTS = {
+    _G + "ProfitLoss", _G + "NetIncomeLossAvailableToCommonStockholdersBasic", _G + "RevenuesNetOfInterestExpense",
+    _G + "StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest",
+    _G + "CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents", _G + "LongTermDebt",
+    _G + "LongTermDebtAndCapitalLeaseObligations", _G + "LongTermDebtAndCapitalLeaseObligationsIncludingCurrentMaturities",
+    _G + "EarningsPerShareBasicAndDiluted", _G + "ContractWithCustomerLiabilityCurrent", _G + "DeferredRevenueCurrent",
+    _G + "CommonStockSharesOutstanding", _G + "PaymentsToAcquireProductiveAssets",
+    _G + "CostOfGoodsAndServiceExcludingDepreciationDepletionAndAmortization",
+}
+METRIC_PATTERNS = [
+    (m, re.compile(r"(?<![\w&-])(?:" + p + r")(?![\w&-])")) for m in METRICS for p in m.phrases
+]
+
+
+def metric(key: str) -> Metric:
+    return METRIC_BY_KEY[key]
+
+
+
+# Where each reported metric is printed: the primary statement an analyst turns to for it. A computed metric lives
+# where its inputs do ("inventory turnover" needs the income statement and the balance sheet).
+STATEMENT_METRICS = {
+    "income statement": (
+        "revenue", "cost_of_revenue", "gross_profit", "operating_income", "operating_expenses", "costs_and_expenses",
+        "net_income", "pretax_income", "income_tax", "eps_diluted", "eps_basic", "rnd", "sga", "sales_marketing",
+        "gna", "interest_expense", "net_interest_income", "weighted_diluted", "weighted_basic"),
+    "balance sheet": (
+        "total_assets", "current_assets", "total_liabilities", "current_liabilities", "liabilities_and_equity",
+        "equity", "cash", "inventory", "receivables", "payables", "goodwill", "ppe", "retained_earnings",
+        "deferred_revenue", "long_term_debt", "ltd_current", "total_debt"),
+    "cash flow statement": (
+        "operating_cash_flow", "investing_cash_flow", "financing_cash_flow", "capex", "dividends_paid", "buybacks",
+        "dna", "sbc"),
+}
+
+STATEMENT_BY_METRIC = {key: name for name, keys in STATEMENT_METRICS.items() for key in keys}
+
+
+def metric_statements(metric_: Metric) -> list[str]:
+    """The primary statements that print a metric, or its inputs when it is computed."""
+    own = STATEMENT_BY_METRIC.get(metric_.key)
+    if own:
+        return [own]
+    out: list[str] = []
+    for op in (metric_.derive, metric_.fallback):
+        for key in (op or ())[1:]:
+            for name in metric_statements(METRIC_BY_KEY[key]):
+                if name not in out:
+                    out.append(name)
+    return out
+
+

@@ -1,0 +1,305 @@
+"""The facts block an answer is built from: one line per figure or computation, every reported input cited."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+
+from ..schema import Citation, MetricMention
+from .labels import concept_label, currency_of, dims_label, format_amount, lower_label
+from .metrics import NOTE_CONCEPTS, metric
+from .views import OP_SIGN, Unresolved, Value, combine
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class FactAnswer:
+    """Exact figures for a question: `block` is text whose lines cite [F1], [F2] ... = `citations` (answer.py's
+    Citation, kind "fact"), for rag.answer's facts hook. `results` are the computed figures."""
+
+    block: str
+    citations: list
+    values: list[Value]
+    results: list[dict]
+    notes: list[str]
+    operation: str
+
+    def to_dict(self) -> dict:
+        return {"block": self.block, "operation": self.operation, "notes": self.notes, "results": self.results,
+                "values": [v.to_dict() for v in self.values]}
+
+
+
+class FactsBlock:
+    """Builds the facts block: one line per figure or computation, every reported input cited [F#]."""
+
+    def __init__(self, layer):
+        self.layer = layer
+        self.lines: list[str] = []
+        self.values: list[Value] = []
+        self.results: list[dict] = []
+        self.cited: list[Value] = []
+        self._cite_ix: dict[tuple, int] = {}
+        self.missing: list[str] = []
+        self.notes: list[str] = []
+        self.operation = "lookup"
+
+    # ---- pieces
+    def _get(self, spec: MetricMention, ticker: str, year: int) -> Value | None:
+        try:
+            v = self.layer.resolve(metric(spec.metric_key), ticker, year, spec)
+        except Unresolved as exc:
+            self.missing.append(f"{ticker} FY{year} {metric(spec.metric_key).label}: {exc}")
+            return None
+        self.values.append(v)
+        for leaf in [v] + v.reported_leaves():
+            if leaf.comparative:
+                gap = int(leaf.filing.get("fiscal_year") or 0) - int(leaf.fiscal_year)
+                kind = "prior-year comparatives" if gap == 1 else f"comparatives ({gap} years back)"
+                note = (f"No FY{leaf.fiscal_year} 10-K of {leaf.ticker} is indexed: its FY{leaf.fiscal_year} figures "
+                        f"are the {kind} reported in the FY{leaf.filing.get('fiscal_year')} "
+                        f"{leaf.filing.get('form') or '10-K'}.")
+                if note not in self.notes:
+                    self.notes.append(note)
+        return v
+
+    def ref(self, v: Value) -> str:
+        g = v.group
+        key = (v.filing.get("doc_id"), g.concept, g.period_start, g.period_end, json.dumps(g.dims, sort_keys=True))
+        if key not in self._cite_ix:
+            self.cited.append(v)
+            self._cite_ix[key] = len(self.cited)
+        return f"[F{self._cite_ix[key]}]"
+
+    def expr(self, v: Value) -> str:
+        """A figure with its citation, or a computed one as the arithmetic of its cited inputs."""
+        if v.reported:
+            return f"{v.member + ' ' if v.member and v.metric.period == 'cover' else ''}{v.display()} {self.ref(v)}"
+        if v.op == "add":
+            parts = _flatten_add(v)
+            return "(" + " + ".join(self.expr(p) for p in parts) + ")" if len(parts) > 1 else self.expr(parts[0])
+        a, b = v.inputs
+        inner = f"{self.expr(a)} {OP_SIGN[v.op]} {self.expr(b)}"
+        return f"({inner})" if not (a.reported and b.reported) or v.op != "div" else inner
+
+    def full(self, v: Value) -> str:
+        if v.reported:
+            note = ""
+            f = v.fact
+            if v.member:
+                note = f" (XBRL {f.concept}, {dims_label(f.dimensions)})"
+            elif (f.concept in NOTE_CONCEPTS and f.concept != v.metric.concepts[0]) or \
+                    not f.concept.startswith(("us-gaap:", "dei:")):
+                note = f" (reported as {f.concept}: {concept_label(f.concept)})"
+            return f"{v.display()} {self.ref(v)}{note}"
+        formula = v.metric.formula or ("sum of share classes" if v.op == "add" else "")
+        inner = self.expr(v)
+        if inner.startswith("(") and inner.endswith(")") and v.op != "div":
+            inner = inner[1:-1]
+        return f"{v.display()} = {formula} = {inner}" if formula else f"{v.display()} = {inner}"
+
+    def _result(self, label: str, value: float, display: str, formula: str, inputs: list[Value], **extra) -> None:
+        self.results.append({"label": label, "value": value, "display": display, "formula": formula,
+                             "inputs": [i.to_dict() for i in inputs], **extra})
+
+    # ---- operations
+    def lookup(self, spec: MetricMention, tickers: list[str], plan_years: dict[str, list[int]]) -> None:
+        per_ticker: dict[str, list[Value]] = {}
+        for t in tickers:
+            for y in plan_years.get(t, []):
+                v = self._get(spec, t, y)
+                if v is None:
+                    continue
+                per_ticker.setdefault(t, []).append(v)
+                self.lines.append(f"- {v.who()} · {v.label} · {v.when()}: {self.full(v)}")
+                if not v.reported:
+                    self._result(f"{v.label}, {v.ticker} FY{v.fiscal_year}", v.amount, v.display(),
+                                 v.metric.formula, v.reported_leaves())
+        if len(per_ticker) >= 2:
+            self.compare(spec, per_ticker)
+
+    def compare(self, spec: MetricMention, per_ticker: dict[str, list[Value]]) -> None:
+        self.operation = "compare"
+        single = all(len(vs) == 1 for vs in per_ticker.values())
+        groups: list[list[Value]] = []
+        if single:
+            groups.append([vs[0] for vs in per_ticker.values()])
+        else:
+            common = set.intersection(*({v.fiscal_year for v in vs} for vs in per_ticker.values()))
+            for y in sorted(common):
+                groups.append([v for vs in per_ticker.values() for v in vs if v.fiscal_year == y])
+        for vals in groups:
+            if len(vals) < 2 or len({(v.kind, currency_of(v.unit)) for v in vals}) != 1:
+                continue
+            ranked = sorted(vals, key=lambda v: v.amount, reverse=True)
+            label = lower_label(ranked[0].label)
+            hi, lo = ranked[0], ranked[1]
+            when = "" if single and len({v.fiscal_year for v in vals}) > 1 else f" in FY{hi.fiscal_year}"
+            years = {v.ticker: f"FY{v.fiscal_year}" for v in vals}
+            if hi.kind in ("percent", "pure"):
+                pts = (hi.amount - lo.amount) * 100
+                diff_text = f"{pts:.2f} percentage points"
+                diff_val = pts
+            else:
+                d = combine(hi.metric, "sub", hi, lo)
+                diff_text = d.display() if d else format_amount(hi.amount - lo.amount, hi.kind)
+                diff_val = hi.amount - lo.amount
+            line = (f"- Comparison: {hi.who()} had the higher {label}{when}: {hi.display()} ({years[hi.ticker]}) vs "
+                    f"{lo.display()} for {lo.who()} ({years[lo.ticker]}); difference {diff_text} "
+                    f"= {hi.display()} − {lo.display()}")
+            if hi.kind == "money" and lo.amount > 0:
+                line += f" ({(hi.amount / lo.amount - 1) * 100:.2f}% higher)"
+            if len(ranked) > 2:
+                line += "; ranking: " + " > ".join(f"{v.ticker} {v.display()}" for v in ranked)
+            self.lines.append(line + ".")
+            self._result(f"Difference in {label}: {hi.ticker} − {lo.ticker}", diff_val, diff_text,
+                         f"{hi.ticker} − {lo.ticker}", [hi, lo], larger=hi.ticker)
+
+    def growth(self, spec: MetricMention, tickers: list[str], plan_years: dict[str, list[int]],
+               from_to: tuple[int, int] | None) -> None:
+        self.operation = "growth"
+        rates: dict[str, float] = {}
+        for t in tickers:
+            ys = plan_years.get(t, [])
+            if not ys:
+                continue
+            base, target = from_to if from_to and set(from_to) <= set(ys) | set(from_to) else (min(ys), max(ys))
+            if base == target:
+                base = target - 1
+            a, b = self._get(spec, t, base), self._get(spec, t, target)
+            if a is None or b is None:
+                continue
+            for y in sorted(set(ys) - {base, target}):
+                mid = self._get(spec, t, y)
+                if mid is not None:
+                    self.lines.append(f"- {mid.who()} · {mid.label} · {mid.when()}: {self.full(mid)}")
+            label = a.label
+            if a.kind in ("percent", "pure"):
+                pts = (b.amount - a.amount) * 100
+                self.lines.append(
+                    f"- {a.who()} · {label}: FY{base} {self.full(a)} → FY{target} {self.full(b)}; change "
+                    f"{pts:+.2f} percentage points")
+                self._result(f"Change in {lower_label(label)}, {t} FY{base}→FY{target}", pts,
+                             f"{pts:+.2f} percentage points", "later − earlier", [a, b])
+                continue
+            d = combine(a.metric, "sub", b, a)
+            if d is None:
+                continue
+            sign = "+" if d.amount > 0 else ""
+            line = (f"- {a.who()} · {label}: FY{base} {self.full(a)} → FY{target} {self.full(b)}; "
+                    f"change {sign}{d.display()}")
+            if a.amount > 0:
+                pct = (b.amount - a.amount) / a.amount * 100
+                rates[t] = pct
+                line += (f" ({pct:+.2f}%) = ({b.display()} − {a.display()}) / {a.display()}")
+                self._result(f"Growth in {lower_label(label)}, {t} FY{base}→FY{target}", pct, f"{pct:+.2f}%",
+                             "(later − earlier) / earlier", [a, b], change=d.amount, change_display=d.display())
+            else:
+                line += f" = {b.display()} − {a.display()} (no percentage: the FY{base} figure is not positive)"
+                self._result(f"Change in {lower_label(label)}, {t} FY{base}→FY{target}", d.amount, d.display(),
+                             "later − earlier", [a, b])
+            self.lines.append(line)
+        if len(rates) >= 2:
+            ranked = sorted(rates.items(), key=lambda kv: kv[1], reverse=True)
+            self.lines.append("- Comparison: " + " > ".join(f"{t} {r:+.2f}%" for t, r in ranked)
+                              + f"; {ranked[0][0]} grew faster.")
+
+    def total(self, spec: MetricMention, tickers: list[str], plan_years: dict[str, list[int]]) -> None:
+        m = metric(spec.metric_key)
+        if m.period != "duration" or m.kind not in ("money", "shares"):
+            self.lookup(spec, tickers, plan_years)
+            return
+        self.operation = "sum"
+        for t in tickers:
+            ys = sorted(plan_years.get(t, []))
+            vals = [self._get(spec, t, y) for y in ys]
+            if len(ys) < 2 or any(v is None for v in vals):
+                continue
+            total = vals[0]
+            for v in vals[1:]:
+                total = combine(m, "add", total, v)
+                if total is None:
+                    break
+            if total is None:
+                continue
+            years = " + ".join(f"FY{y}" for y in ys)
+            self.lines.append(f"- {vals[0].who()} · {vals[0].label}, {years}: {total.display()} = "
+                              + " + ".join(self.expr(v) for v in vals))
+            self._result(f"{vals[0].label}, {t} {years}", total.amount, total.display(), "sum over fiscal years",
+                         vals)
+
+    def two_metric(self, num: MetricMention, den: MetricMention, tickers: list[str], plan_years: dict[str, list[int]],
+                   mode: str) -> None:
+        self.operation = {"div_pct": "percentage", "div": "ratio", "sub": "difference"}[mode]
+        for t in tickers:
+            for y in plan_years.get(t, []):
+                a, b = self._get(num, t, y), self._get(den, t, y)
+                if a is None or b is None:
+                    continue
+                if mode in ("div_pct", "div"):
+                    if b.amount == 0 or a.kind != b.kind:
+                        continue
+                    r = a.amount / b.amount
+                    if mode == "div_pct":
+                        shown = f"{r * 100:.2f}%"
+                        what = f"{a.label} as a percentage of {lower_label(b.label)}"
+                        val = r * 100
+                    else:
+                        shown = f"{r:.2f}"
+                        what = f"Ratio of {lower_label(a.label)} to {lower_label(b.label)}"
+                        val = r
+                    self.lines.append(f"- {a.who()} · {a.when()}: {what} = {shown} = {self.full(a)} / {self.full(b)}")
+                    self._result(f"{what}, {t} FY{y}", val, shown, f"{a.label} / {b.label}", [a, b])
+                else:
+                    d = combine(a.metric, "sub", a, b)
+                    if d is None:
+                        continue
+                    self.lines.append(f"- {a.who()} · {a.when()}: {a.label} − {lower_label(b.label)} = {d.display()} "
+                                      f"= {self.full(a)} − {self.full(b)}")
+                    self._result(f"{a.label} − {b.label}, {t} FY{y}", d.amount, d.display(),
+                                 f"{a.label} − {b.label}", [a, b])
+
+    # ---- the block
+    def finish(self, notes: list[str]) -> FactAnswer | None:
+        if not self.lines:
+            return None
+        lines = list(self.lines)
+        for note in notes + self.notes:
+            lines.append(f"Note: {note}")
+        if self.missing:
+            lines.append("Not in the XBRL data: " + "; ".join(self.missing[:4]) + ".")
+        citations = [self._citation(v, i + 1) for i, v in enumerate(self.cited)]
+        return FactAnswer(block="\n".join(lines), citations=citations, values=self.values, results=self.results,
+                          notes=notes + self.notes, operation=self.operation)
+
+    def _citation(self, v: Value, number: int):
+        f = v.fact
+        filing = v.filing
+        chunk = self.layer.chunk(f.chunk_id)
+        text, meta = chunk if chunk else ("", {})
+        dims = f" [{dims_label(f.dimensions)}]" if f.dimensions else ""
+        xbrl = (f"XBRL fact: {f.concept} ({concept_label(f.concept)}){dims} = {f.text} "
+                f"({'scale ' + str(f.scale) + ', ' if f.scale else ''}decimals {f.decimals}) -> {v.display()}, "
+                f"{f.period_text()}; {filing.get('form') or ''} FY{filing.get('fiscal_year')}")
+        return Citation(
+            number=number, chunk_id=f.chunk_id, doc_id=filing.get("doc_id"), ticker=filing.get("ticker"),
+            company=filing.get("company"), form=filing.get("form"), fiscal_year=filing.get("fiscal_year"),
+            section=meta.get("section") or f.section, section_title=meta.get("section_title"),
+            page_start=meta.get("page_start") or f.page, page_end=meta.get("page_end") or f.page, score=1.0,
+            text=(text.strip() + "\n\n" + xbrl).strip() if text else xbrl,
+            char_start=meta.get("char_start"), char_end=meta.get("char_end"),
+            source=filing.get("source") or filing.get("path"), url=filing.get("url"), kind="fact",
+        )
+
+
+def _flatten_add(v: Value) -> list[Value]:
+    if v.op != "add":
+        return [v]
+    out = []
+    for i in v.inputs:
+        out.extend(_flatten_add(i))
+    return out
+
+

@@ -1,0 +1,390 @@
+"""The fact store: every inline XBRL fact of an indexed filing in SQLite, written at index time.
+
+Plain SQL types, so a served database can take it over; each fact keeps its period, dimensions, precision and the
+chunk that shows it."""
+
+from __future__ import annotations
+
+import bisect
+import json
+import logging
+import re
+import sqlite3
+import threading
+import time
+from collections import Counter
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from ..parse import parse_file
+from .labels import ANNUAL_DAYS, concept_label, days_between, decimal_places, format_amount, nice_date, unit_kind
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = "1"
+DB_NAME = "facts.sqlite3"
+
+# ==============================================================================================================
+# The store
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_info (
+    key TEXT PRIMARY KEY,
+    value TEXT
+);
+CREATE TABLE IF NOT EXISTS filings (
+    doc_id TEXT PRIMARY KEY,
+    ticker TEXT,
+    company TEXT,
+    cik TEXT,
+    form TEXT,
+    fiscal_year INTEGER,
+    fiscal_year_source TEXT,
+    period_start TEXT,
+    period_end TEXT,
+    filing_date TEXT,
+    accession TEXT,
+    url TEXT,
+    source TEXT,
+    path TEXT,
+    sha256 TEXT,
+    fact_count INTEGER NOT NULL DEFAULT 0,
+    indexed_at TEXT
+);
+CREATE INDEX IF NOT EXISTS filings_ticker_fy ON filings (ticker, fiscal_year);
+CREATE TABLE IF NOT EXISTS facts (
+    id INTEGER PRIMARY KEY,
+    doc_id TEXT NOT NULL REFERENCES filings (doc_id) ON DELETE CASCADE,
+    concept TEXT NOT NULL,
+    label TEXT,
+    value REAL,
+    text TEXT,
+    unit TEXT,
+    context_id TEXT,
+    period_start TEXT,
+    period_end TEXT,
+    instant INTEGER NOT NULL DEFAULT 0,
+    dimensions TEXT NOT NULL DEFAULT '{}',
+    dim_count INTEGER NOT NULL DEFAULT 0,
+    decimals TEXT,
+    scale INTEGER NOT NULL DEFAULT 0,
+    char_start INTEGER NOT NULL DEFAULT -1,
+    char_end INTEGER NOT NULL DEFAULT -1,
+    chunk_id TEXT,
+    section TEXT,
+    page INTEGER,
+    row_label TEXT
+);
+CREATE INDEX IF NOT EXISTS facts_doc_concept ON facts (doc_id, concept);
+CREATE INDEX IF NOT EXISTS facts_concept ON facts (concept);
+"""
+
+FILING_COLUMNS = (
+    "doc_id", "ticker", "company", "cik", "form", "fiscal_year", "fiscal_year_source", "period_start",
+    "period_end", "filing_date", "accession", "url", "source", "path", "sha256", "fact_count", "indexed_at",
+)
+FACT_COLUMNS = (
+    "doc_id", "concept", "label", "value", "text", "unit", "context_id", "period_start", "period_end", "instant",
+    "dimensions", "dim_count", "decimals", "scale", "char_start", "char_end", "chunk_id", "section", "page",
+    "row_label",
+)
+
+
+@dataclass
+class FactRow:
+    """One stored fact occurrence (the same figure shown twice in a filing is two rows)."""
+
+    doc_id: str
+    concept: str
+    label: str
+    value: float | None
+    text: str
+    unit: str
+    context_id: str
+    period_start: str | None
+    period_end: str | None
+    instant: bool
+    dimensions: dict
+    decimals: str | None
+    scale: int
+    char_start: int
+    char_end: int
+    chunk_id: str | None
+    section: str | None
+    page: int | None
+    row_label: str = ""  # the table row's label (or the text before the figure on its line)
+
+    @classmethod
+    def from_db(cls, row: sqlite3.Row) -> "FactRow":
+        d = dict(row)
+        return cls(
+            doc_id=d["doc_id"], concept=d["concept"], label=d["label"] or "", value=d["value"], text=d["text"] or "",
+            unit=d["unit"] or "", context_id=d["context_id"] or "", period_start=d["period_start"],
+            period_end=d["period_end"], instant=bool(d["instant"]), dimensions=json.loads(d["dimensions"] or "{}"),
+            decimals=d["decimals"], scale=int(d["scale"] or 0), char_start=int(d["char_start"]),
+            char_end=int(d["char_end"]), chunk_id=d["chunk_id"], section=d["section"], page=d["page"],
+            row_label=d.get("row_label") or "",
+        )
+
+    @property
+    def days(self) -> int | None:
+        return None if self.instant else days_between(self.period_start, self.period_end)
+
+    @property
+    def kind(self) -> str:
+        return unit_kind(self.unit)
+
+    def display(self) -> str:
+        return format_amount(self.value, self.kind, scale=self.scale, places=decimal_places(self.text), unit=self.unit)
+
+    def period_text(self) -> str:
+        if self.instant or not self.period_start:
+            return f"as of {nice_date(self.period_end)}"
+        return f"{self.period_start} to {self.period_end}"
+
+
+def chunk_spans_from_nodes(nodes_path: Path) -> list[dict]:
+    """The chunk spans of an index shard's nodes.jsonl: id, char_start, char_end, section, page_start."""
+    spans = []
+    with open(nodes_path, encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            m = row.get("metadata") or {}
+            if m.get("char_start") is None or m.get("char_end") is None:
+                continue
+            spans.append({"id": row["id"], "char_start": int(m["char_start"]), "char_end": int(m["char_end"]),
+                          "section": m.get("section"), "page_start": m.get("page_start")})
+    return spans
+
+
+def map_to_chunks(facts, chunks: list[dict]) -> list[dict | None]:
+    """For each fact, the chunk whose [char_start, char_end) holds the fact's span (None when hidden or outside)."""
+    ordered = sorted(chunks, key=lambda c: (c["char_start"], c["char_end"]))
+    starts = [c["char_start"] for c in ordered]
+    out: list[dict | None] = []
+    for f in facts:
+        fs = getattr(f, "char_start", -1)
+        if fs is None or fs < 0:
+            out.append(None)
+            continue
+        i = bisect.bisect_right(starts, fs) - 1
+        # Chunks do not overlap: the last chunk starting at or before the fact holds it if it reaches past it.
+        hit = ordered[i] if i >= 0 and fs < ordered[i]["char_end"] else None
+        out.append(hit)
+    return out
+
+
+class FactStore:
+    """SQLite store of every filing's facts (storage/facts.sqlite3). Cheap to create; one connection per call,
+    so it is safe across Streamlit threads and beside a CLI writer (WAL, busy timeout)."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._ready = False
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_settings(cls, settings) -> "FactStore":
+        return cls(Path(settings.storage_dir) / DB_NAME)
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(str(self.path), timeout=30.0)
+        con.row_factory = sqlite3.Row
+        con.execute("PRAGMA foreign_keys = ON")
+        if not self._ready:
+            with self._lock:
+                try:
+                    con.execute("PRAGMA journal_mode = WAL")
+                except sqlite3.OperationalError:
+                    pass
+                con.executescript(SCHEMA)
+                cols = {r[1] for r in con.execute("PRAGMA table_info(facts)")}
+                if "row_label" not in cols:  # a store made before row labels were kept
+                    con.execute("ALTER TABLE facts ADD COLUMN row_label TEXT")
+                con.execute("INSERT OR REPLACE INTO schema_info (key, value) VALUES ('version', ?)",
+                            (SCHEMA_VERSION,))
+                con.commit()
+                self._ready = True
+        return con
+
+    # ---- writing
+    def add_filing(self, meta: dict, facts: Iterable, chunks: list[dict] | None = None, text: str | None = None) -> int:
+        """Replace a filing's facts. `facts` are rag.parse.Fact objects; `chunks` are the index chunks' spans
+        ({id, char_start, char_end, section, page_start}) used to cite each fact's chunk; `text` is the parsed
+        filing text the facts' spans point into (for each figure's row label). Returns the count."""
+        facts = [f for f in facts if getattr(f, "concept", None)]
+        placed = map_to_chunks(facts, chunks or [])
+        doc_id = str(meta["doc_id"])
+        rows = []
+        for f, chunk in zip(facts, placed, strict=True):
+            if f.value is None and not str(f.concept).lower().startswith("dei:"):
+                continue
+            dims = dict(f.dimensions or {})
+            instant = f.period_start in (None, "")
+            rows.append((
+                doc_id, f.concept, concept_label(f.concept), f.value, (f.text or "")[:500], f.unit or "",
+                f.context_id or "", f.period_start or None, f.period_end or None, int(instant),
+                json.dumps(dims, sort_keys=True), len(dims), f.decimals, int(f.scale or 0),
+                int(f.char_start if f.char_start is not None else -1), int(f.char_end if f.char_end is not None else -1),
+                chunk["id"] if chunk else None, chunk.get("section") if chunk else None,
+                chunk.get("page_start") if chunk else None,
+                _row_label(text, f.char_start) if text else None,
+            ))
+        filing = {k: meta.get(k) for k in FILING_COLUMNS}
+        filing["doc_id"] = doc_id
+        filing["ticker"] = (str(meta.get("ticker") or "").upper()) or None
+        filing["form"] = (str(meta.get("form") or "").upper()) or None
+        filing["fiscal_year"] = int(meta["fiscal_year"]) if meta.get("fiscal_year") not in (None, "") else None
+        filing["period_start"] = meta.get("period_start") or _own_period_start(facts, meta.get("period_end"))
+        filing["fact_count"] = len(rows)
+        filing["indexed_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+        with closing(self._connect()) as con, con:
+            con.execute("DELETE FROM facts WHERE doc_id = ?", (doc_id,))
+            con.execute(
+                f"INSERT OR REPLACE INTO filings ({', '.join(FILING_COLUMNS)}) "
+                f"VALUES ({', '.join('?' for _ in FILING_COLUMNS)})",
+                tuple(filing[k] for k in FILING_COLUMNS),
+            )
+            con.executemany(
+                f"INSERT INTO facts ({', '.join(FACT_COLUMNS)}) VALUES ({', '.join('?' for _ in FACT_COLUMNS)})", rows
+            )
+        return len(rows)
+
+    def remove(self, doc_ids: Iterable[str]) -> int:
+        ids = [str(d) for d in doc_ids]
+        if not ids or not self.exists():
+            return 0
+        marks = ", ".join("?" for _ in ids)
+        with closing(self._connect()) as con, con:
+            con.execute(f"DELETE FROM facts WHERE doc_id IN ({marks})", ids)
+            cur = con.execute(f"DELETE FROM filings WHERE doc_id IN ({marks})", ids)
+            return cur.rowcount
+
+    # ---- reading
+    def has(self, doc_id: str) -> bool:
+        if not self.exists():
+            return False
+        with closing(self._connect()) as con:
+            return con.execute("SELECT 1 FROM filings WHERE doc_id = ?", (str(doc_id),)).fetchone() is not None
+
+    def filings(self, ticker: str | None = None, doc_ids: Iterable[str] | None = None) -> list[dict]:
+        if not self.exists():
+            return []
+        sql, args = "SELECT * FROM filings", []
+        if ticker:
+            sql += " WHERE ticker = ?"
+            args.append(ticker.upper())
+        with closing(self._connect()) as con:
+            rows = [dict(r) for r in con.execute(sql + " ORDER BY ticker, fiscal_year DESC, form", args)]
+        if doc_ids is not None:
+            allowed = set(map(str, doc_ids))
+            rows = [r for r in rows if r["doc_id"] in allowed]
+        return rows
+
+    def filing(self, doc_id: str) -> dict | None:
+        if not self.exists():
+            return None
+        with closing(self._connect()) as con:
+            row = con.execute("SELECT * FROM filings WHERE doc_id = ?", (str(doc_id),)).fetchone()
+        return dict(row) if row else None
+
+    def facts(self, doc_id: str, concepts: Iterable[str] | None = None) -> list[FactRow]:
+        if not self.exists():
+            return []
+        sql, args = "SELECT * FROM facts WHERE doc_id = ?", [str(doc_id)]
+        if concepts is not None:
+            concepts = list(concepts)
+            if not concepts:
+                return []
+            sql += f" AND concept IN ({', '.join('?' for _ in concepts)})"
+            args += concepts
+        with closing(self._connect()) as con:
+            return [FactRow.from_db(r) for r in con.execute(sql + " ORDER BY id", args)]
+
+    def docs_with(self, concepts: Iterable[str], period_ends: Iterable[str]) -> list[str]:
+        """Filings with a consolidated (no-dimension) value of one of `concepts` at one of `period_ends`."""
+        concepts, ends = list(concepts), list(period_ends)
+        if not concepts or not ends or not self.exists():
+            return []
+        sql = (f"SELECT DISTINCT doc_id FROM facts WHERE dim_count = 0 AND value IS NOT NULL "
+               f"AND concept IN ({', '.join('?' for _ in concepts)}) AND period_end IN ({', '.join('?' for _ in ends)})")
+        with closing(self._connect()) as con:
+            return [r[0] for r in con.execute(sql, concepts + ends)]
+
+    def count(self, doc_id: str | None = None) -> int:
+        if not self.exists():
+            return 0
+        with closing(self._connect()) as con:
+            if doc_id:
+                return con.execute("SELECT COUNT(*) FROM facts WHERE doc_id = ?", (doc_id,)).fetchone()[0]
+            return con.execute("SELECT COUNT(*) FROM facts").fetchone()[0]
+
+    def tickers(self) -> list[str]:
+        return sorted({f["ticker"] for f in self.filings() if f.get("ticker")})
+
+
+def _row_label(text: str, start: int | None) -> str | None:
+    """The label of the table row a figure sits in ('Total net sales'); None for a figure in prose."""
+    if start is None or start < 0 or start > len(text):
+        return None
+    line = text[text.rfind("\n", 0, start) + 1:start]
+    if "|" not in line:
+        return None
+    label = re.sub(r"[\s$(]+$", "", line.split("|")[0]).strip(" :.-")
+    return label[:200] or None
+
+
+def _own_period_start(facts, period_end: str | None) -> str | None:
+    """The start of the filing's own fiscal period: the most common start of the ~1-year consolidated durations
+    that end at the period end."""
+    if not period_end:
+        return None
+    starts = Counter(
+        f.period_start for f in facts
+        if f.period_start and f.period_end == period_end and not f.dimensions
+        and ANNUAL_DAYS[0] <= (days_between(f.period_start, f.period_end) or 0) <= ANNUAL_DAYS[1]
+    )
+    if starts:
+        return starts.most_common(1)[0][0]
+    quarter = Counter(f.period_start for f in facts if f.period_start and f.period_end == period_end
+                      and not f.dimensions)
+    return quarter.most_common(1)[0][0] if quarter else None
+
+
+# ==============================================================================================================
+# Index hooks (rag/index.py calls these)
+
+
+def record_filing(settings, doc, meta: dict, shard_dir: Path | None) -> int:
+    """Store a just-indexed filing's facts, each mapped to the chunk (node id) that shows it."""
+    chunks = []
+    if shard_dir is not None and (Path(shard_dir) / "nodes.jsonl").exists():
+        chunks = chunk_spans_from_nodes(Path(shard_dir) / "nodes.jsonl")
+    return FactStore.for_settings(settings).add_filing(meta, doc.facts, chunks, text=doc.text)
+
+
+def backfill_filing(settings, entry: dict, shard_dir: Path | None) -> int | None:
+    """For a filing indexed before facts were stored (or whose facts were lost): parse it again and store its
+    facts. Returns the count, or None when it already has facts or its file is gone."""
+    store = FactStore.for_settings(settings)
+    if store.has(entry["doc_id"]):
+        return None
+    path = Path(entry.get("path") or "")
+    if not path.is_file():
+        return None
+    doc = parse_file(path)
+    meta = dict(doc.meta)
+    meta.update({k: v for k, v in entry.items() if v not in (None, "")})
+    return record_filing(settings, doc, meta, shard_dir)
+
+
+def forget_filings(settings, doc_ids: Iterable[str]) -> int:
+    return FactStore.for_settings(settings).remove(doc_ids)
+
+

@@ -1,0 +1,370 @@
+"""Reading one filing's facts (FilingView), choosing among concepts that report a figure, and Value: a reported
+fact or a figure computed from them."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from .labels import (
+    ANNUAL_DAYS,
+    ANNUAL_FORMS,
+    currency_of,
+    days_between,
+    format_amount,
+    nice_date,
+    precision_digits,
+    tolerance,
+)
+from .mentions import normalize
+from .metrics import METRIC_PATTERNS, Metric
+from .store import FactRow
+
+log = logging.getLogger(__name__)
+
+
+# ==============================================================================================================
+# Reading one filing's facts
+
+
+@dataclass
+class FactGroup:
+    """Every occurrence of one fact (concept, period, dimensions, unit) in a filing."""
+
+    concept: str
+    period_start: str | None
+    period_end: str | None
+    dims: dict
+    unit: str
+    rows: list[FactRow]
+    best: FactRow  # the most precise occurrence, preferring the financial statements for the citation
+    conflict: bool  # occurrences that disagree beyond their stated precision
+
+    @property
+    def instant(self) -> bool:
+        return self.period_start in (None, "")
+
+    @property
+    def value(self) -> float:
+        return self.best.value
+
+    @classmethod
+    def build(cls, rows: list[FactRow]) -> "FactGroup":
+        ordered = sorted(rows, key=lambda r: (-precision_digits(r.decimals), _cite_rank(r),
+                                              r.char_start if r.char_start >= 0 else 1 << 40))
+        best = ordered[0]
+        conflict = any(
+            abs(r.value - best.value) > tolerance(r.decimals) + tolerance(best.decimals) + 1e-9 * abs(best.value)
+            for r in rows
+        )
+        return cls(best.concept, best.period_start, best.period_end, best.dimensions, best.unit, rows, best, conflict)
+
+
+def _cite_rank(r: FactRow) -> int:
+    if r.char_start < 0 or not r.chunk_id:
+        return 3
+    return {"Item 8": 0, "Item 7": 1}.get(r.section or "", 2)
+
+
+class FilingView:
+    """One filing's facts grouped for selection, and the fiscal year-ends it reports (its own first)."""
+
+    def __init__(self, filing: dict, rows: list[FactRow]):
+        self.filing = filing
+        groups: dict[tuple, list[FactRow]] = defaultdict(list)
+        for r in rows:
+            if r.value is None or not math.isfinite(r.value):
+                continue
+            groups[(r.concept, r.period_start, r.period_end, json.dumps(r.dimensions, sort_keys=True), r.unit)].append(r)
+        self.groups = [FactGroup.build(v) for v in groups.values()]
+        self.by_concept: dict[str, list[FactGroup]] = defaultdict(list)
+        for g in self.groups:
+            self.by_concept[g.concept].append(g)
+        self.year_ends = self._year_ends()
+
+    @property
+    def doc_id(self) -> str:
+        return self.filing["doc_id"]
+
+    @property
+    def fiscal_year(self) -> int | None:
+        return self.filing.get("fiscal_year")
+
+    @property
+    def annual(self) -> bool:
+        return (self.filing.get("form") or "").upper() in ANNUAL_FORMS
+
+    def _year_ends(self) -> list[str]:
+        ends: Counter = Counter()
+        for g in self.groups:
+            if g.dims or g.instant:
+                continue
+            d = days_between(g.period_start, g.period_end)
+            if d is not None and ANNUAL_DAYS[0] <= d <= ANNUAL_DAYS[1]:
+                ends[g.period_end] += 1
+        pe = self.filing.get("period_end")
+        if not ends:
+            return [pe] if pe else []
+        if pe in ends:
+            current = pe
+        else:
+            near = [e for e in ends if pe and abs(days_between(e, pe) or 999) <= 7]
+            if near:
+                current = max(near, key=lambda e: ends[e])
+            else:
+                top = ends.most_common(1)[0][1]
+                current = max(e for e, c in ends.items() if c >= max(2, top // 4))
+        out = [current]
+        for e in sorted(ends, reverse=True):
+            if e >= out[-1]:
+                continue
+            gap = days_between(e, out[-1]) or 0
+            if ANNUAL_DAYS[0] - 5 <= gap <= ANNUAL_DAYS[1] + 5:
+                out.append(e)
+        return out
+
+    def find(self, concept: str, k: int, period: str, member=None) -> FactGroup | str | None:
+        """The consolidated (or member) fact of `concept` for the fiscal year k years before this filing's own.
+        Returns the group, "conflict" when the candidates disagree, or None."""
+        if period == "cover":
+            return self._cover(concept) if k == 0 else None
+        if k >= len(self.year_ends):
+            return None
+        end = self.year_ends[k]
+        cands = []
+        for g in self.by_concept.get(concept, ()):
+            if g.period_end != end:
+                continue
+            if period == "instant" and not g.instant:
+                continue
+            if period == "duration":
+                d = days_between(g.period_start, g.period_end)
+                if g.instant or d is None or not ANNUAL_DAYS[0] <= d <= ANNUAL_DAYS[1]:
+                    continue
+            if member is None:
+                if g.dims:
+                    continue
+            elif len(g.dims) != 1 or not member(g.dims):
+                continue
+            cands.append(g)
+        return _pick(cands)
+
+    def _cover(self, concept: str) -> FactGroup | str | None:
+        cands = [g for g in self.by_concept.get(concept, ()) if not g.dims]
+        if not cands:
+            return None
+        latest = max(g.period_end or "" for g in cands)
+        return _pick([g for g in cands if (g.period_end or "") == latest])
+
+    def cover_classes(self, concept: str) -> list[FactGroup]:
+        """Cover-page values per share class (GOOGL reports A, B and C and no total)."""
+        cands = [g for g in self.by_concept.get(concept, ())
+                 if len(g.dims) == 1 and "ClassOfStock" in next(iter(g.dims))]
+        if not cands:
+            return []
+        latest = max(g.period_end or "" for g in cands)
+        return [g for g in cands if (g.period_end or "") == latest]
+
+    def extension(self, pattern: str, k: int, period: str) -> FactGroup | str | None:
+        rx = re.compile(pattern)
+        hits = []
+        for concept in self.by_concept:
+            prefix, _, local = concept.partition(":")
+            if prefix in ("us-gaap", "dei", "srt", "ifrs-full") or not rx.search(local):
+                continue
+            found = self.find(concept, k, period)
+            if found is not None:
+                hits.append(found)
+        if any(h == "conflict" for h in hits) or len({h.value for h in hits if not isinstance(h, str)}) > 1:
+            return "conflict"
+        return hits[0] if hits else None
+
+
+def _label_score(m: Metric, g: FactGroup) -> int:
+    """2: a row of the filing is labelled as the metric ('Research and development'); 1: a row label starts so;
+    0: no row says so ('Charges for acquired in-process research and development'); -1: nothing to judge by."""
+    labels = [r.row_label for r in g.rows if r.row_label]
+    if not labels:
+        return -1
+    best = 0
+    for label in labels:
+        text = re.sub(r"\s+", " ", normalize(label)).strip(" :,")
+        text = re.sub(r"\s*\(\d\)$", "", text)  # a footnote mark: 'Depreciation and amortization (1)'
+        for mm, rx in METRIC_PATTERNS:
+            if mm is not m:
+                continue
+            if rx.fullmatch(text) or rx.fullmatch(re.sub(r"\s*\(.*?\)\s*", " ", text).strip()):
+                best = max(best, 2)
+            elif rx.match(text):
+                best = max(best, 1)
+    return best
+
+
+def by_label(m: Metric, candidates: list[FactGroup]) -> FactGroup:
+    """The first concept in priority order, unless a filing tags it on a row that is not the metric (JNJ tags
+    'Charges for acquired in-process research and development' as ResearchAndDevelopmentExpense) or only in
+    prose, while another candidate sits on a row labelled exactly as the metric ('Research and development
+    expense') with a figure at least 1.5 times apart."""
+    first = candidates[0]
+    if _label_score(m, first) > 0:
+        return first
+    for g in candidates[1:]:
+        a, b = abs(first.value), abs(g.value)
+        if min(a, b) == 0 or max(a, b) / min(a, b) < 1.5:
+            continue
+        if _label_score(m, g) == 2:
+            return g
+    return first
+
+
+def primary_statement(chosen: FactGroup, candidates: list[FactGroup]) -> FactGroup:
+    """Of the concepts that report the same figure, the one printed first in the statements: Tesla tags 'Total
+    revenues' on its income statement as RevenueFromContractWithCustomer... and as Revenues only in a note, and
+    the statement is the source an analyst checks."""
+    same = [g for g in candidates
+            if abs(g.value - chosen.value) <= tolerance(g.best.decimals) + tolerance(chosen.best.decimals)
+            + 1e-9 * abs(chosen.value)]
+
+    def place(g: FactGroup) -> tuple:
+        r = g.best
+        return _cite_rank(r), r.char_start if r.char_start >= 0 else 1 << 40
+
+    return min(same, key=place) if same else chosen
+
+
+def _pick(cands: list[FactGroup]) -> FactGroup | str | None:
+    if not cands:
+        return None
+    if any(g.conflict for g in cands):
+        return "conflict"
+    if len(cands) > 1:
+        cands = sorted(cands, key=lambda g: abs((days_between(g.period_start, g.period_end) or 365) - 365))
+        first = cands[0]
+        for g in cands[1:]:
+            if abs(g.value - first.value) > tolerance(g.best.decimals) + tolerance(first.best.decimals) + 1e-9 * abs(first.value):
+                return "conflict"
+    return cands[0]
+
+
+# ==============================================================================================================
+# Values: a reported fact or a figure computed from them
+
+
+@dataclass
+class Value:
+    metric: Metric
+    amount: float
+    kind: str  # money / per_share / shares / pure / percent / ratio
+    ticker: str
+    company: str
+    fiscal_year: int
+    filing: dict  # the filing the figure was read from
+    comparative: bool = False  # read from a later filing's prior-year column
+    group: FactGroup | None = None  # reported figures
+    inputs: list["Value"] = field(default_factory=list)  # computed figures
+    op: str | None = None  # sub / add / div
+    member: str | None = None  # the dimension member that narrowed it (label)
+    member_axis: str | None = None
+    scale: int = 6
+    places: int = 0
+    unit: str = "usd"
+
+    @property
+    def reported(self) -> bool:
+        return self.group is not None
+
+    @property
+    def fact(self) -> FactRow | None:
+        return self.group.best if self.group else None
+
+    @property
+    def label(self) -> str:
+        return f"{self.metric.label} — {self.member}" if self.member else self.metric.label
+
+    @property
+    def period_end(self) -> str | None:
+        if self.group:
+            return self.group.period_end
+        ends = [v.period_end for v in self.inputs if v.period_end]
+        return max(ends) if ends else None
+
+    @property
+    def period_start(self) -> str | None:
+        if self.group:
+            return self.group.period_start
+        starts = [v.period_start for v in self.inputs if v.period_start]
+        return min(starts) if starts else None
+
+    def display(self) -> str:
+        places = 2 if self.kind in ("percent", "ratio") else self.places
+        text = format_amount(self.amount, self.kind, scale=self.scale, places=places, unit=self.unit)
+        if self.kind == "money" and self.scale == 3 and abs(self.amount) >= 1e8:
+            text += f" ({format_amount(self.amount, 'money', scale=6, places=1, unit=self.unit)})"
+        return text
+
+    def who(self) -> str:
+        return f"{self.company} ({self.ticker})" if self.company else self.ticker
+
+    def when(self) -> str:
+        """'FY2024 (fiscal year ended September 28, 2024)' or '... (as of September 28, 2024)'."""
+        end = self.period_end
+        leaves = self.reported_leaves()
+        if end and leaves and all(v.group.concept.startswith("dei:") for v in leaves):
+            return f"FY{self.fiscal_year} 10-K cover page (as of {nice_date(end)})"
+        if not end:
+            return f"FY{self.fiscal_year}"
+        if self.metric.period in ("instant", "cover") or (self.group and self.group.instant):
+            return f"FY{self.fiscal_year} (as of {nice_date(end)})"
+        return f"FY{self.fiscal_year} (fiscal year ended {nice_date(end)})"
+
+    def reported_leaves(self) -> list["Value"]:
+        if self.reported:
+            return [self]
+        out = []
+        for v in self.inputs:
+            out.extend(v.reported_leaves())
+        return out
+
+    def to_dict(self) -> dict:
+        f = self.fact
+        return {
+            "metric": self.metric.key, "label": self.label, "ticker": self.ticker, "company": self.company,
+            "fiscal_year": self.fiscal_year, "value": self.amount, "display": self.display(), "kind": self.kind,
+            "concept": f.concept if f else None, "period_start": self.period_start, "period_end": self.period_end,
+            "dimensions": f.dimensions if f else {}, "doc_id": self.filing.get("doc_id"),
+            "form": self.filing.get("form"), "filing_fiscal_year": self.filing.get("fiscal_year"),
+            "comparative": self.comparative, "chunk_id": f.chunk_id if f else None,
+            "section": f.section if f else None, "page": f.page if f else None,
+            "formula": None if self.reported else self.metric.formula or OP_WORD.get(self.op or "", ""),
+        }
+
+
+OP_SIGN = {"sub": "−", "add": "+", "div": "/"}
+OP_WORD = {"sub": "difference", "add": "sum", "div": "ratio"}
+
+
+def combine(metric_: Metric, op: str, a: Value, b: Value) -> Value | None:
+    if op in ("sub", "add"):
+        if a.kind != b.kind or (a.kind == "money" and currency_of(a.unit) != currency_of(b.unit)):
+            return None
+        amount = a.amount - b.amount if op == "sub" else a.amount + b.amount
+        kind = a.kind
+    else:
+        if b.amount == 0 or (a.kind == "money" and b.kind == "money" and currency_of(a.unit) != currency_of(b.unit)):
+            return None
+        amount = a.amount / b.amount
+        kind = "percent" if metric_.kind in ("percent", "pure") else "ratio"
+    return Value(
+        metric=metric_, amount=amount, kind=kind, ticker=a.ticker, company=a.company, fiscal_year=a.fiscal_year,
+        filing=a.filing, comparative=a.comparative or b.comparative, inputs=[a, b], op=op,
+        scale=min(a.scale, b.scale), places=max(a.places, b.places) if a.scale == b.scale else max(a.places, b.places, 3),
+        unit=a.unit,
+    )
+
+
+class Unresolved(Exception):
+    """The facts cannot give this figure (missing, ambiguous or disagreeing): the question falls through."""

@@ -1,0 +1,444 @@
+"""The question, understood once: `plan_question(question, catalog)` -> QuestionPlan.
+
+The plan holds everything the later stages need from the question's words: the companies it names (tickers, names,
+short forms, proper nouns one company owns) and those it names that are not indexed, fiscal years, "latest", full
+dates, forms, Items, statements, the figures it asks for (in the facts layer's vocabulary) and the calculation over
+them. Retrieval turns the plan into filters, the facts layer answers from it, the refusals read it; none of them
+reads the question again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from .companies import WORD_PATTERN, company_words, short_names
+from .dates import FISCAL_YEAR_MENTION, MONTHS, dates_named, fiscal_years_named, mentioned_year
+from .facts import (
+    CHANGE_WORDS,
+    MONTH_WORDS,
+    STOP_WORDS,
+    find_mentions,
+    is_metric_phrase,
+    metric,
+    metric_statements,
+    normalize,
+    plain_word,
+)
+from .schema import Calculation, MetricMention, QuestionPlan
+
+# Items an analyst names by their SEC title rather than their number.
+_SECTION_WORDS = [
+    (r"\bitem\s+(1[0-6]|[1-9])([abc])?\b", None),  # explicit "Item 7A"
+    (r"\brisk\s+factors?\b", "Item 1A"),
+    (r"\bunresolved\s+staff\s+comments?\b", "Item 1B"),
+    (r"\bcybersecurity\b", "Item 1C"),
+    (r"\blegal\s+proceedings?\b", "Item 3"),
+    (r"\bmine\s+safety\b", "Item 4"),
+    (r"\bmarket\s+for\s+(the\s+)?registrant", "Item 5"),
+    (r"\bmd&a\b|\bmanagement'?s\s+discussion\b", "Item 7"),
+    (r"\bquantitative\s+and\s+qualitative\s+disclosures?\b", "Item 7A"),
+    (r"\bcontrols\s+and\s+procedures\b", "Item 9A"),
+    (r"\bexecutive\s+compensation\b", "Item 11"),
+    (r"\bprincipal\s+account(ant|ing)\s+fees\b", "Item 14"),
+]
+_STATEMENT_WORDS = [
+    (r"\bincome\s+statements?\b|\bstatements?\s+of\s+(?:operations|income|earnings)\b|\bp\s*&\s*l\b|"
+     r"\bprofit\s+and\s+loss\s+statement", "income statement"),
+    (r"\bbalance\s+sheets?\b|\bstatements?\s+of\s+financial\s+position\b", "balance sheet"),
+    (r"\bcash\s+flows?\s+statements?\b|\bstatements?\s+of\s+cash\s+flows?\b", "cash flow statement"),
+]
+_FORM_WORDS = [
+    (r"\b10-?k\b|\bannual\s+report\b", "10-K"),
+    (r"\b10-?q\b|\bquarterly\s+report\b|\bquarterly\b", "10-Q"),
+]
+_LATEST = re.compile(
+    r"\b(?:latest|most\s+recent|last|current)\s+(?:full\s+)?(?:fiscal\s+)?(?:year|annual|10-?k|filing|report|fy)\b"
+)
+# Capitalised words that start sentences or name roles, units and form parts: never a company.
+_STOP_CAPS = {
+    "What", "Which", "Who", "When", "Where", "Why", "How", "Does", "Did", "Do", "Is", "Are", "Was", "Were", "The",
+    "In", "On", "Of", "For", "And", "Or", "Under", "From", "To", "By", "As", "At", "Its", "It", "A", "An", "If",
+    "Item", "Items", "Form", "Part", "Fiscal", "FY", "Total", "Net", "SEC", "US", "U.S.", "GAAP", "Company",
+    "Inc", "Corp", "Annual", "Report", "Compare", "List", "Give", "Show", "Tell", "Please", "Will", "Should",
+    "Can", "Could", "Would", "Has", "Have", "Had", "Between", "During", "Over", "Both", "Each", "All", "Any",
+    "Q1", "Q2", "Q3", "Q4", "CEO", "CFO", "EPS", "USD", "Note", "Notes", "Board", "Directors",
+    "Summarize", "Describe", "Explain", "Identify", "Calculate", "Compute", "Find", "Provide", "Name", "Assume",
+    "Using", "Based", "According", "Per", "Given", "Discuss", "Analyze", "Outline", "Estimate", "Rank",
+} | {m.capitalize() for m in MONTHS}
+
+# A question about prose, segments, quarters or adjusted figures: a consolidated annual fact does not answer it.
+_NARRATIVE = re.compile(
+    r"\b(?:why|explain\w*|describ\w*|discuss\w*|polic(?:y|ies)|recogni[sz]\w*|risks?|drivers?|drove|driven|"
+    r"reasons?|strateg\w*|how\s+does|how\s+do|what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|"
+    r"forecast\w*|project(?:ed|ion|ions)|expect\w*|anticipat\w*|segments?|geograph\w*|regions?|regional|breakdown|"
+    r"broken\s+down|quarter\w*|q[1-4]|three\s+months|six\s+months|nine\s+months|non-gaap|adjusted|pro\s+forma|"
+    r"covenants?|maturit\w*|interest\s+rates?|fair\s+value|accounting\s+for|defin\w+|methodolog\w*|"
+    r"employees?|headcount|customers?)\b"
+)
+# Words that ask for prose about a figure rather than the figure ("what drove gross margin"). Narrower than
+# _NARRATIVE: a segment or quarterly figure still sits on a statement's pages, and a question that defines its
+# metric ("defined as") wants figures.
+_PROSE_INTENT = re.compile(
+    r"\b(?:why|explain\w*|describ\w*|discuss\w*|polic(?:y|ies)|risks?|drivers?|drove|driven|reasons?|strateg\w*|"
+    r"what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|forecast\w*|expect\w*|anticipat\w*)\b"
+)
+_SHARE_OF = re.compile(
+    r"\b(?:percent(?:age)?|share|proportion|portion|fraction)\s+of\b|%\s+of\b|"
+    r"\bas\s+an?\s+(?:percent(?:age)?|share|proportion|fraction)\s+of\b"
+)
+_RATIO_OF = re.compile(r"\bratio\s+(?:of|between)\b")
+_DIFFERENCE = re.compile(r"\bdifference\s+between\b")
+_COMPARED = re.compile(r"\bcompared?\b|\bversus\b|\bvs\b")
+_TOTAL = re.compile(r"\b(?:combined|sum|cumulative|aggregate|altogether|in\s+total|together|add(?:ed)?\s+up)\b")
+_TOTAL_OVER = re.compile(r"\btotal\b.*\b(?:over|across)\b")
+_FROM_TO = re.compile(
+    r"\bfrom\s+(?:fiscal\s+(?:year\s+)?|fy\s*)?'?(\d{2,4})\b.{0,40}?\bto\s+(?:fiscal\s+(?:year\s+)?|fy\s*)?'?(\d{2,4})\b"
+)
+_SHARE_FROM = re.compile(
+    r"\b(?:came|come|comes|coming|generated|derived|was|were|is|are)?\s*(?:from|by|in)\s+(?:the\s+|its\s+)?"
+    r"([a-z][\w&.'-]*(?:\s+[a-z][\w&.'-]*){0,4}?)\s*(?=\b(?:in|during|for|of)\b|[?.,;(]|$)"
+)
+
+
+# ==============================================================================================================
+# What the index holds
+
+
+@dataclass
+class Catalog:
+    """What the index holds, for turning words in a question into exact filters."""
+
+    filings: list[dict]
+    aliases: dict[str, str]  # lower-case name -> ticker
+    years_by_ticker: dict[str, list[int]]
+    distinctive: dict[str, str]  # capitalised word that one company's filings own -> ticker
+    name_words: dict[str, list[str]] = field(default_factory=dict)  # ticker -> words of its shortest name
+    company_names: set[str] = field(default_factory=set)  # the aliases that are names, not only tickers
+    # Every word of the indexed companies' names and tickers (never a metric's qualifier), and name -> ticker as
+    # the facts layer matches them.
+    words: set[str] = field(default_factory=set)
+    word_aliases: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, filings: list[dict], nodes=()) -> "Catalog":
+        aliases: dict[str, str] = {}
+        years: dict[str, set[int]] = defaultdict(set)
+        name_words: dict[str, list[str]] = {}
+        company_names: set[str] = set()
+        for f in filings:
+            ticker = (f.get("ticker") or "").upper()
+            if not ticker:
+                continue
+            aliases[ticker.lower()] = ticker
+            names = short_names(f.get("company") or "")
+            for name in names:
+                aliases.setdefault(name, ticker)
+                aliases.setdefault(name.replace("-", " "), ticker)  # "Coca-Cola" is also written "Coca Cola"
+                company_names.add(name.replace("-", " "))
+                company_names.add(name)
+            if names:
+                name_words.setdefault(ticker, re.findall(r"[a-z0-9]+|&", min(names, key=len)))
+            if f.get("fiscal_year"):
+                years[ticker].add(int(f["fiscal_year"]))
+        words, word_aliases = company_words(filings)
+        return cls(
+            filings=list(filings),
+            aliases=aliases,
+            years_by_ticker={t: sorted(y) for t, y in years.items()},
+            distinctive=_distinctive_words(nodes),
+            name_words=name_words,
+            company_names=company_names,
+            words=words,
+            word_aliases=word_aliases,
+        )
+
+
+def _distinctive_words(nodes) -> dict[str, str]:
+    """Proper nouns that (nearly) only one company's filings use, often: 'Google' for Alphabet, 'Cybertruck'
+    for Tesla. Learned from the indexed text, so it works for any company without an alias list."""
+    per_ticker: dict[str, Counter] = defaultdict(Counter)
+    for node in nodes:
+        ticker = (node.metadata.get("ticker") or "").upper()
+        if ticker:
+            per_ticker[ticker].update(re.findall(r"(?<![\w.])[A-Z][a-z]+[A-Za-z]*\b", node.text))
+    if len(per_ticker) < 2:
+        return {}
+    totals: Counter = Counter()
+    for counts in per_ticker.values():
+        totals.update(counts)
+    owned = {}
+    for ticker, counts in per_ticker.items():
+        for word, n in counts.items():
+            if n >= 25 and n >= 0.9 * totals[word] and word not in _STOP_CAPS:
+                owned[word] = ticker
+    return owned
+
+
+_JOINERS = {"&": ("&", "n", "and"), "and": ("&", "n", "and")}
+_SMALL_WORDS = {"of", "the"}
+
+
+def abbreviates(token: str, words: list[str]) -> bool:
+    """Is `token` a short form of a multi-word name: 'AMEX' (AMerican EXpress), 'JnJ' and 'J&J' (Johnson &
+    Johnson), 'P&G', 'BofA'? Every word of the name gives the token its first letters, in order; '&' or 'and'
+    may be written '&', 'n' or left out, 'of' and 'the' may be left out."""
+    text = token.lower()
+    if len([w for w in words if w not in _JOINERS and w not in _SMALL_WORDS]) < 2:
+        return False
+
+    def match(i: int, j: int) -> bool:
+        if j == len(words):
+            return i == len(text)
+        word = words[j]
+        if word in _JOINERS:
+            return match(i, j + 1) or any(text.startswith(alt, i) and match(i + len(alt), j + 1)
+                                          for alt in _JOINERS[word])
+        if word in _SMALL_WORDS and match(i, j + 1):
+            return True
+        return any(text.startswith(word[:n], i) and match(i + n, j + 1) for n in range(len(word), 0, -1))
+
+    return match(0, 0)
+
+
+def _abbreviated_company(token: str, catalog: Catalog) -> str | None:
+    """The one indexed company a written-short name stands for. Only tokens an abbreviation looks like (two or more
+    capitals: 'AMEX', 'JnJ', 'P&G'), never a metric's own short form ('EBITDA', 'COGS')."""
+    if len(token) < 3 or sum(c.isupper() for c in token) < 2 or token in _STOP_CAPS:
+        return None
+    if is_metric_phrase(token):
+        return None
+    hits = {t for t, words in catalog.name_words.items() if abbreviates(token, words)}
+    return hits.pop() if len(hits) == 1 else None
+
+
+# ==============================================================================================================
+# The plan
+
+
+def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
+    """Everything the later stages need from the question's words, read once."""
+    plan = QuestionPlan(question=question)
+    low = question.lower()
+    spans = _find_companies(question, low, catalog, plan)
+    plan.unknown_companies = _unknown_companies(question, spans, catalog)
+    plan.latest = bool(_LATEST.search(normalize(question)))
+    plan.dates = [iso for _s, _e, iso in dates_named(question)]
+    plan.fiscal_years = _fiscal_years(low, catalog, plan)
+    plan.forms = _forms(low, catalog, plan)
+    norm = normalize(question)
+    plan.narrative = bool(_NARRATIVE.search(norm))
+    plan.metrics = find_mentions(question, catalog.words)
+    plan.calculation = _calculation(norm)
+    plan.share_part = _share_part(norm, plan, catalog)
+    plan.year_of_company = _year_of_company(norm, plan.tickers, plan.fiscal_years, catalog)
+    plan.statements = _statements(low, norm, plan.metrics)
+    plan.sections = _sections(low)
+    return plan
+
+
+def _find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> list[tuple[int, int]]:
+    """Companies by name or ticker (longest names first), then by a word one company owns, then by a short form:
+    fills plan.tickers in question order and the ticker spans; returns every span taken by a company."""
+    found: list[str] = []
+    first_at: dict[str, int] = {}
+    spans: list[tuple[int, int]] = []
+
+    def take(start: int, end: int, ticker: str) -> None:
+        spans.append((start, end))
+        plan.spans.append((start, end, "ticker", ticker))
+        if ticker not in found:
+            found.append(ticker)
+            first_at[ticker] = start
+
+    def taken(pos: int) -> bool:
+        return any(s <= pos < e for s, e in spans)
+
+    for name in sorted(catalog.aliases, key=len, reverse=True):
+        pattern = r"(?<![\w-])" + re.escape(name) + r"(?![\w-])"
+        ticker_only = len(name) <= 4 and name.upper() == catalog.aliases[name]
+        # Short tickers must be written in capitals ('MA', 'V'), or they match ordinary words; a short name that
+        # is also the ticker ('Nike' of NIKE, 'Meta' of META) counts when capitalised, as names are written.
+        if ticker_only:
+            hits = list(re.finditer(r"(?<![\w-])" + re.escape(name.upper()) + r"(?![\w-])", q))
+            if name in catalog.company_names:
+                hits += list(re.finditer(r"(?<![\w-])" + re.escape(name.capitalize()) + r"(?![\w-])", q))
+        else:
+            hits = list(re.finditer(pattern, low))
+        for m in hits:
+            if not taken(m.start()):
+                take(m.start(), m.end(), catalog.aliases[name])
+    for m in re.finditer(r"\b[A-Z][a-z]+[A-Za-z]*\b", q):
+        ticker = catalog.distinctive.get(m.group())
+        if not taken(m.start()) and ticker and ticker not in found:
+            take(m.start(), m.end(), ticker)
+    for m in re.finditer(r"(?<![\w&])[A-Za-z][A-Za-z&]{1,9}(?![\w&])", q):  # short forms: 'AMEX', 'JnJ'
+        if not taken(m.start()):
+            ticker = _abbreviated_company(m.group(), catalog)
+            if ticker:
+                take(m.start(), m.end(), ticker)
+    plan.tickers = sorted(found, key=first_at.get)  # in the order the question names them
+    return spans
+
+
+def _unknown_companies(q: str, spans: list[tuple[int, int]], catalog: Catalog) -> list[str]:
+    """Names used like a company that no indexed filing matches ("Microsoft's", "Acme Corp")."""
+    out = []
+    for m in re.finditer(r"\b([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*)(?:'s|’s|\s+(?:Inc|Corp|Corporation|Co)\b)", q):
+        # The name is the run of capitalised words right before the possessive: "Are Apple's" and "Summarize
+        # Nike's" name a known company (nothing unknown), "Compare Acme Widgets'" names Acme Widgets.
+        words: list[str] = []
+        for w in reversed(list(re.finditer(r"\S+", m.group(1)))):
+            if w.group() in _STOP_CAPS or any(s <= m.start(1) + w.start() < e for s, e in spans):
+                break
+            words.insert(0, w.group())
+        if not words:
+            continue
+        name = normalize(" ".join(words))
+        # Every word belongs to an indexed company's name or ticker: a known company written another way.
+        if name in catalog.word_aliases or set(WORD_PATTERN.findall(name)) <= catalog.words:
+            continue
+        out.append(" ".join(words))
+    return out
+
+
+def _fiscal_years(low: str, catalog: Catalog, plan: QuestionPlan) -> list[int]:
+    """Years named ("2023", "FY23", "fiscal 2024"), a period-end date (the filing whose period ends then), or the
+    latest indexed year when the question asks for the latest and names none."""
+    years: list[int] = []
+    date_spans = []
+    for start, end, iso in dates_named(low):  # a period-end date names one filing exactly
+        match = [f for f in catalog.filings if f.get("period_end") == iso and f.get("fiscal_year")]
+        year = int(match[0]["fiscal_year"]) if match else int(iso[:4])
+        date_spans.append((start, end))  # kept in the search text: "as of January 31, 2025" is worded so in filings
+        if year not in years:
+            years.append(year)
+    for m in FISCAL_YEAR_MENTION.finditer(low):
+        if any(s <= m.start() < e for s, e in date_spans):
+            continue
+        year = mentioned_year(m)
+        plan.spans.append((m.start(), m.end(), "fiscal_year", year))
+        if year not in years:
+            years.append(year)
+    if not years and plan.latest:
+        pool = plan.tickers or list(catalog.years_by_ticker)
+        latest = [max(catalog.years_by_ticker[t]) for t in pool if catalog.years_by_ticker.get(t)]
+        if plan.tickers:
+            years = sorted(set(latest))
+        elif latest:
+            years = [max(latest)]
+    return years
+
+
+def _forms(low: str, catalog: Catalog, plan: QuestionPlan) -> list[str]:
+    """Forms the question names, when the index holds filings of that form."""
+    indexed = {f.get("form") for f in catalog.filings}
+    out: list[str] = []
+    for pattern, form in _FORM_WORDS:
+        for m in re.finditer(pattern, low):
+            if form not in indexed:
+                break
+            plan.spans.append((m.start(), m.end(), "form", form))
+            if form not in out:
+                out.append(form)
+    return out
+
+
+def _statements(low: str, norm: str, mentions: list[MetricMention]) -> list[str]:
+    """The primary statements the question names; when it names none, those that print the figures it asks for
+    ("days payable outstanding: accounts payable / COGS" -> balance sheet, income statement), in the order the
+    question names the metrics. None for a question about prose (drivers, risks, policies), whose answer sits in
+    MD&A or the notes."""
+    named = []
+    for pattern, statement in _STATEMENT_WORDS:
+        if re.search(pattern, low) and statement not in named:
+            named.append(statement)
+    if named or _PROSE_INTENT.search(norm):
+        return named
+    out: list[str] = []
+    for mention in mentions:
+        if mention.vetoed:
+            continue
+        for name in metric_statements(metric(mention.metric_key)):
+            if name not in out:
+                out.append(name)
+    return out
+
+
+def _sections(low: str) -> list[str]:
+    out: list[str] = []
+    for pattern, item in _SECTION_WORDS:
+        for m in re.finditer(pattern, low):
+            name = item or f"Item {m.group(1)}{(m.group(2) or '').upper()}"
+            if name not in out:
+                out.append(name)
+    return out
+
+
+def _calculation(norm: str) -> Calculation:
+    share = _SHARE_OF.search(norm)
+    span = _FROM_TO.search(norm)
+    year_range = None
+    if span:
+        first, last = (int(g) + (2000 if len(g) == 2 else 0) for g in span.groups())
+        year_range = (first, last)
+    return Calculation(
+        growth=bool(CHANGE_WORDS.search(norm)),
+        compares=bool(_COMPARED.search(norm)),
+        share_of_end=share.end() if share else None,
+        ratio=bool(_RATIO_OF.search(norm)),
+        difference=bool(_DIFFERENCE.search(norm)),
+        total=bool(_TOTAL.search(norm)),
+        total_over=bool(_TOTAL_OVER.search(norm)),
+        year_range=year_range,
+    )
+
+
+def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMention | None:
+    """'What percentage of revenue came from Greater China?': the part, as the whole's metric narrowed by the
+    words after 'from' (resolved later to a dimension member, or not at all). Only for one metric asked, no change
+    asked, and a metric that dimension members can narrow."""
+    calc = plan.calculation
+    distinct = {m.spec() for m in plan.metrics}
+    if calc.share_of_end is None or calc.growth or len(distinct) != 1:
+        return None
+    whole = plan.metrics[0]
+    if not metric(whole.metric_key).members:
+        return None
+    for m in _SHARE_FROM.finditer(norm, max(calc.share_of_end, whole.end)):
+        found = WORD_PATTERN.findall(m.group(1))
+        while found and found[0] in ("the", "its", "their", "our", "a", "an"):
+            found = found[1:]
+        words = [plain_word(w) for w in found]
+        if words and not all(w in STOP_WORDS or w in catalog.words or w in MONTH_WORDS or w.isdigit() for w in found):
+            return MetricMention(whole.metric_key, m.start(1), m.end(1), list(whole.words), after=words)
+    return None
+
+
+def _year_of_company(norm: str, tickers: list[str], years: list[int], catalog: Catalog) -> dict[str, int]:
+    """'Adobe (fiscal 2024) or Salesforce (fiscal 2025)': each company with the year named right after it, when
+    every named company gets its own year."""
+    if len(tickers) < 2 or len(set(years)) != len(tickers):
+        return {}
+    marks = []
+    for name, t in catalog.word_aliases.items():
+        if t in tickers:
+            marks += [(m.start(), "c", t) for m in re.finditer(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", norm)]
+    for start, end, _iso in dates_named(norm):
+        marks.append((start, "y", fiscal_years_named(norm[start:end], catalog.filings)[0]))
+    date_spans = [(s, e) for s, e, _ in dates_named(norm)]
+    for m in FISCAL_YEAR_MENTION.finditer(norm):
+        if not any(s <= m.start() < e for s, e in date_spans):
+            marks.append((m.start(), "y", mentioned_year(m)))
+    marks.sort()
+    pairs: dict[str, int] = {}
+    current = None
+    for _, kind, val in marks:
+        if kind == "c":
+            current = val
+        elif current is not None and current not in pairs:
+            pairs[current] = val
+    if set(pairs) == set(tickers) and set(pairs.values()) == set(years):
+        return pairs
+    return {}

@@ -1,0 +1,145 @@
+"""The question plan: companies, years, forms, Items, statements and the figures asked for, read once."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.companies import short_names
+from rag.facts import METRIC_BY_KEY, STATEMENT_METRICS
+from rag.question import Catalog, plan_question
+from rag.retrieve import search_text
+from rag.schema import Filters
+
+FILINGS = [
+    {"ticker": "AAPL", "company": "Apple Inc.", "form": "10-K", "fiscal_year": 2024, "period_end": "2024-09-28"},
+    {"ticker": "AAPL", "company": "Apple Inc.", "form": "10-K", "fiscal_year": 2025, "period_end": "2025-09-27"},
+    {"ticker": "GOOGL", "company": "Alphabet Inc.", "form": "10-K", "fiscal_year": 2024, "period_end": "2024-12-31"},
+    {"ticker": "HD", "company": "HOME DEPOT, INC.", "form": "10-K", "fiscal_year": 2024, "period_end": "2025-02-02"},
+    {"ticker": "MA", "company": "Mastercard Incorporated", "form": "10-K", "fiscal_year": 2024,
+     "period_end": "2024-12-31"},
+    {"ticker": "WFC", "company": "WELLS FARGO & COMPANY/MN", "form": "10-K", "fiscal_year": 2024,
+     "period_end": "2024-12-31"},
+]
+
+
+class _Node:
+    def __init__(self, ticker, text):
+        self.metadata = {"ticker": ticker}
+        self.text = text
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    # Alphabet's filings say "Google" constantly; nobody else's do. Apple's mention it once.
+    nodes = [_Node("GOOGL", "Google Search and Google Cloud grew. " * 30), _Node("AAPL", "We compete with Google.")]
+    return Catalog.build(FILINGS, nodes)
+
+
+def test_short_names():
+    assert "apple" in short_names("Apple Inc.")
+    assert "home depot" in short_names("HOME DEPOT, INC.")
+    assert "wells fargo" in short_names("WELLS FARGO & COMPANY/MN")
+    assert "mastercard" in short_names("Mastercard Incorporated")
+
+
+@pytest.mark.parametrize(
+    "question, tickers, years",
+    [
+        ("How did Apple's services revenue change from FY2023 to FY2024?", ["AAPL"], [2023, 2024]),
+        ("What did AAPL report in fiscal 2025?", ["AAPL"], [2025]),
+        ("Alphabet revenue in FY24", ["GOOGL"], [2024]),
+        ("How much did Google Cloud earn in 2024?", ["GOOGL"], [2024]),
+        ("Home Depot's net sales for the year ended February 2, 2025", ["HD"], [2024]),
+        ("Compare Mastercard and Wells Fargo net income in 2024", ["MA", "WFC"], [2024]),
+        ("What is the market for widgets?", [], []),
+    ],
+)
+def test_companies_and_years(catalog, question, tickers, years):
+    analysis = plan_question(question, catalog)
+    assert analysis.tickers == tickers
+    assert analysis.fiscal_years == years
+
+
+def test_latest_year_sections_forms_and_unknown_companies(catalog):
+    analysis = plan_question("What are the risk factors in Apple's latest annual report?", catalog)
+    assert analysis.tickers == ["AAPL"]
+    assert analysis.fiscal_years == [2025]
+    assert analysis.sections == ["Item 1A"]
+    assert analysis.forms == ["10-K"]
+    assert set(plan_question("Summarize the MD&A and Item 7A", catalog).sections) == {"Item 7", "Item 7A"}
+    unknown = plan_question("What was Microsoft's revenue in 2024?", catalog)
+    assert unknown.tickers == [] and unknown.unknown_companies == ["Microsoft"]
+    assert plan_question("What was Apple's revenue?", catalog).unknown_companies == []
+    # A capitalised word before a known company's possessive is not a company of its own.
+    assert plan_question("Summarize Apple's MD&A for fiscal 2025", catalog).unknown_companies == []
+    assert plan_question("Are Apple's margins higher than Globex Widgets's?", catalog).unknown_companies == ["Globex Widgets"]
+    assert plan_question("Summarize Microsoft's risk factors", catalog).unknown_companies == ["Microsoft"]
+    assert analysis.label() == "AAPL · FY2025 · 10-K · Item 1A"
+
+
+@pytest.mark.parametrize(
+    "question, statements",
+    [
+        ("What was Acme's operating margin in fiscal 2024?", ["income statement"]),
+        ("What is Acme's FY2024 days payable outstanding? DPO is defined as 365 * average accounts payable / COGS",
+         ["balance sheet", "income statement"]),
+        ("What were Acme's capital expenditures as a % of revenue in 2024?", ["cash flow statement", "income statement"]),
+        ("What is Acme's return on assets for FY2024?", ["income statement", "balance sheet"]),
+        # Named statements win; prose about a figure and questions without figures search as usual.
+        ("Per the balance sheet, what was Acme's revenue?", ["balance sheet"]),
+        ("What drove Acme's gross margin change in 2024?", []),
+        ("What are Acme's main risk factors?", []),
+    ],
+)
+def test_the_statements_a_metric_needs_are_searched_first(catalog, question, statements):
+    assert plan_question(question, catalog).statements == statements
+
+
+def test_search_text_drops_only_the_words_that_became_filters(catalog):
+    question = "What is Gemini, according to Alphabet's fiscal 2024 10-K?"
+    analysis = plan_question(question, catalog)
+    applied = Filters(tickers=analysis.tickers, fiscal_years=analysis.fiscal_years, forms=analysis.forms)
+    text = search_text(question, analysis, applied)
+    assert "Gemini" in text and "Alphabet" not in text and "2024" not in text and "10-K" not in text
+    # A year that was not applied stays in the text; so does a full date, worded so in filings.
+    assert "2024" in search_text(question, analysis, Filters(tickers=analysis.tickers))
+    dated = "How many employees did Apple have as of September 28, 2024?"
+    a = plan_question(dated, catalog)
+    assert "September 28, 2024" in search_text(dated, a, Filters(tickers=a.tickers, fiscal_years=a.fiscal_years))
+    # Nothing left to search with: the question as asked.
+    bare = "Alphabet 2024"
+    assert search_text(bare, plan_question(bare, catalog), applied) == bare
+
+
+def test_short_forms_of_company_names_are_recognised():
+    filings = FILINGS + [
+        {"ticker": "AXP", "company": "American Express Co", "form": "10-K", "fiscal_year": 2022},
+        {"ticker": "JNJ", "company": "Johnson & Johnson", "form": "10-K", "fiscal_year": 2022},
+        {"ticker": "PG", "company": "PROCTER & GAMBLE CO", "form": "10-K", "fiscal_year": 2024},
+        {"ticker": "BAC", "company": "BANK OF AMERICA CORP /DE/", "form": "10-K", "fiscal_year": 2024},
+        {"ticker": "CEOX", "company": "Continental Energy Operations Inc.", "form": "10-K", "fiscal_year": 2024},
+        {"ticker": "NIKE", "company": "Nike", "form": "10-K", "fiscal_year": 2019},
+        {"ticker": "KO", "company": "Coca-Cola", "form": "10-K", "fiscal_year": 2017},
+    ]
+    catalog = Catalog.build(filings)
+    for question, tickers in [
+        ("Does AMEX have an improving operating margin profile as of 2022?", ["AXP"]),
+        ("Are JnJ's FY2022 financials that of a high growth company?", ["JNJ"]),
+        ("Compare J&J and P&G gross margins", ["JNJ", "PG"]),
+        ("What did BofA say about deposits?", ["BAC"]),
+        # Not short forms: a role, a metric, an ordinary capitalised word, a name of one word.
+        ("Who is the CEO of Wells Fargo?", ["WFC"]),
+        ("What was the COGS and EBITDA of Apple in 2024?", ["AAPL"]),
+        ("Was American Express able to retain Amex card members?", ["AXP"]),
+        # A short name that is also the ticker, written as names are; a hyphenated name written with a space.
+        ("What were Nike's total current assets in 2019? And Coca Cola's?", ["NIKE", "KO"]),
+        ("nike shoes are popular", []),
+    ]:
+        analysis = plan_question(question, catalog)
+        assert analysis.tickers == tickers, question
+        assert not analysis.unknown_companies, question
+
+
+
+def test_every_statement_mapping_names_a_known_metric():
+    assert all(key in METRIC_BY_KEY for keys in STATEMENT_METRICS.values() for key in keys)
