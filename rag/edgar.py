@@ -43,7 +43,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from . import parse
+from . import dates, parse
 from .config import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -205,9 +205,9 @@ def _iso_date(value: Any) -> str | None:
 
 
 def fiscal_year_from_period_end(period_end: str | None) -> int | None:
-    """parse.fiscal_year_from_period_end for a date in any of EDGAR's spellings (None when there is none)."""
+    """rag.dates.fiscal_year_from_period_end for a date in any of EDGAR's spellings (None when there is none)."""
     iso = _iso_date(period_end)
-    return parse.fiscal_year_from_period_end(iso) if iso else None
+    return dates.fiscal_year_from_period_end(iso) if iso else None
 
 
 def _get(obj: Any, name: str) -> Any:
@@ -216,14 +216,6 @@ def _get(obj: Any, name: str) -> Any:
     if isinstance(obj, dict):
         return obj.get(name)
     return getattr(obj, name, None)
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _tail(path: Path, size: int = 4096) -> bytes:
@@ -684,7 +676,7 @@ def _finish_download(acc_dir: Path, *, ticker: str | None, cik: str | None, form
     period_end = _iso_date(meta.get("period_end")) or _iso_date(_get(header, "period_end"))
     fiscal_year, fy_source = _fiscal_year(meta, period_end)
     cik = cik or _norm_cik(_get(header, "cik")) or _norm_cik(meta.get("cik"))
-    sha = _sha256_file(primary)
+    sha = parse.file_sha256(primary)
     return FilingRecord(
         doc_id=accession,
         path=primary,
@@ -849,7 +841,7 @@ def _local_record(primary: Path, meta: dict, header, overrides: dict, edgar_name
     accession = pick("accession")
     accession = str(accession) if accession and _ACCESSION_RE.match(str(accession)) else None
     cik = _norm_cik(pick("cik"))
-    sha = _sha256_file(primary)
+    sha = parse.file_sha256(primary)
     ticker = pick("ticker")
     form = pick("form")
     return FilingRecord(
