@@ -61,6 +61,7 @@ def explain(what: str, text: str, status: int | None = None, exc: BaseException 
 
 
 def explain_exc(what: str, exc: BaseException) -> str:
+    """explain() for an exception, with the HTTP status of its response when it carries one."""
     status = getattr(getattr(exc, "response", None), "status_code", None)
     return explain(what, f"{type(exc).__name__}: {exc}", status=status, exc=exc)
 
@@ -83,6 +84,7 @@ def _downloader_print(*args, sep=" ", end="\n", file=None, flush=False):
 
 @contextlib.contextmanager
 def downloader_messages():
+    """Collect, in the list it yields, what the downloader prints in this thread while the block runs."""
     import sec_edgar_downloader._orchestrator as orchestrator
 
     if getattr(orchestrator, "print", None) is not _downloader_print:
@@ -96,4 +98,5 @@ def downloader_messages():
 
 
 def printed_failures(printed: str) -> dict[str, str]:
+    """accession -> why, for every failed file the downloader printed."""
     return {m.group("acc"): m.group("why").strip() for m in _FAILURE_RE.finditer(printed)}

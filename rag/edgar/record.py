@@ -103,6 +103,8 @@ class FilingRecord:
 
 @dataclass
 class DownloadOutcome:
+    """One filing saved (record) or one failure (error, written for the analyst), for a ticker."""
+
     ticker: str
     record: FilingRecord | None = None
     error: str | None = None

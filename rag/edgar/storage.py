@@ -42,14 +42,17 @@ def _tail(path: Path, size: int = 4096) -> bytes:
 
 
 def is_complete_full_submission(path: Path) -> bool:
+    """Present, non-empty and ending in </SEC-DOCUMENT>: the whole file arrived."""
     return path.is_file() and path.stat().st_size > 0 and _tail(path).rstrip().endswith(b"</SEC-DOCUMENT>")
 
 
 def is_complete_html(path: Path) -> bool:
+    """Present, non-empty and with </html> near its end: the whole document arrived."""
     return path.is_file() and path.stat().st_size > 0 and b"</html>" in _tail(path).lower()
 
 
 def remove_tree(path: Path) -> None:
+    """Remove a folder and what it holds, quietly: used on the way out, where a failure must not hide the first."""
     shutil.rmtree(path, ignore_errors=True)
 
 
@@ -90,6 +93,7 @@ def parsed_meta(path: Path, shown_name: str) -> dict:
 
 
 def read_submission(path: Path, shown_name: str) -> parse.FullSubmission:
+    """The full submission in the file; EdgarError when it cannot be read as one."""
     # latin-1 maps every byte to one character and back, so the main document is written out byte for byte.
     text = path.read_bytes().decode("latin-1")
     try:

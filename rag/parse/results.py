@@ -30,6 +30,8 @@ class Block:
 
 @dataclass
 class Section:
+    """A part of the filing between two Item headings (or the cover, signatures, appended statements)."""
+
     # "Cover", "Item 1", "Item 1A", ..., "Item 16", "Signatures"; 10-Q: "Part I Item 2", "Part II Item 1A";
     # 8-K: "Item 8.01"; "Financial Statements" for statements printed after Part IV where Item 8 points to them;
     # "Document" when no Item heading was found at all
@@ -61,6 +63,8 @@ class Fact:
 
 @dataclass
 class ParsedFiling:
+    """A parsed filing: its text and everything located in it by character offset."""
+
     text: str
     blocks: list[Block]
     sections: list[Section]
@@ -96,6 +100,8 @@ class SubmissionDocument:
 
 @dataclass
 class FullSubmission:
+    """An EDGAR full-submission .txt: its SGML header and its documents."""
+
     header: dict  # company, cik, form, period_end (ISO), filing_date (ISO), accession, fiscal_year_end ("1231")
     documents: list[SubmissionDocument]
     primary: SubmissionDocument | None  # the document of the submission's own form, else the first

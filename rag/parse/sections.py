@@ -8,6 +8,15 @@ from dataclasses import dataclass
 
 from .results import Block, ParsedFiling, Section
 
+# The heading patterns; the text builder uses them too, to keep a heading out of a table caption and out of the
+# running headers it drops.
+ITEM_HEAD_RE = re.compile(
+    r"^(?:PART\s+(?P<part>IV|I{1,3})\b[\s.,:;\-–—]*)?ITEMS?\s*(?P<num>\d{1,2})(?:\.(?P<sub>\d\d))?\s?"
+    r"(?P<letter>[A-Ca-c])?(?![A-Za-z0-9])[\s.,:;\-–—)]*(?P<rest>.*)",
+    re.I | re.S,
+)
+PART_HEAD_RE = re.compile(r"^PART\s+(IV|I{1,3})\b(?!\s*,?\s*ITEM)", re.I)
+
 _TENK_ITEMS = [
     ("1", "Business"),
     ("1A", "Risk Factors"),
@@ -47,11 +56,6 @@ _TENQ_ITEMS = [
     ("II", "5", "Other Information"),
     ("II", "6", "Exhibits"),
 ]
-ITEM_HEAD_RE = re.compile(
-    r"^(?:PART\s+(?P<part>IV|I{1,3})\b[\s.,:;\-–—]*)?ITEMS?\s*(?P<num>\d{1,2})(?:\.(?P<sub>\d\d))?\s?"
-    r"(?P<letter>[A-Ca-c])?(?![A-Za-z0-9])[\s.,:;\-–—)]*(?P<rest>.*)",
-    re.I | re.S,
-)
 _EIGHTK_ITEMS = [
     ("1.01", "Entry into a Material Definitive Agreement"),
     ("1.02", "Termination of a Material Definitive Agreement"),
@@ -86,7 +90,6 @@ _EIGHTK_ITEMS = [
     ("8.01", "Other Events"),
     ("9.01", "Financial Statements and Exhibits"),
 ]
-PART_HEAD_RE = re.compile(r"^PART\s+(IV|I{1,3})\b(?!\s*,?\s*ITEM)", re.I)
 _SIGNATURES_RE = re.compile(r"^SIGNATURES?\b[\s.:]*$", re.I)
 _HEADING_MAX_CHARS = 200  # longer blocks are only headings when the Item's own title follows the number
 _TOC_GAP_CHARS = 1000  # a body heading is followed by at least this much text before the next candidate
@@ -165,6 +168,8 @@ def _section_scheme(form: str) -> tuple[list[str], list[str], dict[tuple[str, st
 
 
 def find_sections(parsed: ParsedFiling) -> list[Section]:
+    """The filing's sections, end to end: Cover, the Items found in the body, Signatures and appended financial
+    statements where there are such headings; one "Document" section when no Item heading is found."""
     text, blocks = parsed.text, parsed.blocks
     labels, titles, rank_map = _section_scheme(str(parsed.meta.get("form", "")))
     candidates: list[_Candidate] = []

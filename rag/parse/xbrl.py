@@ -75,6 +75,9 @@ def _attr(el, name: str) -> str:
 
 
 class FactCollector:
+    """The inline XBRL facts and contexts met during the HTML walk, in document order; `finish` attaches periods,
+    dimensions and text spans once the text is built, `meta` reads the dei: facts."""
+
     def __init__(self) -> None:
         self.facts: list[Fact] = []
         self.contexts: dict[str, tuple[str | None, str | None, dict[str, str]]] = {}
