@@ -15,6 +15,17 @@ from pathlib import Path
 
 import pytest
 
+from rag import edgar
+from rag.config import get_settings
+from rag.edgar import EdgarError, FilingRecord, add_local_file, download_filings, list_downloaded
+from rag.edgar.record import fiscal_year_and_source
+from rag.edgar.storage import safe_file_name
+
+try:
+    from edgar_server import SERVED_FILINGS, EdgarServer, full_submission
+except ImportError:  # tests/ imported as a package
+    from tests.edgar_server import SERVED_FILINGS, EdgarServer, full_submission
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus"
 pytestmark = pytest.mark.skipif(
@@ -22,15 +33,6 @@ pytestmark = pytest.mark.skipif(
     or not (CORPUS / "filings" / "AAPL" / "aapl-20240928.htm").is_file(),
     reason=f"the shared EDGAR corpus is absent (looked in {CORPUS}); these tests serve it from a local server",
 )
-
-try:
-    from edgar_server import SERVED_FILINGS, EdgarServer, full_submission
-except ImportError:  # tests/ imported as a package
-    from tests.edgar_server import SERVED_FILINGS, EdgarServer, full_submission
-
-from rag import edgar  # noqa: E402
-from rag.config import get_settings  # noqa: E402
-from rag.edgar import EdgarError, FilingRecord, add_local_file, download_filings, list_downloaded  # noqa: E402
 
 UA = "Test Analyst test.analyst@example.com"
 AAPL_2024 = "0000320193-24-000123"
@@ -115,9 +117,9 @@ def test_record_round_trip(tmp_path):
 
 def test_safe_name():
     for raw in ("../../x.htm", "..\\..\\x.htm", "/etc/x.htm", "./.x.htm"):
-        assert edgar._safe_name(raw) == "x.htm"
-    assert edgar._safe_name("a b$c.HTML") == "a_b_c.html"
-    assert "/" not in edgar._safe_name("..") and edgar._safe_name("..") == "filing"
+        assert safe_file_name(raw) == "x.htm"
+    assert safe_file_name("a b$c.HTML") == "a_b_c.html"
+    assert "/" not in safe_file_name("..") and safe_file_name("..") == "filing"
 
 
 def test_fiscal_year_from_period_end():
@@ -127,11 +129,11 @@ def test_fiscal_year_from_period_end():
     assert edgar.fiscal_year_from_period_end(None) is None
     # The company's own label wins; a parser's plain period-end year gets the early-January rule (J&J's fiscal
     # 2022 ended 2023-01-01).
-    assert edgar._fiscal_year({"fiscal_year": 2024, "fiscal_year_source": "dei:DocumentFiscalYearFocus"},
+    assert fiscal_year_and_source({"fiscal_year": 2024, "fiscal_year_source": "dei:DocumentFiscalYearFocus"},
                               "2025-02-02") == (2024, "dei:DocumentFiscalYearFocus")
-    assert edgar._fiscal_year({"fiscal_year": 2023, "fiscal_year_source": "period_end"}, "2023-01-01") == \
+    assert fiscal_year_and_source({"fiscal_year": 2023, "fiscal_year_source": "period_end"}, "2023-01-01") == \
         (2022, "period_end")
-    assert edgar._fiscal_year({}, None) == (None, None)
+    assert fiscal_year_and_source({}, None) == (None, None)
 
 
 # --------------------------------------------------------------------------------------------------------------

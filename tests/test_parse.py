@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rag.dates import fiscal_year_from_period_end
 from rag.parse import (
     ParsedFiling,
     ParseError,
@@ -659,8 +660,6 @@ def test_fuzz_full_submission_text(text):
 
 
 def test_fiscal_year_from_a_period_end_without_a_dei_tag():
-    from rag.parse import fiscal_year_from_period_end
-
     assert fiscal_year_from_period_end("2024-12-31") == 2024
     assert fiscal_year_from_period_end("2023-01-01") == 2022  # a 52/53-week year that ran through December
     assert fiscal_year_from_period_end("2025-01-31") == 2025  # late January: the year it ends in, as said
