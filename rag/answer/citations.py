@@ -11,6 +11,7 @@ CITATION_MARKER = re.compile(r"\[\s*(" + CITATION_BODY + r")\s*\]", re.IGNORECAS
 
 
 def citation_numbers(body: str) -> list[int]:
+    """The source numbers a marker's body names: "1, 3" -> [1, 3], "Source 2" -> [2], "2-4" -> [2, 3, 4]."""
     body = re.sub(r"(?i)sources?|src|refs?|doc(?:ument)?s?|#", "", body)
     nums: list[int] = []
     for part in re.split(r"\s*(?:,|;|and|&)\s*", body):
@@ -31,7 +32,6 @@ class CitationFilter:
     def __init__(self, valid: set[int]):
         self.valid = valid
         self.buf = ""
-        self.used: list[int] = []
         self.invalid: list[int] = []
 
     def _rewrite(self, m: re.Match) -> str:
@@ -42,8 +42,6 @@ class CitationFilter:
         for n in nums:
             if n in self.valid:
                 keep.append(n)
-                if n not in self.used:
-                    self.used.append(n)
             elif n not in self.invalid:
                 self.invalid.append(n)
         return "".join(f"[{n}]" for n in dict.fromkeys(keep))

@@ -31,21 +31,13 @@ class LLMUnavailable(LLMError):
 class ModelNotFound(LLMUnavailable):
     """Ollama runs but does not have the model: it needs `ollama pull <model>`."""
 
-    def __init__(self, message: str, model: str = ""):
-        super().__init__(message)
-        self.model = model
-
 
 class LLMTimeout(LLMError):
     """Ollama did not answer within the request timeout."""
 
 
 class StreamBroken(LLMError):
-    """The stream stopped part-way; `partial` is the text that arrived."""
-
-    def __init__(self, message: str, partial: str = ""):
-        super().__init__(message)
-        self.partial = partial
+    """The stream stopped part-way, after some text arrived (the answer keeps that text and is marked cut)."""
 
 
 def _not_running_message(settings: Settings) -> str:
@@ -77,7 +69,7 @@ def translate_error(exc: BaseException, settings: Settings, model: str, got_text
     if isinstance(exc, ResponseError):
         text = str(exc.error or "")
         if exc.status_code == 404 or ("not found" in text.lower() and "model" in text.lower()):
-            return ModelNotFound(_model_missing_message(settings, model), model)
+            return ModelNotFound(_model_missing_message(settings, model))
         return LLMError(f"Ollama answered with an error: {text} (HTTP {exc.status_code}).")
     if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, ConnectionError)):
         return LLMUnavailable(_not_running_message(settings))
@@ -102,19 +94,19 @@ class OllamaStatus:
     model_available: bool = False  # settings.llm_model is among `models`
 
 
-def _status_client(settings: Settings, timeout: float = STATUS_TIMEOUT_S) -> Client:
-    return Client(host=settings.ollama_url, timeout=httpx.Timeout(timeout))
+def _status_client(settings: Settings) -> Client:
+    return Client(host=settings.ollama_url, timeout=httpx.Timeout(STATUS_TIMEOUT_S))
 
 
-def list_models(settings: Settings, *, timeout: float = STATUS_TIMEOUT_S) -> list[str]:
+def list_models(settings: Settings) -> list[str]:
     """Installed models (GET /api/tags), e.g. ['llama3.1:8b', 'qwen2.5:7b']. Raises LLMUnavailable / LLMError."""
     try:
-        with _status_client(settings, timeout) as client:
+        with _status_client(settings) as client:
             listing = client.list()
     except httpx.TimeoutException as exc:
         if isinstance(exc, httpx.ConnectTimeout):
             raise LLMUnavailable(_not_running_message(settings)) from exc
-        raise LLMTimeout(f"Ollama at {settings.ollama_url} did not answer within {timeout:g} s.") from exc
+        raise LLMTimeout(f"Ollama at {settings.ollama_url} did not answer within {STATUS_TIMEOUT_S:g} s.") from exc
     except Exception as exc:  # noqa: BLE001 - every failure becomes a user message
         raise translate_error(exc, settings, settings.llm_model, False) from exc
     names = []
@@ -133,10 +125,10 @@ def _model_names_match(wanted: str, installed: str) -> bool:
     return norm(wanted) == norm(installed)
 
 
-def ollama_status(settings: Settings, *, timeout: float = STATUS_TIMEOUT_S) -> OllamaStatus:
+def ollama_status(settings: Settings) -> OllamaStatus:
     """Is Ollama reachable, which models does it have, is the configured model one of them. Fast (short timeout)."""
     try:
-        models = list_models(settings, timeout=timeout)
+        models = list_models(settings)
     except LLMError as exc:
         return OllamaStatus(False, [], str(exc))
     model = settings.llm_model
@@ -145,7 +137,7 @@ def ollama_status(settings: Settings, *, timeout: float = STATUS_TIMEOUT_S) -> O
     return OllamaStatus(True, models, _model_missing_message(settings, model, models), False)
 
 
-def make_llm(settings: Settings, *, model: str | None = None, thinking: bool | None = False):
+def make_llm(settings: Settings, *, thinking: bool | None = False):
     """llama-index's Ollama with everything set explicitly: context window (no /api/show probe, no full-context
     num_ctx), request timeout from settings, a short connect timeout, thinking off, low temperature."""
     from llama_index.llms.ollama import Ollama
@@ -155,7 +147,7 @@ def make_llm(settings: Settings, *, model: str | None = None, thinking: bool | N
         host=settings.ollama_url, timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S))
     )
     return Ollama(
-        model=model or settings.llm_model,
+        model=settings.llm_model,
         base_url=settings.ollama_url,
         context_window=int(settings.llm_context_window),
         request_timeout=timeout,

@@ -26,8 +26,8 @@ def _str_or_none(value) -> str | None:
     return None if value in (None, "") else str(value)
 
 
-def sources_from_retrieval(retrieval: RetrievalResult, start: int = 1) -> list[Citation]:
-    """One Citation per retrieved node, numbered from `start` in retrieval order."""
+def sources_from_retrieval(retrieval: RetrievalResult) -> list[Citation]:
+    """One Citation per retrieved node, numbered from 1 in retrieval order."""
     out = []
     for i, nws in enumerate(retrieval.nodes):
         node = nws.node
@@ -38,7 +38,7 @@ def sources_from_retrieval(retrieval: RetrievalResult, start: int = 1) -> list[C
             text = getattr(node, "text", "") or ""
         out.append(
             Citation(
-                number=start + i,
+                number=1 + i,
                 chunk_id=node.node_id,
                 doc_id=_str_or_none(m.get("doc_id")),
                 ticker=_str_or_none(m.get("ticker")),

@@ -219,7 +219,6 @@ class AnswerStream:
         think = _ThinkFilter()
         cites = CitationFilter({c.number for c in given})
         self._cites = cites
-        self._think = think
         got_text = False
         raw_seen = False
         done = False

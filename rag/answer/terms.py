@@ -18,15 +18,12 @@ STOP_WORDS = set(
 )
 # Words of a question that say what kind of answer is wanted, or that every filing uses: they count little in
 # scoring and a passage need not contain them.
-GENERIC_TERMS = {
-    _stem_word
-    for _stem_word in """total amount number value figure overall primary main reason type kind percent percentage
+_GENERIC_PLAIN = """total amount number value figure overall primary main reason type kind percent percentage
     change changed changes compare compared big large small size level state states stated report reports reported
     company companies filing filings annual form fiscal year years fy quarter quarterly disclose disclosed discuss
     discussed note noted provide provided related relating current currently latest last recent period ended
     end as of name named names identify identified include includes including january february march april may
     june july august september october november december""".split()
-}
 # Plain words; keys are stemmed below, values go through tokens (which stems them).
 _SYNONYMS_PLAIN = {
     "revenue": ["sales"],
@@ -76,7 +73,7 @@ def stem(word: str) -> str:
     return w
 
 
-GENERIC_TERMS = {stem(w) for w in GENERIC_TERMS}
+GENERIC_TERMS = {stem(w) for w in _GENERIC_PLAIN}
 SYNONYMS = {stem(k): v for k, v in _SYNONYMS_PLAIN.items()}
 
 TOKEN_RE = re.compile(r"\d[\d,]*(?:\.\d+)?|[a-z][a-z&'’-]*[a-z]|[a-z]", re.IGNORECASE)
