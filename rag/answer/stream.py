@@ -105,6 +105,11 @@ class AnswerStream:
         self.fact_citations = list(fact_citations or [])
         self.result: AnswerResult | None = None
         self._started = False
+        # The answer being built, its pieces so far and its start time: set when the iteration starts.
+        self._res: AnswerResult | None = None
+        self._pieces: list[str] = []
+        self._t0 = 0.0
+        self._cites: CitationFilter | None = None  # the LLM stream's citation filter, read by the final checks
 
     def __iter__(self) -> Iterator[str]:
         if self._started:
@@ -120,96 +125,114 @@ class AnswerStream:
 
     # ---- internals
     def _run(self) -> Iterator[str]:
-        t0 = time.perf_counter()
-        retrieval = self.retrieval
-        analysis = retrieval.plan
-        res = AnswerResult(
-            question=self.question,
-            answer="",
-            citations=[],
-            sources=[],
-            detected=(analysis or QuestionPlan()).detected(),
-            mode=retrieval.mode,
-            timings={"retrieval_ms": round(float(retrieval.retrieval_ms or 0.0), 2), "first_token_ms": None,
-                     "total_ms": None},
-            warnings=list(getattr(retrieval, "warnings", None) or []),
-            generated_queries=list(getattr(retrieval, "generated_queries", None) or []),
-        )
-        pieces: list[str] = []
+        """The steps of one answer, in the order the package docstring gives."""
+        self._t0 = time.perf_counter()
+        self._pieces = []
+        res = self._res = self._new_result()
+        analysis = self.retrieval.plan
 
-        def emit(piece: str) -> str:
-            if res.timings["first_token_ms"] is None:
-                res.timings["first_token_ms"] = round((time.perf_counter() - t0) * 1000, 2)
-            pieces.append(piece)
-            return piece
-
-        def finish() -> None:
-            res.answer = "".join(pieces).strip()
-            res.timings["total_ms"] = round((time.perf_counter() - t0) * 1000, 2)
-            self.result = res
-
-        refusal = check_refusal(self.question, analysis, retrieval.filters)
+        refusal = check_refusal(self.question, analysis, self.retrieval.filters)
         if refusal:
             res.refused, res.refusal_reason = True, refusal.kind
-            yield emit(refusal.message)
-            finish()
+            yield self._emit(refusal.message)
+            self._finish()
             return
 
         partial_note = partial_company_note(analysis)
         if partial_note:
             warning = partial_note.strip().removeprefix("Note: ")
             res.warnings.append(warning[:1].upper() + warning[1:])
-            yield emit(partial_note)
+            yield self._emit(partial_note)
 
-        chunk_sources = sources_from_retrieval(retrieval)
+        chunk_sources = sources_from_retrieval(self.retrieval)
         facts_text, fact_sources = prepare_facts(self.facts_block, self.fact_citations, len(chunk_sources) + 1)
         if not chunk_sources and not facts_text:
             res.refused, res.refusal_reason = True, "no_evidence"
-            yield emit(_nothing_found(retrieval))
-            finish()
+            yield self._emit(_nothing_found(self.retrieval))
+            self._finish()
             return
 
         fallback_reason = None
         if self.use_llm:
-            fixed = len(SYSTEM_PROMPT) + len(self.question) + len(facts_text or "") + 600
-            given, dropped = fit_sources(chunk_sources, self.settings, fixed)
-            # Fact citations keep their numbers (after all retrieved sources) even when passages are dropped.
-            given_all = given + fact_sources
-            messages = build_messages(self.question, given, facts_text=facts_text)
-            outcome = yield from self._stream_llm(messages, given_all, res, emit)
-            if outcome is None:  # the LLM answered (fully or cut)
-                res.sources = given_all
-                if dropped:
-                    res.warnings.append(
-                        f"Only the first {len(given)} of {len(chunk_sources)} retrieved passages fit the model's "
-                        f"context window ({self.settings.llm_context_window} tokens)."
-                    )
-                self._check_llm_answer(res, pieces, given_all)
-                finish()
+            fallback_reason = yield from self._llm_answer(chunk_sources, facts_text, fact_sources)
+            if fallback_reason is None:  # the LLM answered (fully or cut)
+                self._finish()
                 return
-            fallback_reason = outcome
-            del pieces[1 if partial_note else 0:]
+            del self._pieces[1 if partial_note else 0:]
+        yield from self._extractive(chunk_sources + fact_sources, facts_text, fallback_reason)
+        self._finish()
 
-        # Extractive answer
+    def _new_result(self) -> AnswerResult:
+        retrieval = self.retrieval
+        return AnswerResult(
+            question=self.question,
+            answer="",
+            citations=[],
+            sources=[],
+            detected=(retrieval.plan or QuestionPlan()).detected(),
+            mode=retrieval.mode,
+            timings={"retrieval_ms": round(float(retrieval.retrieval_ms or 0.0), 2), "first_token_ms": None,
+                     "total_ms": None},
+            warnings=list(getattr(retrieval, "warnings", None) or []),
+            generated_queries=list(getattr(retrieval, "generated_queries", None) or []),
+        )
+
+    def _emit(self, piece: str) -> str:
+        """Record a piece of the answer (the first one sets first_token_ms) and hand it back for yielding."""
+        timings = self._res.timings
+        if timings["first_token_ms"] is None:
+            timings["first_token_ms"] = round((time.perf_counter() - self._t0) * 1000, 2)
+        self._pieces.append(piece)
+        return piece
+
+    def _finish(self) -> None:
+        res = self._res
+        res.answer = "".join(self._pieces).strip()
+        res.timings["total_ms"] = round((time.perf_counter() - self._t0) * 1000, 2)
+        self.result = res
+
+    def _llm_answer(self, chunk_sources: list[Citation], facts_text: str | None, fact_sources: list[Citation]):
+        """Yields the LLM's answer pieces. Returns None when the LLM answered (and the answer is checked), or the
+        reason to fall back to the extractive answer."""
+        res = self._res
+        fixed = len(SYSTEM_PROMPT) + len(self.question) + len(facts_text or "") + 600
+        given, dropped = fit_sources(chunk_sources, self.settings, fixed)
+        # Fact citations keep their numbers (after all retrieved sources) even when passages are dropped.
+        given_all = given + fact_sources
+        messages = build_messages(self.question, given, facts_text=facts_text)
+        outcome = yield from self._stream_llm(messages, given_all, res, self._emit)
+        if outcome is not None:
+            return outcome
+        res.sources = given_all
+        if dropped:
+            res.warnings.append(
+                f"Only the first {len(given)} of {len(chunk_sources)} retrieved passages fit the model's "
+                f"context window ({self.settings.llm_context_window} tokens)."
+            )
+        self._check_llm_answer(res, self._pieces, given_all)
+        return None
+
+    def _extractive(self, sources: list[Citation], facts_text: str | None, fallback_reason: str | None):
+        """Yields the extractive answer in blocks and records its citations."""
+        res = self._res
         res.extractive = True
         res.model = None
-        res.sources = chunk_sources + fact_sources
+        res.sources = sources
         if fallback_reason:
             res.warnings.insert(0, fallback_reason)
         reason = "Ollama unavailable" if fallback_reason else None
         text, refused = extractive_answer(
-            self.question, res.sources, analysis, facts_text=facts_text, reason=reason
+            self.question, res.sources, self.retrieval.plan, facts_text=facts_text, reason=reason
         )
         if refused:
             res.refused, res.refusal_reason = True, "no_evidence"
         for block in re.split(r"(?<=\n\n)", text):
             if block:
-                yield emit(block)
+                yield self._emit(block)
         if not refused:
             by_number = {c.number: c for c in res.sources}
             cited = {n for m in CITATION_MARKER.finditer(text) for n in citation_numbers(m.group(1))}
             res.citations = [by_number[n] for n in sorted(cited) if n in by_number]
-        finish()
 
     def _stream_llm(self, messages, given: list[Citation], res: AnswerResult, emit):
         """Yields answer pieces. Returns None when the LLM answered (res.cut set when the stream broke), or the
@@ -323,8 +346,8 @@ def answer_stream(
     facts_block: str | None = None,
     fact_citations: list[Citation] | None = None,
 ) -> AnswerStream:
-    """Stream an answer: iterate the AnswerStream for str pieces, then read `.result`. See the module docstring
-    for the facts hook (`facts_block` with [F1].. markers naming `fact_citations`)."""
+    """Stream an answer: iterate the AnswerStream for str pieces, then read `.result`. `facts_block` (lines citing
+    [F1], [F2] ... that name `fact_citations`) comes from the facts layer; the rag.answer docstring says how."""
     return AnswerStream(
         question, retrieval, settings, use_llm=use_llm, facts_block=facts_block, fact_citations=fact_citations
     )
