@@ -16,6 +16,8 @@ from .citations import CITATION_BODY, CITATION_MARKER, citation_numbers
 
 @dataclass(frozen=True)
 class WrittenNumber:
+    """A number as written in an answer or a source: its value, scale word, unit and precision, and where it is."""
+
     value: float  # absolute value as written (before scale)
     ulp: float  # one unit in the last written place
     scale: float  # 1e6 for "million", 1 when none is written
@@ -48,6 +50,7 @@ _NUM_RE = re.compile(
 
 
 def parse_numbers(text: str) -> list[WrittenNumber]:
+    """Every number in the text, as written: "$96.7 billion", "(1,234)", "18.8%", "12M"."""
     out = []
     for m in _NUM_RE.finditer(text or ""):
         digits = m.group("int").replace(",", "")
@@ -126,6 +129,7 @@ def _blank(text: str, patterns) -> str:
 
 
 def worth_checking(n: WrittenNumber) -> bool:
+    """Not a year, and not a small bare count or list number: a figure a source should hold."""
     plain = not (n.pct or n.scaled or n.money) and n.ulp == 1.0 and "," not in n.raw
     if plain and 1900 <= n.value <= 2100:
         return False  # a year

@@ -88,6 +88,8 @@ def translate_error(exc: BaseException, settings: Settings, model: str, got_text
 
 @dataclass
 class OllamaStatus:
+    """What `ollama_status` found; `message` says it in words for the UI."""
+
     reachable: bool
     models: list[str]
     message: str
@@ -159,4 +161,5 @@ def make_llm(settings: Settings, *, thinking: bool | None = False):
 
 
 def answer_tokens(settings: Settings) -> int:
+    """The most tokens the model may write (num_predict), which the prompt keeps free in the context window."""
     return max(256, min(ANSWER_TOKENS, int(settings.llm_context_window) // 4))

@@ -13,6 +13,9 @@ from .figures import parse_numbers
 
 @dataclass
 class QuotableUnit:
+    """A sentence or a table row of a source that the extractive answer can quote, with what it needs to be read
+    alone (a row's column header, unit note and group heading) and its score for the question."""
+
     source: Citation
     kind: str  # "row" | "sentence"
     text: str
@@ -70,6 +73,8 @@ def _split_sentences(line: str) -> list[str]:
 
 
 def quotable_units(source: Citation) -> list[QuotableUnit]:
+    """The source's sentences and table rows in text order, without the chunk's title line. Headings are not units:
+    a row carries its group heading, and a bare "None." is quoted with the sentence or heading before it."""
     lines = (source.text or "").splitlines()
     units: list[QuotableUnit] = []
     start = 1 if lines and _CHUNK_HEADER.match(lines[0].strip()) else 0

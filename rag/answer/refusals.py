@@ -16,6 +16,8 @@ from .terms import STOP_WORDS
 
 @dataclass
 class Refusal:
+    """Why a question is not answered, and the message that says so."""
+
     kind: str  # forecast / advice / market_data / unknown_company / off_topic
     message: str
 

@@ -53,6 +53,7 @@ _SYNONYMS_PLAIN = {
 
 
 def stem(word: str) -> str:
+    """A crude English stem, the same for a question word and a passage word: "companies" -> "company"."""
     w = word.lower().replace("’", "'")
     if w.endswith("'s"):
         w = w[:-2]
@@ -80,6 +81,7 @@ TOKEN_RE = re.compile(r"\d[\d,]*(?:\.\d+)?|[a-z][a-z&'’-]*[a-z]|[a-z]", re.IGN
 
 
 def tokens(text: str) -> list[str]:
+    """The stems of the text's words (no stop words) and its numbers without thousands separators."""
     out = []
     for t in TOKEN_RE.findall(text or ""):
         if t[0].isdigit():
@@ -126,6 +128,7 @@ def content_terms(question: str, sources: list[Citation], analysis: QuestionPlan
 
 
 def is_covered(term: str, vocab: set[str]) -> bool:
+    """The term, or every word of one of its synonyms, is in the vocabulary."""
     return any(all(t in vocab for t in phrase) for phrase in synonym_phrases(term))
 
 
@@ -146,4 +149,5 @@ def coverage_gap(question: str, sources: list[Citation], analysis: QuestionPlan 
 
 
 def section_tokens(c: Citation) -> set[str]:
+    """The tokens of the source's Item and its title ("Item 1A Risk Factors")."""
     return set(tokens(f"{c.section or ''} {c.section_title or ''}"))
