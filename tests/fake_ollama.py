@@ -1,6 +1,6 @@
 """A small Ollama look-alike on 127.0.0.1 for tests: speaks the API as the `ollama` python client uses it.
 
-    with FakeOllama() as fake:                    # or the `fake_ollama` fixture of tests/test_answer.py
+    with FakeOllama() as fake:                    # or the `fake_ollama` fixture of the tests/test_answer*.py files
         fake.url                                  # "http://127.0.0.1:<port>"
         fake.reply = "Revenue was $391,035 million [1]."
         fake.fail = "cut"                         # None | "missing" | "cut" | "slow" | "error" | "no_done" | ...
@@ -104,6 +104,13 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def started_fake_ollama():
+    """A started FakeOllama (model 'test-model:latest'), stopped after the test. A test module makes it its
+    fixture with `fake_ollama = pytest.fixture(started_fake_ollama, name="fake_ollama")`."""
+    with FakeOllama() as fake:
+        yield fake
 
 
 class _Handler(BaseHTTPRequestHandler):

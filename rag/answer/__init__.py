@@ -1,0 +1,88 @@
+"""The answer layer: refusals, the prompt, Ollama streaming, citation checks and the extractive fallback.
+
+    stream = answer_stream(question, retrieval, settings)      # an AnswerStream
+    for piece in stream:                                       # str pieces, e.g. for st.write_stream
+        ...
+    result = stream.result                                     # AnswerResult, once the stream is exhausted
+
+    result = answer(question, retrieval, settings)             # the same, consumed in one call
+
+Order of events in one answer:
+1. Refusal rules (no LLM call): predictions, investment advice, market data, companies that are not indexed,
+   questions that have nothing to do with filings. The refusal says why and cites nothing.
+2. No retrieved passages and no facts: say the indexed filings hold nothing on it (no citations).
+3. With `use_llm`: the prompt (rules + numbered, delimited sources) streams through llama-index's `Ollama`.
+   If Ollama is not running, the model is not pulled or the request times out before any text arrives, the
+   answer falls back to 4. with the reason (and how to fix it) in `warnings`. A stream that breaks after text
+   arrived keeps that text and is marked `cut`.
+4. Extractive answer: the sentences and table rows (with their column years) of the retrieved passages that
+   best match the question, each with its [n].
+5. Checks on the final text: every [n] must name a given source (others are removed, with a warning); figures
+   that appear in none of the cited sources are listed in warnings (`unverified_figures`); arithmetic written as
+   `a / b = c` is recomputed.
+
+Exact figures from the facts layer: rag/engine.py asks rag/facts.py for them and passes them on as
+    answer_stream(..., facts_block="Total revenue FY2024: $391,035 million [F1]", fact_citations=[Citation(...)])
+`facts_block` is plain text whose lines cite `[F1]`, `[F2]`, ... meaning `fact_citations[0]`, `[1]`, ... These
+citations are numbered after the retrieved sources (N+1, N+2, ...) and the markers are rewritten to match. The
+prompt puts the block before the sources as exact figures computed in code; the extractive answer leads with
+it. For the citation and figure checks, a fact citation's evidence is its `text` plus the block's lines that
+cite it. Nothing is required of a fact Citation but `text` (and ideally company/ticker/form/fiscal_year/url).
+
+Modules: llm (the Ollama client, its errors and status), refusals, sources (the numbered citations), prompt,
+citations (the [n] markers), figures (numbers, arithmetic and the final check), terms, quotable and extractive
+(the extractive answer), stream (AnswerStream, answer_stream, answer).
+
+This package imports no streamlit: the CLI, the tests and the app share it.
+"""
+
+from __future__ import annotations
+
+from ..schema import AnswerResult, Citation
+from .extractive import extractive_answer
+from .figures import answer_figures, check_arithmetic, check_citations
+from .llm import (
+    LLMError,
+    LLMTimeout,
+    LLMUnavailable,
+    ModelNotFound,
+    OllamaStatus,
+    StreamBroken,
+    list_models,
+    make_llm,
+    ollama_status,
+)
+from .prompt import SYSTEM_PROMPT, build_messages, build_user_prompt, format_sources, neutralize
+from .refusals import Refusal, check_refusal
+from .sources import sources_from_retrieval
+from .stream import CUT_MARK, AnswerStream, answer, answer_stream
+
+__all__ = [
+    "CUT_MARK",
+    "SYSTEM_PROMPT",
+    "AnswerResult",
+    "AnswerStream",
+    "Citation",
+    "LLMError",
+    "LLMTimeout",
+    "LLMUnavailable",
+    "ModelNotFound",
+    "OllamaStatus",
+    "Refusal",
+    "StreamBroken",
+    "answer",
+    "answer_figures",
+    "answer_stream",
+    "build_messages",
+    "build_user_prompt",
+    "check_arithmetic",
+    "check_citations",
+    "check_refusal",
+    "extractive_answer",
+    "format_sources",
+    "list_models",
+    "make_llm",
+    "neutralize",
+    "ollama_status",
+    "sources_from_retrieval",
+]

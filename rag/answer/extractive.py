@@ -1,0 +1,199 @@
+"""The extractive answer, used without a language model or when Ollama fails: the sentences and table rows of the
+retrieved passages that best match the question, each with its [n], grouped by source.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from ..schema import Citation, QuestionPlan
+from .figures import parse_numbers, worth_checking
+from .quotable import QuotableUnit, quotable_units
+from .terms import (
+    GENERIC_TERMS,
+    content_terms,
+    coverage_gap,
+    is_covered,
+    question_terms,
+    section_tokens,
+    tokens,
+    weighted_synonyms,
+)
+
+_NUMERIC_Q = re.compile(
+    r"\b(?:how\s+much|how\s+many|what\s+(?:was|were|is|are)\s+(?:the\s+)?(?:total|amount|number|value|level)|amount|"
+    r"total|percent|percentage|ratio|margin|revenues?|sales|income|earnings|cash|debt|expenses?|costs?|shares|"
+    r"employees|headcount|figure|eps|dividend|growth|increase|decrease|change)\b|\$|%",
+    re.I,
+)
+
+
+def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[QuotableUnit]:
+    """Every sentence and table row of the sources with a score (term overlap weighted by IDF over the
+    retrieved chunks, with synonyms, bigrams, years, figures) and `coverage`: the share of the question's
+    content terms the unit holds (with its table header and its Item title)."""
+    terms = question_terms(question, sources, analysis)
+    content = content_terms(question, sources, analysis)
+    years = {t for t in terms if re.fullmatch(r"(?:19|20)\d\d", t)}
+    years |= {str(y) for y in (analysis.fiscal_years if analysis else [])}
+    words = [t for t in terms if not t[0].isdigit()]
+    numbers = {t for t in terms if t[0].isdigit() and t not in years and (len(t) >= 3 or "." in t)}
+    doc_tokens = [set(tokens(c.text)) for c in sources]
+    n_docs = max(1, len(sources))
+
+    def idf(t: str) -> float:
+        df = sum(1 for d in doc_tokens if t in d)
+        return math.log(1.0 + (n_docs + 1) / (df + 0.5))
+
+    # Each question word counts once per unit: the best of the word itself and its synonyms.
+    expansions = {t: [(e, w * (0.3 if t in GENERIC_TERMS else 1.0) * idf(e)) for e, w in weighted_synonyms(t)] for t in words}
+    weights: dict[str, float] = {}
+    for pairs in expansions.values():
+        for e, w in pairs:
+            weights[e] = max(weights.get(e, 0.0), w)
+
+    def overlap(tokens: set[str]) -> float:
+        return sum(max((w for e, w in pairs if e in tokens), default=0.0) for pairs in expansions.values())
+
+    bigrams = {(a, b) for a, b in zip(words, words[1:], strict=False)}
+    numeric = bool(_NUMERIC_Q.search(question or ""))
+    units: list[QuotableUnit] = []
+    for rank, c in enumerate(sources):
+        section = section_tokens(c)
+        for u in quotable_units(c):
+            main = tokens(u.text if u.kind == "sentence" else u.text.split("|")[0])
+            toks = set(main)
+            context = set(tokens(u.text)) | set(tokens(u.header)) | set(tokens(u.note)) | set(tokens(u.group))
+            score = overlap(toks)
+            # Values, header years and the Item title count, less than the unit's own words.
+            score += 0.3 * max(0.0, overlap(toks | context | section) - score)
+            if u.kind == "row":
+                label = [t for t in toks if not t[0].isdigit()]
+                if label:  # "Total net sales" fits "total net sales" better than "Total cost of sales" does
+                    score *= sum(1 for t in label if t in weights) / len(label)
+            score += 0.5 * sum(
+                (weights.get(a, 0) + weights.get(b, 0)) / 2 for a, b in zip(main, main[1:], strict=False)
+                if (a, b) in bigrams
+            )
+            if score <= 0:
+                continue
+            if years:
+                score *= 1.25 if years & context else (0.8 if u.kind == "row" and u.header else 1.0)
+            if numbers and numbers & context:
+                score *= 1.3
+            has_number = any(worth_checking(n) for n in parse_numbers(u.text))
+            if numeric:
+                score *= (1.35 if u.kind == "row" else 1.15) if has_number else 0.6
+            score /= (1.0 + max(0, len(main) - 25) / 40.0) ** 0.5  # prefer concise units
+            score *= 1.0 + 0.25 / (rank + 1)  # a little of the retrieval order
+            vocab = context | section
+            u.coverage = (sum(1 for t in content if is_covered(t, vocab)) / len(content)) if content else 1.0
+            # A unit that holds more of what the question is about beats one that repeats a rare word.
+            u.score = score * (0.4 + 0.6 * u.coverage)
+            units.append(u)
+    return units
+
+
+def _select_units(units: list[QuotableUnit], limit: int = 7, per_source: int = 3) -> list[QuotableUnit]:
+    if not units:
+        return []
+    best = max(u.score for u in units)
+    pool = sorted(units, key=lambda u: -u.score)
+    chosen: list[QuotableUnit] = []
+    count: dict[int, int] = {}
+    while pool and len(chosen) < limit:
+        # A source's second and third pick count less, so other sources get their turn when they match.
+        pool.sort(key=lambda u: -(u.score * (0.75 ** count.get(u.source.number, 0))))
+        u = pool.pop(0)
+        adjusted = u.score * (0.75 ** count.get(u.source.number, 0))
+        if adjusted < 0.3 * best:
+            break
+        if count.get(u.source.number, 0) >= per_source:
+            continue
+        if any(_near_duplicate(u, v) for v in chosen):
+            continue  # the same text again (overlapping chunks, or a filing repeating itself)
+        chosen.append(u)
+        count[u.source.number] = count.get(u.source.number, 0) + 1
+    return chosen
+
+
+def _near_duplicate(a: QuotableUnit, b: QuotableUnit) -> bool:
+    if a.text == b.text:
+        return True
+    ta, tb = set(tokens(a.text)), set(tokens(b.text))
+    if not ta or not tb:
+        return False
+    return len(ta & tb) / min(len(ta), len(tb)) >= 0.9 and len(ta & tb) / max(len(ta), len(tb)) >= 0.6
+
+
+def _render_unit(u: QuotableUnit) -> str:
+    text = " ".join(u.text.split())
+    if len(text) > 600:
+        text = text[:600].rsplit(" ", 1)[0] + " …"
+    if u.kind == "row":
+        context = []
+        if u.group and not text.lower().startswith(u.group.lower()):
+            context.append(f"under: {u.group}")
+        if u.header:
+            lines = [" | ".join(c.strip() for c in h.split("|")[1:] if c.strip()) for h in u.header.splitlines()]
+            context.append("columns: " + " / ".join(ln for ln in lines if ln))
+        values = [c for c in u.text.split("|")[1:] if re.search(r"\d", c)]
+        if u.note and not (values and all("%" in c for c in values)):
+            context.append(u.note)
+        suffix = f" ({'; '.join(context)})" if context else ""
+        return f"- `{text}`{suffix} [{u.source.number}]"
+    return f"- {text} [{u.source.number}]"
+
+
+def extractive_answer(
+    question: str,
+    sources: list[Citation],
+    analysis: QuestionPlan | None = None,
+    *,
+    facts_text: str | None = None,
+    reason: str | None = None,
+) -> tuple[str, bool]:
+    """(answer text, refused). The sentences and table rows of the sources that best match the question, each
+    with its [n], grouped by source; table rows carry their column header (the years) and unit."""
+    lead = "Extractive answer" + (f" ({reason})" if reason else " (no language model used)") + \
+        ": passages quoted from the filings that best match the question. Check each figure's period and unit."
+    parts = [lead]
+    if facts_text:
+        parts.append("Exact figures from the filings' XBRL data:\n" + facts_text.strip())
+    chunk_sources = [c for c in sources if c.kind != "fact"]
+    units = _score_units(question, chunk_sources, analysis)
+    chosen = _select_units(units)
+    n_terms = len(content_terms(question, chunk_sources, analysis))
+    best_coverage = max((u.coverage for u in units), default=0.0)
+    missing = coverage_gap(question, chunk_sources, analysis)
+    # No passage says it: no unit matches, or none holds even half of what the question is about.
+    if not facts_text and (not chosen or (n_terms >= 1 and best_coverage < 0.5)):
+        words = ", ".join(f"'{w}'" for w in missing[:6])
+        why = (f": none of the {len(chunk_sources)} retrieved passages mentions {words}" if missing else
+               ": no retrieved passage holds what the question asks about")
+        return (
+            f"The indexed filings do not appear to answer this{why}. Nothing is cited, to avoid quoting passages "
+            "that do not answer the question. Try other words, or check that the right filings are indexed.",
+            True,
+        )
+    if missing:
+        parts.append("Note: no retrieved passage mentions " + ", ".join(f"'{w}'" for w in missing[:6])
+                     + "; the passages below may not answer the question fully.")
+    years = [str(y) for y in (analysis.fiscal_years if analysis else [])]
+    if years and chosen and not any(y in u.text or y in u.header or y in u.source.text[:200]
+                                    for u in chosen for y in years):
+        parts.append(f"Note: none of these passages mentions {', '.join(years)}.")
+    order: list[int] = []
+    for u in chosen:
+        if u.source.number not in order:
+            order.append(u.source.number)
+    best = chosen[0]
+    if best.kind == "sentence" and best.following and len(best.text) < 250 and \
+            not any(v.text == best.following for v in chosen):
+        best.text = f"{best.text} {best.following}"  # the sentence after the best one often says why or how
+    for number in order:
+        group = sorted((u for u in chosen if u.source.number == number), key=lambda u: u.pos)
+        head = f"**[{number}] {group[0].source.label()}**"
+        parts.append(head + "\n" + "\n".join(_render_unit(u) for u in group))
+    return "\n\n".join(parts), False

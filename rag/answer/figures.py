@@ -1,0 +1,295 @@
+"""Figures in answers and sources: reading numbers as written (with scale, unit, precision), deciding whether two
+are the same figure, recomputing arithmetic written in the answer, and the final check of an answer's citations
+and figures against the sources it cites (`check_citations`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, replace
+
+from ..dates import MONTH_PATTERN
+from ..schema import Citation
+from .citations import CITATION_BODY, CITATION_MARKER, citation_numbers
+
+
+@dataclass(frozen=True)
+class WrittenNumber:
+    """A number as written in an answer or a source: its value, scale word, unit and precision, and where it is."""
+
+    value: float  # absolute value as written (before scale)
+    ulp: float  # one unit in the last written place
+    scale: float  # 1e6 for "million", 1 when none is written
+    scaled: bool  # a scale word was written
+    pct: bool
+    money: bool
+    raw: str
+    start: int
+    end: int
+
+
+_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "bn": 1e9, "mn": 1e6, "mm": 1e6,
+           "tn": 1e12, "k": 1e3, "m": 1e6, "b": 1e9}
+_NUM_RE = re.compile(
+    r"""
+    (?<![\w.,/])
+    (?P<open>\()?
+    (?P<sign>[-−–])?
+    (?:(?P<cur>\$|US\$|USD)\s?)?
+    (?P<int>\d{1,3}(?:,\d{3})+|\d+)
+    (?P<dec>\.\d+)?
+    (?P<close>\))?
+    (?:\s*(?P<pct>%|percent\b|per\s?cent\b)
+      |\s*(?P<scale>thousand|million|billion|trillion|bn|mn|tn)\b
+      |(?P<scale2>[KkMmBb])\b)?
+    (?![A-Za-z\d]|-[A-Za-z])
+    """,
+    re.VERBOSE,
+)
+
+
+def parse_numbers(text: str) -> list[WrittenNumber]:
+    """Every number in the text, as written: "$96.7 billion", "(1,234)", "18.8%", "12M"."""
+    out = []
+    for m in _NUM_RE.finditer(text or ""):
+        digits = m.group("int").replace(",", "")
+        dec = m.group("dec") or ""
+        try:
+            value = float(digits + dec)
+        except ValueError:
+            continue
+        ulp = 10.0 ** -(len(dec) - 1) if dec else 1.0
+        word = (m.group("scale") or m.group("scale2") or "").lower()
+        scale = _SCALES.get(word, 1.0)
+        raw, start = m.group(0), m.start()
+        if m.group("open") and not m.group("close"):  # "((96,773 - ...": the bracket is not the number's
+            raw, start = raw[1:], start + 1
+        elif m.group("close") and not m.group("open"):
+            raw = raw.replace(")", "", 1)
+        out.append(WrittenNumber(value, ulp, scale, bool(word), bool(m.group("pct")), bool(m.group("cur")),
+                        raw.strip(), start, m.end()))
+    return out
+
+
+_FACTORS = (1e-9, 1e-6, 1e-3, 1.0, 1e3, 1e6, 1e9)
+
+
+def same_number(a: WrittenNumber, b: WrittenNumber) -> bool:
+    """Does b (from a source) support a (from the answer)? Absolute values; an unwritten scale may be any power
+    of 1000 ("$96.7 billion" ~ "96,773" in a table in millions); a difference below one unit of the last
+    written digit of either number counts as the same figure (rounding or truncation)."""
+    av = a.value * a.scale
+    if a.pct or b.pct:
+        factors: tuple[float, ...] = (1.0,)
+    elif a.scaled and b.scaled:
+        factors = (1.0,)
+    else:
+        factors = _FACTORS
+    for f in factors:
+        if f != 1.0 and _significant_digits(b) < 3:
+            continue  # "8" (as in "Item 8") is not "$8 billion"
+        bv = b.value * b.scale * f
+        # The answer's precision; a source's own rounding only when it wrote a scale ("$96.8 billion").
+        tol = max(a.ulp * a.scale, b.ulp * b.scale * f if b.scaled else 0.0)
+        if abs(av - bv) < tol * 0.999 + 1e-9 * max(av, bv):
+            return True
+    return False
+
+
+def _significant_digits(n: WrittenNumber) -> int:
+    digits = re.sub(r"\D", "", n.raw)
+    return len(digits.lstrip("0"))
+
+
+_SKIP_SPANS = [
+    re.compile(r"\[\s*" + CITATION_BODY + r"\s*\]", re.IGNORECASE),
+    re.compile(r"\b" + MONTH_PATTERN + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?", re.IGNORECASE),
+    re.compile(r"\b\d{1,2}\s+" + MONTH_PATTERN + r"\.?(?:,?\s+\d{4})?", re.IGNORECASE),
+    re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"),
+    re.compile(
+        r"\b(?:items?|notes?|parts?|pages?|p\.|pp\.|sections?|rules?|forms?|schedules?|asc|asu|topic|exhibits?|"
+        r"articles?|levels?|tiers?|q|quarter|fy|model|chapter|step|phase|class|series|gen|generation)\s*"
+        r"\d[\w.\-–]*(?:\s*(?:-|–|to|and|,)\s*\d[\w.\-–]*)*",
+        re.IGNORECASE,
+    ),
+    re.compile(r"(?m)^\s*\d{1,2}[.)]\s"),
+    re.compile(r"\b10-[KQ]\b|\b8-K\b|\b401\(k\)", re.IGNORECASE),
+]
+
+
+def _blank(text: str, patterns) -> str:
+    chars = list(text)
+    for rx in patterns:
+        for m in rx.finditer(text):
+            for i in range(m.start(), m.end()):
+                if chars[i] != "\n":
+                    chars[i] = " "
+    return "".join(chars)
+
+
+def worth_checking(n: WrittenNumber) -> bool:
+    """Not a year, and not a small bare count or list number: a figure a source should hold."""
+    plain = not (n.pct or n.scaled or n.money) and n.ulp == 1.0 and "," not in n.raw
+    if plain and 1900 <= n.value <= 2100:
+        return False  # a year
+    if plain and n.value < 10:
+        return False  # small counts and list numbers
+    return True
+
+
+def answer_figures(text: str) -> list[WrittenNumber]:
+    """Figures in an answer worth checking: not citation markers, dates, years, Item/Note numbers, list numbers."""
+    return [n for n in parse_numbers(_blank(text, _SKIP_SPANS)) if worth_checking(n)]
+
+
+# ---- arithmetic written in the answer: "(96,773 - 81,462) / 81,462 = 18.8%"
+
+_EXPR_LEFT = re.compile(
+    r"((?:[\d$(),.\s+\-−–*/×÷%]|million|billion|thousand)+)$", re.IGNORECASE
+)
+_EXPR_RIGHT = re.compile(
+    r"\s*(\(?[-−–]?\$?\s?\d[\d,]*(?:\.\d+)?\)?\s*(?:%|percent\b|thousand\b|million\b|billion\b)?)", re.IGNORECASE
+)
+
+
+def _safe_eval(expr: str) -> float | None:
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        return None
+
+    def ev(node) -> float:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return float(node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = ev(node.operand)
+            return -v if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            a, b = ev(node.left), ev(node.right)
+            if isinstance(node.op, ast.Add):
+                return a + b
+            if isinstance(node.op, ast.Sub):
+                return a - b
+            if isinstance(node.op, ast.Mult):
+                return a * b
+            return a / b
+        raise ValueError("not arithmetic")
+
+    try:
+        return ev(tree)
+    except (ValueError, ZeroDivisionError, RecursionError):
+        return None
+
+
+def _eval_expression(expr_text: str) -> float | None:
+    expr = re.sub(r"(?i)\s*(million|billion|thousand)\b", "", expr_text)
+    expr = expr.replace("$", "").replace(",", "").replace("×", "*").replace("÷", "/")
+    expr = expr.replace("−", "-").replace("–", "-").replace("%", "/100")
+    if not re.search(r"\d\s*\)?\s*[+\-*/]\s*\(?\s*\d", expr):
+        return None  # no operator between numbers: "revenue = 391,035" is a statement, not arithmetic
+    return _safe_eval(expr)
+
+
+def check_arithmetic(text: str) -> tuple[list[tuple[int, int]], list[str]]:
+    """Recompute `expression = result` written in the text ("(96,773 - 81,462) / 81,462 = 18.8%"). Returns
+    (spans of results that check out, warnings for those that do not)."""
+    ok_spans: list[tuple[int, int]] = []
+    warnings: list[str] = []
+    clean = _blank(text, _SKIP_SPANS[:1])  # citation markers out
+    for eq in re.finditer(r"=|≈|~", clean):
+        left = _EXPR_LEFT.search(clean[: eq.start()])
+        right = _EXPR_RIGHT.match(clean, eq.end())
+        if not left or not right:
+            continue
+        region = left.group(1)
+        expr_text, value = "", None
+        # The longest arithmetic that ends at the "=" (the region may begin with unrelated figures).
+        for start in (m.start() for m in re.finditer(r"(?<![\d.,])[\d$(]", region)):
+            candidate = region[start:].strip()
+            while candidate.count("(") > candidate.count(")") and candidate.startswith("("):
+                candidate = candidate[1:].strip()
+            if candidate.count("(") != candidate.count(")"):
+                continue
+            value = _eval_expression(candidate)
+            if value is not None:
+                expr_text = candidate
+                break
+        if value is None:
+            continue
+        results = parse_numbers(right.group(1))
+        if not results:
+            continue
+        r = results[0]
+        calc = WrittenNumber(abs(value), 1e-9, 1.0, False, False, False, expr_text, 0, 0)
+        candidates = [calc]
+        if r.pct:
+            candidates.append(replace(calc, value=abs(value) * 100))
+        r_plain = replace(r, pct=False)
+        if any(same_number(r_plain, c) for c in candidates):
+            ok_spans.append((right.start(1), right.end(1)))
+        else:
+            shown = f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+            if r.pct:
+                shown += f" ({value * 100:,.2f}%)"
+            warnings.append(f"Arithmetic does not check out: {expr_text} = {shown}, but the answer says {r.raw}.")
+    return ok_spans, warnings
+
+
+def check_citations(
+    text: str, sources: list[Citation], *, question: str = ""
+) -> tuple[list[int], list[str], list[str]]:
+    """(cited numbers that name given sources, warnings, unverified figures) for a final answer text.
+    Figures are checked against the sources the answer cites (and the question itself)."""
+    by_number = {c.number: c for c in sources}
+    cited: list[int] = []
+    invalid: list[int] = []
+    for m in CITATION_MARKER.finditer(text):
+        for n in citation_numbers(m.group(1)):
+            if n in by_number:
+                if n not in cited:
+                    cited.append(n)
+            elif n not in invalid:
+                invalid.append(n)
+    warnings = [
+        f"Removed citation [{n}]: no source {n} was given to the model." for n in invalid
+    ]
+    ok_spans, arith_warnings = check_arithmetic(text)
+    warnings.extend(arith_warnings)
+    figures = answer_figures(text)
+    if not figures:
+        return cited, warnings, []
+    cited_nums = [n for c in cited for n in parse_numbers(by_number[c].text)]
+    question_nums = parse_numbers(question)
+    unverified: list[str] = []
+    seen: set[tuple[float, bool]] = set()
+    groups: dict[tuple[int, ...], list[str]] = {}
+    source_nums = {c.number: parse_numbers(c.text) for c in sources if c.number not in cited}
+    for f in figures:
+        if any(s < f.end and f.start < e for s, e in ok_spans):
+            continue  # a computed result whose arithmetic checks out
+        if any(same_number(f, s) for s in cited_nums) or any(same_number(f, q) for q in question_nums):
+            continue
+        if any(f.raw in w for w in arith_warnings):
+            continue
+        key = (f.value, f.pct)
+        if key in seen:  # "$81,462 million" and "81,462" again: one figure
+            continue
+        seen.add(key)
+        unverified.append(f.raw)
+        elsewhere = tuple(n for n, nums in source_nums.items() if any(same_number(f, s) for s in nums))
+        groups.setdefault(elsewhere, []).append(f.raw)
+    marks = "".join(f"[{n}]" for n in cited)
+    for elsewhere, raws in groups.items():
+        what = ("the figure " if len(raws) == 1 else "the figures ") + ", ".join(raws)
+        if not cited:
+            note = "the answer cites no source for it"
+        elif elsewhere:
+            note = (f"not in the cited sources {marks}; found in uncited source "
+                    + "".join(f"[{n}]" for n in elsewhere) + " (check the citation)")
+        else:
+            note = f"in none of the cited sources {marks}"
+        warnings.append(f"Check {what}: {note}. Verify before use.")
+    return cited, warnings, unverified

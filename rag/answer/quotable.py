@@ -1,0 +1,133 @@
+"""What the extractive answer can quote from a source: its sentences, and its table rows with their column header
+(the years), their unit note ("in millions") and the group heading above them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..schema import Citation
+from .figures import parse_numbers
+
+
+@dataclass
+class QuotableUnit:
+    """A sentence or a table row of a source that the extractive answer can quote, with what it needs to be read
+    alone (a row's column header, unit note and group heading) and its score for the question."""
+
+    source: Citation
+    kind: str  # "row" | "sentence"
+    text: str
+    pos: int
+    header: str = ""  # the table's column header line(s) for a row
+    note: str = ""  # "in millions" etc. for a row
+    group: str = ""  # the row's group heading inside the table ("Operating expenses")
+    score: float = 0.0
+    coverage: float = 0.0  # share of the question's content terms in this unit
+    following: str = ""  # the next sentence of the same paragraph (context for the best sentence)
+
+
+_CHUNK_HEADER = re.compile(r"^[^|\n]{0,200}·[^|\n]{0,200}$")
+_YEARISH = re.compile(r"\b(?:19|20)\d\d\b|\bFY\s?\d{2,4}\b|\b(?:Q[1-4]|quarter|months|weeks|year)s?\b", re.I)
+_UNIT_NOTE = re.compile(
+    r"\((?:[^()]{0,40}\b)?in\s+(?:millions|thousands|billions)[^()]{0,60}\)|\b(?:in|dollars\s+in)\s+"
+    r"(?:millions|thousands|billions)\b(?:,?\s+except[^.|\n]{0,60})?",
+    re.I,
+)
+_ABBREV = re.compile(r"\b(?:Inc|Corp|Co|Ltd|No|Nos|U\.S|U\.K|Mr|Ms|Dr|Jr|Sr|vs|etc|approx|e\.g|i\.e|St|Fig)\.$")
+
+
+def _is_column_header(cells: list[str]) -> bool:
+    """'| 2024 | 2023', 'Year Ended December 31, | 2023 | 2022': periods in the value cells, no amounts."""
+    values = [c for c in cells[1:] if c]
+    if not values or any(len(c) > 40 for c in values):
+        return False
+    if not any(_YEARISH.search(c) for c in values):
+        return False
+    for c in values:
+        for n in parse_numbers(c):
+            if not (1900 <= n.value <= 2100 and n.ulp == 1.0) and n.value >= 32:
+                return False
+    return True
+
+
+def _split_sentences(line: str) -> list[str]:
+    parts = []
+    start = 0
+    for m in re.finditer(r"[.!?][\"”’)]?\s+(?=[A-Z(“\"$\d])", line):
+        candidate = line[start: m.end()].strip()
+        if _ABBREV.search(line[start: m.start() + 1].strip()):
+            continue
+        if len(candidate) < 25:
+            continue
+        parts.append(candidate)
+        start = m.end()
+    tail = line[start:].strip()
+    if tail:
+        if parts and len(tail) < 25:
+            parts[-1] = parts[-1] + " " + tail
+        else:
+            parts.append(tail)
+    return parts
+
+
+def quotable_units(source: Citation) -> list[QuotableUnit]:
+    """The source's sentences and table rows in text order, without the chunk's title line. Headings are not units:
+    a row carries its group heading, and a bare "None." is quoted with the sentence or heading before it."""
+    lines = (source.text or "").splitlines()
+    units: list[QuotableUnit] = []
+    start = 1 if lines and _CHUNK_HEADER.match(lines[0].strip()) else 0
+    header_lines: list[str] = []
+    header_closed = True
+    note = ""
+    last_heading = ""
+    group = ""
+    pos = 0
+    for raw in lines[start:]:
+        line = raw.strip()
+        if not line:
+            continue
+        m = _UNIT_NOTE.search(line)
+        if m:
+            note = "in " + re.search(r"millions|thousands|billions", m.group(0), re.I).group(0).lower()
+        if "|" in line:
+            cells = [c.strip() for c in line.split("|")]
+            if _is_column_header(cells):
+                if header_closed:
+                    header_lines = []
+                header_lines.append(line)
+                header_closed = False
+                continue
+            header_closed = True
+            if not any(ch.isdigit() for ch in line) and not any(c for c in cells[1:]):
+                continue  # a title row with no values
+            units.append(QuotableUnit(source, "row", line, pos, "\n".join(header_lines), note, group=group))
+        else:
+            header_closed = True
+            if len(line) > 120:  # prose ends the table
+                header_lines = []
+                group = ""
+            elif len(line.split()) <= 6 and not line.endswith((".", "!", "?")):
+                group = line.rstrip(":")  # "Operating expenses:" heads the rows below it
+            first_in_line = len(units)
+            for sentence in _split_sentences(line):
+                if sentence.endswith(":") or (
+                    len(sentence.split()) <= 5 and not any(ch.isdigit() for ch in sentence)
+                    and not sentence.endswith((".", "!", "?"))
+                ):
+                    last_heading = sentence
+                    continue  # a heading ("Cost of sales:", "Net sales"), not a statement; "None." stays
+                if (len(sentence.split()) <= 3 and not any(ch.isdigit() for ch in sentence)
+                        and sentence.endswith((".", "!", "?"))):  # "None." says something only with its heading
+                    previous = units[-1].text if units and units[-1].kind == "sentence" else last_heading
+                    if previous:
+                        if units and units[-1].kind == "sentence" and units[-1].text == previous:
+                            units.pop()
+                        sentence = f"{previous} — {sentence}"
+                units.append(QuotableUnit(source, "sentence", sentence, pos))
+                last_heading = ""
+            for a, b in zip(units[first_in_line:], units[first_in_line + 1:], strict=False):
+                a.following = b.text
+        pos += 1
+    return units

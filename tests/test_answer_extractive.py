@@ -1,0 +1,73 @@
+"""The extractive answer (rag.answer.extractive): which sentences and table rows it quotes, and when it says
+the passages do not answer."""
+
+from __future__ import annotations
+
+import re
+
+from rag.answer import Citation, answer, extractive_answer
+from rag.schema import QuestionPlan
+from tests.answer_samples import (
+    APPLE_MDA,
+    APPLE_TABLE,
+    TESLA_HQ,
+    TESLA_META,
+    TESLA_RISK,
+    make_node,
+    retrieval,
+    settings_for,
+)
+
+
+def test_extractive_answer_quotes_the_row_with_its_years():
+    res = answer("What was total net sales in 2024?", retrieval("q"), settings_for(None), use_llm=False)
+    text = res.answer
+    assert text.startswith("Extractive answer")
+    row = next(line for line in text.splitlines() if "Total net sales | 391,035 | 383,285" in line)
+    assert "2024 | 2023" in row  # the header years travel with the figure
+    assert "in millions" in row
+    assert row.rstrip().endswith("[1]")
+    assert 1 in [c.number for c in res.citations]
+    assert res.extractive and not res.refused
+    # The cost and margin rows match less well than the net sales row: it comes first among the table rows.
+    rows = [line for line in text.splitlines() if "|" in line]
+    assert "Total net sales" in rows[0]
+
+
+def test_extractive_answer_represents_several_sources():
+    text = extractive_answer(
+        "How did Apple's total net sales change in 2024 compared to 2023?",
+        [Citation(number=1, text=APPLE_TABLE, ticker="AAPL"), Citation(number=2, text=APPLE_MDA, ticker="AAPL")],
+        QuestionPlan(tickers=["AAPL"], fiscal_years=[2024, 2023]),
+    )[0]
+    assert "[1]" in text and "[2]" in text
+    assert "increased 2% or $7.8 billion" in text
+    # every quoted line ends with its citation
+    for line in text.splitlines():
+        if line.startswith("- "):
+            assert re.search(r"\[\d+\]$", line.rstrip()), line
+
+
+def test_extractive_prose_question_picks_the_right_sentence():
+    nodes = [make_node(TESLA_HQ, "t-hq", **TESLA_META), make_node(TESLA_RISK, "t-risk", **TESLA_META)]
+    res = answer("Why is Tesla dependent on Elon Musk?", retrieval("q", nodes, QuestionPlan(tickers=["TSLA"])),
+                 settings_for(None), use_llm=False)
+    assert "highly dependent on the services of Elon Musk" in res.answer
+    assert "[2]" in res.answer and [c.number for c in res.citations] == [2]
+
+
+def test_extractive_says_so_when_passages_do_not_answer():
+    nodes = [make_node(TESLA_HQ, "t-hq", **TESLA_META), make_node(TESLA_RISK, "t-risk", **TESLA_META)]
+    res = answer("What brand of coffee does the Tesla cafeteria serve?",
+                 retrieval("q", nodes, QuestionPlan(tickers=["TSLA"])), settings_for(None), use_llm=False)
+    assert res.refused and res.citations == [] and res.refusal_reason == "no_evidence"
+    assert "coffee" in res.answer
+
+
+def test_extractive_matches_common_synonyms():
+    text = TESLA_HQ + " As of December 31, 2023, we employed 140,473 full-time employees."
+    nodes = [make_node(text, "t-hq", **TESLA_META), make_node(TESLA_RISK, "t-risk", **TESLA_META)]
+    res = answer("How many people work at Tesla?", retrieval("q", nodes, QuestionPlan(tickers=["TSLA"])),
+                 settings_for(None), use_llm=False)
+    assert not res.refused
+    assert "140,473 full-time employees" in res.answer
