@@ -6,4 +6,5 @@
     filings.py  download from EDGAR / upload, then index, with progress per filing
     chat.py     the chat page
     library.py  the library page
+    financials.py  the Financials page: XBRL figures across fiscal years, each with its source passage
 """
