@@ -402,11 +402,6 @@ def timings_label(timings: dict | None) -> str:
     return " · ".join(parts)
 
 
-def filters_label(tickers=(), years=(), forms=(), sections=()) -> str:
-    parts = list(tickers) + [f"FY{y}" for y in years] + list(forms) + list(sections)
-    return " · ".join(str(p) for p in parts)
-
-
 def slug(text: str, limit: int = 60) -> str:
     s = re.sub(r"[^A-Za-z0-9]+", "-", text or "").strip("-").lower()
     return (s[:limit].rstrip("-") or "conversation")
