@@ -17,9 +17,7 @@ from tests.app_server import build_small_index, copy_index
 from tests.fake_ollama import FakeOllama, free_port
 from tests.filings import filing_html
 
-pytest.importorskip("streamlit")
-
-from streamlit.testing.v1 import AppTest  # noqa: E402
+AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
