@@ -136,19 +136,6 @@ class ConversationStore:
         with self._connect() as db:
             return [dict(r) for r in db.execute(sql, params).fetchall()]
 
-    def count(self) -> int:
-        with self._connect() as db:
-            return int(db.execute("SELECT COUNT(*) FROM conversations").fetchone()[0])
-
-    def rename(self, conversation_id: str, title: str) -> None:
-        with self._connect() as db:
-            cur = db.execute(
-                "UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?",
-                (make_title(title), _now(), conversation_id),
-            )
-            if cur.rowcount == 0:
-                raise ConversationError(f"no conversation {conversation_id!r}")
-
     def delete(self, conversation_id: str) -> bool:
         with self._connect() as db:
             cur = db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
@@ -195,7 +182,6 @@ class ConversationStore:
 
 # --------------------------------------------------------------------------------------------------------------
 # Export
-
 
 
 def _quote(text: str, limit: int = 1200) -> str:

@@ -17,9 +17,7 @@ from tests.app_server import build_small_index, copy_index
 from tests.fake_ollama import FakeOllama, free_port
 from tests.filings import filing_html
 
-pytest.importorskip("streamlit")
-
-from streamlit.testing.v1 import AppTest  # noqa: E402
+AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -475,6 +473,34 @@ def test_library_lists_reads_and_removes(indexed):
     assert any("Re-indexed ACME" in s for s in texts(at.success))
     assert IndexStore(get_settings()).current_generation() != before
     assert list(at.dataframe[0].value["Ticker"]) == ["ACME"]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Financials
+
+
+def test_financials_tabulate_xbrl_figures_and_open_their_passage(indexed):
+    at = start()
+    at.switch_page("pages/financials.py").run()
+    no_exception(at)
+    assert at.multiselect(key="fin_companies").value == ["ACME", "BOLT"]
+    table = at.dataframe[0].value
+    assert table.loc[("Acme Widgets Inc. (ACME)", "Total revenue"), "FY2024"] == "$391,035 million"
+    # ACME's FY2023 comes only from its FY2024 10-K (a prior-year comparative): marked, and hidden on request.
+    assert table.loc[("Acme Widgets Inc. (ACME)", "Total revenue"), "FY2023"] == "$383,285 million *"
+    assert any("Not in these companies' XBRL data: Net income, Operating income." in c for c in texts(at.caption))
+    at.toggle(key="fin_comparatives").set_value(False).run()
+    table = at.dataframe[0].value
+    assert table.loc[("Acme Widgets Inc. (ACME)", "Total revenue"), "FY2023"] == "—"
+    assert table.loc[("Bolt Motors Corp. (BOLT)", "Total revenue"), "FY2023"] == "$96,773 million"
+    # A selected source row shows the passage that reports it, the figure marked.
+    sources = at.dataframe[1].value
+    row = next(i for i, r in sources.iterrows() if r["Company"] == "ACME" and r["FY"] == 2024)
+    at.session_state["fin_sources"] = {"selection": {"rows": [row], "columns": []}}
+    at.run()
+    no_exception(at)
+    assert any("ACME FY2024: **\\$391,035 million**" in m for m in texts(at.markdown))
+    assert any('<mark class="wb-mark">391,035</mark>' in h.proto.body for h in at.html)
 
 
 # --------------------------------------------------------------------------------------------------------------

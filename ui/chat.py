@@ -8,9 +8,11 @@ import time
 import streamlit as st
 
 from rag.conversations import to_markdown
+from rag.schema import pages_label
 
 from . import core
 from .text import (
+    PAGE_DASH,
     PASSAGE_CSS,
     code_inline,
     context_window,
@@ -18,7 +20,6 @@ from .text import (
     highlight_html,
     locate_passage,
     long_label,
-    pages_label,
     safe_inline,
     safe_markdown,
     safe_url,
@@ -273,7 +274,7 @@ def _source_meta(c: dict, mode: str | None) -> None:
         bits.append(f"FY{c['fiscal_year']}")
     if c.get("section"):
         bits.append(safe_inline(section_label(c["section"], c.get("section_title"))))
-    pages = pages_label(c.get("page_start"), c.get("page_end"))
+    pages = pages_label(c.get("page_start"), c.get("page_end"), PAGE_DASH)
     if pages:
         bits.append(pages)
     if c.get("kind", "chunk") == "chunk":

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
+from rag.answer import ollama_status
 from rag.config import Settings, get_settings
 from rag.conversations import ConversationStore, valid_id
 from rag.schema import MODES, Filters
@@ -121,8 +122,6 @@ class OllamaInfo:
 
 @st.cache_data(ttl=20, show_spinner=False)
 def _ollama_status(url: str, model: str) -> dict:
-    from rag.answer import ollama_status
-
     s = get_settings().with_overrides(ollama_url=url, llm_model=model)
     status = ollama_status(s)
     return {"reachable": status.reachable, "models": list(status.models), "message": status.message,

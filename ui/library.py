@@ -7,9 +7,11 @@ from pathlib import Path
 
 import streamlit as st
 
+from rag.schema import pages_label
+
 from . import core
 from .filings import index_files
-from .text import code_inline, pages_label, safe_inline, safe_url, section_label
+from .text import PAGE_DASH, code_inline, safe_inline, safe_url, section_label
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +127,7 @@ def _reader(doc_id: str, f: dict) -> None:
     def label(i: int) -> str:
         sec = sections[i]
         head = section_label(sec.get("item"), sec.get("title")).replace(f"{sec.get('item')} ", f"{sec.get('item')} · ", 1)
-        pages = pages_label(sec.get("page_start"), sec.get("page_end"))
+        pages = pages_label(sec.get("page_start"), sec.get("page_end"), PAGE_DASH)
         return f"{head} ({pages})" if pages else head
 
     wanted = st.session_state.pop(core.K_LIBRARY_ITEM, None)

@@ -20,7 +20,7 @@ import html
 import re
 from typing import Iterable, Iterator
 
-from rag.schema import pages_label as answer_pages_label
+from rag.schema import citation_label, pages_label
 
 WORD_JOINER = "\u2060"
 # Characters escaped with a backslash everywhere in ordinary text.
@@ -345,8 +345,7 @@ PASSAGE_CSS = """
 # Labels
 
 
-def pages_label(start, end) -> str:
-    return answer_pages_label(start, end, dash="–")
+PAGE_DASH = "–"  # page ranges on the page read "p. 5–6"
 
 
 def short_label(c: dict) -> str:
@@ -358,7 +357,7 @@ def short_label(c: dict) -> str:
         parts.append(f"FY{c['fiscal_year']}")
     if c.get("section"):
         parts.append(str(c["section"]))
-    pages = pages_label(c.get("page_start"), c.get("page_end"))
+    pages = pages_label(c.get("page_start"), c.get("page_end"), PAGE_DASH)
     if pages:
         parts.append(pages)
     if c.get("kind") == "fact":
@@ -367,21 +366,13 @@ def short_label(c: dict) -> str:
 
 
 def long_label(c: dict) -> str:
-    """'Acme Widgets Inc. (ACME) · 10-K · FY2024 · Item 8 Financial Statements … · p. 5' (plain text)."""
-    who = c.get("company") or c.get("ticker") or "Unknown company"
-    if c.get("company") and c.get("ticker"):
-        who = f"{c['company']} ({c['ticker']})"
-    parts = [who]
-    if c.get("form"):
-        parts.append(str(c["form"]))
-    if c.get("fiscal_year"):
-        parts.append(f"FY{c['fiscal_year']}")
+    """'Acme Widgets Inc. (ACME) · 10-K · FY2024 · Item 8 Financial Statements … · p. 5–6' (plain text).
+
+    rag.schema.citation_label with the UI's en dash, and the section named by section_label: a title that already
+    names the part ('Cover page and table of contents', 'Signatures') stands alone."""
     if c.get("section"):
-        parts.append(section_label(c.get("section"), c.get("section_title")))
-    pages = pages_label(c.get("page_start"), c.get("page_end"))
-    if pages:
-        parts.append(pages)
-    return " · ".join(parts)
+        c = {**c, "section": section_label(c["section"], c.get("section_title")), "section_title": None}
+    return citation_label(c, page_dash=PAGE_DASH)
 
 
 def section_label(item, title) -> str:
@@ -409,11 +400,6 @@ def timings_label(timings: dict | None) -> str:
     if t.get("total_ms") is not None:
         parts.append(f"total {ms_label(t.get('total_ms'))}")
     return " · ".join(parts)
-
-
-def filters_label(tickers=(), years=(), forms=(), sections=()) -> str:
-    parts = list(tickers) + [f"FY{y}" for y in years] + list(forms) + list(sections)
-    return " · ".join(str(p) for p in parts)
 
 
 def slug(text: str, limit: int = 60) -> str:

@@ -1,0 +1,103 @@
+"""The Engine (rag/engine.py): one object that loads the index, retrieves, answers and opens the facts layer, and
+follows the index when another writer publishes a new generation."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from rag.config import get_settings
+from rag.engine import Engine
+from rag.facts import FactsLayer
+from rag.index import IndexStore
+from rag.schema import AnswerResult, QuestionPlan, RetrievalResult
+from tests.app_server import build_small_index, copy_index
+from tests.fake_ollama import free_port
+from tests.filings import write_filing
+
+ACME_Q = "What were ACME's total net sales in fiscal 2024?"
+
+
+@pytest.fixture(scope="module")
+def built_index(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("engine-index")
+    build_small_index(root)
+    return root
+
+
+@pytest.fixture
+def settings(built_index, tmp_path, monkeypatch):
+    """Settings over a private copy of the small index (ACME FY2024, BOLT FY2023), Ollama unreachable."""
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{free_port()}")  # nothing listens there
+    monkeypatch.delenv("RAG_GENERATED_QUERIES", raising=False)
+    monkeypatch.delenv("RAG_TOP_K", raising=False)
+    env = copy_index(built_index, tmp_path)
+    return get_settings(storage_dir=env["RAG_STORAGE_DIR"], data_dir=env["RAG_DATA_DIR"])
+
+
+def chunk_ids(engine: Engine) -> set[str]:
+    return {node.node_id for node in engine.index().nodes}
+
+
+def test_retrieve_returns_chunks_of_the_index_with_the_question_plan(settings):
+    engine = Engine(settings)
+    result = engine.retrieve(ACME_Q, top_k=3)
+    assert isinstance(result, RetrievalResult)
+    assert isinstance(result.plan, QuestionPlan)
+    assert result.plan.tickers == ["ACME"]
+    assert result.plan.fiscal_years == [2024]
+    assert result.filters.tickers == ["ACME"]  # what the question names is applied as a filter
+    assert 0 < len(result.nodes) <= 3
+    assert {n.node.node_id for n in result.nodes} <= chunk_ids(engine)
+    assert {n.node.metadata["ticker"] for n in result.nodes} == {"ACME"}
+    assert result.retrieval_ms > 0
+
+
+def test_ask_without_ollama_gives_an_extractive_answer_citing_indexed_chunks(settings):
+    engine = Engine(settings)
+    result = engine.ask(ACME_Q, use_llm=False)
+    assert isinstance(result, AnswerResult)
+    assert result.extractive and not result.refused
+    assert result.model is None
+    assert "391,035" in result.answer
+    assert result.citations
+    indexed = chunk_ids(engine)
+    assert all(c.chunk_id in indexed for c in result.citations)
+    assert all(c.ticker == "ACME" and c.fiscal_year == 2024 for c in result.citations)
+    # Every [n] in the text names one of the citations.
+    markers = {int(n) for n in re.findall(r"\[(\d+)\]", result.answer)}
+    assert markers and markers <= {c.number for c in result.citations}
+
+
+def test_a_generation_published_by_another_writer_is_seen_without_a_restart(settings, tmp_path):
+    engine = Engine(settings)
+    before = engine.index().generation
+    assert {f["ticker"] for f in engine.index().filings.values()} == {"ACME", "BOLT"}
+    engine.retrieve(ACME_Q)  # the retriever over the old generation is built
+
+    path = write_filing(tmp_path / "cli", "dyna-20221231.htm", company="Dyna Corp.", ticker="DYNA",
+                        fiscal_year=2022, period_end="2022-12-31", revenue=(10, 9),
+                        unique_phrase="Dyna alone makes the flux capacitor.")
+    assert IndexStore(settings).add([path]).changed  # another writer: the CLI, another app session
+
+    assert engine.index().generation != before
+    assert {f["ticker"] for f in engine.index().filings.values()} == {"ACME", "BOLT", "DYNA"}
+    result = engine.retrieve("Who makes the flux capacitor?", mode="keyword", top_k=3)
+    assert result.nodes[0].node.metadata["ticker"] == "DYNA"
+    assert "DYNA" in {f["ticker"] for f in engine.facts().filings()}
+
+
+def test_facts_layer_holds_the_indexed_figures_and_cites_indexed_chunks(settings):
+    engine = Engine(settings)
+    layer = engine.facts()
+    assert isinstance(layer, FactsLayer)
+    assert engine.facts() is layer  # opened once
+    assert sorted((f["ticker"], f["fiscal_year"]) for f in layer.filings()) == [("ACME", 2024), ("BOLT", 2023)]
+    rows = layer.history(["ACME"], ["revenue"])
+    reported = next(r for r in rows if r["fiscal_year"] == 2024 and not r["comparative"])
+    assert reported["value"] == 391_035e6
+    assert reported["chunk_id"] in chunk_ids(engine)
+    text, meta = layer.chunk(reported["chunk_id"])  # read through the engine's live index
+    assert "391,035" in text and meta["ticker"] == "ACME"

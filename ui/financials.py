@@ -1,0 +1,171 @@
+"""The Financials page: exact figures from the filings' inline XBRL, per company and metric across fiscal years.
+
+The figures come from the facts layer (rag/facts.py) through the app's cached engine (ui.core.engine); every value
+links to the passage of the filing that reports it.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from rag.facts import METRICS, concept_label
+
+from . import core
+from .text import PASSAGE_CSS, context_window, highlight_html, safe_inline
+
+DEFAULT_METRICS = ("revenue", "net_income", "operating_income")
+K_COMPANIES, K_METRICS, K_COMPARATIVES = "fin_companies", "fin_metrics", "fin_comparatives"
+K_SOURCES = "fin_sources"
+# How a chart shows each kind of value: (divide by, unit label).
+CHART_SCALES = {"money": (1e6, "USD millions"), "percent": (0.01, "%"), "pure": (0.01, "%"),
+                "shares": (1e6, "millions of shares")}
+
+
+def render() -> None:
+    st.title("Financials")
+    st.caption("Exact figures read from each 10-K's inline XBRL (the consolidated totals of each fiscal year), never "
+               "typed by a model. Computed rows (margins, free cash flow, ratios) show their formula. Select a row "
+               "to see the passage that reports it.")
+
+    s = core.settings()
+    try:
+        engine = core.engine(s)
+        layer = engine.facts()
+        filings = layer.filings()
+    except Exception as exc:  # noqa: BLE001 - a broken store must not take the page down
+        st.error(f"The figures could not be loaded: {exc}")
+        return
+
+    tickers = sorted({f["ticker"] for f in filings if f.get("ticker") and f.get("fiscal_year")})
+    if not tickers:
+        st.info("No XBRL figures yet. Index 10-K filings (sidebar, or `python -m rag index PATH`): figures are "
+                "stored as each filing is indexed. Filings indexed before this feature get theirs when indexed "
+                "again.", icon=":material/table_chart:")
+        return
+
+    labels = {m.key: m.label for m in METRICS if m.listed}
+    chosen, metric_keys, with_comparatives = _choices(tickers, labels)
+    if not chosen or not metric_keys:
+        st.info("Choose at least one company and one metric.")
+        return
+
+    rows = layer.history(chosen, metric_keys)
+    if not with_comparatives:
+        rows = [r for r in rows if not r["comparative"]]
+    if not rows:
+        st.warning("None of these metrics is in the chosen companies' XBRL data (some 10-Ks, e.g. IBM's and Wells "
+                   "Fargo's, put their financial statements in an exhibit that is not indexed).")
+        return
+
+    missing = [labels[k] for k in metric_keys if not any(r["metric"] == k for r in rows)]
+    if missing:
+        st.caption("Not in these companies' XBRL data: " + ", ".join(safe_inline(m) for m in missing) + ".")
+    df = pd.DataFrame(rows)
+    df["company_label"] = df["company"].fillna("") + " (" + df["ticker"] + ")"
+    df["FY"] = "FY" + df["fiscal_year"].astype(str)
+    df["cell"] = df["display"] + df["comparative"].map({True: " *", False: ""})
+
+    _table(df)
+    _charts(df, metric_keys, labels)
+    _sources(df, rows, layer, engine)
+
+
+def _choices(tickers: list[str], labels: dict[str, str]) -> tuple[list[str], list[str], bool]:
+    """The companies, metrics and whether to include comparative years, as the user picks them."""
+    preferred = [t for t in st.session_state.get(core.K_TICKERS) or [] if t in tickers]
+    left, right = st.columns([2, 3])
+    chosen = left.multiselect("Companies", tickers, default=preferred or tickers[: min(3, len(tickers))],
+                              key=K_COMPANIES)
+    metric_keys = right.multiselect("Metrics", list(labels), default=list(DEFAULT_METRICS), format_func=labels.get,
+                                    key=K_METRICS)
+    with_comparatives = st.toggle("Include earlier years reported as prior-year comparatives", value=True,
+                                  key=K_COMPARATIVES,
+                                  help="A 10-K also reports the previous years. Those years are shown (marked) when "
+                                       "no 10-K of their own is indexed.")
+    return chosen, metric_keys, with_comparatives
+
+
+def _table(df: pd.DataFrame) -> None:
+    """One row per company and metric, one column per fiscal year, values as the filing states them."""
+    wide = df.pivot_table(index=["company_label", "label"], columns="FY", values="cell", aggfunc="first")
+    wide = wide.reindex(columns=sorted(wide.columns)).fillna("—")
+    wide.index.names = ["Company", "Metric"]
+    st.dataframe(wide, width="stretch")
+    if df["comparative"].any():
+        st.caption("\\* read from the next fiscal year's 10-K (its prior-year comparative): no 10-K of that year is "
+                   "indexed.")
+
+
+def _charts(df: pd.DataFrame, metric_keys: list[str], labels: dict[str, str]) -> None:
+    """One chart per metric (units differ between metrics), one line per company, in the metric's unit."""
+    for key in metric_keys:
+        part = df[df["metric"] == key]
+        if part.empty:
+            continue
+        kind = part["kind"].iloc[0]
+        scale, unit = CHART_SCALES.get(kind, (1.0, "per share" if kind == "per_share" else ""))
+        chart = part.assign(v=part["value"] / scale).pivot_table(index="fiscal_year", columns="ticker", values="v",
+                                                                  aggfunc="first")
+        chart.index = chart.index.astype(str)
+        st.markdown(f"**{safe_inline(labels[key])}** · {unit}")
+        st.bar_chart(chart, stack=False, height=220)
+
+
+def _sources(df: pd.DataFrame, rows: list[dict], layer, engine) -> None:
+    """Every value with its source, a CSV of them all; a selected row shows the passage that reports it."""
+    st.subheader("Sources")
+    long = df[["ticker", "label", "fiscal_year", "display", "period_end", "concept", "source", "comparative"]].rename(
+        columns={"ticker": "Company", "label": "Metric", "fiscal_year": "FY", "display": "Value",
+                 "period_end": "Period end", "concept": "XBRL concept", "source": "Reported in",
+                 "comparative": "Comparative"})
+    event = st.dataframe(long, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
+                         key=K_SOURCES)
+    csv = df.drop(columns=["inputs", "company_label", "FY", "cell"]).to_csv(index=False)
+    st.download_button("Download CSV", csv, file_name="financials.csv", mime="text/csv", icon=":material/download:")
+
+    selected = event.selection.rows if event and getattr(event, "selection", None) else []
+    if not selected:
+        st.caption("Select a row to see where the figure is reported.")
+        return
+    item = rows[selected[0]] if len(rows) > selected[0] else None
+    if item is None:
+        return
+    with st.container(border=True):
+        if item["inputs"]:  # a computed figure: its formula, then the source of each reported input
+            st.markdown(f"**{safe_inline(item['label'])}**, {safe_inline(item['ticker'])} FY{item['fiscal_year']}: "
+                        f"**{safe_inline(item['display'])}** = {safe_inline(item['formula'] or '')}")
+            for i, part in enumerate(item["inputs"]):
+                if i:
+                    st.divider()
+                _show_source(part, layer, engine)
+        else:
+            _show_source(item, layer, engine)
+
+
+def _show_source(item: dict, layer, engine) -> None:
+    """The passage that reports one reported figure, the figure highlighted in its filing's text."""
+    st.markdown(f"**{safe_inline(item['label'])}**, {safe_inline(item['ticker'])} FY{item['fiscal_year']}: "
+                f"**{safe_inline(item['display'])}** · {safe_inline(item['source'])}")
+    st.caption(f"XBRL {safe_inline(item['concept'] or '')} ({safe_inline(concept_label(item['concept'] or ''))}), "
+               f"period ending {item['period_end']}"
+               + (f", {safe_inline(str(item['dimensions']))}" if item.get("dimensions") else ""))
+    fact = next((g.best for g in layer.view(layer.store.filing(item["doc_id"])).groups
+                 if g.best.concept == item["concept"] and g.best.period_end == item["period_end"]
+                 and g.best.dimensions == (item.get("dimensions") or {}) and g.best.chunk_id == item["chunk_id"]),
+                None) if item.get("doc_id") else None
+    text = ""
+    try:
+        idx = engine.index()
+        if item.get("doc_id") in idx.filings:
+            text = idx.filing_text(item["doc_id"])
+    except Exception:  # noqa: BLE001 - no passage is better than no page: the chunk is shown instead
+        text = ""
+    if fact is not None and text and 0 <= fact.char_start < fact.char_end <= len(text):
+        st.html(PASSAGE_CSS + highlight_html(*context_window(text, fact.char_start, fact.char_end, 600, 600)))
+    else:
+        chunk = layer.chunk(item.get("chunk_id"))
+        if chunk:
+            st.code(chunk[0], language=None, wrap_lines=True)
+        else:
+            st.caption("This figure is not shown in the filing's visible text (a hidden XBRL fact).")
