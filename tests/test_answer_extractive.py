@@ -71,3 +71,10 @@ def test_extractive_matches_common_synonyms():
                  settings_for(None), use_llm=False)
     assert not res.refused
     assert "140,473 full-time employees" in res.answer
+
+
+def test_exact_figures_stand_alone_when_no_passage_matches():
+    facts = "[F1] Acme Corp (ACME) FY2024 total revenue: $1,234 million"
+    text, refused = extractive_answer("What was Acme's total revenue in fiscal 2024?", [], facts_text=facts)
+    assert not refused
+    assert "$1,234 million" in text and "[F1]" in text

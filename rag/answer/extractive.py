@@ -188,8 +188,9 @@ def extractive_answer(
     for u in chosen:
         if u.source.number not in order:
             order.append(u.source.number)
-    best = chosen[0]
-    if best.kind == "sentence" and best.following and len(best.text) < 250 and \
+    # With exact figures from the facts and no passage that matches, the figures are the answer.
+    best = chosen[0] if chosen else None
+    if best is not None and best.kind == "sentence" and best.following and len(best.text) < 250 and \
             not any(v.text == best.following for v in chosen):
         best.text = f"{best.text} {best.following}"  # the sentence after the best one often says why or how
     for number in order:
