@@ -1,5 +1,6 @@
 """Financials: exact figures from the filings' inline XBRL, per company and metric across fiscal years."""
 
-from ui import financials
+from ui import financials, frame
 
+frame.page("financials")
 financials.render()
