@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .companies import WORD_PATTERN, company_words, short_names
 from .dates import FISCAL_YEAR_MENTION, MONTHS, dates_named, fiscal_years_named, mentioned_year
@@ -26,6 +26,7 @@ from .facts import (
     normalize,
     plain_word,
 )
+from .periods import read_periods
 from .schema import Calculation, MetricMention, QuestionPlan
 
 # Items an analyst names by their SEC title rather than their number.
@@ -226,6 +227,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.latest = bool(_LATEST.search(normalize(question)))
     plan.dates = [iso for _s, _e, iso in dates_named(question)]
     plan.fiscal_years = _fiscal_years(low, catalog, plan)
+    _periods(low, catalog, plan)
     plan.forms = _forms(low, catalog, plan)
     norm = normalize(question)
     plan.narrative = bool(_NARRATIVE.search(norm))
@@ -329,6 +331,19 @@ def _fiscal_years(low: str, catalog: Catalog, plan: QuestionPlan) -> list[int]:
         elif latest:
             years = [max(latest)]
     return years
+
+
+def _periods(low: str, catalog: Catalog, plan: QuestionPlan) -> None:
+    """Quarters, halves, year-to-date and trailing periods; a period without its own year takes the one fiscal
+    year the question names (else the latest the index holds, resolved at retrieval)."""
+    reading = read_periods(low, catalog.filings)
+    only_year = plan.fiscal_years[0] if len(plan.fiscal_years) == 1 else None
+    plan.periods = [p if p.fiscal_year or only_year is None else replace(p, fiscal_year=only_year)
+                    for p in reading.periods]
+    plan.latest_quarters = reading.latest_quarters
+    for p in plan.periods:
+        if p.fiscal_year and p.fiscal_year not in plan.fiscal_years:
+            plan.fiscal_years.append(p.fiscal_year)
 
 
 def _forms(low: str, catalog: Catalog, plan: QuestionPlan) -> list[str]:

@@ -24,6 +24,7 @@ class Filters:
     fiscal_years: list[int] = field(default_factory=list)
     forms: list[str] = field(default_factory=list)
     sections: list[str] = field(default_factory=list)
+    fiscal_periods: list[str] = field(default_factory=list)  # "Q1", "Q2", "Q3", "FY"
 
 
 @dataclass
@@ -46,6 +47,34 @@ class MetricMention:
 
     def spec(self) -> tuple:
         return (self.metric_key, tuple(self.before), tuple(self.after))
+
+
+@dataclass(frozen=True)
+class PeriodAsk:
+    """A fiscal period the question asks about. Fiscal, not calendar: a company's second quarter of fiscal 2026 may
+    have ended in July 2025."""
+
+    quarter: int | None  # 1-4; None for a whole fiscal year
+    fiscal_year: int | None = None  # None: the latest the index holds
+    months: int = 3  # the length asked: 3 the quarter alone, 6 or 9 the year to date, 12 a year or trailing year
+    trailing: bool = False  # the twelve months ending with this quarter
+
+    @property
+    def fiscal_period(self) -> str:
+        """The DocumentFiscalPeriodFocus of the filing that reports it: a 10-Q's "Q1".."Q3", or "FY" (the 10-K) for
+        a fiscal year and for a fourth quarter, which is not filed on its own."""
+        return f"Q{self.quarter}" if self.quarter in (1, 2, 3) else "FY"
+
+    def label(self) -> str:
+        """'Q2 FY2025', 'H1 FY2025' (six months), '9M FY2025', 'TTM to Q2 FY2025', 'FY2025'."""
+        year = f" FY{self.fiscal_year}" if self.fiscal_year else ""
+        if self.trailing:
+            return f"TTM to Q{self.quarter}{year}" if self.quarter else f"TTM{year}"
+        if self.quarter is None:
+            return year.strip() or "FY"
+        if self.months == 3:
+            return f"Q{self.quarter}{year}"
+        return ("H1" if self.months == 6 and self.quarter == 2 else f"{self.months}M") + year
 
 
 @dataclass
@@ -81,6 +110,10 @@ class QuestionPlan:
     # Where each detection sits in the question: (start, end, dimension, value), dimension one of "ticker",
     # "fiscal_year", "form". Not part of the label.
     spans: list[tuple[int, int, str, object]] = field(default_factory=list, repr=False)
+    # Fiscal periods asked for ("Q2 FY2025", "first half", "three months ended June 28, 2025"), in question order.
+    periods: list[PeriodAsk] = field(default_factory=list)
+    # "the latest quarter" (1), "the last four quarters" (4): the newest quarters the index holds per company.
+    latest_quarters: int = 0
     # "the latest / most recent / last fiscal year": the newest indexed filing per company when no year is named.
     latest: bool = False
     # Full dates the question names ("as of September 28, 2024"), ISO, in question order.
@@ -100,7 +133,14 @@ class QuestionPlan:
 
     def label(self) -> str:
         """'AAPL · FY2024 · Item 8' for the UI."""
-        parts = list(self.tickers) + [f"FY{y}" for y in self.fiscal_years] + list(self.forms) + list(self.sections)
+        if self.periods:
+            periods = [p.label() for p in self.periods]
+            years = [f"FY{y}" for y in self.fiscal_years if not any(p.fiscal_year == y for p in self.periods)]
+        else:
+            periods = [f"latest {self.latest_quarters} quarters" if self.latest_quarters > 1 else "latest quarter"] \
+                if self.latest_quarters else []
+            years = [f"FY{y}" for y in self.fiscal_years]
+        parts = list(self.tickers) + years + periods + list(self.forms) + list(self.sections)
         return " · ".join(parts + list(self.statements))
 
     def detected(self) -> dict:
@@ -110,6 +150,7 @@ class QuestionPlan:
             "fiscal_years": list(self.fiscal_years),
             "forms": list(self.forms),
             "sections": list(self.sections),
+            "periods": [p.label() for p in self.periods],
             "unknown_companies": list(self.unknown_companies),
             "label": self.label(),
         }

@@ -1,0 +1,139 @@
+"""Fiscal periods in a question: quarters, halves, year-to-date and trailing periods, and the latest quarters.
+
+Analysts name quarters many ways: "Q2 2025", "FY2025 Q2", "second quarter of fiscal 2026", "fiscal Q3", "the
+three months ended June 30, 2025", "the quarter ended July 27, 2025", "first half", "six / nine months ended",
+"year to date", "trailing twelve months", "the latest quarter", "the last four quarters", "Q1 to Q3". Every one
+is fiscal, not calendar: a year written next to a quarter is the company's fiscal year, and a period-end date
+names the indexed filing whose period ends then (its own fiscal year and quarter). Imports nothing above the
+bottom modules.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .dates import dates_named
+from .schema import PeriodAsk
+
+_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+_LENGTHS = {"three": 3, "3": 3, "six": 6, "6": 6, "nine": 9, "9": 9, "twelve": 12, "12": 12}
+_NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "eight": 8}
+
+# A fiscal year written next to a quarter: "2025", "FY2025", "FY25", "fiscal 2025", "fiscal year 2025", "'25".
+_YEAR = r"(?:(?:of\s+|in\s+)?(?:the\s+)?(?:fiscal\s+(?:year\s+)?|fy\s*'?)?((?:19|20)\d{2}|'\d{2}|(?<=fy)\d{2}))"
+_QUARTER_CODE = re.compile(r"\b(?:(fy\s*'?\d{2,4}|(?:19|20)\d{2})\s*)?q([1-4])\b(?:\s*" + _YEAR + r")?")
+_QUARTER_WORDS = re.compile(
+    r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter\b(?:\s*" + _YEAR + r")?")
+_QUARTER_RANGE = re.compile(r"\bq([1-4])\s*(?:to|through|-|–)\s*q([1-4])\b(?:\s*" + _YEAR + r")?")
+_PERIOD_ENDED = re.compile(
+    r"\b(?:(three|six|nine|twelve|3|6|9|12)[\s-]+months?|(quarter|half|year))\s+(?:period\s+)?end(?:ed|ing)\s+")
+_HALF = re.compile(r"\b(first|1st)\s+half\b(?:\s*" + _YEAR + r")?")
+_FIRST_MONTHS = re.compile(r"\bfirst\s+(six|nine|6|9)\s+months\b(?:\s*" + _YEAR + r")?")
+_YEAR_TO_DATE = re.compile(r"\byear[\s-]to[\s-]date\b|\bytd\b")
+_TRAILING = re.compile(r"\b(?:trailing|last)\s+(?:twelve|12)\s+months\b|\bttm\b|\bltm\b")
+_LATEST_QUARTERS = re.compile(
+    r"\b(?:latest|most\s+recent|last|past|previous|trailing|recent)\s+(?:(two|three|four|five|six|eight|\d)\s+)?"
+    r"(?:fiscal\s+)?quarters?\b")
+
+
+@dataclass
+class PeriodReading:
+    periods: list[PeriodAsk] = field(default_factory=list)
+    latest_quarters: int = 0
+
+
+def read_periods(low: str, filings: list[dict]) -> PeriodReading:
+    """The fiscal periods a lower-case question asks about. `filings` are the indexed filings (dicts with
+    period_end, fiscal_year, fiscal_period) that a period-end date is matched against."""
+    out = PeriodReading()
+    taken: list[tuple[int, int]] = []
+
+    def free(m: re.Match) -> bool:
+        return not any(s < m.end() and m.start() < e for s, e in taken)
+
+    def add(period: PeriodAsk, m: re.Match) -> None:
+        taken.append(m.span())
+        if period not in out.periods:
+            out.periods.append(period)
+
+    for m in _QUARTER_RANGE.finditer(low):
+        first, last = sorted((int(m.group(1)), int(m.group(2))))
+        year = _year(m.group(3))
+        for q in range(first, last + 1):
+            add(PeriodAsk(q, year), m)
+    for m in _QUARTER_CODE.finditer(low):
+        if free(m):
+            add(PeriodAsk(int(m.group(2)), _year(m.group(1)) or _year(m.group(3))), m)
+    for m in _QUARTER_WORDS.finditer(low):
+        if free(m):
+            add(PeriodAsk(_ORDINALS[m.group(1)], _year(m.group(2))), m)
+    for m in _HALF.finditer(low):
+        if free(m):
+            add(PeriodAsk(2, _year(m.group(2)), months=6), m)
+    for m in _FIRST_MONTHS.finditer(low):
+        if free(m):
+            months = _LENGTHS[m.group(1)]
+            add(PeriodAsk(months // 3, _year(m.group(2)), months=months), m)
+    _periods_ended(low, filings, out, add, free)
+    _year_to_date_and_trailing(low, out)
+    if not out.periods:
+        m = _LATEST_QUARTERS.search(low)
+        if m:
+            count = m.group(1)
+            out.latest_quarters = int(count) if count and count.isdigit() else _NUMBER_WORDS.get(count or "", 1)
+            taken.append(m.span())
+    return out
+
+
+def _periods_ended(low: str, filings: list[dict], out: PeriodReading, add, free) -> None:
+    """"the three months ended June 28, 2025", "the quarter ended July 27, 2025", "six months ending ...": the
+    filing whose period ends on that date gives the fiscal year and quarter; the words give the length."""
+    dates = dates_named(low)
+    for m in _PERIOD_ENDED.finditer(low):
+        date = next(((s, e, iso) for s, e, iso in dates if s == m.end()), None)
+        if date is None or not free(m):
+            continue
+        months = _LENGTHS.get(m.group(1) or "", 0) or {"quarter": 3, "half": 6, "year": 12}[m.group(2)]
+        if months == 12:
+            continue  # a fiscal year ended on a date: the fiscal-year reading of the question has it
+        filing = next((f for f in filings if f.get("period_end") == date[2] and f.get("fiscal_year")), None)
+        quarter = _quarter_of(filing) if filing else None
+        if quarter is None and months in (6, 9):
+            quarter = months // 3  # a year-to-date length names the quarter whose 10-Q prints it
+        year = int(filing["fiscal_year"]) if filing else None
+        add(PeriodAsk(quarter, year, months=months), m)
+
+
+def _year_to_date_and_trailing(low: str, out: PeriodReading) -> None:
+    """"year to date" turns a named quarter into its year-to-date length; "trailing twelve months" into the year
+    that ends with it (the latest quarter when none is named)."""
+    if _YEAR_TO_DATE.search(low):
+        out.periods = [PeriodAsk(p.quarter, p.fiscal_year, months=3 * p.quarter) if p.quarter in (1, 2, 3) else p
+                       for p in out.periods] or out.periods
+        if not out.periods:
+            out.latest_quarters = 1
+    if _TRAILING.search(low):
+        if out.periods:
+            out.periods = [PeriodAsk(p.quarter, p.fiscal_year, months=12, trailing=True) for p in out.periods]
+        else:
+            out.periods = [PeriodAsk(None, None, months=12, trailing=True)]
+
+
+def _quarter_of(filing: dict) -> int | None:
+    period = str(filing.get("fiscal_period") or "").upper()
+    if period in ("Q1", "Q2", "Q3", "Q4"):
+        return int(period[1])
+    if period == "FY" or str(filing.get("form") or "").upper().startswith("10-K"):
+        return 4
+    return None
+
+
+def _year(raw: str | None) -> int | None:
+    """'2025' / "'25" / 'fy25' / 'fy 2025' -> 2025."""
+    if not raw:
+        return None
+    digits = re.sub(r"\D", "", raw)
+    if len(digits) == 2:
+        return 2000 + int(digits)
+    return int(digits) if len(digits) == 4 else None

@@ -1,0 +1,64 @@
+"""Fiscal periods in a question: quarters, halves, year to date, trailing twelve months, the latest quarters."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.periods import read_periods
+from rag.question import Catalog, plan_question
+from rag.schema import PeriodAsk
+
+# A company whose fiscal year ends in late January: its second quarter of fiscal 2026 ends in July 2025.
+FILINGS = [
+    {"ticker": "ACME", "company": "Acme Corp", "form": "10-Q", "fiscal_year": 2026, "fiscal_period": "Q2",
+     "period_end": "2025-07-27"},
+    {"ticker": "ACME", "company": "Acme Corp", "form": "10-Q", "fiscal_year": 2026, "fiscal_period": "Q1",
+     "period_end": "2025-04-27"},
+    {"ticker": "ACME", "company": "Acme Corp", "form": "10-K", "fiscal_year": 2025, "fiscal_period": "FY",
+     "period_end": "2025-01-26"},
+]
+
+
+@pytest.mark.parametrize(
+    "question, labels",
+    [
+        ("Acme's revenue in Q2 2026", ["Q2 FY2026"]),
+        ("Acme's revenue in FY2026 Q1", ["Q1 FY2026"]),
+        ("Acme's revenue in the second quarter of fiscal 2026", ["Q2 FY2026"]),
+        ("Acme's revenue in Q1'26", ["Q1 FY2026"]),
+        # A date names the filing whose period ends then: fiscal, not calendar.
+        ("Acme's revenue for the three months ended July 27, 2025", ["Q2 FY2026"]),
+        ("Acme's revenue for the quarter ended July 27, 2025", ["Q2 FY2026"]),
+        ("Acme's revenue for the six months ended July 27, 2025", ["H1 FY2026"]),
+        ("Acme's revenue in the first half of fiscal 2026", ["H1 FY2026"]),
+        ("Acme's operating cash flow for the first nine months of fiscal 2026", ["9M FY2026"]),
+        ("Acme's revenue from Q1 to Q3 2026", ["Q1 FY2026", "Q2 FY2026", "Q3 FY2026"]),
+        ("Acme's year to date revenue through Q2 2026", ["H1 FY2026"]),
+        ("Acme's trailing twelve months revenue", ["TTM"]),
+        ("Acme's fourth quarter of fiscal 2025 revenue", ["Q4 FY2025"]),
+        ("Acme's revenue in fiscal 2025", []),
+    ],
+)
+def test_periods_are_read_as_fiscal_periods(question, labels):
+    assert [p.label() for p in read_periods(question.lower(), FILINGS).periods] == labels
+
+
+def test_latest_quarters():
+    assert read_periods("how did margins move over the last four quarters?", FILINGS).latest_quarters == 4
+    assert read_periods("what was revenue in the latest quarter?", FILINGS).latest_quarters == 1
+    assert read_periods("what was revenue in the most recent quarter?", FILINGS).latest_quarters == 1
+    assert read_periods("what was revenue in the latest fiscal year?", FILINGS).latest_quarters == 0
+
+
+def test_a_fourth_quarter_is_read_from_the_annual_report():
+    assert PeriodAsk(4, 2025).fiscal_period == "FY"
+    assert PeriodAsk(2, 2026, months=6).fiscal_period == "Q2"
+
+
+def test_the_plan_carries_periods_and_their_years():
+    plan = plan_question("What was Acme's revenue in the first half?  And in fiscal 2026?", Catalog.build(FILINGS))
+    assert plan.tickers == ["ACME"]
+    assert plan.periods == [PeriodAsk(2, 2026, months=6)]  # the one fiscal year named
+    assert plan.label() == "ACME · H1 FY2026 · income statement"  # the year is shown once, with its period
+    dated = plan_question("Acme's net income for the quarter ended July 27, 2025", Catalog.build(FILINGS))
+    assert dated.periods == [PeriodAsk(2, 2026)] and dated.fiscal_years == [2026]
