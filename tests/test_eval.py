@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from rag import eval as ev
+from rag.__main__ import build_parser
 
 SHARED_EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
 
@@ -288,6 +289,12 @@ def test_split_by_company_is_deterministic_and_disjoint():
     assert len(everything) == len(questions) and companies == ["AAA", "BBB", "CCC", "DDD", "EEE"]
     with pytest.raises(ValueError):
         ev.split_questions(questions, "half")
+
+
+def test_eval_command_takes_a_split():
+    args = build_parser().parse_args(["eval", "--questions", "q.jsonl", "--split", "blind"])
+    assert args.split == "blind"
+    assert build_parser().parse_args(["eval", "--questions", "q.jsonl"]).split == "all"
 
 
 def test_the_shared_sets_split_into_two_nonempty_halves():
