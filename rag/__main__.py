@@ -166,7 +166,7 @@ def cmd_eval(args) -> int:
     else:
         report = evaluation.run_questions(
             Path(args.questions), settings, mode=args.mode, top_k=args.top_k, use_llm=not args.no_llm,
-            use_analysis=not args.no_analysis,
+            use_analysis=not args.no_analysis, split=args.split,
         )
     evaluation.print_report(report)
     if args.json:
@@ -251,6 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="write the full report here")
     p.add_argument("--no-llm", action="store_true")
     p.add_argument("--no-analysis", action="store_true", help="turn query analysis off (to measure its gain)")
+    p.add_argument("--split", default="all", choices=["all", "tune", "blind"],
+                   help="--questions only: score one half of the set's companies (tune on one, report the other)")
     p.set_defaults(func=cmd_eval)
 
     p = fusion(common(sub.add_parser("bench", help="benchmarks that print numbers")))

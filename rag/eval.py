@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import defaultdict
@@ -10,10 +11,39 @@ from pathlib import Path
 import numpy as np
 
 from .config import Settings
+from .dates import MONTH_PATTERN
 
-_SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "k": 1e3, "m": 1e6, "bn": 1e9,
-                "b": 1e9}
+# The question kinds FORMAT.md defines, in its order: every report lists an answer accuracy for each.
+KINDS = ("lookup", "narrative", "section", "multi-year", "cross-company", "computed", "period-trap", "cross-form",
+         "refusal")
+SPLITS = ("all", "tune", "blind")
+# The fields a gold filing may give; a chunk matches it when every field given matches.
+FILING_FIELDS = ("ticker", "fiscal_year", "form", "fiscal_period")
+
+_SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "k": 1e3, "m": 1e6, "mn": 1e6,
+                "bn": 1e9, "b": 1e9}
 _UNIT_BASE = {"usd millions": 1e6, "usd thousands": 1e3, "usd billions": 1e9, "usd": 1.0}
+
+# Numbers in an answer that are labels, not figures: citation markers ("[2]"), dates ("June 28, 2025", "28 June
+# 2025", "2025-06-28", "May 2024"), fiscal labels ("FY2025", "fiscal 2024", "Q3", "3Q25"), form and Item names
+# ("10-Q", "Item 7", "Note 12"). Left in, a quarter number or a day could be read as a small figure or a distractor.
+_LABELS = re.compile("|".join((
+    r"\[\d+(?:\s*[,\u2013-]\s*\d+)*\]",
+    r"\b" + MONTH_PATTERN + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?\b(?:,?\s+(?:19|20)\d{2}\b)?",
+    r"(?<![\d,.])\b\d{1,2}\s+" + MONTH_PATTERN + r"\b\.?(?:,?\s+(?:19|20)\d{2}\b)?",
+    r"(?<![\d,.])\b(?:19|20)\d{2}-\d{2}-\d{2}\b",
+    r"\b" + MONTH_PATTERN + r"\.?,?\s+(?:19|20)\d{2}\b",
+    r"\b(?:fy|fiscal(?:\s+year)?)\s*'?(?:(?:19|20)\d{2}|\d{2})\b",
+    r"\bQ[1-4]\b", r"(?<![\d,.])\b[1-4]Q(?:\d{2})?\b",
+    r"\b10-[KQ]\b", r"\b(?:Item|Note)\s+\d+[A-C]?\b",
+)), re.IGNORECASE)
+
+# A figure: an optional sign or opening parenthesis, an optional "$", the digits (thousands separated by commas),
+# an optional closing parenthesis, then an optional percent sign or scale word ("million", "bn", "M").
+_FIGURE = re.compile(
+    r"(?P<sign>[-\u2212\u2013(]\s?)?(?:US)?\$?\s?(?P<paren>\()?(?<![\w.])(?P<num>\d[\d,]*(?:\.\d+)?)\)?"
+    r"(?:\s*(?P<word>%|per\s?cent\b|thousands?\b|millions?\b|billions?\b|trillions?\b|bn\b|mn\b|[kmb]\b))?",
+    re.IGNORECASE)
 
 
 def normalize(text: str) -> str:
@@ -25,83 +55,254 @@ def evidence_found(piece: list[str], chunk_text: str) -> bool:
     return all(normalize(s) in text for s in piece)
 
 
+# --------------------------------------------------------------------------------------------------------------
+# Numbers in an answer
+
+
 def numbers_in(text: str) -> list[tuple[float, float | None, bool]]:
-    """(number, scale factor named after it or None, followed by %) for every number in an answer."""
+    """(number, scale factor named after it or None, followed by %) for every figure in an answer.
+
+    The number is negative when written with a minus sign or in parentheses ("-$1,234", "($1,234)"); labels that
+    are not figures (dates, citation markers, fiscal periods, Items) are skipped.
+    """
     out = []
-    pattern = r"(\(?-?\$?\s?\d[\d,]*(?:\.\d+)?\)?)\s*(%|percent\b|thousand\b|million\b|billion\b|trillion\b|bn\b|[kmb]\b)?"
-    for m in re.finditer(pattern, text, flags=re.I):
-        raw = m.group(1)
-        negative = raw.startswith("(") and raw.endswith(")") or "-" in raw
-        digits = re.sub(r"[^\d.]", "", raw)
-        if not digits or digits == ".":
-            continue
+    for m in _FIGURE.finditer(_LABELS.sub(" ", text or "")):
         try:
-            value = float(digits)
+            value = float(m.group("num").replace(",", ""))
         except ValueError:
             continue
-        word = (m.group(2) or "").lower()
+        negative = bool(m.group("sign")) or bool(m.group("paren"))
+        word = re.sub(r"\s", "", (m.group("word") or "").lower())
         pct = word in ("%", "percent")
-        scale = None if pct or not word else _SCALE_WORDS.get(word)
+        scale = None if pct or not word else _SCALE_WORDS.get(word.rstrip("s") if len(word) > 2 else word)
         out.append((-value if negative else value, scale, pct))
     return out
 
 
-def numeric_correct(answer: str, value: float, unit: str | None, tolerance: float) -> bool:
-    """A number in the answer within tolerance of the reference value, with units normalised."""
-    unit = (unit or "").lower()
+def figures_in_unit(answer: str, unit: str | None) -> list[float]:
+    """Every magnitude the answer states that can be read in the question's unit.
+
+    The rule: signs are dropped (a loss or an outflow may be written negative, in parentheses or as "a net loss
+    of"); a scale word converts to the unit ("$1.2 billion" is 1,200 USD millions, "15.1 billion shares" is
+    15,100,000,000 shares); a bare number is read in the unit, as filing tables print it, or for a USD unit also
+    as whole dollars ("$94,036,000,000" is 94,036 USD millions); a percentage counts only for a `percent` unit, and
+    a number with a scale word never does. Any other unit (shares, employees, USD per share) is a plain count.
+    """
+    unit = (unit or "").strip().lower()
     base = _UNIT_BASE.get(unit)
-    tol = max(tolerance, 1e-9)
-    for number, scale, _pct in numbers_in(answer):
-        candidates = [number]
-        if scale is not None:
-            if base:
-                candidates = [number * scale / base]
-            else:  # shares, employees: absolute counts
-                candidates = [number * scale]
-        elif base and abs(number) >= 1e6 * max(abs(value), 1):
-            candidates.append(number / base)  # written out in dollars
-        for c in candidates:
-            if abs(c - value) <= tol * max(abs(value), 1e-9):
-                return True
-    return False
+    out: list[float] = []
+    for number, scale, pct in numbers_in(answer):
+        number = abs(number)
+        if unit == "percent":
+            if scale is None:
+                out.append(number)
+        elif pct:
+            continue
+        elif base is None:
+            out.append(number * scale if scale else number)
+        elif scale:
+            out.append(number * scale / base)
+        else:
+            out.extend([number, number / base] if base > 1 else [number])
+    return out
 
 
-def _chunk_filing(node) -> tuple[str, int | None, str]:
-    m = node.metadata
-    return (str(m.get("ticker") or "").upper(), m.get("fiscal_year"), str(m.get("form") or "").upper())
+def _within(stated: float, target: float, tolerance: float) -> bool:
+    target = abs(target)
+    return abs(stated - target) <= max(tolerance, 1e-9) * max(target, 1e-9)
 
 
-def _gold_set(question: dict) -> set[tuple[str, int, str]]:
-    return {(f["ticker"].upper(), int(f["fiscal_year"]), f.get("form", "10-K").upper()) for f in question["filings"]}
+def distractor_stated(answer: str, distractors, unit: str | None, tolerance: float) -> bool:
+    """The answer states a figure within tolerance of a distractor (by magnitude, in the same unit)."""
+    stated = figures_in_unit(answer, unit)
+    return any(_within(s, float(d), tolerance) for d in distractors or () for s in stated)
+
+
+def numeric_correct(answer: str, value: float, unit: str | None, tolerance: float, distractors=()) -> bool:
+    """A figure in the answer within tolerance of the reference value by magnitude (units normalised, see
+    figures_in_unit), and none within tolerance of a distractor."""
+    stated = figures_in_unit(answer, unit)
+    if not any(_within(s, value, tolerance) for s in stated):
+        return False
+    return not distractor_stated(answer, distractors, unit, tolerance)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Retrieved chunks against the gold filings
+
+
+def _field(name: str, value):
+    if value is None or value == "":
+        return None
+    if name == "fiscal_year":
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            return None
+    return str(value).strip().upper()
+
+
+def chunk_filing(metadata) -> dict:
+    """The filing a chunk comes from, in the fields a gold filing names.
+
+    A chunk indexed before fiscal periods were recorded has no fiscal_period: an annual report (10-K and its
+    variants) covers the whole fiscal year, "FY" in the dei convention; a quarterly report's quarter is unknown and
+    stays None, so it matches no gold filing that names a period.
+    """
+    filing = {name: _field(name, metadata.get(name)) for name in FILING_FIELDS}
+    if filing["fiscal_period"] is None and (filing["form"] or "").startswith("10-K"):
+        filing["fiscal_period"] = "FY"
+    return filing
+
+
+def filing_matches(gold: dict, filing: dict) -> bool:
+    """Every field the gold filing gives matches the chunk's filing (chunk_filing)."""
+    given = [name for name in FILING_FIELDS if _field(name, gold.get(name)) is not None]
+    return bool(given) and all(filing[name] == _field(name, gold.get(name)) for name in given)
+
+
+def from_gold_filing(question: dict, metadata) -> bool:
+    filing = chunk_filing(metadata)
+    return any(filing_matches(gold, filing) for gold in question.get("filings") or [])
+
+
+def _node(item):
+    return getattr(item, "node", item)
+
+
+def _text(node) -> str:
+    get_content = getattr(node, "get_content", None)
+    return get_content() if callable(get_content) else getattr(node, "text", "") or ""
+
+
+def _precision(gold_flags: list[bool], k: int, has_gold: bool) -> float | None:
+    if not has_gold:
+        return None
+    top = gold_flags[:k]
+    return sum(top) / len(top) if top else 0.0
 
 
 def score_retrieval(question: dict, nodes: list) -> dict:
-    gold = _gold_set(question)
+    """Evidence recall@5/@10, filing precision@5/@10, the reciprocal rank of the first gold chunk holding a piece
+    of evidence, and the rank at which each piece was first found (None: not retrieved)."""
     pieces = question.get("evidence") or []
+    gold_flags = [from_gold_filing(question, _node(n).metadata) for n in nodes]
+    first_rank: list[int | None] = [None] * len(pieces)
+    for rank, (item, gold) in enumerate(zip(nodes, gold_flags), 1):
+        if not gold:
+            continue
+        text = _text(_node(item))
+        for i, piece in enumerate(pieces):
+            if first_rank[i] is None and evidence_found(piece, text):
+                first_rank[i] = rank
     row: dict = {}
     for k in (5, 10):
-        top = [n.node for n in nodes[:k]]
-        if pieces:
-            found = sum(
-                1 for piece in pieces
-                if any(_chunk_filing(node) in gold and evidence_found(piece, node.get_content()) for node in top)
-            )
-            row[f"evidence_recall@{k}"] = found / len(pieces)
-        else:
-            row[f"evidence_recall@{k}"] = None
-    top5 = [n.node for n in nodes[:5]]
-    row["filing_precision@5"] = (sum(1 for n in top5 if _chunk_filing(n) in gold) / len(top5)) if gold and top5 else (
-        0.0 if gold else None)
-    rr = 0.0
-    if pieces:
-        for rank, n in enumerate(nodes, 1):
-            if _chunk_filing(n.node) in gold and any(evidence_found(p, n.node.get_content()) for p in pieces):
-                rr = 1.0 / rank
-                break
-        row["rr"] = rr
-    else:
-        row["rr"] = None
+        row[f"evidence_recall@{k}"] = (sum(1 for r in first_rank if r is not None and r <= k) / len(pieces)
+                                      if pieces else None)
+    has_gold = bool(question.get("filings"))
+    row["filing_precision@5"] = _precision(gold_flags, 5, has_gold)
+    row["filing_precision@10"] = _precision(gold_flags, 10, has_gold)
+    found = [r for r in first_rank if r is not None]
+    row["rr"] = (1.0 / min(found) if found else 0.0) if pieces else None
+    row["evidence_found"] = [{"piece": list(piece), "rank": rank} for piece, rank in zip(pieces, first_rank)]
     return row
+
+
+def _file_name(metadata) -> str | None:
+    where = str(metadata.get("path") or metadata.get("source") or "")
+    return re.split(r"[/\\]", where.rstrip("/\\"))[-1] or None
+
+
+def retrieved_chunks(question: dict, nodes: list) -> list[dict]:
+    """What was retrieved, rank by rank, so a miss can be read without re-running: where each chunk comes from,
+    its score, and whether it is from a gold filing. fiscal_period is the chunk's own (None when not recorded)."""
+    rows = []
+    for rank, item in enumerate(nodes, 1):
+        m = _node(item).metadata
+        start, end = m.get("page_start"), m.get("page_end")
+        rows.append({
+            "rank": rank, "file": _file_name(m), "ticker": m.get("ticker"), "form": m.get("form"),
+            "fiscal_year": m.get("fiscal_year"), "fiscal_period": m.get("fiscal_period"), "section": m.get("section"),
+            "page": start, "pages": None if start is None else f"{start}-{end if end is not None else start}",
+            "score": round(float(getattr(item, "score", 0.0) or 0.0), 4),
+            "gold_filing": from_gold_filing(question, m),
+        })
+    return rows
+
+
+# --------------------------------------------------------------------------------------------------------------
+# One question's row
+
+
+def score_answer(question: dict, answer: str, refused: bool, cited: bool) -> dict:
+    """answer_correct (None for prose answers, not scored automatically) and distractor_stated (None when the
+    question lists no distractors)."""
+    distractors = question.get("distractors") or []
+    unit, tolerance = question.get("unit"), float(question.get("tolerance") or 0.0)
+    stated = distractor_stated(answer, distractors, unit, tolerance) if distractors else None
+    if not question.get("answerable", True):
+        correct = refused and not cited
+    elif question.get("value") is not None:
+        correct = (not refused) and numeric_correct(answer, float(question["value"]), unit, tolerance, distractors)
+    else:
+        correct = None
+    return {"answer_correct": correct, "distractor_stated": stated}
+
+
+def question_row(question: dict, nodes: list, result) -> dict:
+    """The report row of one question: retrieval scores, the answer's score and what was retrieved."""
+    row = {"id": question["id"], "kind": question["kind"], "question": question.get("question"),
+           **score_retrieval(question, nodes)}
+    row["answer"] = result.answer
+    row.update(score_answer(question, result.answer or "", bool(result.refused), bool(result.citations)))
+    row.update(
+        refused=bool(result.refused),
+        cited_filings=sorted({f"{c.ticker} {c.form} FY{c.fiscal_year}" for c in result.citations}),
+        retrieved=retrieved_chunks(question, nodes),
+    )
+    return row
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Splitting a set by company, for tuning on one half and reporting on the other
+
+
+def _stable_half(key: str) -> str:
+    return "tune" if hashlib.sha256(key.encode("utf-8")).digest()[0] % 2 == 0 else "blind"
+
+
+def company_halves(questions: list[dict]) -> dict[str, str]:
+    """Each gold ticker of the set -> "tune" (even position in sorted order) or "blind" (odd)."""
+    tickers = sorted({str(f["ticker"]).upper() for q in questions for f in q.get("filings") or [] if f.get("ticker")})
+    return {t: ("tune" if i % 2 == 0 else "blind") for i, t in enumerate(tickers)}
+
+
+def question_half(question: dict, halves: dict[str, str]) -> str:
+    """The half of the question's first gold filing's company; a question without one goes by a stable hash of
+    its id (Python's hash() is salted per process, so not that)."""
+    filings = question.get("filings") or []
+    ticker = str(filings[0].get("ticker") or "").upper() if filings else ""
+    return halves.get(ticker) or _stable_half(str(question.get("id")))
+
+
+def split_questions(questions: list[dict], split: str = "all") -> tuple[list[dict], list[str]]:
+    """The questions of one half of the set's companies, and those companies (sorted)."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
+    halves = company_halves(questions)
+    if split == "all":
+        return list(questions), sorted(halves)
+    return ([q for q in questions if question_half(q, halves) == split],
+            sorted(t for t, half in halves.items() if half == split))
+
+
+def load_questions(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Running and summarising
 
 
 def _mean(values) -> float | None:
@@ -111,14 +312,15 @@ def _mean(values) -> float | None:
 
 def run_questions(
     path: Path, settings: Settings, *, mode: str = "hybrid", top_k: int = 10, use_llm: bool = False,
-    use_analysis: bool = True,
+    use_analysis: bool = True, split: str = "all",
 ) -> dict:
     from .engine import Engine
 
+    everything = load_questions(path)
+    questions, companies = split_questions(everything, split)
     engine = Engine(settings)
     if not len(engine.index()):
         raise SystemExit("the index is empty: index the filings first (python -m rag index PATH)")
-    questions = [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
     engine.warm(mode)  # model, index and fact views loaded before timing
     rows = []
     for q in questions:
@@ -126,32 +328,27 @@ def run_questions(
                                     generated_queries=None if use_llm else 0)
         # Through the engine, as the app and the CLI answer: exact XBRL figures first (facts hook, rag/facts.py).
         result = engine.answer_stream_for(q["question"], retrieval, use_llm=use_llm).consume()
-        row = {"id": q["id"], "kind": q["kind"], **score_retrieval(q, retrieval.nodes)}
-        refused = bool(result.refused) and not result.citations
-        if not q.get("answerable", True):
-            correct = refused
-        elif q.get("value") is not None:
-            correct = (not result.refused) and numeric_correct(result.answer, float(q["value"]), q.get("unit"),
-                                                               float(q.get("tolerance") or 0.0))
-        else:
-            correct = None  # prose answers are not scored automatically
-        row.update(
-            answer=result.answer,
-            answer_correct=correct,
-            refused=bool(result.refused),
-            cited_filings=sorted({f"{c.ticker} {c.form} FY{c.fiscal_year}" for c in result.citations}),
-            retrieved=[
-                {"ticker": n.node.metadata.get("ticker"), "fiscal_year": n.node.metadata.get("fiscal_year"),
-                 "section": n.node.metadata.get("section"), "page": n.node.metadata.get("page_start"),
-                 "score": round(float(n.score or 0.0), 4)}
-                for n in retrieval.nodes
-            ],
-            detected=retrieval.plan.label(),
-            retrieval_ms=round(retrieval.retrieval_ms, 2),
-        )
+        row = question_row(q, retrieval.nodes, result)
+        row.update(detected=retrieval.plan.label(), retrieval_ms=round(retrieval.retrieval_ms, 2))
         rows.append(row)
     return summarize(rows, mode=mode, top_k=top_k, use_analysis=use_analysis, use_llm=use_llm,
-                     fusion=settings.fusion + (f" {settings.fusion_weights}" if settings.fusion_weights else ""))
+                     fusion=settings.fusion + (f" {settings.fusion_weights}" if settings.fusion_weights else ""),
+                     split=split, split_companies=companies, questions_in_set=len(everything))
+
+
+def _block(subset: list[dict]) -> dict:
+    scored = [r for r in subset if r["answer_correct"] is not None]
+    return {
+        "count": len(subset),
+        "evidence_recall@5": _mean(r["evidence_recall@5"] for r in subset),
+        "evidence_recall@10": _mean(r["evidence_recall@10"] for r in subset),
+        "filing_precision@5": _mean(r["filing_precision@5"] for r in subset),
+        "filing_precision@10": _mean(r.get("filing_precision@10") for r in subset),
+        "mrr": _mean(r["rr"] for r in subset),
+        "answer_accuracy": _mean(float(r["answer_correct"]) for r in scored),
+        "answer_scored": len(scored),
+        "distractor_stated": sum(1 for r in subset if r.get("distractor_stated")),
+    }
 
 
 def summarize(rows: list[dict], **info) -> dict:
@@ -159,52 +356,58 @@ def summarize(rows: list[dict], **info) -> dict:
     answerable = [r for r in rows if r["kind"] != "refusal"]
     refusals = [r for r in rows if r["kind"] == "refusal"]
     scored = [r for r in rows if r["answer_correct"] is not None]
-
-    def block(subset):
-        return {
-            "count": len(subset),
-            "evidence_recall@5": _mean(r["evidence_recall@5"] for r in subset),
-            "evidence_recall@10": _mean(r["evidence_recall@10"] for r in subset),
-            "filing_precision@5": _mean(r["filing_precision@5"] for r in subset),
-            "mrr": _mean(r["rr"] for r in subset),
-            "answer_accuracy": _mean(float(r["answer_correct"]) for r in subset if r["answer_correct"] is not None),
-        }
-
     by_kind = defaultdict(list)
     for r in rows:
         by_kind[r["kind"]].append(r)
-    overall = block(answerable)
+    overall = _block(answerable)
+    kinds = list(KINDS) + sorted(k for k in by_kind if k not in KINDS)
     return {
         **info,
         "questions_total": len(rows),
         "evidence_recall@5": overall["evidence_recall@5"],
         "evidence_recall@10": overall["evidence_recall@10"],
         "filing_precision@5": overall["filing_precision@5"],
+        "filing_precision@10": overall["filing_precision@10"],
         "mrr": overall["mrr"],
         "answer_accuracy": _mean(float(r["answer_correct"]) for r in scored),
         "refusal_accuracy": _mean(float(r["answer_correct"]) for r in refusals),
+        # Every kind FORMAT.md defines (None when the set has none of it scored), then any other kind present.
+        "answer_accuracy_by_kind": {
+            kind: _mean(float(r["answer_correct"]) for r in by_kind.get(kind, []) if r["answer_correct"] is not None)
+            for kind in kinds
+        },
+        "distractor_questions": sum(1 for r in rows if r.get("distractor_stated") is not None),
+        "distractor_stated": sum(1 for r in rows if r.get("distractor_stated")),
         "latency_ms": {"p50": round(float(np.percentile(latencies, 50)), 2),
                        "p95": round(float(np.percentile(latencies, 95)), 2)},
-        "by_kind": {kind: block(subset) for kind, subset in sorted(by_kind.items())},
+        "by_kind": {kind: _block(subset) for kind, subset in sorted(by_kind.items())},
         "questions": rows,
     }
 
 
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
 def print_report(report: dict) -> None:
-    keys = [k for k in ("evidence_recall@5", "evidence_recall@10", "filing_precision@5", "mrr", "answer_accuracy",
-                        "refusal_accuracy", "page_hit@5", "page_hit@10", "doc_hit@5") if k in report]
-    info = {k: report[k] for k in ("mode", "top_k", "use_analysis", "use_llm") if k in report}
+    keys = [k for k in ("evidence_recall@5", "evidence_recall@10", "filing_precision@5", "filing_precision@10", "mrr",
+                        "answer_accuracy", "refusal_accuracy", "page_hit@5", "page_hit@10", "doc_hit@5") if k in report]
+    info = {k: report[k] for k in ("mode", "top_k", "use_analysis", "use_llm", "split") if k in report}
     print("settings: " + ", ".join(f"{k}={v}" for k, v in info.items()))
+    if "split_companies" in report:
+        print(f"companies: {' '.join(report['split_companies']) or '-'}  "
+              f"({report['questions_total']} of {report.get('questions_in_set', '?')} questions)")
     for key in keys:
         print(f"{key:<20} {report[key]}")
+    if report.get("distractor_questions"):
+        print(f"{'distractor_stated':<20} {report['distractor_stated']} of {report['distractor_questions']}")
     print(f"{'latency_ms':<20} p50 {report['latency_ms']['p50']}  p95 {report['latency_ms']['p95']}")
     if report.get("by_kind"):
-        print(f"\n{'kind':<14} {'n':>3} {'rec@5':>6} {'rec@10':>6} {'prec@5':>6} {'mrr':>6} {'acc':>6}")
+        print(f"\n{'kind':<14} {'n':>3} {'rec@5':>6} {'rec@10':>6} {'prec@5':>6} {'mrr':>6} {'acc':>6} {'dstr':>4}")
         for kind, b in report["by_kind"].items():
-            def f(v):
-                return "-" if v is None else f"{v:.2f}"
-            print(f"{kind:<14} {b['count']:>3} {f(b['evidence_recall@5']):>6} {f(b['evidence_recall@10']):>6} "
-                  f"{f(b['filing_precision@5']):>6} {f(b['mrr']):>6} {f(b['answer_accuracy']):>6}")
+            print(f"{kind:<14} {b['count']:>3} {_fmt(b['evidence_recall@5']):>6} {_fmt(b['evidence_recall@10']):>6} "
+                  f"{_fmt(b['filing_precision@5']):>6} {_fmt(b['mrr']):>6} {_fmt(b['answer_accuracy']):>6} "
+                  f"{b.get('distractor_stated', 0):>4}")
 
 
 # --------------------------------------------------------------------------------------------------------------

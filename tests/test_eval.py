@@ -1,0 +1,312 @@
+"""Scoring a question set (rag/eval.py): gold-filing matching, evidence recall, the number rule, distractors, the
+company split and the report rows. Tiny in-memory questions and fake nodes: no index, no model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from rag import eval as ev
+from rag.__main__ import build_parser
+
+SHARED_EVAL = Path(__file__).resolve().parents[1].parent / "shared" / "eval"
+
+
+class _TextNode:
+    """A node that only has .text (no get_content), as some fakes and older node types do."""
+
+    def __init__(self, metadata, text):
+        self.metadata = metadata
+        self.text = text
+
+
+class _ContentNode(_TextNode):
+    def get_content(self):
+        return self.text
+
+
+def hit(text, score=0.5, node_type=_ContentNode, **metadata):
+    return SimpleNamespace(node=node_type(metadata, text), score=score)
+
+
+def q10(**extra):
+    """A 10-Q question whose gold filing names its quarter."""
+    question = {
+        "id": "t-1", "kind": "lookup", "question": "Net sales in the third quarter?", "answerable": True,
+        "filings": [{"ticker": "ACME", "fiscal_year": 2025, "fiscal_period": "Q3", "form": "10-Q"}],
+        "evidence": [["Total net sales", "94,036"], ["Services", "27,423"]],
+        "value": 94036, "unit": "USD millions", "tolerance": 0.005,
+    }
+    question.update(extra)
+    return question
+
+
+def q_annual(**extra):
+    """A 10-K question whose gold filing gives no period (the older question sets)."""
+    question = {
+        "id": "t-2", "kind": "lookup", "question": "Revenue?", "answerable": True,
+        "filings": [{"ticker": "ACME", "fiscal_year": 2024, "form": "10-K"}],
+        "evidence": [["Total revenue", "391,035"]], "value": 391035, "unit": "USD millions", "tolerance": 0.005,
+    }
+    question.update(extra)
+    return question
+
+
+Q3 = dict(ticker="ACME", fiscal_year=2025, form="10-Q")
+
+# --------------------------------------------------------------------------------------------------------------
+# Gold filings, evidence recall and filing precision
+
+
+def test_fiscal_period_must_match_when_the_gold_filing_names_it():
+    nodes = [
+        hit("Total net sales 313,695 (nine months)", **Q3, fiscal_period="Q2"),  # the wrong quarter's filing
+        hit("Total net sales $ 94,036 $ 85,777", **Q3, fiscal_period="Q3"),
+        hit("Services 27,423", **Q3),  # indexed before periods existed: a 10-Q with no period matches nothing
+    ]
+    row = ev.score_retrieval(q10(), nodes)
+    assert row["evidence_recall@5"] == 0.5  # the Services piece sits only in the period-less chunk
+    assert row["filing_precision@5"] == pytest.approx(1 / 3)
+    assert row["rr"] == 0.5
+    assert row["evidence_found"] == [{"piece": ["Total net sales", "94,036"], "rank": 2},
+                                     {"piece": ["Services", "27,423"], "rank": None}]
+
+
+def test_gold_filing_without_a_period_matches_any_period_of_that_filing():
+    question = q10(filings=[{"ticker": "ACME", "fiscal_year": 2025, "form": "10-Q"}])
+    nodes = [hit("Services 27,423", **Q3), hit("Total net sales 94,036", **Q3, fiscal_period="Q2")]
+    row = ev.score_retrieval(question, nodes)
+    assert row["evidence_recall@5"] == 1.0
+    assert row["filing_precision@5"] == 1.0
+
+
+def test_a_10k_chunk_without_a_period_counts_as_the_full_year():
+    question = q10(filings=[{"ticker": "ACME", "fiscal_year": 2025, "fiscal_period": "FY", "form": "10-K"}],
+                   evidence=[["Total net sales", "416,161"]])
+    annual = hit("Total net sales 416,161", ticker="acme", fiscal_year="2025", form="10-K")
+    assert ev.score_retrieval(question, [annual])["evidence_recall@5"] == 1.0
+    assert ev.chunk_filing(annual.node.metadata) == {"ticker": "ACME", "fiscal_year": 2025, "form": "10-K",
+                                                     "fiscal_period": "FY"}
+    # ...but not as a quarter, and not as another year.
+    assert not ev.from_gold_filing(q10(), annual.node.metadata)
+    assert not ev.from_gold_filing(question, {"ticker": "ACME", "fiscal_year": 2024, "form": "10-K"})
+
+
+def test_evidence_counts_only_from_a_gold_filing_and_within_k():
+    other_company = hit("Total revenue 391,035", ticker="ZETA", fiscal_year=2024, form="10-K")
+    filler = [hit("unrelated", ticker="ACME", fiscal_year=2024, form="10-K") for _ in range(6)]
+    late = hit("TOTAL   revenue $391,035", ticker="ACME", fiscal_year=2024, form="10-K")
+    row = ev.score_retrieval(q_annual(), [other_company, *filler, late])
+    assert row["evidence_recall@5"] == 0.0  # found at rank 8 only
+    assert row["evidence_recall@10"] == 1.0
+    assert row["evidence_found"][0]["rank"] == 8
+    assert row["rr"] == pytest.approx(1 / 8)
+    assert row["filing_precision@5"] == 0.8
+    assert row["filing_precision@10"] == pytest.approx(7 / 8)
+
+
+def test_text_only_nodes_are_read_too():
+    node = hit("Total revenue 391,035", node_type=_TextNode, ticker="ACME", fiscal_year=2024, form="10-K")
+    assert ev.score_retrieval(q_annual(), [node])["evidence_recall@5"] == 1.0
+
+
+def test_questions_without_gold_filings_or_evidence_score_none():
+    refusal = {"id": "r", "kind": "refusal", "answerable": False, "filings": [], "evidence": []}
+    row = ev.score_retrieval(refusal, [hit("anything", ticker="ACME", fiscal_year=2024, form="10-K")])
+    assert row["evidence_recall@5"] is None and row["filing_precision@5"] is None and row["rr"] is None
+    assert ev.score_retrieval(q_annual(), [])["filing_precision@5"] == 0.0
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Numbers: magnitude, units, labels
+
+
+@pytest.mark.parametrize("answer", [
+    "The company reported a net loss of $1,234 million.",
+    "Net income was -$1,234 million.",
+    "Net income: ($1,234) million.",
+    "Net income: $(1,234) million.",
+    "A loss of $1.234 billion.",
+    "Operating cash flow was (1,234).",
+    "$1,234,000,000 of losses.",
+])
+def test_magnitude_rule_matches_either_sign(answer):
+    assert ev.numeric_correct(answer, -1234, "USD millions", 0.005)
+    assert ev.numeric_correct(answer, 1234, "USD millions", 0.005)
+
+
+def test_signs_are_read_but_dropped_for_matching():
+    assert [n for n, _, _ in ev.numbers_in("-$5 and ($6) and 7")] == [-5.0, -6.0, 7.0]
+    assert not ev.numeric_correct("a net loss of $1,300 million", -1234, "USD millions", 0.005)
+
+
+@pytest.mark.parametrize("answer, value, unit, expected", [
+    ("$9.7 billion", 9.7, "USD billions", True),
+    ("$9,700 million", 9.7, "USD billions", True),
+    ("$41.1 billion", 41096, "USD millions", True),  # 0.01% off
+    ("$41 billion", 41096, "USD millions", False),  # 0.23% off: outside the 0.1% tolerance used for 41096
+    ("$1,234 thousand", 1.234, "USD millions", True),
+    ("$5,000,000", 5000, "USD thousands", True),  # whole dollars
+    ("15,115,823,000 shares", 15115823000, "shares", True),
+    ("15.1 billion shares", 15115823000, "shares", True),
+    ("about 161,000 employees", 161000, "employees", True),
+    ("161 thousand employees", 161000, "employees", True),
+    ("$0.88 per diluted share", 0.88, "USD per share", True),
+    ("a gross margin of 45.6%", 45.59, "percent", True),
+    ("a gross margin of 45.6 percent", 45.59, "percent", True),
+    ("up 10% to $94,036 million", 10, "USD millions", False),  # a percentage is not a dollar figure
+    ("$46 million", 46, "percent", False),  # nor a figure with a scale word a percentage
+])
+def test_units_are_normalised(answer, value, unit, expected):
+    tolerance = 0.001 if value == 41096 else 0.005
+    assert ev.numeric_correct(answer, value, unit, tolerance) is expected
+
+
+def test_labels_are_not_figures():
+    answer = "For the three months ended June 28, 2025 (Q3 FY2025, Item 2 of the 10-Q) [1][2, 3], per Note 12."
+    assert ev.numbers_in(answer) == []
+    assert ev.figures_in_unit("$28 million on 28 June 2025 and 2025-06-28, May 2024", "USD millions") == [28.0]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Distractors and answer scoring
+
+
+def trap(**extra):
+    question = q10(kind="period-trap", value=5519, distractors=[2789])
+    question.update(extra)
+    return question
+
+
+def test_a_stated_distractor_makes_the_answer_wrong_even_with_the_value():
+    both = "$5,519 million for the six months; the quarter alone was $2,789 million."
+    assert ev.numeric_correct("$5,519 million for the six months.", 5519, "USD millions", 0.005, [2789])
+    assert not ev.numeric_correct(both, 5519, "USD millions", 0.005, [2789])
+    scored = ev.score_answer(trap(), both, refused=False, cited=True)
+    assert scored == {"answer_correct": False, "distractor_stated": True}
+
+
+def test_distractors_match_by_magnitude_and_unit():
+    assert ev.distractor_stated("a loss of ($2.789) billion", [-2789], "USD millions", 0.005)
+    assert not ev.distractor_stated("up 2,789%", [2789], "USD millions", 0.005)  # a percentage, not dollars
+    assert not ev.distractor_stated("$2,850 million", [2789], "USD millions", 0.005)
+
+
+def test_score_answer_reports_distractor_only_when_the_question_has_some():
+    assert ev.score_answer(q10(), "$94,036 million", False, True) == {"answer_correct": True,
+                                                                       "distractor_stated": None}
+    assert ev.score_answer(trap(), "$5,519 million", False, True) == {"answer_correct": True,
+                                                                       "distractor_stated": False}
+    assert ev.score_answer(trap(), "$5,519 million", True, False)["answer_correct"] is False  # refused
+    prose = q10(value=None, unit=None)
+    assert ev.score_answer(prose, "anything", False, True)["answer_correct"] is None
+    refusal = {"id": "r", "kind": "refusal", "answerable": False, "filings": []}
+    assert ev.score_answer(refusal, "I can't say.", True, False)["answer_correct"] is True
+    assert ev.score_answer(refusal, "I can't say.", True, True)["answer_correct"] is False
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The report: rows and summaries
+
+
+def _result(answer, refused=False, cited=("ACME", "10-Q", 2025)):
+    citations = [SimpleNamespace(ticker=cited[0], form=cited[1], fiscal_year=cited[2])] if cited else []
+    return SimpleNamespace(answer=answer, refused=refused, citations=citations)
+
+
+def test_question_row_lists_what_was_retrieved():
+    nodes = [
+        hit("Total net sales 94,036", score=0.91234, **Q3, fiscal_period="Q3", section="Part I Item 1",
+            page_start=4, page_end=5, path="/data/filings/ACME/acme-20250628.htm"),
+        hit("Other", score=0.5, ticker="ACME", fiscal_year=2024, form="10-K", section="Item 7", page_start=30,
+            source="https://www.sec.gov/Archives/acme-2024.htm"),
+    ]
+    row = ev.question_row(q10(), nodes, _result("$94,036 million [1]"))
+    assert row["retrieved"] == [
+        {"rank": 1, "file": "acme-20250628.htm", "ticker": "ACME", "form": "10-Q", "fiscal_year": 2025,
+         "fiscal_period": "Q3", "section": "Part I Item 1", "page": 4, "pages": "4-5", "score": 0.9123,
+         "gold_filing": True},
+        {"rank": 2, "file": "acme-2024.htm", "ticker": "ACME", "form": "10-K", "fiscal_year": 2024,
+         "fiscal_period": None, "section": "Item 7", "page": 30, "pages": "30-30", "score": 0.5,
+         "gold_filing": False},
+    ]
+    assert row["evidence_found"][0]["rank"] == 1
+    assert row["answer_correct"] is True and row["cited_filings"] == ["ACME 10-Q FY2025"]
+    for key in ("id", "kind", "evidence_recall@5", "evidence_recall@10", "filing_precision@5", "rr", "answer",
+                "refused", "distractor_stated"):
+        assert key in row
+
+
+def test_summary_keeps_todays_figures_and_adds_kinds_and_distractors():
+    rows = []
+    for question, answer in ((q10(id="a"), "$94,036 million"), (trap(id="b"), "$5,519M, quarter $2,789M"),
+                             (trap(id="c", kind="cross-form"), "$5,519 million")):
+        row = ev.question_row(question, [hit("Total net sales 94,036", **Q3, fiscal_period="Q3")], _result(answer))
+        rows.append({**row, "detected": "", "retrieval_ms": 10.0})
+    report = ev.summarize(rows, mode="hybrid", split="all", split_companies=["ACME"])
+    for key in ("questions_total", "evidence_recall@5", "evidence_recall@10", "filing_precision@5", "mrr",
+                "answer_accuracy", "refusal_accuracy", "latency_ms", "by_kind", "questions"):
+        assert key in report
+    assert report["answer_accuracy"] == 0.6667  # rounded to 4 places, as today
+    by_kind = report["answer_accuracy_by_kind"]
+    assert list(by_kind)[:len(ev.KINDS)] == list(ev.KINDS)
+    assert by_kind["lookup"] == 1.0 and by_kind["period-trap"] == 0.0 and by_kind["cross-form"] == 1.0
+    assert by_kind["narrative"] is None
+    assert report["distractor_questions"] == 2 and report["distractor_stated"] == 1
+    assert report["by_kind"]["period-trap"]["distractor_stated"] == 1
+    assert report["split"] == "all" and report["split_companies"] == ["ACME"]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The company split
+
+
+def _set():
+    def question(qid, *tickers):
+        return {"id": qid, "kind": "lookup", "filings": [{"ticker": t, "fiscal_year": 2024, "form": "10-K"}
+                                                         for t in tickers]}
+    refusals = [{"id": f"r-{i}", "kind": "refusal", "answerable": False, "filings": []} for i in range(8)]
+    return [question("1", "DDD"), question("2", "aaa"), question("3", "CCC", "BBB"), question("4", "BBB"),
+            question("5", "EEE"), *refusals]
+
+
+def test_split_by_company_is_deterministic_and_disjoint():
+    questions = _set()
+    tune, tune_companies = ev.split_questions(questions, "tune")
+    blind, blind_companies = ev.split_questions(questions, "blind")
+    assert tune_companies == ["AAA", "CCC", "EEE"] and blind_companies == ["BBB", "DDD"]
+    assert [q["id"] for q in tune if q["filings"]] == ["2", "3", "5"]  # "3" goes by its first filing: CCC
+    assert [q["id"] for q in blind if q["filings"]] == ["1", "4"]
+    assert {q["id"] for q in tune} | {q["id"] for q in blind} == {q["id"] for q in questions}
+    assert not {q["id"] for q in tune} & {q["id"] for q in blind}
+    # The same set in another order splits the same way; refusals go by their id, not their position.
+    again, _ = ev.split_questions(list(reversed(questions)), "tune")
+    assert sorted(q["id"] for q in again) == sorted(q["id"] for q in tune)
+    assert 0 < sum(1 for q in tune if not q["filings"]) < 8  # the hash spreads refusals over both halves
+    everything, companies = ev.split_questions(questions, "all")
+    assert len(everything) == len(questions) and companies == ["AAA", "BBB", "CCC", "DDD", "EEE"]
+    with pytest.raises(ValueError):
+        ev.split_questions(questions, "half")
+
+
+def test_eval_command_takes_a_split():
+    args = build_parser().parse_args(["eval", "--questions", "q.jsonl", "--split", "blind"])
+    assert args.split == "blind"
+    assert build_parser().parse_args(["eval", "--questions", "q.jsonl"]).split == "all"
+
+
+def test_the_shared_sets_split_into_two_nonempty_halves():
+    paths = sorted(SHARED_EVAL.glob("questions*.jsonl"))
+    if not paths:
+        pytest.skip(f"no question sets at {SHARED_EVAL} (../shared is absent)")
+    for path in paths:
+        questions = ev.load_questions(path)
+        tune, _ = ev.split_questions(questions, "tune")
+        blind, _ = ev.split_questions(questions, "blind")
+        assert tune and blind and len(tune) + len(blind) == len(questions), path.name
+        # Every gold answer of the set passes its own number rule (the rule is not stricter than the gold).
+        for q in questions:
+            if q.get("value") is not None and not q.get("distractors"):
+                assert ev.numeric_correct(q["answer"], q["value"], q["unit"], q["tolerance"]), (q["id"], q["answer"])
