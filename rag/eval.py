@@ -272,9 +272,10 @@ def _stable_half(key: str) -> str:
 
 
 def company_halves(questions: list[dict]) -> dict[str, str]:
-    """Each gold ticker of the set -> "tune" (even position in sorted order) or "blind" (odd)."""
+    """Each gold ticker of the set -> "tune" or "blind", by a stable hash of the ticker alone: a company falls in
+    the same half in every question set, so a company tuned on in one set is never the blind half of another."""
     tickers = sorted({str(f["ticker"]).upper() for q in questions for f in q.get("filings") or [] if f.get("ticker")})
-    return {t: ("tune" if i % 2 == 0 else "blind") for i, t in enumerate(tickers)}
+    return {t: _stable_half(t) for t in tickers}
 
 
 def question_half(question: dict, halves: dict[str, str]) -> str:

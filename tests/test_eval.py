@@ -276,9 +276,11 @@ def test_split_by_company_is_deterministic_and_disjoint():
     questions = _set()
     tune, tune_companies = ev.split_questions(questions, "tune")
     blind, blind_companies = ev.split_questions(questions, "blind")
-    assert tune_companies == ["AAA", "CCC", "EEE"] and blind_companies == ["BBB", "DDD"]
-    assert [q["id"] for q in tune if q["filings"]] == ["2", "3", "5"]  # "3" goes by its first filing: CCC
-    assert [q["id"] for q in blind if q["filings"]] == ["1", "4"]
+    # A company's half comes from its ticker alone (the same in every question set).
+    assert tune_companies == ["BBB", "CCC", "DDD", "EEE"] and blind_companies == ["AAA"]
+    assert ev.company_halves([questions[1]]) == {"AAA": "blind"}
+    assert [q["id"] for q in tune if q["filings"]] == ["1", "3", "4", "5"]  # "3" goes by its first filing: CCC
+    assert [q["id"] for q in blind if q["filings"]] == ["2"]
     assert {q["id"] for q in tune} | {q["id"] for q in blind} == {q["id"] for q in questions}
     assert not {q["id"] for q in tune} & {q["id"] for q in blind}
     # The same set in another order splits the same way; refusals go by their id, not their position.
