@@ -198,6 +198,89 @@ def test_ten_q_items_are_mapped_to_their_part():
         "Cover", "Part I Item 1", "Part I Item 2", "Part II Item 1", "Part II Item 1A", "Part II Item 6"]
 
 
+PAGE = '<div style="page-break-before: always"></div>'
+
+
+def _tenq_html(cover: str = "<p>FORM 10-Q</p>") -> str:
+    """A 10-Q laid out as many are: a table of contents listing both Parts, then the condensed statements with no
+    "Item 1." heading above them, and no "PART I" heading in the body (the last PART line seen is the index's)."""
+    toc = "".join(f"<p>{line}</p>" for line in [
+        "PART I. FINANCIAL INFORMATION", "Item 1. Financial Statements 3", "Item 2. Management’s Discussion 9",
+        "Item 3. Quantitative and Qualitative Disclosures About Market Risk 12", "Item 4. Controls and Procedures 12",
+        "PART II. OTHER INFORMATION", "Item 1. Legal Proceedings 13", "Item 1A. Risk Factors 13",
+        "Item 6. Exhibits 14"])
+    statements = (f"<p>EXAMPLE WIDGETS, INC.</p><p>CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS</p>"
+                  f"<table><tr><td></td><td>2024</td><td>2023</td></tr><tr><td>Net sales</td><td>1,200</td>"
+                  f"<td>1,100</td></tr></table><p>{FILLER}</p>")
+    body = "".join(f"{PAGE}<p>{head}</p><p>{FILLER}</p>" for head in [
+        "Item 2. Management’s Discussion and Analysis of Financial Condition and Results of Operations",
+        "Item 3. Quantitative and Qualitative Disclosures About Market Risk", "Item 4. Controls and Procedures"])
+    part2 = "".join(f"<p>{head}</p><p>{FILLER}</p>" for head in ["Item 1.", "ITEM 1A. RISK FACTORS",
+                                                                   "Item 6. Exhibits"])
+    return (f"<html><body>{cover}<p>For the quarterly period ended June 30, 2024</p>{PAGE}{toc}{PAGE}{statements}"
+            f"{body}{PAGE}<p>PART II — OTHER INFORMATION</p>{part2}</body></html>")
+
+
+def test_ten_q_statements_without_item_heading_open_part_one_item_one():
+    parsed = parse_html(_tenq_html())
+    check_invariants(parsed)
+    assert [s.item for s in parsed.sections] == [
+        "Cover", "Part I Item 1", "Part I Item 2", "Part I Item 3", "Part I Item 4", "Part II Item 1",
+        "Part II Item 1A", "Part II Item 6"]
+    item1 = section_text(parsed, "Part I Item 1")
+    assert item1.startswith("EXAMPLE WIDGETS, INC.\n\nCONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS")
+    assert "Net sales | 1,200 | 1,100" in item1
+    cover = section_text(parsed, "Cover")
+    assert "Item 6. Exhibits 14" in cover and "Net sales" not in cover  # the index stays with the cover
+    titles = {s.item: s.title for s in parsed.sections}
+    assert titles["Part I Item 1"] == "Financial Statements"
+    assert titles["Part II Item 1"] == "Legal Proceedings"  # an untitled "Item 1." after PART II is Part II's
+
+
+def test_ten_q_items_told_apart_by_title_when_the_part_heading_is_the_index():
+    # "Item 2. Management's Discussion" follows the index's "PART II" line: its title makes it Part I Item 2; the
+    # risk factors under "PART II" are Part II Item 1A, and a 10-Q's "Item 1" there is Part II Item 1.
+    parsed = parse_html(_tenq_html())
+    starts = {s.item: parsed.text[s.char_start : s.char_end] for s in parsed.sections}
+    assert starts["Part I Item 2"].startswith("Item 2. Management’s Discussion")
+    assert starts["Part II Item 1"].startswith("PART II — OTHER INFORMATION\n\nItem 1.")
+    assert starts["Part II Item 1A"].startswith("ITEM 1A. RISK FACTORS")
+
+
+def test_ten_q_known_from_the_body_when_the_form_is_not_stated():
+    parsed = parse_html(_tenq_html(cover="<p>QUARTERLY REPORT PURSUANT TO SECTION 13 OR 15(d)</p>"))
+    assert "form" not in parsed.meta
+    assert [s.item for s in parsed.sections][:3] == ["Cover", "Part I Item 1", "Part I Item 2"]
+
+
+def test_ten_q_item_one_heading_kept_where_the_body_has_one():
+    html = _tenq_html().replace("<p>EXAMPLE WIDGETS, INC.</p>", "<p>Item 1. Financial Statements</p>")
+    parsed = parse_html(html)
+    assert section_text(parsed, "Part I Item 1").startswith("Item 1. Financial Statements\n\nCONDENSED")
+
+
+def test_cross_reference_index_instead_of_item_headings():
+    # A 10-K that prints its report in its own order and, at the end, a table mapping each Item to pages.
+    pages = ["OVERVIEW. We make widgets.", "RISK FACTORS. Our business is risky.", "MANAGEMENT’S DISCUSSION AND "
+             "ANALYSIS OF FINANCIAL CONDITION AND RESULTS OF OPERATIONS. Sales rose.", "Market risk: rates moved.",
+             "STATEMENT OF EARNINGS. Net sales 100."]
+    body = "".join(f"{PAGE}<p>{text}</p><p>{FILLER}</p>" for text in pages)
+    rows = [("1.", "Business", "2"), ("1A.", "Risk Factors", "3"), ("1B.", "Unresolved Staff Comments", "None"),
+            ("7.", "Management’s Discussion and Analysis", "4-5"), ("7A.", "Quantitative and Qualitative "
+            "Disclosures About Market Risk", "5"), ("8.", "Financial Statements and Supplementary Data", "6"),
+            ("10.", "Directors, Executive Officers and Corporate Governance", "(a)")]
+    index = "".join(f"<tr><td>Item {n}</td><td>{t}</td><td>{p}</td></tr>" for n, t, p in rows)
+    html = (f"<html><body><p>FORM 10-K</p>{body}{PAGE}<table><tr><td>FORM 10-K CROSS REFERENCE INDEX</td>"
+            f"<td>Page(s)</td></tr>{index}</table><p>SIGNATURES</p><p>Signed.</p></body></html>")
+    parsed = parse_html(html)
+    check_invariants(parsed)
+    assert [(s.item, s.page_start) for s in parsed.sections] == [
+        ("Cover", 1), ("Item 1", 2), ("Item 1A", 3), ("Item 7", 4), ("Item 7A", 5), ("Item 8", 6), ("Item 1B", 7),
+        ("Item 10", 7), ("Signatures", 7)]
+    assert section_text(parsed, "Item 7").startswith("MANAGEMENT’S DISCUSSION")
+    assert section_text(parsed, "Item 1B").startswith("Item 1B. | Unresolved Staff Comments | None")
+
+
 def test_no_items_gives_one_document_section():
     parsed = parse_html("<p>Just a letter.</p><p>Nothing else.</p>")
     assert [(s.item, s.char_start, s.char_end) for s in parsed.sections] == [("Document", 0, len(parsed.text))]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .items import ITEM_HEAD_RE, PART_HEAD_RE
 from .results import Block
-from .sections import ITEM_HEAD_RE, PART_HEAD_RE
 
 # A visible XBRL fact is wrapped in two private-use code points while its text flows through whitespace collapse and
 # table-cell merging; the builder turns them into offsets and removes them. Planes 15 and 16 hold 65534 each.

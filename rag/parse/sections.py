@@ -6,90 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .items import ITEM_HEAD_RE, PART_HEAD_RE, letters, section_scheme
 from .results import Block, ParsedFiling, Section
+from .xref import cross_reference_starts
 
-# The heading patterns; the text builder uses them too, to keep a heading out of a table caption and out of the
-# running headers it drops.
-ITEM_HEAD_RE = re.compile(
-    r"^(?:PART\s+(?P<part>IV|I{1,3})\b[\s.,:;\-–—]*)?ITEMS?\s*(?P<num>\d{1,2})(?:\.(?P<sub>\d\d))?\s?"
-    r"(?P<letter>[A-Ca-c])?(?![A-Za-z0-9])[\s.,:;\-–—)]*(?P<rest>.*)",
-    re.I | re.S,
-)
-PART_HEAD_RE = re.compile(r"^PART\s+(IV|I{1,3})\b(?!\s*,?\s*ITEM)", re.I)
-
-_TENK_ITEMS = [
-    ("1", "Business"),
-    ("1A", "Risk Factors"),
-    ("1B", "Unresolved Staff Comments"),
-    ("1C", "Cybersecurity"),
-    ("2", "Properties"),
-    ("3", "Legal Proceedings"),
-    ("4", "Mine Safety Disclosures"),
-    ("5", "Market for Registrant's Common Equity, Related Stockholder Matters and Issuer Purchases of Equity "
-          "Securities"),
-    ("6", "[Reserved]"),
-    ("7", "Management's Discussion and Analysis of Financial Condition and Results of Operations"),
-    ("7A", "Quantitative and Qualitative Disclosures About Market Risk"),
-    ("8", "Financial Statements and Supplementary Data"),
-    ("9", "Changes in and Disagreements with Accountants on Accounting and Financial Disclosure"),
-    ("9A", "Controls and Procedures"),
-    ("9B", "Other Information"),
-    ("9C", "Disclosure Regarding Foreign Jurisdictions that Prevent Inspections"),
-    ("10", "Directors, Executive Officers and Corporate Governance"),
-    ("11", "Executive Compensation"),
-    ("12", "Security Ownership of Certain Beneficial Owners and Management and Related Stockholder Matters"),
-    ("13", "Certain Relationships and Related Transactions, and Director Independence"),
-    ("14", "Principal Accountant Fees and Services"),
-    ("15", "Exhibits and Financial Statement Schedules"),
-    ("16", "Form 10-K Summary"),
-]
-_TENQ_ITEMS = [
-    ("I", "1", "Financial Statements"),
-    ("I", "2", "Management's Discussion and Analysis of Financial Condition and Results of Operations"),
-    ("I", "3", "Quantitative and Qualitative Disclosures About Market Risk"),
-    ("I", "4", "Controls and Procedures"),
-    ("II", "1", "Legal Proceedings"),
-    ("II", "1A", "Risk Factors"),
-    ("II", "2", "Unregistered Sales of Equity Securities and Use of Proceeds"),
-    ("II", "3", "Defaults Upon Senior Securities"),
-    ("II", "4", "Mine Safety Disclosures"),
-    ("II", "5", "Other Information"),
-    ("II", "6", "Exhibits"),
-]
-_EIGHTK_ITEMS = [
-    ("1.01", "Entry into a Material Definitive Agreement"),
-    ("1.02", "Termination of a Material Definitive Agreement"),
-    ("1.03", "Bankruptcy or Receivership"),
-    ("1.04", "Mine Safety - Reporting of Shutdowns and Patterns of Violations"),
-    ("1.05", "Material Cybersecurity Incidents"),
-    ("2.01", "Completion of Acquisition or Disposition of Assets"),
-    ("2.02", "Results of Operations and Financial Condition"),
-    ("2.03", "Creation of a Direct Financial Obligation"),
-    ("2.04", "Triggering Events That Accelerate or Increase a Direct Financial Obligation"),
-    ("2.05", "Costs Associated with Exit or Disposal Activities"),
-    ("2.06", "Material Impairments"),
-    ("3.01", "Notice of Delisting or Failure to Satisfy a Continued Listing Rule or Standard"),
-    ("3.02", "Unregistered Sales of Equity Securities"),
-    ("3.03", "Material Modification to Rights of Security Holders"),
-    ("4.01", "Changes in Registrant's Certifying Accountant"),
-    ("4.02", "Non-Reliance on Previously Issued Financial Statements"),
-    ("5.01", "Changes in Control of Registrant"),
-    ("5.02", "Departure of Directors or Certain Officers; Election of Directors; Appointment of Certain Officers"),
-    ("5.03", "Amendments to Articles of Incorporation or Bylaws; Change in Fiscal Year"),
-    ("5.04", "Temporary Suspension of Trading Under Registrant's Employee Benefit Plans"),
-    ("5.05", "Amendments to the Registrant's Code of Ethics, or Waiver of a Provision of the Code of Ethics"),
-    ("5.06", "Change in Shell Company Status"),
-    ("5.07", "Submission of Matters to a Vote of Security Holders"),
-    ("5.08", "Shareholder Director Nominations"),
-    ("6.01", "ABS Informational and Computational Material"),
-    ("6.02", "Change of Servicer or Trustee"),
-    ("6.03", "Change in Credit Enhancement or Other External Support"),
-    ("6.04", "Failure to Make a Required Distribution"),
-    ("6.05", "Securities Act Updating Disclosure"),
-    ("7.01", "Regulation FD Disclosure"),
-    ("8.01", "Other Events"),
-    ("9.01", "Financial Statements and Exhibits"),
-]
 _SIGNATURES_RE = re.compile(r"^SIGNATURES?\b[\s.:]*$", re.I)
 _HEADING_MAX_CHARS = 200  # longer blocks are only headings when the Item's own title follows the number
 _TOC_GAP_CHARS = 1000  # a body heading is followed by at least this much text before the next candidate
@@ -104,25 +24,21 @@ class _Candidate:
     quality: float = 0.0
 
 
-def _letters(s: str) -> str:
-    return re.sub(r"[^a-z]", "", s.lower())
-
-
 def _item_title(rest: str, canonical: str, next_text: str) -> str:
     """The heading's own title, tidied; the canonical title where the heading shows none or a broken one."""
     rest = rest.strip(" .:-–—|")
     if not rest and next_text and not ITEM_HEAD_RE.match(next_text):
         rest = next_text.strip(" .:-–—|")
-        if _letters(rest).startswith(_letters(canonical)):
+        if letters(rest).startswith(letters(canonical)):
             return canonical  # the title line ran on into the text ("Unresolved Staff Comments None. 15")
         if len(rest) > 120:
             rest = _leading_title(rest)
     if len(rest) > 120:
-        rest = canonical if _letters(rest).startswith(_letters(canonical)[:12]) else _leading_title(rest)
-    if len(_letters(rest)) < 5 and _letters(canonical).startswith(_letters(rest)):
+        rest = canonical if letters(rest).startswith(letters(canonical)[:12]) else _leading_title(rest)
+    if len(letters(rest)) < 5 and letters(canonical).startswith(letters(rest)):
         return canonical  # missing, or cut like "B" + "USINESS" in a PDF
     if rest.isupper():
-        return canonical if _letters(rest).startswith(_letters(canonical)[:12]) else _title_case(rest)
+        return canonical if letters(rest).startswith(letters(canonical)[:12]) else _title_case(rest)
     return rest
 
 
@@ -147,31 +63,64 @@ def _leading_title(text: str) -> str:
     return " ".join(words).rstrip(" .:,;")
 
 
-def _section_scheme(form: str) -> tuple[list[str], list[str], dict[tuple[str, str], list[int]]]:
-    """Labels, canonical titles, and (part, item) -> possible ranks for a form."""
-    if "10-Q" in form.upper():
-        labels = [f"Part {p} Item {n}" for p, n, _ in _TENQ_ITEMS]
-        titles = [t for _, _, t in _TENQ_ITEMS]
-        ranks: dict[tuple[str, str], list[int]] = {}
-        for i, (p, n, _) in enumerate(_TENQ_ITEMS):
-            ranks.setdefault((p, n), []).append(i)
-            ranks.setdefault(("", n), []).append(i)
-        return labels, titles, ranks
-    items = _EIGHTK_ITEMS if form.upper().startswith("8-K") else _TENK_ITEMS
-    labels = [f"Item {n}" for n, _ in items]
-    titles = [t for _, t in items]
-    ranks = {}
-    for i, (n, _) in enumerate(items):
-        for p in ("", "I", "II", "III", "IV"):
-            ranks[(p, n)] = [i]
-    return labels, titles, ranks
-
-
 def find_sections(parsed: ParsedFiling) -> list[Section]:
     """The filing's sections, end to end: Cover, the Items found in the body, Signatures and appended financial
     statements where there are such headings; one "Document" section when no Item heading is found."""
     text, blocks = parsed.text, parsed.blocks
-    labels, titles, rank_map = _section_scheme(str(parsed.meta.get("form", "")))
+    quarterly = "10-Q" in filing_form(parsed).upper()
+    labels, titles, rank_map = section_scheme("10-Q" if quarterly else str(parsed.meta.get("form", "")))
+    candidates = _item_candidates(blocks, titles, rank_map, quarterly)
+    chosen = _best_item_chain(candidates, len(text))
+    starts = _chain_starts(blocks, chosen, labels, titles)
+    indexed: list[tuple[int, str, str]] = []
+    if quarterly:
+        starts = _with_unheaded_statements(parsed, starts, candidates, chosen)
+    elif len(chosen) < _XREF_MAX_HEADINGS and (indexed := cross_reference_starts(parsed, labels, titles)):
+        starts = indexed  # the body has no Item headings: the cross-reference index says where each Item is
+    if starts:
+        signatures = next((b for b in blocks if b.char_start > starts[-1][0] and b.kind == "text"
+                           and len(b.text) <= 30 and _SIGNATURES_RE.match(b.text)), None)
+        if signatures is not None:
+            starts.append((signatures.char_start, "Signatures", "Signatures"))
+        if chosen and not indexed:
+            last_block = chosen[-1][0].block
+            item15 = next((cand.block for cand, rank in chosen if labels[rank] == "Item 15"), last_block)
+            appendix = _financial_statements_appendix(parsed, starts, item15)
+            if appendix is not None:
+                starts.append((appendix.char_start, "Financial Statements", "Financial Statements"))
+                starts.sort(key=lambda s: s[0])
+        if starts[0][0] > 0:
+            starts.insert(0, (0, "Cover", "Cover page and table of contents"))
+    else:
+        starts = [(0, "Document", "")]
+    sections = []
+    for n, (start, item, title) in enumerate(starts):
+        end = starts[n + 1][0] if n + 1 < len(starts) else len(text)
+        # Sections run block start to block start; the blank line before the next one belongs to this one.
+        sections.append(Section(item, title, start, end, parsed.page_at(start), parsed.page_at(max(start, end - 1))))
+    return sections
+
+
+_XREF_MAX_HEADINGS = 3  # with fewer Item headings than this in the body, a cross-reference index is read instead
+_QUARTERLY_COVER_RE = re.compile(r"\bQUARTERLY\s+REPORT\b", re.I)
+_OTHER_INFORMATION_RE = re.compile(r"^PART\s+II\b\W*OTHER\s+INFORMATION\b", re.I)
+
+
+def filing_form(parsed: ParsedFiling) -> str:
+    """The form from the metadata (dei:DocumentType, the SEC header, the cover); where none is known, "10-Q" when
+    the body shows a quarterly report (the cover's "quarterly report", Form 10-Q's "PART II - OTHER INFORMATION")."""
+    form = str(parsed.meta.get("form") or "")
+    if form:
+        return form
+    if _QUARTERLY_COVER_RE.search(parsed.text[:5000]) or any(
+            b.kind == "text" and len(b.text) <= 80 and _OTHER_INFORMATION_RE.match(b.text) for b in parsed.blocks):
+        return "10-Q"
+    return ""
+
+
+def _item_candidates(blocks: list[Block], titles: list[str], rank_map: dict[tuple[str, str], list[int]],
+                     quarterly: bool) -> list[_Candidate]:
+    """Every block that reads as an Item heading, with the ranks (Items of the form) it may stand for."""
     candidates: list[_Candidate] = []
     part = ""
     for i, block in enumerate(blocks):
@@ -188,19 +137,45 @@ def find_sections(parsed: ParsedFiling) -> list[Section]:
         number = m.group("num").lstrip("0") + (m.group("letter") or "").upper()
         if m.group("sub"):  # "Item 8.01" of a current report
             number = f"{m.group('num').lstrip('0')}.{m.group('sub')}"
-        block_part = (m.group("part") or part).upper()
-        ranks = rank_map.get((block_part, number)) or rank_map.get(("", number))
+        rest = m.group("rest")
+        next_text = blocks[i + 1].text if i + 1 < len(blocks) and blocks[i + 1].kind == "text" else ""
+        if quarterly:
+            ranks = _quarterly_ranks(number, (m.group("part") or "").upper(), part, rest or next_text[:120],
+                                     titles, rank_map)
+        else:
+            block_part = (m.group("part") or part).upper()
+            ranks = rank_map.get((block_part, number)) or rank_map.get(("", number))
         if not ranks:
             continue
-        rest = m.group("rest")
         canonical = titles[ranks[0]]
-        if len(block.text) > _HEADING_MAX_CHARS and not _letters(rest).startswith(_letters(canonical)[:12]):
+        if len(block.text) > _HEADING_MAX_CHARS and not letters(rest).startswith(letters(canonical)[:12]):
             continue  # a paragraph that happens to start with "Item 7 ...": a cross-reference, not a heading
-        next_text = blocks[i + 1].text if i + 1 < len(blocks) and blocks[i + 1].kind == "text" else ""
         candidates.append(_Candidate(i, block.char_start, ranks, _item_title(rest, canonical, next_text)))
-    chosen = _best_item_chain(candidates, len(text))
+    return candidates
 
-    starts: list[tuple[int, str, str]] = []  # (char_start, item, title)
+
+def _quarterly_ranks(number: str, stated_part: str, running_part: str, title: str, titles: list[str],
+                     rank_map: dict[tuple[str, str], list[int]]) -> list[int]:
+    """Which Item of Form 10-Q an "Item N" heading is: both Parts number from 1, so the Part the heading states,
+    else the Item's own title (Part I Item 2 is the MD&A, Part II Item 2 the sales of equity securities), else the
+    last "PART" heading above it; where none tells, both, and the chain of headings decides."""
+    if stated_part in ("I", "II"):
+        return rank_map.get((stated_part, number), [])
+    ranks = rank_map.get(("", number), [])
+    if len(ranks) < 2:
+        return ranks
+    heading = letters(title)[:80]
+    by_title = [r for r in ranks if heading and letters(titles[r])[:12] in heading]
+    if len(by_title) == 1:
+        return by_title
+    by_part = [r for r in ranks if r in rank_map.get((running_part, number), [])]
+    return by_part or ranks
+
+
+def _chain_starts(blocks: list[Block], chosen: list[tuple[_Candidate, int]], labels: list[str],
+                  titles: list[str]) -> list[tuple[int, str, str]]:
+    """(char_start, item, title) of the chosen headings; a "PART" heading right above one opens its section."""
+    starts: list[tuple[int, str, str]] = []
     for cand, rank in chosen:
         start = cand.pos
         prev = blocks[cand.block - 1] if cand.block else None
@@ -208,28 +183,57 @@ def find_sections(parsed: ParsedFiling) -> list[Section]:
             start = prev.char_start  # "PART II" right above "Item 5" opens the section with it
             if starts and start <= starts[-1][0]:
                 start = cand.pos
-        starts.append((start, labels[rank], cand.title))
-    if starts:
-        last_block = chosen[-1][0].block
-        for block in blocks[last_block + 1 :]:
-            if block.kind == "text" and len(block.text) <= 30 and _SIGNATURES_RE.match(block.text):
-                starts.append((block.char_start, "Signatures", "Signatures"))
+        title = cand.title
+        if rank != cand.ranks[0] and title == titles[cand.ranks[0]]:
+            title = titles[rank]  # an untitled "Item 1" read as Part II's takes Part II's title
+        starts.append((start, labels[rank], title))
+    return starts
+
+
+# The captions of the primary financial statements (Regulation S-X): where a 10-Q prints them without an "Item 1"
+# heading, the first of them opens Part I Item 1.
+_STATEMENT_CAPTION_RE = re.compile(
+    r"\b(?:CONDENSED\s+)?CONSOLIDATED\s+(?:STATEMENTS?\s+OF\s+(?:OPERATIONS|INCOME|EARNINGS|COMPREHENSIVE|CASH"
+    r"\s+FLOWS|FINANCIAL\s+POSITION)|BALANCE\s+SHEETS?)\b|\b(?:CONDENSED\s+)?BALANCE\s+SHEETS?\b",
+    re.I,
+)
+_CAPTION_WINDOW = 200  # a PDF paragraph may run the page header and the caption together
+_PAGE_TOP_BLOCKS = 4
+
+
+def _with_unheaded_statements(parsed: ParsedFiling, starts: list[tuple[int, str, str]],
+                              candidates: list[_Candidate], chosen: list[tuple[_Candidate, int]]
+                              ) -> list[tuple[int, str, str]]:
+    """A 10-Q whose financial statements follow the cover and table of contents with no "Item 1" heading: Form
+    10-Q puts them in Part I Item 1, so the first statement caption after the table of contents opens it. A
+    "Part I Item 1" that is only the table of contents' line (little text before the next heading) moves there."""
+    if not chosen:
+        return starts
+    first = 0
+    if starts[0][1] == "Part I Item 1":
+        if chosen[0][0].quality >= 1.0 or len(chosen) < 2:
+            return starts
+        if not any(chosen[0][0].block < c.block < chosen[1][0].block for c in candidates):
+            return starts  # no other heading follows it before the next Item: not a table of contents line
+        first = 1
+    body_start = chosen[first][0]
+    toc = [c for c in candidates if c.block < body_start.block]
+    search_from = toc[-1].block + 1 if toc else 0
+    blocks = parsed.blocks
+    for i in range(search_from, body_start.block):
+        block = blocks[i]
+        if not _STATEMENT_CAPTION_RE.search(block.caption if block.kind == "table" else block.text[:_CAPTION_WINDOW]):
+            continue
+        if block.kind == "text" and i >= _PAGE_TOP_BLOCKS and blocks[i - _PAGE_TOP_BLOCKS].page == block.page:
+            continue  # not near the top of its page: a sentence naming a statement, not its caption
+        start = block
+        for above in blocks[max(search_from, i - _PAGE_TOP_BLOCKS + 1) : i][::-1]:
+            if above.page != block.page or above.kind != "text" or len(above.text) > 120:
                 break
-        item15 = next((cand.block for cand, rank in chosen if labels[rank] == "Item 15"), last_block)
-        appendix = _financial_statements_appendix(parsed, starts, item15)
-        if appendix is not None:
-            starts.append((appendix.char_start, "Financial Statements", "Financial Statements"))
-            starts.sort(key=lambda s: s[0])
-        if starts[0][0] > 0:
-            starts.insert(0, (0, "Cover", "Cover page and table of contents"))
-    else:
-        starts = [(0, "Document", "")]
-    sections = []
-    for n, (start, item, title) in enumerate(starts):
-        end = starts[n + 1][0] if n + 1 < len(starts) else len(text)
-        # Sections run block start to block start; the blank line before the next one belongs to this one.
-        sections.append(Section(item, title, start, end, parsed.page_at(start), parsed.page_at(max(start, end - 1))))
-    return sections
+            start = above  # "PART I", the company's name above the caption open the statements with it
+        title = "Financial Statements"
+        return [(start.char_start, "Part I Item 1", title)] + starts[first:]
+    return starts
 
 
 _FS_HEADING_RE = re.compile(
