@@ -136,7 +136,8 @@ class FilingVectorStore(FaissVectorStore):
             params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(rows.astype("int64")))
         scores, ids = self.client.search(vector, k, params=params)
         hits = [(int(i), float(s)) for s, i in zip(scores[0], ids[0]) if i >= 0]
-        nodes = [self._nodes[i] for i, _ in hits]
+        all_nodes = self._nodes  # bound once: a pydantic private attribute costs a lookup per access
+        nodes = [all_nodes[i] for i, _ in hits]
         return VectorStoreQueryResult(
             nodes=nodes, similarities=[s for _, s in hits], ids=[node.node_id for node in nodes]
         )
@@ -150,10 +151,11 @@ class FilingVectorStore(FaissVectorStore):
             hit = column_mask(self.columns, "doc_id", doc_ids)
             mask = hit if mask is None else mask & hit
         if node_ids:
-            if self._row_of_node is None:
-                self._row_of_node = {node.node_id: row for row, node in enumerate(self._nodes)}
+            row_of_node = self._row_of_node
+            if row_of_node is None:
+                row_of_node = self._row_of_node = {node.node_id: row for row, node in enumerate(self._nodes)}
             hit = np.zeros(len(self), dtype=bool)
-            hit[[self._row_of_node[i] for i in node_ids if i in self._row_of_node]] = True
+            hit[[row_of_node[i] for i in node_ids if i in row_of_node]] = True
             mask = hit if mask is None else mask & hit
         return None if mask is None else np.flatnonzero(mask)
 
