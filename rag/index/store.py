@@ -117,6 +117,7 @@ class IndexStore:
     # ---- paths and identity
     @property
     def fingerprint(self) -> str:
+        """Names a shard's chunking settings; CHUNKER_VERSION is read through its module, so a bump is seen."""
         raw = f"{self.settings.embed_model}|{self.settings.chunk_tokens}|{chunking.CHUNKER_VERSION}"
         return hashlib.sha256(raw.encode()).hexdigest()[:10]
 
