@@ -1,14 +1,18 @@
-"""Query analysis and hybrid retrieval over the index: dense (FAISS), keyword (BM25) or both fused."""
+"""Retrieval over the index for a question plan: dense (the FAISS vector store), keyword (BM25) or both fused."""
 
 from __future__ import annotations
 
 import re
 import time
 
+import bm25s
 import numpy as np
 from llama_index.core.retrievers import BaseRetriever, QueryFusionRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.core.vector_stores.types import VectorStoreQuery
+from llama_index.retrievers.bm25 import BM25Retriever
 
+from .index import keyword_stemmer
 from .question import Catalog, plan_question
 from .schema import MODES, Filters, QuestionPlan, RetrievalResult
 
@@ -38,32 +42,24 @@ def search_text(question: str, analysis: QuestionPlan, applied: "Filters") -> st
 
 
 class SubsetVectorRetriever(BaseRetriever):
-    """Dense search over FAISS, restricted exactly to a subset of rows when filters apply.
-
-    LlamaIndex's FAISS store has no metadata filters; over-fetching and dropping misses can return fewer than k.
-    Here FAISS itself searches only the subset's vectors (an IDSelector), so k hits come back whenever the
-    subset holds k chunks."""
+    """Dense search through the index's vector store (a LlamaIndex VectorStoreQuery), restricted exactly to a
+    subset of rows when filters apply: the query names the subset's chunks, and the store searches only their
+    vectors, so k hits come back whenever the subset holds k chunks."""
 
     def __init__(self, index, embed_model, top_k: int, subset: np.ndarray | None):
         super().__init__()
         self._index, self._embed, self._k, self._subset = index, embed_model, top_k, subset
 
     def _retrieve(self, query_bundle: QueryBundle):
-        import faiss
-        from llama_index.core.schema import NodeWithScore
-
         if len(self._index) == 0 or (self._subset is not None and len(self._subset) == 0):
             return []
-        emb = query_bundle.embedding or _embed_query(self._embed, query_bundle.query_str)
-        vec = np.asarray(emb, dtype="float32").reshape(1, -1)
-        k = min(self._k, len(self._index) if self._subset is None else len(self._subset))
-        params = None
-        if self._subset is not None:
-            params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(self._subset.astype("int64")))
-        scores, ids = self._index.vectors.search(vec, k, params=params)
-        return [
-            NodeWithScore(node=self._index.nodes[i], score=float(s)) for s, i in zip(scores[0], ids[0]) if i >= 0
-        ]
+        query = VectorStoreQuery(
+            query_embedding=query_bundle.embedding or _embed_query(self._embed, query_bundle.query_str),
+            similarity_top_k=self._k,
+            node_ids=None if self._subset is None else self._index.node_ids(self._subset),
+        )
+        found = self._index.vector_store.query(query)
+        return [NodeWithScore(node=node, score=score) for node, score in zip(found.nodes, found.similarities)]
 
 
 def _embed_query(embed_model, text: str):
@@ -83,18 +79,11 @@ def _cached_query_embedding(model_id: int, text: str, embed_model):
 
 
 def _keyword_retriever(index, top_k: int, subset: np.ndarray | None):
-    from llama_index.core.schema import NodeWithScore
-    from llama_index.retrievers.bm25 import BM25Retriever
-
-    from .index import keyword_stemmer
-
     class SubsetBM25Retriever(BM25Retriever):
         """BM25 (bm25s) with a per-query mask, mapping hits back to the index's own nodes. Chunks outside the
         subset, or with no query term at all (score 0), are not returned."""
 
         def _retrieve(self, query_bundle: QueryBundle):
-            import bm25s
-
             tokens = bm25s.tokenize(
                 query_bundle.query_str, stemmer=self.stemmer, token_pattern=self.token_pattern, show_progress=False
             )

@@ -46,8 +46,8 @@ def corpus(tmp_path_factory):
     """A fact store over the real filings above, each fact mapped to its chunk; plus chunk texts by id."""
     if not CORPUS.exists():
         pytest.skip(f"{CORPUS} is absent: the shared corpus (../shared beside the project) is needed for this test")
-    from rag.index import IndexStore, file_sha256, filing_meta
-    from rag.parse import parse_file
+    from rag.index import IndexStore, filing_meta
+    from rag.parse import file_sha256, parse_file
 
     settings = get_settings(storage_dir=tmp_path_factory.mktemp("facts-storage"))
     chunker = IndexStore(settings).chunker()

@@ -10,10 +10,20 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+from llama_index.core import VectorStoreIndex
+from llama_index.core.vector_stores.types import (
+    BasePydanticVectorStore,
+    FilterCondition,
+    FilterOperator,
+    MetadataFilter,
+    MetadataFilters,
+    VectorStoreQuery,
+)
 
 from rag.config import get_settings
-from rag.index import NODE_META_KEYS, IndexBusy, IndexStore
+from rag.index import NODE_META_KEYS, FilingVectorStore, IndexBusy, IndexStore
 from rag.retrieve import Retriever
 from rag.schema import Filters
 from tests.filings import ACME, BOLT, write_filing
@@ -95,18 +105,16 @@ def test_unchanged_filing_costs_no_embedding_and_new_one_embeds_only_its_chunks(
 
 def test_chunker_change_re_embeds_only_changed_chunks(store, tmp_path, embed_calls, monkeypatch):
     """A new chunker version rebuilds every shard, but a chunk whose text is unchanged keeps its vector."""
-    import numpy as np
-
-    import rag.index as index_module
+    import rag.index.chunking as chunking
 
     acme = write_filing(tmp_path / "in", "acme.htm", **ACME, business_paragraphs=12)
     store.add([acme])
     before = {n.text: i for i, n in enumerate(store.load().nodes)}
-    old_vectors = store.load().vectors.reconstruct_n(0, len(before))
+    old_vectors = store.load().vector_store.client.reconstruct_n(0, len(before))
     calls = embed_calls["texts"]
 
     # The new chunker changes one Item's text only (as a chunker fix would).
-    original_split = index_module.FilingChunker.split
+    original_split = chunking.FilingChunker.split
 
     def split_v2(self, parsed, meta):
         chunks = original_split(self, parsed, meta)
@@ -115,8 +123,8 @@ def test_chunker_change_re_embeds_only_changed_chunks(store, tmp_path, embed_cal
                 chunk["text"] += " (revised)"
         return chunks
 
-    monkeypatch.setattr(index_module.FilingChunker, "split", split_v2)
-    monkeypatch.setattr(index_module, "CHUNKER_VERSION", index_module.CHUNKER_VERSION + "-test")
+    monkeypatch.setattr(chunking.FilingChunker, "split", split_v2)
+    monkeypatch.setattr(chunking, "CHUNKER_VERSION", chunking.CHUNKER_VERSION + "-test")
     report = store.add([acme])
     assert report.rows[0]["status"] == "indexed"
     index = store.load()
@@ -124,7 +132,7 @@ def test_chunker_change_re_embeds_only_changed_chunks(store, tmp_path, embed_cal
     assert changed and len(changed) < len(index.nodes)
     assert embed_calls["texts"] - calls == len(changed), "unchanged chunks were embedded again"
     assert report.rows[0]["reused"] == len(index.nodes) - len(changed)
-    vectors = index.vectors.reconstruct_n(0, len(index))
+    vectors = index.vector_store.client.reconstruct_n(0, len(index))
     fresh = np.asarray(store.embed_model().get_text_embedding(changed[0].text), dtype="float32")
     for i, node in enumerate(index.nodes):
         if node.text in before:
@@ -146,7 +154,7 @@ def test_remove_leaves_no_orphans(store, tmp_path):
     removed = store.remove([str(bolt)])
     assert len(removed) == 1
     after = store.load()
-    assert len(after) == acme_chunks == after.vectors.ntotal
+    assert len(after) == acme_chunks == after.vector_store.client.ntotal
     assert all(n.metadata["ticker"] == "ACME" for n in after.nodes)
     assert not any("quintaphonic" in n.node.text for n in _keyword_hits(store, "quintaphonic drivetrain"))
     dense = Retriever(after, store.embed_model()).retrieve(
@@ -209,7 +217,7 @@ def test_killed_indexing_run_leaves_previous_index_loadable(tmp_path):
 
     after = store.load()
     assert after.generation == before.generation
-    assert len(after) == len(before) == after.vectors.ntotal
+    assert len(after) == len(before) == after.vector_store.client.ntotal
     assert {n.metadata["ticker"] for n in after.nodes} == {"ACME"}
     # The next run finishes the job and cleans up what the killed one left.
     report = store.add([big])
@@ -255,3 +263,105 @@ def test_cli_index_list_remove(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "rag", "remove", "nope"], cwd=ROOT, env=env,
                              capture_output=True, text=True)
     assert missing.returncode == 1 and "no indexed filing" in missing.stderr
+
+
+# ---- The dense store (FilingVectorStore) behind LlamaIndex's vector-store interface
+
+
+@pytest.fixture(scope="module")
+def two_filings(tmp_path_factory):
+    """ACME (FY2024) and BOLT (FY2023), indexed once for the vector-store tests."""
+    tmp = tmp_path_factory.mktemp("two")
+    store = IndexStore(get_settings(storage_dir=tmp / "storage", data_dir=tmp / "data"))
+    store.add([write_filing(tmp / "in", "acme.htm", **ACME, business_paragraphs=12),
+               write_filing(tmp / "in", "bolt.htm", **BOLT, business_paragraphs=12)])
+    return store
+
+
+def _own_vector_store(index):
+    """A store of the test's own (deleting from a LoadedIndex's store would desync its keyword index)."""
+    vectors = index.vector_store.client.reconstruct_n(0, len(index))
+    return FilingVectorStore.from_vectors(index.nodes, vectors, vectors.shape[1]), vectors
+
+
+def _query(store, embedding, k, **selection):
+    return store.query(VectorStoreQuery(query_embedding=embedding, similarity_top_k=k, **selection))
+
+
+def test_vector_store_filters_are_exact(two_filings):
+    index = two_filings.load()
+    embedding = two_filings.embed_model().get_query_embedding("Acme zorblax coupler")
+    store, vectors = _own_vector_store(index)
+    bolt = [i for i, n in enumerate(index.nodes) if n.metadata["ticker"] == "BOLT"]
+    assert 0 < len(bolt) < len(index)
+
+    # A subset holding k chunks gives k, nothing outside it, best first, scored as FAISS scores the whole index.
+    ticker_is_bolt = MetadataFilters(filters=[MetadataFilter(key="ticker", value="bolt")])
+    found = _query(store, embedding, len(bolt), filters=ticker_is_bolt)
+    assert len(found.nodes) == len(bolt)
+    assert {n.metadata["ticker"] for n in found.nodes} == {"BOLT"}
+    expected = sorted(bolt, key=lambda i: -float(vectors[i] @ np.asarray(embedding, dtype="float32")))
+    assert [n.node_id for n in found.nodes] == [index.nodes[i].node_id for i in expected]
+    assert found.similarities == sorted(found.similarities, reverse=True)
+    assert len(_query(store, embedding, len(bolt) + 5, filters=ticker_is_bolt).nodes) == len(bolt)
+
+    # IN, AND/OR, doc_ids and node_ids select the same rows the index's own filter columns do.
+    in_2023 = MetadataFilters(filters=[MetadataFilter(key="fiscal_year", value=[2023, 2022],
+                                                      operator=FilterOperator.IN)])
+    assert {n.node_id for n in _query(store, embedding, 1000, filters=in_2023).nodes} == {
+        index.nodes[i].node_id for i in bolt}
+    either = MetadataFilters(filters=[MetadataFilter(key="ticker", value="ACME"),
+                                      MetadataFilter(key="fiscal_year", value=2023)], condition=FilterCondition.OR)
+    assert len(_query(store, embedding, 1000, filters=either).nodes) == len(index)
+    both = MetadataFilters(filters=[MetadataFilter(key="ticker", value="ACME"),
+                                    MetadataFilter(key="fiscal_year", value=2023)])
+    assert _query(store, embedding, 10, filters=both).nodes == []
+    bolt_doc = index.nodes[bolt[0]].metadata["doc_id"]
+    assert len(_query(store, embedding, 1000, doc_ids=[bolt_doc]).nodes) == len(bolt)
+    risk_rows = index.subset(sections=["Item 1A"])
+    picked = _query(store, embedding, 1000, node_ids=index.node_ids(risk_rows)).nodes
+    assert sorted(n.node_id for n in picked) == sorted(index.node_ids(risk_rows))
+
+    # A filter the store cannot apply exactly is refused, not ignored.
+    with pytest.raises(ValueError):
+        _query(store, embedding, 5, filters=MetadataFilters(filters=[MetadataFilter(key="company", value="x")]))
+    with pytest.raises(ValueError):
+        _query(store, embedding, 5, filters=MetadataFilters(
+            filters=[MetadataFilter(key="fiscal_year", value=2023, operator=FilterOperator.GT)]))
+
+
+def test_vector_store_delete_by_filing_removes_its_vectors(two_filings):
+    index = two_filings.load()
+    store, vectors = _own_vector_store(index)
+    embedding = two_filings.embed_model().get_query_embedding("quintaphonic drivetrain")
+    bolt_doc = next(n.metadata["doc_id"] for n in index.nodes if n.metadata["ticker"] == "BOLT")
+    acme_rows = [i for i, n in enumerate(index.nodes) if n.metadata["ticker"] == "ACME"]
+
+    store.delete(bolt_doc)
+    assert len(store) == store.client.ntotal == len(acme_rows)
+    found = _query(store, embedding, 1000)
+    assert len(found.nodes) == len(acme_rows) and {n.metadata["ticker"] for n in found.nodes} == {"ACME"}
+    # Row i is still node i: each remaining vector is the one its node had.
+    left = store.client.reconstruct_n(0, store.client.ntotal)
+    for row, node in enumerate(store.nodes):
+        assert np.array_equal(left[row], vectors[index.nodes.index(node)])
+    assert _query(store, embedding, 5, doc_ids=[bolt_doc]).nodes == []
+    store.delete(bolt_doc)  # deleting what is gone changes nothing
+    assert len(store) == len(acme_rows)
+
+
+def test_vector_store_serves_llamaindex_retrievers(two_filings):
+    index = two_filings.load()
+    embed_model = two_filings.embed_model()
+    assert isinstance(index.vector_store, BasePydanticVectorStore)
+    vector_index = VectorStoreIndex.from_vector_store(index.vector_store, embed_model=embed_model)
+    retriever = vector_index.as_retriever(
+        similarity_top_k=4, filters=MetadataFilters(filters=[MetadataFilter(key="ticker", value="BOLT")])
+    )
+    hits = retriever.retrieve("Which company builds the quintaphonic drivetrain?")
+    assert len(hits) == 4 and {h.node.metadata["ticker"] for h in hits} == {"BOLT"}
+    assert "quintaphonic" in hits[0].node.text
+    # The engine's own dense search goes through the same store and agrees with it.
+    ours = Retriever(index, embed_model).retrieve("Which company builds the quintaphonic drivetrain?", mode="dense",
+                                                  top_k=4, filters=Filters(tickers=["BOLT"]), use_analysis=False)
+    assert [n.node.node_id for n in ours.nodes][:1] == [hits[0].node.node_id]

@@ -103,7 +103,7 @@ def test_fusion_is_a_checked_setting(small_index, monkeypatch):
 
 
 def test_a_named_statement_is_searched_first(small_index):
-    from rag.index import _statement_pages
+    from rag.index import statement_pages
 
     index = small_index.load()
     kinds = list(index.columns["statement"])
@@ -126,7 +126,7 @@ def test_a_named_statement_is_searched_first(small_index):
     rows = " ".join(f"Line {i} 1,{i:03d} 2,{i:03d} ({i})" for i in range(12))
     pdf = _N("Consolidated Statement of Cash Flow s (Millions) " + rows, 7)
     same_page = _N(rows, 7)
-    assert _statement_pages([prose, pdf, same_page]) == ["", "cash flow statement", "cash flow statement"]
+    assert statement_pages([prose, pdf, same_page]) == ["", "cash flow statement", "cash flow statement"]
 
 
 def _hit(ticker, year, body, score=1.0):

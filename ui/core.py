@@ -93,7 +93,7 @@ def engine(s: Settings | None = None):
 
 
 def embedding_loaded(s: Settings | None = None) -> bool:
-    return getattr(_cached_engine(_index_key(s or settings())).store, "_embed", None) is not None
+    return _cached_engine(_index_key(s or settings())).store.embedding_loaded
 
 
 def index(s: Settings | None = None):

@@ -1,0 +1,27 @@
+"""Parsed filings -> one persisted hybrid index (dense vectors + BM25), and the loaded index retrieval searches.
+
+Modules:
+    chunking      FilingChunker: section-aware chunks sized with the embedding model's tokenizer
+    filings       which files are filings; a filing's sha256 and metadata
+    nodes         the chunk node and its nodes.jsonl line
+    transforms    the IngestionPipeline steps (chunk, embed only what changed)
+    columns       per-row filter columns (incl. the statement a chunk belongs to) and the rows a filter selects
+    vector_store  FilingVectorStore: FAISS as a LlamaIndex vector store, with exact filters and delete
+    loaded        LoadedIndex: one generation, loaded
+    store         IndexStore: shards, generations, atomic publish, the writer lock; add / remove / list / load
+"""
+
+from .chunking import CHUNKER_VERSION, FilingChunker
+from .columns import FILTER_COLUMNS, STATEMENT_CAPTIONS, metadata_columns, statement_pages
+from .filings import FILING_META_KEYS, filing_files, filing_meta
+from .loaded import LoadedIndex
+from .nodes import NODE_META_KEYS
+from .store import IndexBusy, IndexError_, IndexReport, IndexStore, Progress, keyword_stemmer
+from .vector_store import FilingVectorStore
+
+__all__ = [
+    "CHUNKER_VERSION", "FILING_META_KEYS", "FILTER_COLUMNS", "NODE_META_KEYS", "STATEMENT_CAPTIONS",
+    "FilingChunker", "FilingVectorStore", "IndexBusy", "IndexError_", "IndexReport", "IndexStore", "LoadedIndex",
+    "Progress", "filing_files", "filing_meta", "keyword_stemmer", "metadata_columns",
+    "statement_pages",
+]

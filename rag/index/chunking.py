@@ -1,0 +1,212 @@
+"""Filing text -> chunks: section-aware splitting sized with the embedding model's own tokenizer."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..parse import ParsedFiling, Section
+
+# Bump when the parsed text or the chunk layout changes: shards are rebuilt rather than mixed with new ones (only
+# chunks whose text changed are embedded again).
+CHUNKER_VERSION = "4"
+
+
+def chunker_version() -> str:
+    """CHUNKER_VERSION as it is now (read at call time, so a test that bumps it is seen by the store)."""
+    return CHUNKER_VERSION
+
+
+@dataclass
+class _ChunkPiece:
+    """A piece a chunk is built from: a paragraph, a table line, a sentence, or a word-piece window."""
+
+    start: int
+    end: int
+    tokens: int
+    table: int = -1  # index of the table block it belongs to, -1 for prose
+    is_table_head: bool = False  # one of the table's header lines
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+(?=[\"'(\[]?[A-Z0-9$])")
+
+
+def _line_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans, pos = [], start
+    while pos < end:
+        nl = text.find("\n", pos, end)
+        stop = end if nl < 0 else nl
+        if stop > pos:
+            spans.append((pos, stop))
+        pos = stop + 1
+    return spans
+
+
+def _sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    spans, pos = [], start
+    for match in _SENTENCE_END.finditer(text, start, end):
+        spans.append((pos, match.start()))
+        pos = match.end()
+    if pos < end:
+        spans.append((pos, end))
+    return [s for s in spans if s[1] > s[0]]
+
+
+class FilingChunker:
+    """Section-aware splitting sized with the embedding model's own tokenizer.
+
+    A chunk never crosses an Item; prose breaks at paragraph, then sentence, then word-piece boundaries; a table
+    breaks between rows, and a chunk that starts inside a table repeats the table's header line (the years).
+    Every chunk text starts with a one-line header (company, form, fiscal year, Item) and stays within
+    `chunk_tokens` word pieces, header included, so the embedder reads all of it.
+    """
+
+    MIN_SECTION_TOKENS = 40
+
+    def __init__(self, tokenizer, chunk_tokens: int):
+        self.tokenizer = tokenizer
+        self.chunk_tokens = chunk_tokens
+
+    def count(self, texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        enc = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        return [len(ids) for ids in enc]
+
+    @staticmethod
+    def header(meta: dict, section: Section) -> str:
+        who = meta.get("company") or meta.get("ticker") or "Unknown company"
+        if meta.get("ticker") and meta.get("company"):
+            who = f"{meta['company']} ({meta['ticker']})"
+        parts = [who, meta.get("form") or "filing"]
+        if meta.get("fiscal_year"):
+            parts.append(f"FY{meta['fiscal_year']}")
+        parts.append(f"{section.item}: {section.title}" if section.title else section.item)
+        return " · ".join(parts)
+
+    def split(self, parsed: ParsedFiling, meta: dict) -> list[dict]:
+        """Chunks as dicts: text, section, section_title, char_start, char_end, page_start, page_end."""
+        text = parsed.text
+        sections = parsed.sections or [Section("Document", "", 0, len(text), 1, _page_at(parsed, len(text) - 1))]
+        blocks = sorted(parsed.blocks, key=lambda b: b.char_start)
+        chunks: list[dict] = []
+        b = 0
+        carried: tuple[Section, list] | None = None
+        for n, section in enumerate(sections):
+            section_blocks = []
+            while b < len(blocks) and blocks[b].char_start < section.char_end:
+                if blocks[b].char_end > section.char_start:
+                    section_blocks.append(blocks[b])
+                b += 1
+            if carried:
+                # A tiny Item ("Item 1B. Unresolved Staff Comments: None.") rides with the next one rather than
+                # becoming a fragment chunk that neither search nor a reader can use.
+                first, first_blocks = carried
+                # Labelled as the substantial Item it joins, so a filter or a citation on that Item finds it.
+                title = f"{section.title} (with {first.item}: {first.title})" if first.title else (
+                    f"{section.title} (with {first.item})")
+                section = Section(section.item, title, first.char_start, section.char_end, first.page_start,
+                                  section.page_end)
+                section_blocks = first_blocks + section_blocks
+                carried = None
+            if not section_blocks:
+                continue
+            size = sum(self.count([parsed.text[blk.char_start:blk.char_end] for blk in section_blocks]))
+            if size < self.MIN_SECTION_TOKENS and n + 1 < len(sections):
+                carried = (section, section_blocks)
+                continue
+            head = self.header(meta, section)
+            budget = self.chunk_tokens - self.count([head])[0] - 1
+            chunks.extend(self._pack(parsed, section, head, budget, section_blocks))
+        return chunks
+
+    def _pieces(self, text: str, section_blocks, budget: int) -> list[_ChunkPiece]:
+        raw: list[tuple[int, int, int, bool]] = []
+        for i, block in enumerate(section_blocks):
+            if block.kind == "table":
+                header_len = len(block.table_header)
+                for start, end in _line_spans(text, block.char_start, block.char_end):
+                    raw.append((start, end, i, start < block.char_start + header_len))
+            else:
+                raw.append((block.char_start, block.char_end, -1, False))
+        counts = self.count([text[s:e] for s, e, _, _ in raw])
+        units: list[_ChunkPiece] = []
+        for (start, end, table, head), n in zip(raw, counts):
+            if n <= budget:
+                units.append(_ChunkPiece(start, end, n, table, head))
+                continue
+            # Too long for one chunk: sentences, and word-piece windows for a sentence that is still too long.
+            pieces = _sentence_spans(text, start, end)
+            for (ps, pe), pn in zip(pieces, self.count([text[s:e] for s, e in pieces])):
+                if pn <= budget:
+                    units.append(_ChunkPiece(ps, pe, pn, table, head))
+                else:
+                    units.extend(
+                        _ChunkPiece(ws, we, wn, table, head) for ws, we, wn in self._windows(text, ps, pe, budget)
+                    )
+        return units
+
+    def _windows(self, text: str, start: int, end: int, budget: int):
+        enc = self.tokenizer(text[start:end], add_special_tokens=False, return_offsets_mapping=True)
+        offsets = enc["offset_mapping"]
+        for i in range(0, len(offsets), budget):
+            window = offsets[i : i + budget]
+            yield start + window[0][0], start + window[-1][1], len(window)
+
+    def _pack(self, parsed: ParsedFiling, section: Section, head: str, budget: int, section_blocks) -> list[dict]:
+        text = parsed.text
+        units = self._pieces(text, section_blocks, budget)
+        # What a chunk that starts inside a table repeats: the table's caption (statement title, "in millions")
+        # and its column headers (the years).
+        table_headers = {
+            i: "\n".join(x for x in (getattr(blk, "caption", ""), blk.table_header) if x)
+            for i, blk in enumerate(section_blocks)
+            if blk.kind == "table" and (blk.table_header or getattr(blk, "caption", ""))
+        }
+        header_tokens = dict(zip(table_headers, self.count(list(table_headers.values()))))
+        out: list[dict] = []
+        current: list[_ChunkPiece] = []
+        used = 0
+        prefix = ""
+
+        def flush():
+            nonlocal current, used, prefix
+            if current:
+                start, end = current[0].start, current[-1].end
+                body = text[start:end]
+                out.append(
+                    {
+                        "text": f"{head}\n{prefix + chr(10) if prefix else ''}{body}",
+                        "section": section.item,
+                        "section_title": section.title,
+                        "char_start": start,
+                        "char_end": end,
+                        "page_start": _page_at(parsed, start),
+                        "page_end": _page_at(parsed, end - 1),
+                    }
+                )
+            current, used, prefix = [], 0, ""
+
+        for unit in units:
+            if current and used + unit.tokens > budget:
+                flush()
+            if not current and unit.table >= 0 and not unit.is_table_head and unit.table in table_headers:
+                # Starting inside a table: repeat its column headers so every number keeps its year.
+                if header_tokens[unit.table] + unit.tokens <= budget:
+                    prefix = table_headers[unit.table]
+                    used = header_tokens[unit.table]
+                elif section_blocks[unit.table].table_header:  # a long caption: the years alone still fit
+                    prefix = section_blocks[unit.table].table_header
+                    used = self.count([prefix])[0]
+            current.append(unit)
+            used += unit.tokens
+        flush()
+        return out
+
+
+def _page_at(parsed: ParsedFiling, offset: int) -> int:
+    if not parsed.page_starts:
+        return 1
+    return max(1, bisect.bisect_right(parsed.page_starts, max(offset, 0)))

@@ -1,0 +1,107 @@
+"""The per-row columns of a loaded index (what filters match on) and the rows a filter selects.
+
+Besides the chunk metadata, two columns are derived from the text: the primary statement a chunk belongs to, and
+the tiny Item the chunker merged into a chunk's section.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+import numpy as np
+
+# The columns a filter may name; "section" also matches the tiny Item merged into a section.
+FILTER_COLUMNS = ("statement", "ticker", "fiscal_year", "form", "section", "doc_id")
+
+
+def _merged_item(section_title: str) -> str:
+    """The tiny Item a chunk's section carries, from the chunker's title "Cybersecurity (with Item 1B: ...)"."""
+    m = re.search(r"\(with (Item \w+)[:)]", section_title)
+    return m.group(1) if m else ""
+
+
+# The primary financial statements, as their captions read in 10-Ks, matched with spaces removed because PDF text
+# layers split words ("Balance Shee t", "Cash Flow s").
+STATEMENT_CAPTIONS = {
+    "income statement": re.compile(r"statements?of(?:consolidated)?(?:operations|income|earnings)|incomestatements?"),
+    "balance sheet": re.compile(r"balancesheets?|statements?offinancial(?:position|condition)"),
+    "cash flow statement": re.compile(r"statements?ofcashflows?"),
+}
+_NUMBER = re.compile(r"(?<![\w.])\(?\$?\d[\d,]*(?:\.\d+)?\)?(?![\w])")
+_WORD = re.compile(r"\S+")
+
+
+def _is_tabular(text: str) -> bool:
+    """Mostly figures: a statement's rows, not prose that mentions one."""
+    numbers = len(_NUMBER.findall(text))
+    return numbers >= 12 and numbers >= 0.2 * len(_WORD.findall(text))
+
+
+def statement_pages(nodes) -> list[str]:
+    """Which primary statement each chunk belongs to ("" for none): a page where a chunk made mostly of figures
+    carries a statement's caption is that statement's page, and every such chunk on it belongs to it (a
+    statement's later rows no longer show the caption). A caption in prose has too few figures beside it."""
+    def body(node) -> str:
+        return node.text.split("\n", 1)[-1]  # without the chunk's own header line
+
+    dense = [_is_tabular(body(n)) for n in nodes]
+    page_kind: dict[tuple, str] = {}
+    for node, is_dense in zip(nodes, dense):
+        if not is_dense:
+            continue
+        squeezed = re.sub(r"\s+", "", body(node)).lower()
+        hits = [(m.start(), kind) for kind, rx in STATEMENT_CAPTIONS.items() if (m := rx.search(squeezed))]
+        if hits:
+            kind = min(hits)[1]  # the caption that comes first names the page
+            # Both pages of a chunk that runs onto the next one: its caption may open either.
+            for page in {node.metadata.get("page_start"), node.metadata.get("page_end")}:
+                page_kind.setdefault((node.metadata.get("doc_id"), page), kind)
+    return [page_kind.get((n.metadata.get("doc_id"), n.metadata.get("page_start")), "") if d else ""
+            for n, d in zip(nodes, dense)]
+
+
+def metadata_columns(nodes) -> dict[str, np.ndarray]:
+    """Per-row arrays of what filters match on (row i == nodes[i]), so a filter is one vectorised comparison."""
+    meta = [n.metadata for n in nodes]
+    return {
+        "statement": np.array(statement_pages(nodes), dtype=object),
+        "ticker": np.array([str(m.get("ticker") or "").upper() for m in meta], dtype=object),
+        "fiscal_year": np.array([int(m.get("fiscal_year") or 0) for m in meta], dtype=np.int64),
+        "form": np.array([str(m.get("form") or "").upper() for m in meta], dtype=object),
+        "section": np.array([m.get("section") or "" for m in meta], dtype=object),
+        "merged_section": np.array([_merged_item(m.get("section_title") or "") for m in meta], dtype=object),
+        "doc_id": np.array([m.get("doc_id") or "" for m in meta], dtype=object),
+        "node_id": np.array([n.node_id for n in nodes], dtype=object),
+    }
+
+
+def _normalised(column: str, values: Iterable) -> list:
+    if column in ("ticker", "form"):
+        return [str(v).upper() for v in values]
+    if column == "fiscal_year":
+        return [int(v) for v in values]
+    return list(values)
+
+
+def column_mask(columns: dict[str, np.ndarray], column: str, values: Iterable) -> np.ndarray:
+    """Which rows hold one of `values` in `column` (tickers and forms in any case, years as numbers)."""
+    if column not in FILTER_COLUMNS:
+        raise ValueError(f"no filter on {column!r}: filters apply to {', '.join(FILTER_COLUMNS)}")
+    wanted = _normalised(column, values)
+    hit = np.isin(columns[column], np.array(wanted, dtype=columns[column].dtype))
+    if column == "section":  # a tiny Item merged into the next one is found under its own name too
+        hit |= np.isin(columns["merged_section"], np.array(wanted, dtype=object))
+    return hit
+
+
+def rows_matching(columns: dict[str, np.ndarray], wanted: dict[str, Iterable]) -> np.ndarray | None:
+    """Row ids matching every non-empty filter in `wanted` (column -> accepted values); None = no filter at all."""
+    mask = None
+    for column, values in wanted.items():
+        values = list(values)
+        if not values:
+            continue
+        hit = column_mask(columns, column, values)
+        mask = hit if mask is None else (mask & hit)
+    return None if mask is None else np.flatnonzero(mask)

@@ -1,0 +1,87 @@
+"""Which files are filings, and each filing's identity (its bytes' sha256) and metadata."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Iterable
+
+from ..parse import ParsedFiling
+
+log = logging.getLogger(__name__)
+
+# What a filing's record in the manifest carries, and its Document's metadata when it is chunked.
+FILING_META_KEYS = (
+    "doc_id", "ticker", "company", "cik", "form", "fiscal_year", "fiscal_year_source", "period_end",
+    "filing_date", "accession", "source", "url", "path", "origin",
+)
+
+
+def filing_meta(path: Path, parsed: ParsedFiling, sha256: str, overrides: dict | None = None) -> dict:
+    """The filing's metadata: what the download recorded beside the file (filing.json), then what the file
+    itself says, then the caller's overrides for what neither knows."""
+    meta: dict = {}
+    sidecar = path.parent / "filing.json"
+    if sidecar.is_file():
+        try:
+            meta.update({k: v for k, v in json.loads(sidecar.read_text()).items() if v not in (None, "")})
+        except (OSError, ValueError):
+            log.warning("ignoring unreadable %s", sidecar)
+    for key, value in parsed.meta.items():
+        meta.setdefault(key, value)
+    for key, value in (overrides or {}).items():
+        if value in (None, ""):
+            continue
+        if key == "fiscal_year" and "fiscal_year" not in meta:
+            meta["fiscal_year_source"] = "caller"
+        meta.setdefault(key, value)
+    if meta.get("ticker"):
+        meta["ticker"] = str(meta["ticker"]).upper()
+    if meta.get("fiscal_year") not in (None, ""):
+        meta["fiscal_year"] = int(meta["fiscal_year"])
+    meta["doc_id"] = meta.get("accession") or f"local-{sha256[:16]}"
+    meta["path"] = str(path.resolve())
+    # A record's "source" says how it arrived (edgar/upload); a chunk's "source" is where to read it.
+    meta["origin"] = meta.pop("source", None) or "path"
+    meta["source"] = meta.get("url") or str(path.resolve())
+    meta["sha256"] = sha256
+    return meta
+
+
+def filing_files(paths: Iterable[str | Path]):
+    """The files to index for the paths a user names. In a folder, a filing that was downloaded or uploaded (a filing.json beside it) counts
+    once, as the primary document the record names; hidden folders (a download in progress) are skipped."""
+    suffixes = {".htm", ".html", ".txt", ".pdf"}
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                rel = child.relative_to(path).parts
+                if any(part.startswith(".") for part in rel) or not child.is_file():
+                    continue
+                if child.name == "filing.json":
+                    primary = _recorded_primary(child)
+                    if primary is not None:
+                        yield primary
+                    continue
+                if child.suffix.lower() in suffixes and not (child.parent / "filing.json").is_file():
+                    yield child
+        elif path.exists():
+            yield path
+        else:
+            raise FileNotFoundError(f"no such file or folder: {path}")
+
+
+def _recorded_primary(record: Path) -> Path | None:
+    try:
+        name = json.loads(record.read_text()).get("path")
+    except (OSError, ValueError):
+        return None
+    if not name:
+        return None
+    primary = (record.parent / name).resolve()
+    # The record must name a file inside its own folder: a record's contents never choose another path.
+    if primary.parent != record.parent.resolve() or not primary.is_file():
+        return None
+    return primary

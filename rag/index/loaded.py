@@ -1,0 +1,55 @@
+"""One index generation, loaded: what retrieval searches (nodes, the dense store, BM25, the filter columns)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .columns import rows_matching
+from .vector_store import FilingVectorStore
+
+
+@dataclass
+class LoadedIndex:
+    """One generation, loaded. Row i is nodes[i] everywhere: in the dense store, in BM25 and in the columns."""
+
+    generation: str
+    manifest: dict
+    nodes: list  # TextNode
+    vector_store: FilingVectorStore
+    bm25: object | None  # bm25s.BM25 (None when empty)
+    root: Path
+    columns: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def filings(self) -> dict[str, dict]:
+        return self.manifest.get("filings", {})
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def subset(self, tickers=(), fiscal_years=(), forms=(), sections=(), doc_ids=(), statements=()) -> np.ndarray | None:
+        """Row ids matching every given filter (None = no filter at all)."""
+        return rows_matching(self.columns, {
+            "statement": statements, "ticker": tickers, "fiscal_year": fiscal_years, "form": forms,
+            "section": sections, "doc_id": doc_ids,
+        })
+
+    def node_ids(self, rows: np.ndarray) -> list[str]:
+        """The chunk ids of some rows (what a VectorStoreQuery names to search only those)."""
+        return self.columns["node_id"][rows].tolist()
+
+    def shard_dir(self, doc_id: str) -> Path | None:
+        entry = self.filings.get(doc_id)
+        return self.root / "shards" / entry["shard"] if entry else None
+
+    def filing_text(self, doc_id: str) -> str:
+        shard = self.shard_dir(doc_id)
+        return (shard / "text.txt").read_text(encoding="utf-8") if shard else ""
+
+    def filing_sections(self, doc_id: str) -> list[dict]:
+        shard = self.shard_dir(doc_id)
+        return json.loads((shard / "sections.json").read_text()) if shard else []

@@ -1,0 +1,431 @@
+"""Parsed filings -> one persisted hybrid index (FAISS dense vectors + BM25) under storage/index/.
+
+Layout:
+    storage/index/CURRENT                 name of the live generation (replaced atomically)
+    storage/index/generations/<name>/     a complete, self-contained index: manifest.json, nodes.jsonl,
+                                          vectors.faiss (IndexFlatIP, row i == nodes.jsonl line i), bm25/
+    storage/index/shards/<key>/           per filing: nodes.jsonl + vectors.npy + text.txt + sections.json,
+                                          keyed by the file's sha256 and the chunking settings
+    storage/index/.writer.lock            serialises writers (two app sessions, or the CLI beside the app)
+
+Why generations: a writer builds the next index beside the live one and switches CURRENT with one os.replace,
+so a crash or kill part-way leaves the previous index loadable, and readers keep answering from it meanwhile.
+Why shards: they are the embedding cache. An unchanged filing (same bytes, same settings) costs no parse and
+no embedding; adding one embeds only its chunks; removing one drops its shard, so no vector is left behind.
+FAISS and BM25 are rebuilt from the shards on every change: flat inner-product search and bm25s indexing of a
+few tens of thousands of chunks take seconds, far less than embedding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import bm25s
+import faiss
+import numpy as np
+import Stemmer
+from filelock import FileLock
+from llama_index.core import Document
+from llama_index.core.ingestion import IngestionPipeline
+
+from .. import parse as parse_module
+from ..config import Settings, get_settings
+from ..embedding import get_embed_model, get_tokenizer, max_model_tokens
+from ..facts import backfill_filing, forget_filings, record_filing
+from ..parse import ParsedFiling
+from .chunking import FilingChunker, chunker_version
+from .columns import metadata_columns
+from .filings import FILING_META_KEYS, filing_files, filing_meta
+from .loaded import LoadedIndex
+from .nodes import node_to_json, read_nodes
+from .transforms import ChunkTransform, EmbedChangedChunks
+from .vector_store import FilingVectorStore
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, str, float], None]  # (filing name, stage, fraction of this filing done)
+
+
+class IndexError_(RuntimeError):
+    """A problem with the index a user should read (named with a trailing _ to keep the builtin usable)."""
+
+
+class IndexBusy(IndexError_):
+    pass
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The store (write side + loading)
+
+
+@dataclass
+class IndexReport:
+    """What one indexing run did, per filing and in total (the benchmark prints it)."""
+
+    rows: list[dict] = field(default_factory=list)
+    errors: list[dict] = field(default_factory=list)
+    build_seconds: float = 0.0
+    total_seconds: float = 0.0
+    changed: bool = False
+
+    @property
+    def embed_seconds(self) -> float:
+        return sum(r.get("embed_s", 0.0) for r in self.rows)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_text_atomic(path: Path, content: str) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(content)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+class IndexStore:
+    """The persisted index of one storage folder. Cheap to create; `load()` returns the live generation."""
+
+    def __init__(self, settings: Settings | None = None):
+        self.settings = settings or get_settings()
+        self.root = self.settings.index_dir
+        self._embed = None
+
+    # ---- paths and identity
+    @property
+    def fingerprint(self) -> str:
+        """Names a shard's chunking settings."""
+        raw = f"{self.settings.embed_model}|{self.settings.chunk_tokens}|{chunker_version()}"
+        return hashlib.sha256(raw.encode()).hexdigest()[:10]
+
+    def current_generation(self) -> str | None:
+        """The live generation's name: a cheap check for 'has another process changed the index?'."""
+        try:
+            name = (self.root / "CURRENT").read_text().strip()
+        except FileNotFoundError:
+            return None
+        return name or None
+
+    def _lock(self, timeout: float):
+        self.root.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.root / ".writer.lock"), timeout=timeout)
+
+    # ---- reading
+    def load(self) -> LoadedIndex:
+        """The last complete index (an empty one when nothing was indexed yet)."""
+        for _ in range(3):
+            name = self.current_generation()
+            if name is None:
+                return self._empty()
+            gen = self.root / "generations" / name
+            try:
+                manifest = json.loads((gen / "manifest.json").read_text())
+                nodes = read_nodes(gen / "nodes.jsonl")
+                vectors = faiss.read_index(str(gen / "vectors.faiss"))
+                bm25 = self._load_bm25(gen / "bm25") if nodes else None
+            except FileNotFoundError:
+                # A writer replaced and pruned this generation while we read it: read the new one.
+                time.sleep(0.05)
+                continue
+            if vectors.ntotal != len(nodes):
+                raise IndexError_(f"index generation {name} is inconsistent: {vectors.ntotal} vectors, {len(nodes)} chunks")
+            columns = metadata_columns(nodes)
+            return LoadedIndex(name, manifest, nodes, FilingVectorStore(vectors, nodes, columns), bm25, self.root,
+                               columns)
+        raise IndexError_("the index kept changing while loading; try again")
+
+    def _empty(self) -> LoadedIndex:
+        columns = metadata_columns([])
+        return LoadedIndex("", {"filings": {}}, [], FilingVectorStore(faiss.IndexFlatIP(1), [], columns), None,
+                           self.root, columns)
+
+    @staticmethod
+    def _load_bm25(path: Path):
+        return bm25s.BM25.load(str(path), load_corpus=False)
+
+    def list_filings(self) -> list[dict]:
+        manifest = self._manifest()
+        return sorted(
+            manifest.get("filings", {}).values(),
+            key=lambda f: (str(f.get("ticker") or ""), str(f.get("form") or ""), -(f.get("fiscal_year") or 0)),
+        )
+
+    def _manifest(self) -> dict:
+        name = self.current_generation()
+        if not name:
+            return {"filings": {}}
+        try:
+            return json.loads((self.root / "generations" / name / "manifest.json").read_text())
+        except FileNotFoundError:
+            return {"filings": {}}
+
+    # ---- writing
+    @property
+    def embedding_loaded(self) -> bool:
+        """Has the embedding model been loaded yet (the UI says so rather than block on it)?"""
+        return self._embed is not None
+
+    def embed_model(self):
+        if self._embed is None:
+            self._embed = get_embed_model(self.settings.embed_model, self.settings.embed_batch_size)
+        return self._embed
+
+    def chunker(self) -> FilingChunker:
+        limit = max_model_tokens(self.settings.embed_model) - 2  # [CLS] and [SEP]
+        return FilingChunker(get_tokenizer(self.settings.embed_model), min(self.settings.chunk_tokens, limit))
+
+    def add(
+        self,
+        paths: Iterable[str | Path],
+        *,
+        overrides: dict | None = None,
+        progress: Progress | None = None,
+        lock_timeout: float = 600.0,
+        parsed: dict[str, ParsedFiling] | None = None,
+    ) -> IndexReport:
+        """Index files (folders are walked). Unchanged filings are skipped; failures are reported per filing and
+        the others go on. Publishes one new generation at the end, if anything changed."""
+        files = list(filing_files(paths))
+        report = IndexReport()
+        started = time.perf_counter()
+        try:
+            lock = self._lock(lock_timeout)
+            lock.acquire()
+        except Exception as exc:  # filelock.Timeout
+            raise IndexBusy("another indexing run holds the index; try again when it finishes") from exc
+        try:
+            manifest = self._manifest()
+            filings = dict(manifest.get("filings", {}))
+            by_hash = {f["sha256"]: doc_id for doc_id, f in filings.items() if f.get("fingerprint") == self.fingerprint}
+            for path in files:
+                name = path.name
+                row = {"file": str(path), "status": "skipped", "parse_s": 0.0, "chunks": 0, "embed_s": 0.0}
+                try:
+                    t0 = time.perf_counter()
+                    sha = parse_module.file_sha256(path)
+                    if sha in by_hash:
+                        row.update(doc_id=by_hash[sha], chunks=filings[by_hash[sha]].get("chunks", 0))
+                        self._facts_backfill(filings[by_hash[sha]])  # facts hook (rag/facts.py)
+                        report.rows.append(row)
+                        if progress:
+                            progress(name, "unchanged", 1.0)
+                        continue
+                    if progress:
+                        progress(name, "parsing", 0.05)
+                    doc = (parsed or {}).get(str(path)) or parse_module.parse_file(path)
+                    row["parse_s"] = time.perf_counter() - t0
+                    meta = filing_meta(path, doc, sha, overrides)
+                    old = filings.get(meta["doc_id"])
+                    reuse = self._reusable_vectors(old, manifest)
+                    entry = self._build_shard(doc, meta, row, progress=progress, name=name, reuse=reuse)
+                    self._facts_record(doc, meta, entry)  # facts hook (rag/facts.py)
+                    if old and old.get("sha256") in by_hash:
+                        by_hash.pop(old["sha256"], None)
+                    filings[meta["doc_id"]] = entry
+                    by_hash[sha] = meta["doc_id"]
+                    row.update(status="indexed", doc_id=meta["doc_id"])
+                    report.changed = True
+                    if progress:
+                        progress(name, "indexed", 1.0)
+                except Exception as exc:  # noqa: BLE001 - one bad filing must not stop the others
+                    log.exception("indexing %s failed", path)
+                    row.update(status="failed", error=str(exc))
+                    report.errors.append({"file": str(path), "error": str(exc)})
+                    if progress:
+                        progress(name, f"failed: {exc}", 1.0)
+                report.rows.append(row)
+            if report.changed:
+                t0 = time.perf_counter()
+                self._publish(filings)
+                report.build_seconds = time.perf_counter() - t0
+        finally:
+            lock.release()
+        report.total_seconds = time.perf_counter() - started
+        return report
+
+    def remove(self, keys: Iterable[str], *, lock_timeout: float = 600.0) -> list[str]:
+        """Remove filings by accession/doc id or by file path. Returns the doc ids removed."""
+        keys = [str(k) for k in keys]
+        with self._lock(lock_timeout):
+            filings = dict(self._manifest().get("filings", {}))
+            removed = []
+            for doc_id, entry in list(filings.items()):
+                paths = {entry.get("path") or ""}
+                for key in keys:
+                    as_path = str(Path(key).resolve()) if key else ""
+                    if key == doc_id or key == entry.get("accession") or as_path in paths:
+                        removed.append(doc_id)
+                        filings.pop(doc_id)
+                        break
+            if removed:
+                self._publish(filings)
+                self._facts_forget(removed)  # facts hook (rag/facts.py)
+        return removed
+
+    # ---- facts hook (rag/facts.py): each filing's inline XBRL facts in storage/facts.sqlite3, mapped to chunks.
+    # A failure here is logged and never stops indexing: answers then fall back to retrieval alone.
+    def _facts_record(self, doc: ParsedFiling, meta: dict, entry: dict) -> None:
+        try:
+            record_filing(self.settings, doc, meta, self.root / "shards" / entry["shard"])
+        except Exception:  # noqa: BLE001
+            log.exception("storing the XBRL facts of %s failed", meta.get("doc_id"))
+
+    def _facts_backfill(self, entry: dict) -> None:
+        """An unchanged filing indexed before facts were stored (or whose facts DB is gone) gets its facts."""
+        try:
+            backfill_filing(self.settings, entry, self.root / "shards" / entry["shard"])
+        except Exception:  # noqa: BLE001
+            log.exception("storing the XBRL facts of %s failed", entry.get("doc_id"))
+
+    def _facts_forget(self, doc_ids: list[str]) -> None:
+        try:
+            forget_filings(self.settings, doc_ids)
+        except Exception:  # noqa: BLE001
+            log.exception("removing the XBRL facts of %s failed", doc_ids)
+
+    def _reusable_vectors(self, entry: dict | None, manifest: dict) -> dict[str, np.ndarray]:
+        """Chunk text -> vector from the filing's previous shard, when the same embedding model made it. A chunker
+        change or an amended file then re-embeds only the chunks whose text changed."""
+        if not entry or not entry.get("shard"):
+            return {}
+        model = entry.get("embed_model") or manifest.get("embed_model")
+        shard = self.root / "shards" / entry["shard"]
+        if model != self.settings.embed_model or not (shard / "vectors.npy").exists():
+            return {}
+        try:
+            nodes = read_nodes(shard / "nodes.jsonl")
+            vectors = np.load(shard / "vectors.npy")
+        except (OSError, ValueError) as exc:  # a damaged old shard only costs its reuse
+            log.warning("cannot reuse the vectors of %s: %s", shard, exc)
+            return {}
+        if len(nodes) != len(vectors):
+            return {}
+        return {node.text: vectors[i] for i, node in enumerate(nodes)}
+
+    def _build_shard(self, doc: ParsedFiling, meta: dict, row: dict, *, progress, name,
+                     reuse: dict[str, np.ndarray] | None = None) -> dict:
+        shards = self.root / "shards"
+        key = f"{meta['sha256'][:16]}-{self.fingerprint}"
+        final = shards / key
+        if progress:
+            progress(name, "chunking", 0.15)
+        splitter = ChunkTransform(chunker=self.chunker(), parsed=doc)
+        document = Document(text=doc.text, id_=meta["doc_id"], metadata={k: meta.get(k) for k in FILING_META_KEYS})
+        if not (final / "vectors.npy").exists():
+            if progress:
+                progress(name, "embedding", 0.3)
+            t0 = time.perf_counter()
+            embedder = EmbedChangedChunks(self.embed_model(), reuse or {})
+            pipeline = IngestionPipeline(transformations=[splitter, embedder], disable_cache=True)
+            nodes = pipeline.run(documents=[document])
+            row["embed_s"] = max(0.0, time.perf_counter() - t0 - splitter.seconds)
+            row["reused"] = embedder.reused
+            vectors = np.asarray([n.embedding for n in nodes], dtype="float32").reshape(len(nodes), -1)
+            tmp = shards / f".tmp-{key}-{uuid.uuid4().hex[:8]}"
+            tmp.mkdir(parents=True)
+            try:
+                with open(tmp / "nodes.jsonl", "w", encoding="utf-8") as fh:
+                    for node in nodes:
+                        fh.write(node_to_json(node) + "\n")
+                np.save(tmp / "vectors.npy", vectors)
+                (tmp / "text.txt").write_text(doc.text, encoding="utf-8")
+                (tmp / "sections.json").write_text(json.dumps([s.__dict__ for s in doc.sections]))
+                if final.exists():
+                    shutil.rmtree(final)
+                os.replace(tmp, final)
+                _fsync_dir(shards)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+            count = len(nodes)
+        else:
+            count = sum(1 for _ in open(final / "nodes.jsonl", encoding="utf-8"))
+        row["chunks"] = count
+        entry = {k: meta.get(k) for k in FILING_META_KEYS}
+        entry.update(sha256=meta["sha256"], fingerprint=self.fingerprint, embed_model=self.settings.embed_model,
+                     shard=key, chunks=count,
+                     indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
+        return entry
+
+    def _publish(self, filings: dict) -> None:
+        """Build the next generation from the shards, then switch CURRENT to it in one atomic step."""
+        gens = self.root / "generations"
+        gens.mkdir(parents=True, exist_ok=True)
+        name = f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
+        tmp = gens / f".tmp-{name}"
+        tmp.mkdir()
+        try:
+            nodes, vectors = [], []
+            for doc_id in sorted(filings):
+                shard = self.root / "shards" / filings[doc_id]["shard"]
+                nodes.extend(read_nodes(shard / "nodes.jsonl"))
+                vectors.append(np.load(shard / "vectors.npy"))
+            dim = vectors[0].shape[1] if vectors and vectors[0].size else 384
+            matrix = np.vstack(vectors).astype("float32") if vectors else np.zeros((0, dim), "float32")
+            FilingVectorStore.from_vectors(nodes, matrix, dim).persist(str(tmp / "vectors.faiss"))
+            with open(tmp / "nodes.jsonl", "w", encoding="utf-8") as fh:
+                for node in nodes:
+                    fh.write(node_to_json(node) + "\n")
+            if nodes:
+                tokens = bm25s.tokenize(
+                    [n.text for n in nodes], stopwords="en", stemmer=keyword_stemmer(), show_progress=False
+                )
+                bm25 = bm25s.BM25()
+                bm25.index(tokens, show_progress=False)
+                bm25.save(str(tmp / "bm25"))
+            manifest = {"version": 1, "embed_model": self.settings.embed_model, "dim": dim,
+                        "chunks": len(nodes), "filings": filings}
+            (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+            for path in tmp.rglob("*"):
+                if path.is_file():
+                    with open(path, "rb") as fh:
+                        os.fsync(fh.fileno())
+            os.replace(tmp, gens / name)
+            _fsync_dir(gens)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        _write_text_atomic(self.root / "CURRENT", name)
+        self._prune(keep={name}, live_shards={f["shard"] for f in filings.values()})
+
+    def _prune(self, keep: set[str], live_shards: set[str]) -> None:
+        """Drop old generations (keeping the previous one for readers mid-load), leftovers of killed runs, and
+        shards no filing uses any more."""
+        gens = self.root / "generations"
+        existing = sorted((p for p in gens.iterdir() if not p.name.startswith(".")), key=lambda p: p.name)
+        for path in existing[:-2]:
+            if path.name not in keep:
+                shutil.rmtree(path, ignore_errors=True)
+        for path in gens.glob(".tmp-*"):
+            shutil.rmtree(path, ignore_errors=True)
+        shards = self.root / "shards"
+        if shards.is_dir():
+            for path in shards.iterdir():
+                if path.name not in live_shards:
+                    shutil.rmtree(path, ignore_errors=True)
+
+
+def keyword_stemmer():
+    """The stemmer BM25 uses at index and at query time (bm25s does not persist it)."""
+    return Stemmer.Stemmer("english")

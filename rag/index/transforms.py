@@ -1,0 +1,71 @@
+"""The LlamaIndex IngestionPipeline steps that turn one parsed filing into embedded chunk nodes."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from llama_index.core.schema import TransformComponent
+from pydantic import PrivateAttr
+
+from ..parse import ParsedFiling
+from .chunking import FilingChunker
+from .nodes import NODE_META_KEYS, make_node
+
+
+class ChunkTransform(TransformComponent):
+    """The IngestionPipeline step that turns a filing Document into chunk nodes, using the parsed structure."""
+
+    _chunker: FilingChunker = PrivateAttr()
+    _parsed: ParsedFiling = PrivateAttr()
+    _seconds: float = PrivateAttr(default=0.0)
+
+    def __init__(self, chunker: FilingChunker, parsed: ParsedFiling):
+        super().__init__()
+        self._chunker = chunker
+        self._parsed = parsed
+
+    @property
+    def seconds(self) -> float:
+        return self._seconds
+
+    def __call__(self, nodes, **kwargs):
+        t0 = time.perf_counter()
+        out = []
+        for document in nodes:
+            meta = dict(document.metadata)
+            for i, chunk in enumerate(self._chunker.split(self._parsed, meta)):
+                text = chunk.pop("text")
+                node_meta = {**meta, **chunk, "chunk_index": i}
+                node_meta = {k: node_meta.get(k) for k in NODE_META_KEYS}
+                out.append(make_node(f"{meta['doc_id']}:{i:05d}", text, node_meta))
+        self._seconds += time.perf_counter() - t0
+        return out
+
+
+class EmbedChangedChunks(TransformComponent):
+    """The pipeline's embedding step: chunks whose exact text was embedded before by the same model keep that
+    vector; only the others go through the model (the text embedded is the node text: metadata is excluded)."""
+
+    _embed_model: object = PrivateAttr()
+    _known: dict = PrivateAttr()
+    _reused: int = PrivateAttr(default=0)
+
+    def __init__(self, embed_model, known: dict[str, np.ndarray]):
+        super().__init__()
+        self._embed_model = embed_model
+        self._known = known
+
+    @property
+    def reused(self) -> int:
+        return self._reused
+
+    def __call__(self, nodes, **kwargs):
+        fresh = [node for node in nodes if node.text not in self._known]
+        if fresh:
+            self._embed_model(fresh)
+        for node in nodes:
+            if node.text in self._known:
+                node.embedding = self._known[node.text].tolist()
+                self._reused += 1
+        return nodes
