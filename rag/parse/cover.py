@@ -76,10 +76,11 @@ def cover_form(head: str) -> str | None:
 
 def fill_from_cover(meta: dict, text: str, lines: str | None = None) -> None:
     """Fill what the XBRL did not give from the cover page: form, fiscal period end, registrant's exact name and
-    trading symbol; for an earnings release, its quarter. `lines`: the first pages with their line breaks, where
+    trading symbol; for an earnings release, its quarter. meta["cover_fields"] lists the keys filled here. `lines`: the first pages with their line breaks, where
     the text joined them (a PDF's paragraphs)."""
     cover = text[:20000]
     lines = (lines or cover)[:20000]
+    known = set(meta)
     if "form" not in meta and (form := cover_form(cover)):
         meta["form"] = form
     if "period_end" not in meta and (m := _COVER_PERIOD_RE.search(cover)):
@@ -95,6 +96,9 @@ def fill_from_cover(meta: dict, text: str, lines: str | None = None) -> None:
         meta["company"] = name
     if "ticker" not in meta and (ticker := trading_symbol(lines)):
         meta["ticker"] = ticker
+    # Which keys are the cover's reading rather than a tag's or a header's: a caller's own metadata beats these.
+    if guessed := sorted(set(meta) - known - {"fiscal_year_source", "fiscal_period_source"}):
+        meta["cover_fields"] = guessed
 
 
 # Cover lines that are not the registrant's name: the form's title, the file number, the report-type check boxes.

@@ -77,7 +77,8 @@ class ParsedFiling:
     # Read from the file itself: company, cik, form, fiscal_year (int), fiscal_year_source
     # ("dei:DocumentFiscalYearFocus" | "period_end" | "fiscal_period" | "caller"), fiscal_period ("Q1" | "Q2" |
     # "Q3" | "FY"), fiscal_period_source (see rag.parse.period), period_end (ISO), ticker, accession,
-    # filing_date, shares_outstanding. Keys absent when unknown.
+    # filing_date, shares_outstanding; cover_fields: the keys read from the cover's words rather than from dei:
+    # tags or an EDGAR header. Keys absent when unknown.
     meta: dict
     facts: list[Fact] = field(default_factory=list)
 
