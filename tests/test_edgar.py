@@ -365,6 +365,7 @@ def test_add_local_full_submission(settings, tmp_path):
     rec = add_local_file(src, settings=settings, source="path")
     assert (rec.accession, rec.doc_id, rec.filing_date) == (AAPL_2024, AAPL_2024, "2024-11-01")
     assert (rec.company, rec.cik, rec.form, rec.fiscal_year) == ("Apple Inc.", "320193", "10-K", 2024)
+    assert (rec.fiscal_period, rec.fiscal_period_source) == ("FY", "dei:DocumentFiscalPeriodFocus")
     assert rec.url == AAPL_2024_URL and rec.source == "path"
     assert rec.path.name == "primary-document.htm"
     assert rec.path.read_bytes() == html_bytes.rstrip(b"\r\n")
@@ -385,6 +386,45 @@ def test_add_local_file_caller_metadata(settings, tmp_path):
         add_local_file(src, settings=settings, fiscal_year="twenty")
     with pytest.raises(TypeError):
         add_local_file(src, settings=settings, colour="blue")
+
+
+def _quarterly_pdf() -> Path:
+    """A quarterly report PDF of a company whose fiscal year ends in January (its third quarter ends in October)."""
+    manifest = CORPUS / "pdf-10q" / "MANIFEST.tsv"
+    if not manifest.is_file():
+        pytest.skip(f"{manifest} absent")
+    for line in manifest.read_text(encoding="utf-8").splitlines()[1:]:
+        cells = line.split("\t")
+        if cells[3] == "10-Q" and cells[5] == "Q3":
+            return CORPUS / "pdf-10q" / cells[0]
+    pytest.skip("no third-quarter 10-Q PDF in the manifest")
+
+
+def test_add_local_pdf_fills_metadata_from_its_cover(settings, tmp_path):
+    src = _quarterly_pdf()
+    rec = add_local_file(src, settings=settings)
+    assert rec.form == "10-Q" and rec.company and rec.ticker and rec.ticker.isupper()
+    assert (rec.period_end, rec.fiscal_period, rec.fiscal_period_source) == ("2022-10-31", "Q3", "statement_periods")
+    assert (rec.fiscal_year, rec.fiscal_year_source) == (2023, "fiscal_period")
+    saved = json.loads((rec.path.parent / "filing.json").read_text())
+    assert (saved["fiscal_period"], saved["fiscal_period_source"]) == ("Q3", "statement_periods")
+    assert {"ticker", "company", "form", "fiscal_year", "fiscal_year_source", "period_end"} <= set(saved)
+    # What the caller says beats what was read from the cover's words.
+    rec2 = add_local_file(src, settings=settings, ticker="zzz", company="Someone Else", fiscal_period="q2",
+                          fiscal_year=2022)
+    assert (rec2.ticker, rec2.company, rec2.fiscal_period, rec2.fiscal_period_source) == (
+        "ZZZ", "Someone Else", "Q2", "caller")
+    assert (rec2.fiscal_year, rec2.fiscal_year_source, rec2.form) == (2022, "caller", "10-Q")
+    with pytest.raises(EdgarError, match="fiscal period must be one of Q1, Q2, Q3, FY"):
+        add_local_file(src, settings=settings, fiscal_period="Q5")
+
+
+def test_add_local_file_refuses_what_is_not_a_filing(settings, tmp_path):
+    page = tmp_path / "letter.htm"
+    page.write_text("<html><body><p>Dear friend,</p><p>Thanks for the lovely dinner last week.</p></body></html>")
+    with pytest.raises(EdgarError, match=r"letter.htm could not be read as a filing: .*not an SEC filing"):
+        add_local_file(page, settings=settings)
+    assert_data_empty(Path(settings.data_dir))
 
 
 def test_list_downloaded_ignores_temp_and_broken(settings, edgar_server):

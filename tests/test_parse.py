@@ -397,6 +397,7 @@ def test_inline_xbrl_hidden_header_contexts_scale_sign(variant):
     assert parsed.meta == {
         "company": "Example Corp", "cik": "0000123456", "form": "10-K", "ticker": "EXMP", "fiscal_year": 2024,
         "fiscal_year_source": "dei:DocumentFiscalYearFocus", "period_end": "2024-09-28", "shares_outstanding": 1500,
+        "fiscal_period": "FY", "fiscal_period_source": "form",
     }
 
 

@@ -387,6 +387,8 @@ def finish_download(acc_dir: Path, *, ticker: str | None, cik: str | None, form:
         form=(str(field_of(header, "form") or "").upper() or None) or form,
         fiscal_year=fiscal_year,
         fiscal_year_source=fy_source,
+        fiscal_period=meta.get("fiscal_period"),
+        fiscal_period_source=meta.get("fiscal_period_source"),
         period_end=period_end,
         filing_date=edgar_date(field_of(header, "filing_date")) or edgar_date(meta.get("filing_date")),
         accession=accession,

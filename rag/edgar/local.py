@@ -13,9 +13,11 @@ from ..config import Settings, get_settings
 from .record import (
     ACCESSION_RE,
     EXTRACTED_PRIMARY,
+    FISCAL_PERIODS,
+    FP_CALLER,
+    FP_DEI,
     FY_CALLER,
     FY_DEI,
-    FY_PERIOD_END,
     UPLOADS_DIR,
     EdgarError,
     FilingRecord,
@@ -38,7 +40,8 @@ from .storage import (
 
 UPLOAD_SUFFIXES = (".htm", ".html", ".txt", ".pdf")
 
-_OVERRIDE_KEYS = {"ticker", "company", "cik", "form", "fiscal_year", "period_end", "filing_date", "accession"}
+_OVERRIDE_KEYS = {"ticker", "company", "cik", "form", "fiscal_year", "fiscal_period", "period_end", "filing_date",
+                  "accession"}
 
 
 def add_local_file(
@@ -54,9 +57,10 @@ def add_local_file(
 
     name: the file's own name when `path` is a temporary copy (e.g. a browser upload); it is sanitised.
     source: "upload" (default) or "path".
-    meta_overrides: ticker, company, cik, form, fiscal_year, period_end, filing_date, accession, for what the
-    file does not say. What the file says wins, except that a fiscal year the caller gives beats one derived from
-    the period end (fiscal_year_source then says "caller").
+    meta_overrides: ticker, company, cik, form, fiscal_year, fiscal_period ("Q1".."Q3", "FY"), period_end,
+    filing_date, accession, for what the file does not say. What the file's tags (dei:) or EDGAR header say wins;
+    the caller's values beat what was only read from the cover page's words or derived (a fiscal year from the
+    period end, a quarter from the statements): fiscal_year_source / fiscal_period_source then say "caller".
     """
     settings = settings or get_settings()
     unknown = set(meta_overrides) - _OVERRIDE_KEYS
@@ -166,6 +170,11 @@ def _clean_overrides(raw: dict, shown: str) -> dict:
                 raise EdgarError(f"{shown}: the fiscal year must be a year like 2024, got {value!r}.") from None
         elif key in ("ticker", "form"):
             value = str(value).strip().upper()
+        elif key == "fiscal_period":
+            value = str(value).strip().upper()
+            if value not in FISCAL_PERIODS:
+                raise EdgarError(f"{shown}: the fiscal period must be one of {', '.join(FISCAL_PERIODS)}, "
+                                 f"got {raw[key]!r}.")
         elif key == "cik":
             value = norm_cik(value)
         elif key in ("period_end", "filing_date"):
@@ -185,22 +194,31 @@ def _clean_overrides(raw: dict, shown: str) -> dict:
 
 def _local_record(primary: Path, meta: dict, header, overrides: dict, edgar_name: str | None,
                   source: str) -> FilingRecord:
-    """The record of an added file: what the file says first, then its full submission's header, then the
-    caller's metadata."""
+    """The record of an added file: what the file's tags say first, then its full submission's header, then the
+    caller's metadata, then what was read from the cover page's words."""
+    from_cover = set(meta.get("cover_fields") or ())
 
     def pick(key: str, header_key: str | None = None):
-        for value in (meta.get(key), field_of(header, header_key or key), overrides.get(key)):
+        told = None if key in from_cover else meta.get(key)
+        guessed = meta.get(key) if key in from_cover else None
+        for value in (told, field_of(header, header_key or key), overrides.get(key), guessed):
             if value not in (None, ""):
                 return value
         return None
 
     period_end = edgar_date(pick("period_end"))
-    if meta.get("fiscal_year") not in (None, "") and (meta.get("fiscal_year_source") or FY_DEI) != FY_PERIOD_END:
+    if meta.get("fiscal_year") not in (None, "") and (meta.get("fiscal_year_source") or FY_DEI) == FY_DEI:
         fiscal_year, fy_source = fiscal_year_and_source(meta, period_end)
     elif "fiscal_year" in overrides:
         fiscal_year, fy_source = overrides["fiscal_year"], FY_CALLER
     else:
         fiscal_year, fy_source = fiscal_year_and_source(meta, period_end)
+    if meta.get("fiscal_period") and (meta.get("fiscal_period_source") == FP_DEI or "fiscal_period" not in overrides):
+        fiscal_period, fp_source = meta["fiscal_period"], meta.get("fiscal_period_source")
+    elif "fiscal_period" in overrides:
+        fiscal_period, fp_source = overrides["fiscal_period"], FP_CALLER
+    else:
+        fiscal_period, fp_source = None, None
     accession = pick("accession")
     accession = str(accession) if accession and ACCESSION_RE.match(str(accession)) else None
     cik = norm_cik(pick("cik"))
@@ -216,6 +234,8 @@ def _local_record(primary: Path, meta: dict, header, overrides: dict, edgar_name
         form=str(form).upper() if form else None,
         fiscal_year=fiscal_year,
         fiscal_year_source=fy_source,
+        fiscal_period=fiscal_period,
+        fiscal_period_source=fp_source,
         period_end=period_end,
         filing_date=edgar_date(pick("filing_date")),
         accession=accession,

@@ -28,6 +28,9 @@ SEC_ARCHIVES = "https://www.sec.gov/Archives/edgar/data"
 FY_DEI = "dei:DocumentFiscalYearFocus"
 FY_PERIOD_END = "period_end"
 FY_CALLER = "caller"
+FP_DEI = "dei:DocumentFiscalPeriodFocus"
+FP_CALLER = "caller"
+FISCAL_PERIODS = ("Q1", "Q2", "Q3", "FY")
 
 ACCESSION_RE = re.compile(r"^\d{10}-\d{2}-\d{6}$")
 
@@ -47,7 +50,10 @@ class FilingRecord:
     cik: str | None = None  # digits without leading zeros, e.g. "320193"
     form: str | None = None  # "10-K", "10-Q", ...
     fiscal_year: int | None = None
-    fiscal_year_source: str | None = None  # "dei:DocumentFiscalYearFocus" | "period_end" | "caller"
+    fiscal_year_source: str | None = None  # "dei:DocumentFiscalYearFocus" | "period_end" | "fiscal_period" | "caller"
+    fiscal_period: str | None = None  # "Q1" | "Q2" | "Q3" | "FY"
+    # "dei:DocumentFiscalPeriodFocus" | "form" | "statement_periods" | "fiscal_year_end" | "release_title" | "caller"
+    fiscal_period_source: str | None = None
     period_end: str | None = None  # ISO date
     filing_date: str | None = None  # ISO date
     accession: str | None = None  # "0000320193-24-000123"

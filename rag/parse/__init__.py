@@ -13,7 +13,8 @@ Inputs: EDGAR HTML (inline XBRL or plain), EDGAR full-submission .txt (SGML), pl
     pdf         PDF page text grouped into paragraphs
     plaintext   plain-text filings and their fixed-width tables
     submission  the SGML of a full submission
-    cover       dates as filings spell them, and what the cover page says
+    cover       dates as filings spell them, and what the cover page says (form, name, ticker)
+    period      the fiscal period (Q1, Q2, Q3, FY) and a quarter's fiscal year where no dei: tag says them
     tables      table rows -> `label | v1 | v2` lines
     builder     blocks -> one text with offsets, pages and fact spans
     sections    Item headings -> sections
@@ -21,13 +22,23 @@ Inputs: EDGAR HTML (inline XBRL or plain), EDGAR full-submission .txt (SGML), pl
 """
 
 from .readers import file_sha256, parse_file, parse_html, parse_pdf, parse_submission, parse_text
-from .results import Block, Fact, FullSubmission, ParsedFiling, ParseError, Section, SubmissionDocument
+from .results import (
+    Block,
+    Fact,
+    FullSubmission,
+    NotAFiling,
+    ParsedFiling,
+    ParseError,
+    Section,
+    SubmissionDocument,
+)
 from .submission import read_full_submission
 
 __all__ = [
     "Block",
     "Fact",
     "FullSubmission",
+    "NotAFiling",
     "ParseError",
     "ParsedFiling",
     "Section",

@@ -8,9 +8,17 @@ from pathlib import Path
 from .builder import BuiltText, TextBuilder
 from .results import ParseError
 
+_COVER_PAGES = 3
+
 
 def pdf_text(path: str | Path) -> BuiltText:
     """The text of a PDF filing, one page per PDF page; ParseError when it cannot be opened or has no text."""
+    return pdf_document(path)[0]
+
+
+def pdf_document(path: str | Path) -> tuple[BuiltText, str]:
+    """(pdf_text, the first pages' text with its line breaks): a cover page is read line by line (the name above
+    "(Exact name of registrant...)", the rows of the trading-symbol table), which paragraphs join."""
     # pypdfium2 (Apache-2.0 / BSD-3-Clause, PDFium's text layer): permissive, and ~25x faster than pypdf on a
     # 10-K. PyMuPDF is AGPL, which an open-source app under a permissive licence cannot ship.
     import pypdfium2
@@ -45,19 +53,23 @@ def _pdf_page_text(document, number: int) -> str:
         return ""
 
 
-def _document_text(document, name: str) -> BuiltText:
+def _document_text(document, name: str) -> tuple[BuiltText, str]:
     pages = range(len(document))
     if not pages:
         raise ParseError(f"{name} is a PDF without pages")
     builder = TextBuilder()
+    cover: list[str] = []
     for number, page in enumerate(pages):
         if number:
             builder.new_page()
-        for paragraph in _pdf_paragraphs(_pdf_page_text(document, page)):
+        page_text = _pdf_page_text(document, page)
+        if number < _COVER_PAGES:
+            cover.append(page_text)
+        for paragraph in _pdf_paragraphs(page_text):
             builder.add(paragraph)
     if not builder.raw:
         raise ParseError(f"{name} has no text layer (a scanned PDF?)")
-    return builder.build()
+    return builder.build(), "\n".join(cover)
 
 
 _PDF_HEADING_RE = re.compile(r"^(?:PART\s+(?:IV|I{1,3})\b|ITEMS?\s*\d{1,2}[A-Ca-c]?\b|SIGNATURES?$)", re.I)

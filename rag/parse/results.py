@@ -11,6 +11,11 @@ class ParseError(ValueError):
     """The input cannot be read as a filing; the message says why in words a user understands."""
 
 
+class NotAFiling(ParseError):
+    """The file reads, but nothing in it is an SEC filing's: no dei: tags, no EDGAR header, no cover page, no
+    Item headings. Callers show the message and write nothing."""
+
+
 @dataclass
 class Block:
     """A paragraph, heading or table of the filing's text. `text == ParsedFiling.text[char_start:char_end]`."""
@@ -70,8 +75,10 @@ class ParsedFiling:
     sections: list[Section]
     page_starts: list[int]  # page_starts[i] = char offset where page i+1 begins; page_starts[0] == 0
     # Read from the file itself: company, cik, form, fiscal_year (int), fiscal_year_source
-    # ("dei:DocumentFiscalYearFocus" | "period_end" | "caller"), period_end (ISO), ticker, accession,
-    # filing_date, shares_outstanding. Keys absent when unknown.
+    # ("dei:DocumentFiscalYearFocus" | "period_end" | "fiscal_period" | "caller"), fiscal_period ("Q1" | "Q2" |
+    # "Q3" | "FY"), fiscal_period_source (see rag.parse.period), period_end (ISO), ticker, accession,
+    # filing_date, shares_outstanding; cover_fields: the keys read from the cover's words rather than from dei:
+    # tags or an EDGAR header. Keys absent when unknown.
     meta: dict
     facts: list[Fact] = field(default_factory=list)
 

@@ -1,5 +1,6 @@
 """Inline XBRL: numeric facts (ix:nonFraction) with scale and sign applied, dei: facts, contexts (periods and
-dimensions), and the metadata the dei: facts state (company, form, fiscal year, period end, shares outstanding)."""
+dimensions), and the metadata the dei: facts state (company, form, fiscal year and period, period end, shares
+outstanding)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 from ..dates import fiscal_year_from_period_end
 from .builder import WS_RE
 from .cover import read_date
+from .period import FISCAL_PERIODS, FP_DEI
 from .results import Fact
 
 _DEI_META = {
@@ -159,6 +161,11 @@ class FactCollector:
             if re.fullmatch(r"\d{4}", text):
                 meta["fiscal_year"] = int(text)
                 meta["fiscal_year_source"] = "dei:DocumentFiscalYearFocus"
+                break
+        for text, _ in self.dei.get("dei:documentfiscalperiodfocus", []):
+            if text.strip().upper() in FISCAL_PERIODS:
+                meta["fiscal_period"] = text.strip().upper()
+                meta["fiscal_period_source"] = FP_DEI
                 break
         for text, _ in self.dei.get("dei:documentperiodenddate", []):
             iso = read_date(text)
