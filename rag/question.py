@@ -26,6 +26,7 @@ from .facts import (
     normalize,
     plain_word,
 )
+from .index import fiscal_period_of
 from .periods import read_periods
 from .schema import Calculation, MetricMention, QuestionPlan
 
@@ -121,6 +122,10 @@ class Catalog:
     # the facts layer matches them.
     words: set[str] = field(default_factory=set)
     word_aliases: dict[str, str] = field(default_factory=dict)
+    # ticker -> (period end, fiscal year, fiscal period) of each indexed filing, oldest first; and every fiscal
+    # period the index holds ("Q1".."Q3", "FY").
+    periods_by_ticker: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)
+    indexed_periods: set[str] = field(default_factory=set)
 
     @classmethod
     def build(cls, filings: list[dict], nodes=()) -> "Catalog":
@@ -144,6 +149,11 @@ class Catalog:
             if f.get("fiscal_year"):
                 years[ticker].add(int(f["fiscal_year"]))
         words, word_aliases = company_words(filings)
+        periods: dict[str, set[tuple[str, int, str]]] = defaultdict(set)
+        for f in filings:
+            period = fiscal_period_of(f)
+            if f.get("ticker") and f.get("fiscal_year") and period:
+                periods[str(f["ticker"]).upper()].add((str(f.get("period_end") or ""), int(f["fiscal_year"]), period))
         return cls(
             filings=list(filings),
             aliases=aliases,
@@ -153,6 +163,8 @@ class Catalog:
             company_names=company_names,
             words=words,
             word_aliases=word_aliases,
+            periods_by_ticker={t: sorted(held) for t, held in periods.items()},
+            indexed_periods={p for held in periods.values() for _e, _y, p in held},
         )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 
 import bm25s
 import numpy as np
@@ -20,12 +21,12 @@ from .schema import MODES, Filters, QuestionPlan, RetrievalResult
 # The search text
 
 
-def search_text(question: str, analysis: QuestionPlan, applied: "Filters") -> str:
+def search_text(question: str, plan: QuestionPlan, applied: Filters) -> str:
     """The question without the words that became filters ("Salesforce's", "fiscal 2025", "10-K"): every chunk
     of the filtered filings carries them in its header, so they only blur what the rest of the question asks."""
     values = {"ticker": set(applied.tickers), "fiscal_year": set(applied.fiscal_years), "form": set(applied.forms)}
     out, last = [], 0
-    for start, end, dimension, value in sorted(analysis.spans):
+    for start, end, dimension, value in sorted(plan.spans):
         if start < last or value not in values.get(dimension, ()):
             continue
         out.append(question[last:start])
@@ -148,25 +149,26 @@ class Retriever:
                                 f"the question alone was searched.")
         elif generated_queries > 0:
             warnings.append("Query generation needs Ollama, which is not available; the question alone was searched.")
-        analysis = plan_question(question, self.catalog) if use_analysis else QuestionPlan(question=question)
-        applied = self._effective_filters(analysis, filters or Filters())
-        groups = self._groups(applied)
+        plan = plan_question(question, self.catalog) if use_analysis else QuestionPlan(question=question)
+        applied = self._effective_filters(plan, filters or Filters())
+        groups = self._groups(applied, plan, filters or Filters())
         # Dense search embeds the question without the words that became filters; keyword search keeps them,
         # since filings print company names and dates in the very sentences that answer.
         bundle = QueryBundle(question)
         if mode != "keyword" and len(self.index):
-            bundle.embedding = _embed_query(self.embed_model, search_text(question, analysis, applied))
+            bundle.embedding = _embed_query(self.embed_model, search_text(question, plan, applied))
         lists, statement_lists = [], []
         depth = top_k * 2  # room for the repeats that drop_repeats takes out
         for group in groups:
             subset = self.index.subset(
-                tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms, sections=group.sections
+                tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms, sections=group.sections,
+                fiscal_periods=group.fiscal_periods,
             )
             lists.append(drop_repeats(self._search(bundle, mode, depth, subset, extra), top_k, self._signatures))
-            if analysis.statements and group.tickers:  # one company's statements, not every company's
+            if plan.statements and group.tickers:  # one company's statements, not every company's
                 pages = self.index.subset(
                     tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms,
-                    statements=analysis.statements,
+                    fiscal_periods=group.fiscal_periods, statements=plan.statements,
                 )
                 if pages is not None and len(pages):
                     statement_lists.append(
@@ -176,20 +178,22 @@ class Retriever:
             # The statement the question names first, alternating with the general results.
             nodes = _round_robin([_round_robin(statement_lists, top_k), nodes], top_k)
         return RetrievalResult(
-            query=question, mode=mode, nodes=nodes, plan=analysis, filters=applied,
+            query=question, mode=mode, nodes=nodes, plan=plan, filters=applied,
             retrieval_ms=(time.perf_counter() - t0) * 1000, generated_queries=extra, warnings=warnings,
         )
 
-    def _effective_filters(self, analysis: QuestionPlan, user: Filters) -> Filters:
+    def _effective_filters(self, plan: QuestionPlan, user: Filters) -> Filters:
         """The user's own filters win, dimension by dimension; detected ones fill the rest."""
-        tickers = user.tickers or analysis.tickers
-        years = user.fiscal_years or analysis.fiscal_years
+        tickers = user.tickers or plan.tickers
+        years = user.fiscal_years or plan.fiscal_years
         if years and not user.fiscal_years:
             years = self._indexed_years(tickers, years)
-        sections = user.sections or [s for s in analysis.sections if s in self.indexed_sections]
+        sections = user.sections or [s for s in plan.sections if s in self.indexed_sections]
+        periods = user.fiscal_periods or [p for p in dict.fromkeys(a.fiscal_period for a in plan.periods)
+                                          if p in self.catalog.indexed_periods]
         return Filters(
             tickers=[t.upper() for t in tickers], fiscal_years=[int(y) for y in years],
-            forms=user.forms or analysis.forms, sections=sections,
+            forms=user.forms or plan.forms, sections=sections, fiscal_periods=periods,
         )
 
     def _indexed_years(self, tickers: list[str], years: list[int]) -> list[int]:
@@ -205,9 +209,13 @@ class Retriever:
                 out.append(pick)
         return out
 
-    def _groups(self, applied: Filters) -> list[Filters]:
-        """One retrieval per (company, year) when the question spans several, so each gets its share. Only
-        pairs the index holds: 'Adobe (fiscal 2024) or Salesforce (fiscal 2025)' is two retrievals, not four."""
+    def _groups(self, applied: Filters, plan: QuestionPlan, user: Filters) -> list[Filters]:
+        """One retrieval per (company, year) when the question spans several, so each gets its share, and per
+        (company, fiscal quarter) when it asks for quarters. Only pairs the index holds: 'Adobe (fiscal 2024) or
+        Salesforce (fiscal 2025)' is two retrievals, not four."""
+        quarters = [] if user.fiscal_years or user.fiscal_periods else self._quarter_groups(applied, plan)
+        if quarters:
+            return quarters
         tickers = applied.tickers or [None]
         years = applied.fiscal_years or [None]
         if len(tickers) * len(years) <= 1:
@@ -217,8 +225,28 @@ class Retriever:
             have = set(self.catalog.years_by_ticker.get(t, [])) if t else None
             own = [y for y in years if y is None or have is None or y in have]
             for y in own or [None]:  # a company none of whose years is indexed: search all its filings
-                groups.append(Filters(tickers=[t] if t else [], fiscal_years=[y] if y else [],
-                                      forms=applied.forms, sections=applied.sections))
+                groups.append(replace(applied, tickers=[t] if t else [], fiscal_years=[y] if y else []))
+        return groups
+
+    def _quarter_groups(self, applied: Filters, plan: QuestionPlan) -> list[Filters]:
+        """(company, fiscal year, fiscal period) groups for the periods the question names, or for its latest
+        quarters; a period without a year reads the company's latest filing of that period."""
+        if not plan.periods and not plan.latest_quarters:
+            return []
+        groups: list[Filters] = []
+        for t in applied.tickers or list(self.catalog.periods_by_ticker):
+            held = self.catalog.periods_by_ticker.get(t, [])  # (period_end, fiscal_year, fiscal_period), oldest first
+            if plan.latest_quarters:
+                wanted = [(fy, fp) for _end, fy, fp in held[-plan.latest_quarters:]]
+            else:
+                wanted = []
+                for ask in plan.periods:
+                    years = [fy for _end, fy, fp in held if fp == ask.fiscal_period
+                             and (ask.fiscal_year is None or fy == ask.fiscal_year)]
+                    if years:
+                        wanted.append((years[-1], ask.fiscal_period))
+            for fy, fp in dict.fromkeys(wanted):
+                groups.append(replace(applied, tickers=[t], fiscal_years=[fy], fiscal_periods=[fp]))
         return groups
 
     def _search(self, bundle: QueryBundle, mode: str, k: int, subset, extra_queries: list[str]):

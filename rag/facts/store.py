@@ -23,7 +23,7 @@ from .labels import ANNUAL_DAYS, concept_label, days_between, decimal_places, fo
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: filings carry their fiscal period
 DB_NAME = "facts.sqlite3"
 
 # ==============================================================================================================
@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS filings (
     form TEXT,
     fiscal_year INTEGER,
     fiscal_year_source TEXT,
+    fiscal_period TEXT,
     period_start TEXT,
     period_end TEXT,
     filing_date TEXT,
@@ -82,7 +83,7 @@ CREATE INDEX IF NOT EXISTS facts_concept ON facts (concept);
 """
 
 FILING_COLUMNS = (
-    "doc_id", "ticker", "company", "cik", "form", "fiscal_year", "fiscal_year_source", "period_start",
+    "doc_id", "ticker", "company", "cik", "form", "fiscal_year", "fiscal_year_source", "fiscal_period", "period_start",
     "period_end", "filing_date", "accession", "url", "source", "path", "sha256", "fact_count", "indexed_at",
 )
 FACT_COLUMNS = (
@@ -207,6 +208,8 @@ class FactStore:
                 cols = {r[1] for r in con.execute("PRAGMA table_info(facts)")}
                 if "row_label" not in cols:  # a store made before row labels were kept
                     con.execute("ALTER TABLE facts ADD COLUMN row_label TEXT")
+                if "fiscal_period" not in {r[1] for r in con.execute("PRAGMA table_info(filings)")}:
+                    con.execute("ALTER TABLE filings ADD COLUMN fiscal_period TEXT")  # a version 1 store
                 con.execute("INSERT OR REPLACE INTO schema_info (key, value) VALUES ('version', ?)",
                             (SCHEMA_VERSION,))
                 con.commit()

@@ -12,7 +12,7 @@ Modules:
 """
 
 from .chunking import CHUNKER_VERSION, FilingChunker
-from .columns import FILTER_COLUMNS, STATEMENT_CAPTIONS, metadata_columns, statement_pages
+from .columns import FILTER_COLUMNS, STATEMENT_CAPTIONS, fiscal_period_of, metadata_columns, statement_pages
 from .filings import FILING_META_KEYS, filing_files, filing_meta
 from .loaded import LoadedIndex
 from .nodes import NODE_META_KEYS
@@ -22,6 +22,6 @@ from .vector_store import FilingVectorStore
 __all__ = [
     "CHUNKER_VERSION", "FILING_META_KEYS", "FILTER_COLUMNS", "NODE_META_KEYS", "STATEMENT_CAPTIONS",
     "FilingChunker", "FilingVectorStore", "IndexBusy", "IndexError_", "IndexReport", "IndexStore", "LoadedIndex",
-    "Progress", "filing_files", "filing_meta", "keyword_stemmer", "metadata_columns",
+    "Progress", "fiscal_period_of", "filing_files", "filing_meta", "keyword_stemmer", "metadata_columns",
     "statement_pages",
 ]

@@ -11,7 +11,7 @@ from ..parse import ParsedFiling, Section
 
 # Bump when the parsed text or the chunk layout changes: shards are rebuilt rather than mixed with new ones (only
 # chunks whose text changed are embedded again).
-CHUNKER_VERSION = "4"
+CHUNKER_VERSION = "5"
 
 
 def chunker_version() -> str:
@@ -81,8 +81,9 @@ class FilingChunker:
         if meta.get("ticker") and meta.get("company"):
             who = f"{meta['company']} ({meta['ticker']})"
         parts = [who, meta.get("form") or "filing"]
+        quarter = meta.get("fiscal_period") if meta.get("fiscal_period") in ("Q1", "Q2", "Q3", "Q4") else None
         if meta.get("fiscal_year"):
-            parts.append(f"FY{meta['fiscal_year']}")
+            parts.append(f"{quarter} FY{meta['fiscal_year']}" if quarter else f"FY{meta['fiscal_year']}")
         parts.append(f"{section.item}: {section.title}" if section.title else section.item)
         return " · ".join(parts)
 

@@ -12,7 +12,7 @@ from typing import Iterable
 import numpy as np
 
 # The columns a filter may name; "section" also matches the tiny Item merged into a section.
-FILTER_COLUMNS = ("statement", "ticker", "fiscal_year", "form", "section", "doc_id")
+FILTER_COLUMNS = ("statement", "ticker", "fiscal_year", "fiscal_period", "form", "section", "doc_id")
 
 
 def _merged_item(section_title: str) -> str:
@@ -61,6 +61,19 @@ def statement_pages(nodes) -> list[str]:
             for n, d in zip(nodes, dense)]
 
 
+# Forms that report a whole fiscal year: a chunk indexed before fiscal periods were recorded is "FY" when its
+# filing is one of these.
+ANNUAL_FORMS = ("10-K", "10-K/A", "10-KT", "20-F", "20-F/A", "40-F", "40-F/A")
+
+
+def fiscal_period_of(meta: dict) -> str:
+    """A chunk's fiscal period ("Q1".."Q3", "FY"), or "" when neither its metadata nor its form says."""
+    period = str(meta.get("fiscal_period") or "").upper()
+    if period:
+        return period
+    return "FY" if str(meta.get("form") or "").upper() in ANNUAL_FORMS else ""
+
+
 def metadata_columns(nodes) -> dict[str, np.ndarray]:
     """Per-row arrays of what filters match on (row i == nodes[i]), so a filter is one vectorised comparison."""
     meta = [n.metadata for n in nodes]
@@ -69,6 +82,7 @@ def metadata_columns(nodes) -> dict[str, np.ndarray]:
         "ticker": np.array([str(m.get("ticker") or "").upper() for m in meta], dtype=object),
         "fiscal_year": np.array([int(m.get("fiscal_year") or 0) for m in meta], dtype=np.int64),
         "form": np.array([str(m.get("form") or "").upper() for m in meta], dtype=object),
+        "fiscal_period": np.array([fiscal_period_of(m) for m in meta], dtype=object),
         "section": np.array([m.get("section") or "" for m in meta], dtype=object),
         "merged_section": np.array([_merged_item(m.get("section_title") or "") for m in meta], dtype=object),
         "doc_id": np.array([m.get("doc_id") or "" for m in meta], dtype=object),
@@ -77,7 +91,7 @@ def metadata_columns(nodes) -> dict[str, np.ndarray]:
 
 
 def _normalised(column: str, values: Iterable) -> list:
-    if column in ("ticker", "form"):
+    if column in ("ticker", "form", "fiscal_period"):
         return [str(v).upper() for v in values]
     if column == "fiscal_year":
         return [int(v) for v in values]

@@ -13,8 +13,8 @@ log = logging.getLogger(__name__)
 
 # What a filing's record in the manifest carries, and its Document's metadata when it is chunked.
 FILING_META_KEYS = (
-    "doc_id", "ticker", "company", "cik", "form", "fiscal_year", "fiscal_year_source", "period_end",
-    "filing_date", "accession", "source", "url", "path", "origin",
+    "doc_id", "ticker", "company", "cik", "form", "fiscal_year", "fiscal_year_source", "fiscal_period",
+    "fiscal_period_source", "period_end", "filing_date", "accession", "source", "url", "path", "origin",
 )
 
 
@@ -33,8 +33,8 @@ def filing_meta(path: Path, parsed: ParsedFiling, sha256: str, overrides: dict |
     for key, value in (overrides or {}).items():
         if value in (None, ""):
             continue
-        if key == "fiscal_year" and "fiscal_year" not in meta:
-            meta["fiscal_year_source"] = "caller"
+        if key in ("fiscal_year", "fiscal_period") and key not in meta:
+            meta[f"{key}_source"] = "caller"
         meta.setdefault(key, value)
     if meta.get("ticker"):
         meta["ticker"] = str(meta["ticker"]).upper()

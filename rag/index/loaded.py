@@ -31,11 +31,12 @@ class LoadedIndex:
     def __len__(self) -> int:
         return len(self.nodes)
 
-    def subset(self, tickers=(), fiscal_years=(), forms=(), sections=(), doc_ids=(), statements=()) -> np.ndarray | None:
+    def subset(self, tickers=(), fiscal_years=(), forms=(), sections=(), doc_ids=(), statements=(),
+               fiscal_periods=()) -> np.ndarray | None:
         """Row ids matching every given filter (None = no filter at all)."""
         return rows_matching(self.columns, {
             "statement": statements, "ticker": tickers, "fiscal_year": fiscal_years, "form": forms,
-            "section": sections, "doc_id": doc_ids,
+            "section": sections, "doc_id": doc_ids, "fiscal_period": fiscal_periods,
         })
 
     def node_ids(self, rows: np.ndarray) -> list[str]:

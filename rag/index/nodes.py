@@ -10,7 +10,7 @@ from llama_index.core.schema import TextNode
 # Node metadata that every chunk carries (see the ingestion issue); none of it is embedded separately: the
 # chunk text already starts with a short header (company, form, fiscal year, Item).
 NODE_META_KEYS = (
-    "doc_id", "ticker", "company", "cik", "form", "fiscal_year", "fiscal_year_source", "period_end",
+    "doc_id", "ticker", "company", "cik", "form", "fiscal_year", "fiscal_year_source", "fiscal_period", "period_end",
     "filing_date", "accession", "section", "section_title", "page_start", "page_end", "char_start", "char_end",
     "source", "url", "path", "chunk_index",
 )
