@@ -35,8 +35,10 @@ def filing_html(
     unique_phrase: str = "",
     business_paragraphs: int = 3,
     table_rows: int = 4,
+    form: str = "10-K",
+    fiscal_period: str = "FY",
 ) -> str:
-    """A compact 10-K: cover with dei facts, a TOC, Items 1, 1A, 7, 8 in the body, page breaks, an income
+    """A compact 10-K (or, with form/fiscal_period, a report of another period): cover with dei facts, a TOC, Items 1, 1A, 7, 8 in the body, page breaks, an income
     statement table whose numbers are ix:nonFraction facts in millions, and a signature block."""
     start = f"{fiscal_year - 1}{period_end[4:]}"
     rows = "".join(
@@ -50,14 +52,14 @@ def filing_html(
 <head><title>{escape(ticker.lower())}-10k</title><style>p {{ margin: 0 }}</style></head><body>
 <div style="display:none"><ix:header><ix:hidden>
 <ix:nonNumeric name="dei:DocumentFiscalYearFocus" contextRef="FY">{fiscal_year}</ix:nonNumeric>
-<ix:nonNumeric name="dei:DocumentFiscalPeriodFocus" contextRef="FY">FY</ix:nonNumeric>
+<ix:nonNumeric name="dei:DocumentFiscalPeriodFocus" contextRef="FY">{fiscal_period}</ix:nonNumeric>
 <ix:nonNumeric name="dei:EntityCentralIndexKey" contextRef="FY">0000999999</ix:nonNumeric>
 </ix:hidden><ix:resources>
 <xbrli:context id="FY"><xbrli:entity><xbrli:identifier scheme="http://www.sec.gov/CIK">0000999999</xbrli:identifier></xbrli:entity><xbrli:period><xbrli:startDate>{start}</xbrli:startDate><xbrli:endDate>{period_end}</xbrli:endDate></xbrli:period></xbrli:context>
 <xbrli:context id="PY"><xbrli:entity><xbrli:identifier scheme="http://www.sec.gov/CIK">0000999999</xbrli:identifier></xbrli:entity><xbrli:period><xbrli:startDate>{fiscal_year - 2}{period_end[4:]}</xbrli:startDate><xbrli:endDate>{start}</xbrli:endDate></xbrli:period></xbrli:context>
 </ix:resources></ix:header></div>
 <p>UNITED STATES SECURITIES AND EXCHANGE COMMISSION</p>
-<p>FORM <ix:nonNumeric name="dei:DocumentType" contextRef="FY">10-K</ix:nonNumeric></p>
+<p>FORM <ix:nonNumeric name="dei:DocumentType" contextRef="FY">{form}</ix:nonNumeric></p>
 <p>For the fiscal year ended <ix:nonNumeric name="dei:DocumentPeriodEndDate" contextRef="FY">{period_end}</ix:nonNumeric></p>
 <p><ix:nonNumeric name="dei:EntityRegistrantName" contextRef="FY">{escape(company)}</ix:nonNumeric></p>
 <p>Trading symbol: <ix:nonNumeric name="dei:TradingSymbol" contextRef="FY">{escape(ticker)}</ix:nonNumeric></p>

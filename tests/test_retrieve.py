@@ -220,3 +220,21 @@ def test_generated_queries_through_ollama_widen_the_search(small_index, tmp_path
                                llm_model="test-model"))
     result = down.retrieve(question, mode="hybrid", top_k=2, generated_queries=2)
     assert result.nodes and "needs Ollama" in result.warnings[0]
+
+
+def test_a_quarter_is_an_exact_filter_and_several_quarters_are_retrieved_each(tmp_path):
+    store = IndexStore(get_settings(storage_dir=tmp_path / "storage"))
+    quarter = dict(ACME, fiscal_year=2025, period_end="2025-03-29", form="10-Q", fiscal_period="Q2",
+                   unique_phrase="Acme's sprocket line was launched this quarter.")
+    store.add([write_filing(tmp_path / "in", "acme-10k.htm", **ACME),
+               write_filing(tmp_path / "in", "acme-10q.htm", **quarter)])
+    retriever = Retriever(store.load(), store.embed_model())
+
+    result = retriever.retrieve("What were Acme's total net sales in Q2 2025?", top_k=6)
+    assert result.filters.fiscal_periods == ["Q2"] and "Q2 FY2025" in result.plan.label()
+    assert {(n.node.metadata["form"], n.node.metadata["fiscal_period"]) for n in result.nodes} == {("10-Q", "Q2")}
+    assert result.nodes[0].node.text.split("\n")[0].count("Q2 FY2025") == 1  # the chunk header names the quarter
+
+    both = retriever.retrieve("How did Acme's total net sales move over the last two quarters?", top_k=6)
+    periods = {n.node.metadata.get("fiscal_period") for n in both.nodes}
+    assert periods == {"FY", "Q2"}  # the annual report's fourth quarter and the 10-Q's second
