@@ -116,12 +116,13 @@ def cmd_remove(args) -> int:
 
 
 def _filters(args):
-    from .retrieve import Filters
+    from .schema import Filters
 
     return Filters(
-        tickers=[t.upper() for t in (args.ticker or [])],
-        fiscal_years=[int(y) for y in (args.fy or [])],
-        forms=[f.upper() for f in (args.form or [])],
+        tickers=[t.upper() for t in (getattr(args, "ticker", None) or [])],
+        fiscal_years=[int(y) for y in (getattr(args, "fy", None) or [])],
+        forms=[f.upper() for f in (getattr(args, "form", None) or [])],
+        fiscal_periods=list(args.period or []),
     )
 
 
@@ -166,7 +167,7 @@ def cmd_eval(args) -> int:
     else:
         report = evaluation.run_questions(
             Path(args.questions), settings, mode=args.mode, top_k=args.top_k, use_llm=not args.no_llm,
-            use_analysis=not args.no_analysis, split=args.split,
+            use_analysis=not args.no_analysis, split=args.split, filters=_filters(args),
         )
     evaluation.print_report(report)
     if args.json:
@@ -180,7 +181,7 @@ def cmd_bench(args) -> int:
 
     if args.what == "index":
         return bench.bench_index(args.paths, _settings(args))
-    return bench.bench_retrieve(args.paths, _settings(args), mode=args.mode, top_k=args.top_k)
+    return bench.bench_retrieve(args.paths, _settings(args), mode=args.mode, top_k=args.top_k, filters=_filters(args))
 
 
 def cmd_facts(args) -> int:
@@ -222,6 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("keys", nargs="+")
     p.set_defaults(func=cmd_remove)
 
+    def period(p):
+        p.add_argument("--period", action="append", choices=["Q1", "Q2", "Q3", "FY"],
+                       help="only filings of this fiscal period (repeatable): a 10-Q's quarter, or FY for annual reports")
+        return p
+
     def fusion(p):
         p.add_argument("--fusion", choices=["rrf", "relative"],
                        help="hybrid fusion: reciprocal rank (default, RAG_FUSION) or relative score")
@@ -231,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "(default RAG_GENERATED_QUERIES, 0 = off)")
         return p
 
-    p = fusion(common(sub.add_parser("ask", help="ask a question")))
+    p = period(fusion(common(sub.add_parser("ask", help="ask a question"))))
     p.add_argument("question")
     p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])
     p.add_argument("--top-k", type=int)
@@ -242,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--form", action="append")
     p.set_defaults(func=cmd_ask)
 
-    p = fusion(common(sub.add_parser("eval", help="score a question set against the index")))
+    p = period(fusion(common(sub.add_parser("eval", help="score a question set against the index"))))
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--questions")
     src.add_argument("--financebench", help="FinanceBench folder: questions.jsonl, documents.jsonl, pdfs/")
@@ -255,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--questions only: score one half of the set's companies (tune on one, report the other)")
     p.set_defaults(func=cmd_eval)
 
-    p = fusion(common(sub.add_parser("bench", help="benchmarks that print numbers")))
+    p = period(fusion(common(sub.add_parser("bench", help="benchmarks that print numbers"))))
     p.add_argument("what", choices=["index", "retrieve"])
     p.add_argument("paths", nargs="*", help="files/folders to index, or question files to time")
     p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import Settings
+from .schema import Filters
 
 
 def bench_index(paths: list[str], settings: Settings) -> int:
@@ -61,7 +62,8 @@ def bench_index(paths: list[str], settings: Settings) -> int:
     return 0
 
 
-def bench_retrieve(question_files: list[str], settings: Settings, *, mode: str, top_k: int) -> int:
+def bench_retrieve(question_files: list[str], settings: Settings, *, mode: str, top_k: int,
+                   filters: Filters | None = None) -> int:
     """Retrieval latency (query embedding included) over the questions of FILEs, on the current index."""
     from .engine import Engine
 
@@ -77,7 +79,7 @@ def bench_retrieve(question_files: list[str], settings: Settings, *, mode: str, 
     times = []
     for q in questions:
         t0 = time.perf_counter()
-        engine.retrieve(q, mode=mode, top_k=top_k)
+        engine.retrieve(q, mode=mode, top_k=top_k, filters=filters)
         times.append((time.perf_counter() - t0) * 1000)
     arr = np.array(times)
     print(f"{len(times)} queries, mode {mode}, top-k {top_k}, {len(engine.index())} chunks: "

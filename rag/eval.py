@@ -12,6 +12,7 @@ import numpy as np
 
 from .config import Settings
 from .dates import MONTH_PATTERN
+from .schema import Filters
 
 # The question kinds FORMAT.md defines, in its order: every report lists an answer accuracy for each.
 KINDS = ("lookup", "narrative", "section", "multi-year", "cross-company", "computed", "period-trap", "cross-form",
@@ -313,8 +314,9 @@ def _mean(values) -> float | None:
 
 def run_questions(
     path: Path, settings: Settings, *, mode: str = "hybrid", top_k: int = 10, use_llm: bool = False,
-    use_analysis: bool = True, split: str = "all",
+    use_analysis: bool = True, split: str = "all", filters: Filters | None = None,
 ) -> dict:
+    """`filters`: the user's own filters, applied to every question (e.g. one fiscal period)."""
     from .engine import Engine
 
     everything = load_questions(path)
@@ -326,9 +328,9 @@ def run_questions(
     rows = []
     for q in questions:
         retrieval = engine.retrieve(q["question"], mode=mode, top_k=top_k, use_analysis=use_analysis,
-                                    generated_queries=None if use_llm else 0)
-        # Through the engine, as the app and the CLI answer: exact XBRL figures first (facts hook, rag/facts.py).
-        result = engine.answer_stream_for(q["question"], retrieval, use_llm=use_llm).consume()
+                                    generated_queries=None if use_llm else 0, filters=filters)
+        # Through the engine, as the app and the CLI answer: exact XBRL figures first (the facts layer).
+        result = engine.answer_stream_for(q["question"], retrieval, use_llm=use_llm, filters=filters).consume()
         row = question_row(q, retrieval.nodes, result)
         row.update(detected=retrieval.plan.label(), retrieval_ms=round(retrieval.retrieval_ms, 2))
         rows.append(row)
