@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 from .config import get_settings
+from .terminal import AnswerPrinter, clean_text, number_sources, source_lines, wants_style
+
+EMPTY_INDEX = "The index is empty: run `python -m rag download TICKER` or `python -m rag index PATH`."
 
 
 def _progress(name: str, stage: str, fraction: float) -> None:
@@ -18,13 +22,18 @@ def _progress(name: str, stage: str, fraction: float) -> None:
 def _settings(args):
     return get_settings(storage_dir=getattr(args, "storage", None), data_dir=getattr(args, "data", None),
                         fusion=getattr(args, "fusion", None), fusion_weights=getattr(args, "fusion_weights", None),
-                        generated_queries=getattr(args, "generated_queries", None))
+                        generated_queries=getattr(args, "generated_queries", None), audience="cli")
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(f"error: {clean_text(message)}", file=sys.stderr)
+    return code
 
 
 def _print_report(report) -> None:
     for row in report.rows:
         extra = f"  {row.get('error')}" if row.get("error") else ""
-        print(f"{row['status']:>8}  {row.get('chunks', 0):>5} chunks  {row['file']}{extra}")
+        print(clean_text(f"{row['status']:>8}  {row.get('chunks', 0):>5} chunks  {row['file']}{extra}"))
     if report.errors:
         print(f"{len(report.errors)} filing(s) failed; the others were indexed.", file=sys.stderr)
 
@@ -92,14 +101,14 @@ def cmd_list(args) -> int:
         print(json.dumps(filings, indent=1))
         return 0
     if not filings:
-        print("The index is empty: run `python -m rag download TICKER` or `python -m rag index PATH`.")
+        print(EMPTY_INDEX)
         return 0
     print(f"{'ticker':<7} {'form':<6} {'FY':<5} {'chunks':>6}  {'period':<10}  {'doc id':<22} company")
     for f in filings:
-        print(
+        print(clean_text(
             f"{f.get('ticker') or '-':<7} {f.get('form') or '-':<6} {f.get('fiscal_year') or '-':<5} "
             f"{f.get('chunks', 0):>6}  {f.get('period_end') or '-':<10}  {f['doc_id']:<22} {f.get('company') or ''}"
-        )
+        ))
     return 0
 
 
@@ -129,30 +138,39 @@ def _filters(args):
 def cmd_ask(args) -> int:
     from .engine import Engine
 
+    if not args.question.strip():
+        return _fail('the question is empty: python -m rag ask "a question about the indexed filings"', 2)
     engine = Engine(_settings(args))
+    if not engine.store.list_filings():
+        return _fail(EMPTY_INDEX)
     stream = engine.ask_stream(
         args.question, mode=args.mode, top_k=args.top_k, filters=_filters(args), use_llm=not args.no_llm
     )
-    if args.json:
+    if args.json:  # the engine's own numbers and scores: scripts rely on them
         for _ in stream:
             pass
         print(json.dumps(stream.result.to_dict(), indent=1, ensure_ascii=False))
         return 0
+    style = wants_style(sys.stdout)
+    printer = AnswerPrinter(sys.stdout, style)
     for piece in stream:
-        print(piece, end="", flush=True)
-    print()
-    result = stream.result
-    for query in result.generated_queries:
-        print(f"also searched: {query}", file=sys.stderr)
-    for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    if result.citations:
-        print("\nSources:")
-        for c in result.citations:
-            pages = f"p. {c.page_start}" + (f"-{c.page_end}" if c.page_end != c.page_start else "")
-            print(f"  [{c.number}] {c.ticker} {c.form} FY{c.fiscal_year} {c.section} {pages} "
-                  f"score {c.score:.3f}  {c.url or c.source}")
+        printer.feed(piece)
+    printer.close()
+    _print_sources(stream.result, printer, style)
     return 0
+
+
+def _print_sources(result, printer: AnswerPrinter, style: bool) -> None:
+    """Notes to stderr, then the sources under the numbers the printed answer gave them."""
+    number_sources(result, printer.numbers)  # first: a warning may name an uncited source
+    for query in result.generated_queries:
+        print(clean_text(f"also searched: {query}"), file=sys.stderr)
+    for warning in result.warnings:
+        print(clean_text(f"warning: {printer.numbers.renumber_known(warning)}"), file=sys.stderr)
+    lines = source_lines(result, printer.numbers, style)
+    if lines:
+        print()
+        print("\n".join(lines))
 
 
 def cmd_eval(args) -> int:
@@ -179,8 +197,15 @@ def cmd_eval(args) -> int:
 def cmd_bench(args) -> int:
     from . import bench
 
+    if not args.paths:
+        what = "files or folders to index" if args.what == "index" else "question files (.jsonl) to time"
+        return _fail(f"give {what}: python -m rag bench {args.what} PATH ...", 2)
     if args.what == "index":
         return bench.bench_index(args.paths, _settings(args))
+    from .index import IndexStore
+
+    if not IndexStore(_settings(args)).list_filings():
+        return _fail(EMPTY_INDEX)
     return bench.bench_retrieve(args.paths, _settings(args), mode=args.mode, top_k=args.top_k, filters=_filters(args))
 
 
@@ -192,6 +217,7 @@ def cmd_facts(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m rag", description="SEC filings: download, index, ask.")
+    parser.add_argument("--traceback", action="store_true", help="on a failure, show the Python traceback")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p):
@@ -277,12 +303,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Runs a command; returns its exit code. A failure says what went wrong on stderr and returns non-zero."""
     args = build_parser().parse_args(argv)
     started = time.perf_counter()
-    code = args.func(args)
-    if args.command in ("index", "download"):
+    try:
+        code = args.func(args)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except SystemExit as exc:  # a command that stops with a message for the user
+        if isinstance(exc.code, str):
+            return _fail(exc.code)
+        raise
+    except BrokenPipeError:  # `python -m rag ask ... | head`: the reader has gone, nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as exc:  # noqa: BLE001 - any failure becomes one line for the user, the trace on request
+        if args.traceback:
+            raise
+        return _fail(_failure(exc))
+    if code == 0 and args.command in ("index", "download"):
         print(f"done in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     return code
+
+
+def _failure(exc: Exception) -> str:
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        return f"{exc.strerror}: {exc.filename}"
+    return f"{str(exc) or type(exc).__name__} (`python -m rag --traceback ...` shows where it failed)"
 
 
 if __name__ == "__main__":

@@ -75,6 +75,8 @@ class Settings:
     # SEC asks every client to identify itself as "Name email@example.com"; no default, so nobody sends ours.
     sec_user_agent: str = field(default_factory=lambda: _env("SEC_USER_AGENT", ""))
     max_upload_mb: int = field(default_factory=lambda: _env_int("RAG_MAX_UPLOAD_MB", 200))
+    # Who reads the engine's messages: "app" (its pages) or "cli" (its commands); they say where to add filings.
+    audience: str = "app"
 
     def with_overrides(self, **changes) -> "Settings":
         """A copy with some fields changed (None values are ignored), e.g. from CLI flags."""

@@ -40,10 +40,21 @@ def get_embed_model(name: str, batch_size: int = 32):
     return model
 
 
+def _quiet_model_libraries() -> None:
+    """Loading the model is routine for the app and the CLI: transformers' per-tensor "Loading weights" bar, the
+    Hugging Face hub's download bars and transformers' advice-level warnings say nothing a user can act on. Its
+    errors still show, and so do other libraries' warnings."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()  # transformers' own bars and the hub's
+
+
 @lru_cache(maxsize=4)
 def _load_embed_model(name: str):
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
 
+    _quiet_model_libraries()
     path = resolve_model_path(name)
     if not Path(path).exists():
         # A hub name: fine with internet, a clear message without.
@@ -61,8 +72,16 @@ def _load_embed_model(name: str):
 
 
 def get_tokenizer(name: str):
-    """The model's own word-piece tokenizer, for sizing chunks the way the model reads them."""
-    return get_embed_model(name)._model.tokenizer
+    """The model's own word-piece tokenizer, for sizing chunks the way the model reads them.
+
+    The chunker measures whole sections with it, far longer than the model reads, on purpose: the tokenizer's
+    one-off "Token indices sequence length is longer than the specified maximum" warning is expected here, so it
+    is marked as already given."""
+    tokenizer = get_embed_model(name)._model.tokenizer
+    flags = getattr(tokenizer, "deprecation_warnings", None)
+    if isinstance(flags, dict):
+        flags["sequence-length-is-longer-than-the-specified-maximum"] = True
+    return tokenizer
 
 
 def max_model_tokens(name: str) -> int:

@@ -319,11 +319,11 @@ def run_questions(
     """`filters`: the user's own filters, applied to every question (e.g. one fiscal period)."""
     from .engine import Engine
 
-    everything = load_questions(path)
-    questions, companies = split_questions(everything, split)
     engine = Engine(settings)
     if not len(engine.index()):
         raise SystemExit("the index is empty: index the filings first (python -m rag index PATH)")
+    everything = load_questions(path)
+    questions, companies = split_questions(everything, split)
     engine.warm(mode)  # model, index and fact views loaded before timing
     rows = []
     for q in questions:

@@ -104,7 +104,9 @@ def _keyword_retriever(index, top_k: int, subset: np.ndarray | None):
 
     if index.bm25 is None or (subset is not None and len(subset) == 0):
         return None
-    return SubsetBM25Retriever(existing_bm25=index.bm25, similarity_top_k=top_k, stemmer=keyword_stemmer())
+    # A k above the index's size is clamped per query anyway; passed as is, LlamaIndex warns on every search.
+    k = min(top_k, len(index))
+    return SubsetBM25Retriever(existing_bm25=index.bm25, similarity_top_k=k, stemmer=keyword_stemmer())
 
 
 # ==============================================================================================================

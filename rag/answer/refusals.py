@@ -142,11 +142,25 @@ def _future_years(question: str) -> list[int]:
     return sorted({int(y) for y in re.findall(r"\b(20\d\d)\b", question) if int(y) > limit})
 
 
+def add_filings_hint(audience: str, whose: str = "its") -> str:
+    """How a reader adds filings, in the words of the front end that shows the message (Settings.audience): the
+    CLI's commands, or the app's Library page."""
+    if audience == "cli":
+        return f"Download or index {whose} filings (`python -m rag download TICKER`, `python -m rag index PATH`)"
+    return f"Download or upload {whose} filings on the Library page"
+
+
+def where_filings_are_listed(audience: str) -> str:
+    """Where a reader sees which filings are indexed (Settings.audience as above)."""
+    return "`python -m rag list`" if audience == "cli" else "Library page"
+
+
 def check_refusal(
-    question: str, analysis: QuestionPlan | None = None, filters: Filters | None = None
+    question: str, analysis: QuestionPlan | None = None, filters: Filters | None = None, *, audience: str = "app"
 ) -> Refusal | None:
     """A refusal decided from the question alone (no LLM), or None. General word patterns, not a list of
     questions: predictions, investment advice, market data, companies that are not indexed, chit-chat.
+    `audience` ("app" or "cli") picks the wording of where to add filings.
     `filters` (what retrieval applied) only keeps a short follow-up about chosen companies from looking
     unrelated."""
     q = " ".join((question or "").split())
@@ -194,8 +208,7 @@ def check_refusal(
         return Refusal(
             "unknown_company",
             f"The indexed filings do not include {names}, so I can't answer about {'them' if plural else 'it'} "
-            f"without guessing. Download or upload {'their' if plural else 'its'} filings on the Library page, "
-            "then ask again.",
+            f"without guessing. {add_filings_hint(audience, 'their' if plural else 'its')}, then ask again.",
         )
     if _CHITCHAT.search(q) or (
         not (analysis and (analysis.tickers or analysis.sections or analysis.forms))

@@ -18,7 +18,7 @@ from .extractive import extractive_answer
 from .figures import check_citations
 from .llm import StreamBroken, answer_tokens, make_llm, translate_error
 from .prompt import SYSTEM_PROMPT, build_messages, fit_sources
-from .refusals import check_refusal, partial_company_note
+from .refusals import check_refusal, partial_company_note, where_filings_are_listed
 from .sources import prepare_facts, sources_from_retrieval
 
 CUT_MARK = "\n\n*[Answer cut off before the end (see the warning); the text above is what arrived.]*"
@@ -131,7 +131,7 @@ class AnswerStream:
         res = self._res = self._new_result()
         analysis = self.retrieval.plan
 
-        refusal = check_refusal(self.question, analysis, self.retrieval.filters)
+        refusal = check_refusal(self.question, analysis, self.retrieval.filters, audience=self.settings.audience)
         if refusal:
             res.refused, res.refusal_reason = True, refusal.kind
             yield self._emit(refusal.message)
@@ -148,7 +148,7 @@ class AnswerStream:
         facts_text, fact_sources = prepare_facts(self.facts_block, self.fact_citations, len(chunk_sources) + 1)
         if not chunk_sources and not facts_text:
             res.refused, res.refusal_reason = True, "no_evidence"
-            yield self._emit(_nothing_found(self.retrieval))
+            yield self._emit(_nothing_found(self.retrieval, self.settings.audience))
             self._finish()
             return
 
@@ -325,7 +325,7 @@ class AnswerStream:
             res.warnings.append("The answer cites no source; treat it as unverified.")
 
 
-def _nothing_found(retrieval: RetrievalResult) -> str:
+def _nothing_found(retrieval: RetrievalResult, audience: str) -> str:
     applied = []
     f = retrieval.filters
     if f is not None:
@@ -333,7 +333,8 @@ def _nothing_found(retrieval: RetrievalResult) -> str:
     where = f" selected ({' · '.join(map(str, applied))})" if applied else ""
     return (
         f"The indexed filings{where} hold nothing on that: no passage matched the question, so there is nothing "
-        "to cite. Check that the company's filings are indexed (Library page), or widen the filters."
+        f"to cite. Check that the company's filings are indexed ({where_filings_are_listed(audience)}), or widen "
+        "the filters."
     )
 
 

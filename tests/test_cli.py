@@ -1,0 +1,163 @@
+"""The command line as a terminal user meets it, run in-process against a tiny index of two made-up 10-Ks:
+rendered answers, gap-free citation numbers, one score scale, quiet model loading, and failures that say so."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from rag.__main__ import main
+from rag.answer.refusals import check_refusal
+from rag.config import OFFLINE_EMBED_MODEL, get_settings
+from rag.index import IndexStore
+from rag.schema import QuestionPlan
+from rag.terminal import AnswerPrinter, clean_text, render_inline
+
+from .fake_ollama import started_fake_ollama
+from .filings import ACME, BOLT, write_filing
+
+fake_ollama = pytest.fixture(started_fake_ollama, name="fake_ollama")
+
+QUESTION = "What was ACME's revenue in fiscal 2024?"
+
+
+@pytest.fixture(scope="module")
+def storage(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    store = IndexStore(get_settings(storage_dir=root / "storage", data_dir=root / "data"))
+    paths = [write_filing(root / "in", "acme.htm", **ACME), write_filing(root / "in", "bolt.htm", **BOLT)]
+    report = store.add(paths)
+    assert not report.errors, report.rows
+    return str(root / "storage")
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _split(out: str) -> tuple[str, list[str]]:
+    """(the answer, the source lines) of `rag ask` output."""
+    answer, _, sources = out.partition("\nSources:\n")
+    return answer, [line for line in sources.splitlines() if re.match(r"\s+\[\d+\]", line)]
+
+
+def test_ask_renders_plain_text_and_numbers_sources_without_gaps(storage, capsys):
+    code, out, err = _run(capsys, "ask", QUESTION, "--storage", storage, "--no-llm")
+    assert code == 0, err
+    assert "**" not in out and "`" not in out and "\x1b" not in out  # captured output is not a terminal
+    answer, sources = _split(out)
+    used = list(dict.fromkeys(int(n) for n in re.findall(r"\[(\d+)\]", answer)))
+    assert used == list(range(1, len(used) + 1)), answer  # first use order, no gaps
+    listed = [int(re.match(r"\s+\[(\d+)\]", line).group(1)) for line in sources]
+    assert listed == list(range(1, len(listed) + 1))
+    assert "score" not in out and "1.000" not in out
+
+    code, raw, _ = _run(capsys, "ask", QUESTION, "--storage", storage, "--no-llm", "--json")
+    result = json.loads(raw)
+    engine = [c["number"] for c in result["citations"]]
+    assert len(used) == len(engine)
+    # The mapping is exact: the n-th source listed is the engine's source first named n-th in its own answer.
+    first_use = list(dict.fromkeys(int(n) for n in re.findall(r"\[(\d+)\]", result["answer"])))
+    assert first_use != list(range(1, len(first_use) + 1)), "the engine's own numbers should need renumbering here"
+    by_number = {c["number"]: c for c in result["citations"]}
+    for line, number in zip(sources, first_use):
+        c = by_number[number]
+        assert f"{c['ticker']} {c['form']} FY{c['fiscal_year']} {c['section']} p. {c['page_start']}" in line
+        assert ("exact XBRL figure" in line) == (c["kind"] == "fact")
+        assert ("passages retrieved" in line) == (c["kind"] != "fact")
+    assert any(c["kind"] == "fact" for c in result["citations"]), "the test needs an XBRL figure beside passages"
+
+
+def test_streamed_model_answer_is_rendered_and_renumbered(storage, capsys, monkeypatch, fake_ollama):
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    monkeypatch.setenv("RAG_LLM_MODEL", "test-model")
+    fake_ollama.reply = "**Revenue** was `$391,035` million [3], up from $383,285 million [1][3]."
+    code, out, err = _run(capsys, "ask", QUESTION, "--storage", storage)
+    assert code == 0, err
+    answer, sources = _split(out)
+    assert answer.strip() == "Revenue was $391,035 million [1], up from $383,285 million [2][1]."
+    code, raw, _ = _run(capsys, "ask", QUESTION, "--storage", storage, "--json")
+    engine = {c["number"]: c for c in json.loads(raw)["citations"]}
+    assert sorted(engine) == [1, 3]  # --json keeps the engine's numbers
+    for line, number in zip(sources, (3, 1)):
+        assert f"{engine[number]['section']} p. {engine[number]['page_start']}" in line
+        assert f"{ordinal_of(number)} of " in line  # a passage's rank is its place in retrieval
+
+
+def ordinal_of(n: int) -> str:
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
+
+
+def test_ask_on_a_terminal_uses_ansi_bold_not_markdown(storage, capsys, monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    code, out, _ = _run(capsys, "ask", QUESTION, "--storage", storage, "--no-llm")
+    assert code == 0
+    assert "\x1b[1m" in out and "**" not in out and "`" not in out
+
+
+def test_empty_question_exits_2_with_a_message(capsys):
+    for question in ("", "   "):
+        code, out, err = _run(capsys, "ask", question)
+        assert code == 2 and out == ""
+        assert "question is empty" in err
+
+
+def test_failures_exit_non_zero_without_done_in(storage, tmp_path, capsys):
+    code, _, err = _run(capsys, "index", str(tmp_path / "missing.htm"), "--storage", str(tmp_path / "s"))
+    assert code != 0 and "error:" in err and "done in" not in err
+    code, out, err = _run(capsys, "ask", QUESTION, "--storage", str(tmp_path / "empty"))
+    assert code == 1 and out == ""
+    assert "python -m rag index PATH" in err and "done in" not in err
+    code, _, err = _run(capsys, "eval", "--questions", str(tmp_path / "none.jsonl"), "--storage", storage)
+    assert code == 1 and "none.jsonl" in err and "Traceback" not in err
+    code, _, err = _run(capsys, "eval", "--questions", str(tmp_path / "none.jsonl"), "--storage", str(tmp_path / "s"))
+    assert code == 1 and "index is empty" in err  # a command's own stop message, returned rather than raised
+
+
+def test_messages_point_a_cli_user_at_commands_and_an_app_user_at_the_library(storage, capsys):
+    code, out, _ = _run(capsys, "ask", "What does Frobozz Inc sell?", "--storage", storage, "--no-llm")
+    assert code == 0
+    assert "python -m rag download TICKER" in out and "Library" not in out
+    plan = QuestionPlan(question="What does Frobozz sell?", unknown_companies=["Frobozz"])
+    assert "Library page" in check_refusal(plan.question, plan).message
+    assert "python -m rag index PATH" in check_refusal(plan.question, plan, audience="cli").message
+
+
+def test_model_load_and_long_texts_print_no_library_noise(capfd):
+    from transformers.utils import logging as transformers_logging
+
+    from rag import embedding
+
+    transformers_logging.enable_progress_bar()
+    transformers_logging.set_verbosity_warning()
+    embedding._load_embed_model.cache_clear()
+    tokenizer = embedding.get_tokenizer(OFFLINE_EMBED_MODEL)
+    transformers_logging.set_verbosity_warning()  # the tokenizer's own flag must keep its warning away
+    tokenizer("revenue " * 2000, add_special_tokens=False)
+    err = capfd.readouterr().err
+    assert "Loading weights" not in err and "Token indices sequence length" not in err, err
+
+
+def test_stream_is_renumbered_across_pieces_and_stripped_of_escapes(capsys):
+    import sys
+
+    printer = AnswerPrinter(sys.stdout, style=False)
+    for piece in ["**Total** `9` [", "9] a\x1b[31m red\x1b[0m\n\n\n[4][9", "] b\x1b]0;title\x07 c\r\n\n"]:
+        printer.feed(piece)
+    printer.close()
+    assert capsys.readouterr().out == "Total 9 [1] a red\n\n[2][1] b c\n"
+    assert printer.numbers.renumber_known("Removed citation [12]; see [4]") == "Removed citation [12]; see [2]"
+
+
+def test_markdown_keeps_words_and_figures():
+    assert render_inline(r"**Revenue** was *$391,035* million \* in `FY2024` ([SEC](https://sec.gov))",
+                         style=False) == "Revenue was $391,035 million * in FY2024 (SEC (https://sec.gov))"
+    assert render_inline("3 * 4 * 5 and file_name_here", style=False) == "3 * 4 * 5 and file_name_here"
+    assert render_inline("**up 2%**", style=True) == "\x1b[1mup 2%\x1b[22m"
+    assert clean_text("a\u202eb\x00c\td") == "abc\td"
