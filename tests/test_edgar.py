@@ -161,8 +161,9 @@ def test_download_fiscal_year(edgar_server, settings):
     assert (folder / "full-submission.txt").read_bytes().rstrip().endswith(b"</SEC-DOCUMENT>")
     assert FilingRecord.load(folder / "filing.json") == rec
     assert json.loads((folder / "filing.json").read_text())["path"] == "primary-document.html"
-    # The FY2025 10-K shares the filing-date window (2024-01-01..2025-12-31): downloaded, read, not kept.
-    assert any(AAPL_2025.replace("-", "") in p for p in edgar_server.requests)
+    # Exactly the filing asked for: EDGAR's listing (report date 2024-09-28) placed it; no other 10-K was fetched.
+    archive = [p for p in edgar_server.requests if p.startswith("/Archives/")]
+    assert archive and all(AAPL_2024.replace("-", "") in p for p in archive)
     assert not (data / "sec-edgar-filings" / "AAPL" / "10-K" / AAPL_2025).exists()
     assert [r.doc_id for r in list_downloaded(settings)] == [AAPL_2024]
     assert_nothing_half_written(data)
@@ -283,9 +284,9 @@ def test_one_ticker_fails_the_other_lands(edgar_server, settings):
     by = {}
     for o in outcomes:
         by.setdefault(o.ticker, []).append(o)
-    # Apple's FY2024 10-K lands; the FY2025 one sharing the window failed, but was not asked for: not reported.
+    # Apple's FY2024 10-K lands; the failing FY2025 one is not asked for, nor fetched: not reported.
     assert [o.error for o in by["AAPL"]] == [None] and by["AAPL"][0].record.accession == AAPL_2024
-    # Tesla's FY2024 10-K lands; its FY2023 10-K (same window, not served: 404) was not needed either.
+    # Tesla's FY2024 10-K lands; its FY2023 10-K (not served: 404) is not fetched either.
     tsla = SERVED_FILINGS[2]
     assert [o.error for o in by["TSLA"]] == [None]
     rec = by["TSLA"][0].record
