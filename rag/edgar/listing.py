@@ -116,12 +116,13 @@ def add_page(listing: Listing, page: dict) -> None:
     """Add the filings of listing.form on one page. Amendments (10-Q/A) are left out: the downloader fetches
     original filings only, and an amendment restates a filing already listed."""
     for row in _rows(page):
-        if str(row["form"]).strip().upper() != listing.form:
+        filing_date, report_date = str(row["filingDate"] or "").strip(), str(row["reportDate"] or "").strip()
+        if str(row["form"]).strip().upper() != listing.form or not _ISO_RE.match(filing_date):
             continue
-        report_date = str(row["reportDate"] or "").strip() or None
+        report_date = report_date if _ISO_RE.match(report_date) else None
         years, period = place(listing.form, report_date, listing.fiscal_year_end)
         listing.filings.append(ListedFiling(
-            accession=str(row["accessionNumber"]), form=listing.form, filing_date=str(row["filingDate"]),
+            accession=str(row["accessionNumber"]), form=listing.form, filing_date=filing_date,
             report_date=report_date, primary_document=str(row["primaryDocument"] or "") or None,
             fiscal_years=years, fiscal_period=period,
         ))
@@ -154,17 +155,19 @@ def _needs_older(listing: Listing, limit: int | None, years: list[int] | None) -
 def choose(listing: Listing, limit: int | None, years: list[int] | None) -> list[ListedFiling]:
     """The filings to download, newest first: the `limit` latest, or every one that can belong to a fiscal year
     asked for (with a limit too, the latest `limit` of those once their fiscal years are certain). A filing the
-    report date does not place is kept when its period ends within the years asked for or the next one, so that
-    its own dei: label can decide."""
+    listing does not place is kept when its period ends (or, without one, it was filed) in a calendar year a
+    filing of a year asked for can fall in, the year before to the year after, so that its own dei: label can
+    decide."""
     if years is None:
         return listing.filings[: limit or 1]
     wanted = set(years)
+    around = {y + shift for y in wanted for shift in (-1, 0, 1)}
     chosen = []
     for f in listing.filings:
         if f.fiscal_years:
             if wanted.intersection(f.fiscal_years):
                 chosen.append(f)
-        elif f.report_date and int(f.report_date[:4]) in wanted | {y + 1 for y in wanted}:
+        elif int((f.report_date or f.filing_date)[:4]) in around:
             chosen.append(f)
     if limit is not None and all(f.fiscal_year is not None for f in chosen):
         chosen = chosen[:limit]
