@@ -200,13 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = common(sub.add_parser("download", help="download filings from EDGAR and index them"))
     p.add_argument("tickers", nargs="+", help="tickers or CIK numbers")
-    p.add_argument("--form", default="10-K", choices=["10-K", "10-Q"],
-                   help="10-K: annual reports; 10-Q: quarterly reports (default 10-K)")
-    p.add_argument("--limit", type=int, metavar="N",
-                   help="the N latest filings per ticker (10-Q: the N latest quarters); with --years, the N latest "
-                        "of those years; with neither, the latest one")
-    p.add_argument("--years", help="the company's own fiscal years, e.g. 2023-2024 or 2022,2024: one 10-K or the "
-                                   "three 10-Qs of each")
+    p.add_argument("--form", default="10-K", choices=["10-K", "10-Q"], help="annual (default) or quarterly reports")
+    p.add_argument("--limit", type=int, metavar="N", help="the N latest per ticker (10-Q: quarters), in --years")
+    p.add_argument("--years", help="fiscal years, e.g. 2023-2024 or 2022,2024: a 10-K or three 10-Qs each")
     p.add_argument("--no-index", action="store_true", help="download only")
     p.set_defaults(func=cmd_download)
 
