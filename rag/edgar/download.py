@@ -1,5 +1,6 @@
-"""EDGAR downloads through sec-edgar-downloader: per ticker, list and fetch the filings of a form (the latest N,
-or those of chosen fiscal years), verify what landed, read its metadata, and move each filing into place.
+"""EDGAR downloads through sec-edgar-downloader: per ticker, list the filings of a form (EDGAR's submissions JSON,
+see listing), choose exactly the accessions asked for (the latest N, or those of chosen fiscal years), fetch them,
+verify what landed, read its metadata, and move each filing into place.
 
 A download goes into a hidden temporary folder inside data_dir (".edgar-tmp-*", same filesystem), is checked
 (sec-edgar-downloader prints failures and carries on, so what landed is verified: present, non-empty, a
