@@ -226,10 +226,10 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     p = common(sub.add_parser("download", help="download filings from EDGAR and index them"))
-    p.add_argument("tickers", nargs="+")
-    p.add_argument("--form", default="10-K", choices=["10-K", "10-Q"])
-    p.add_argument("--limit", type=int, help="the N latest filings per ticker")
-    p.add_argument("--years", help="fiscal years, e.g. 2023-2024 or 2022,2024")
+    p.add_argument("tickers", nargs="+", help="tickers or CIK numbers")
+    p.add_argument("--form", default="10-K", choices=["10-K", "10-Q"], help="annual (default) or quarterly reports")
+    p.add_argument("--limit", type=int, metavar="N", help="the N latest per ticker (10-Q: quarters), in --years")
+    p.add_argument("--years", help="fiscal years, e.g. 2023-2024 or 2022,2024: a 10-K or three 10-Qs each")
     p.add_argument("--no-index", action="store_true", help="download only")
     p.set_defaults(func=cmd_download)
 

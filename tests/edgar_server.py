@@ -10,9 +10,13 @@ Routes (what sec-edgar-downloader 5.1.0 asks for):
     /files/company_tickers.json                    the other ticker map (served too, not read by the downloader)
     /submissions/CIK##########.json                Apple, Tesla, Microsoft (real Jan-2026 responses)
     /submissions/CIK##########-submissions-NNN.json  older pages (Apple's real 2023 page; others empty)
-    /Archives/edgar/data/<cik>/<acc no dashes>/<primary document>   the corpus 10-K HTML
+    /Archives/edgar/data/<cik>/<acc no dashes>/<primary document>   the corpus 10-K or 10-Q HTML
     /Archives/edgar/data/<cik>/<acc no dashes>/<accession>.txt      a full submission assembled on the fly:
-        a real-format SGML header + the 10-K HTML as <TEXT> of document 1 + a small EX-21 document
+        a real-format SGML header + the HTML as <TEXT> of document 1 + a small EX-21 document
+
+The 10-Qs: Apple's six of fiscal 2024 and 2025, all served from the one real Apple 10-Q of the corpus (fiscal 2025
+Q3); for the other five its dei: cover facts (fiscal year, fiscal period, period end) are set to that quarter's,
+so that each filing states the quarter EDGAR lists it for.
 
 Faults, by a part of the path: "404", "429", "500", "503" (status), "cut" (a Content-Length larger than what is sent,
 then the connection is closed), "truncate" (no Content-Length, half the body, then close).
@@ -21,6 +25,7 @@ then the connection is closed), "truncate" (no Content-Length, half the body, th
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,6 +45,8 @@ class ServedFiling:
     filing_date: str  # ISO
     fiscal_year_end: str  # MMDD
     sic: str
+    fiscal_year: int | None = None  # for a 10-Q served from another quarter's document: the dei: labels to state
+    fiscal_period: str | None = None
 
 
 SERVED_FILINGS = [
@@ -50,6 +57,22 @@ SERVED_FILINGS = [
     ServedFiling("TSLA", "Tesla, Inc.", 1318605, "10-K", "0001628280-25-003063", "tsla-20241231.htm",
                  "filings/TSLA/tsla-20241231.htm", "2024-12-31", "2025-01-30", "1231",
                  "MOTOR VEHICLES & PASSENGER CAR BODIES [3711]"),
+]
+
+AAPL_10Q_DOCUMENT = "outside/10Q-ixbrl/edgartools-aapl-10-q-2025-08-01.html"  # fiscal 2025 Q3, real
+# (accession, primary document, period end, filing date, fiscal year, fiscal period), as EDGAR lists them.
+_AAPL_QUARTERS = [
+    ("0000320193-25-000073", "aapl-20250628.htm", "2025-06-28", "2025-08-01", 2025, "Q3"),
+    ("0000320193-25-000057", "aapl-20250329.htm", "2025-03-29", "2025-05-02", 2025, "Q2"),
+    ("0000320193-25-000008", "aapl-20241228.htm", "2024-12-28", "2025-01-31", 2025, "Q1"),
+    ("0000320193-24-000081", "aapl-20240629.htm", "2024-06-29", "2024-08-02", 2024, "Q3"),
+    ("0000320193-24-000069", "aapl-20240330.htm", "2024-03-30", "2024-05-03", 2024, "Q2"),
+    ("0000320193-24-000006", "aapl-20231230.htm", "2023-12-30", "2024-02-02", 2024, "Q1"),
+]
+SERVED_FILINGS += [
+    ServedFiling("AAPL", "Apple Inc.", 320193, "10-Q", acc, doc, AAPL_10Q_DOCUMENT, period_end, filed, "0927",
+                 "ELECTRONIC COMPUTERS [3571]", fiscal_year=fy, fiscal_period=fp)
+    for acc, doc, period_end, filed, fy, fp in _AAPL_QUARTERS
 ]
 
 SUBMISSIONS = {
@@ -66,6 +89,28 @@ EMPTY_PAGE = {k: [] for k in ("accessionNumber", "filingDate", "reportDate", "ac
 
 def _compact(iso: str) -> str:
     return iso.replace("-", "")
+
+
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+
+
+def _set_dei(html: bytes, concept: str, value: str) -> bytes:
+    """Set the text of the inline XBRL dei: fact `concept` (one element, no markup inside)."""
+    pattern = re.compile(rb'(<ix:nonNumeric[^>]*name="dei:' + concept.encode() + rb'"[^>]*>)[^<]*')
+    html, count = pattern.subn(lambda m: m.group(1) + value.encode("ascii"), html, count=1)
+    assert count == 1, f"no dei:{concept} to set"
+    return html
+
+
+def stamped_quarter(filing: ServedFiling, html: bytes) -> bytes:
+    """The document with its cover's dei: facts set to the filing's own quarter (unchanged when they are)."""
+    if filing.fiscal_year is None:
+        return html
+    year, month, day = (int(x) for x in filing.period_end.split("-"))
+    html = _set_dei(html, "DocumentFiscalYearFocus", str(filing.fiscal_year))
+    html = _set_dei(html, "DocumentFiscalPeriodFocus", filing.fiscal_period or "")
+    return _set_dei(html, "DocumentPeriodEndDate", f"{_MONTHS[month - 1]}&#160;{day}, {year}")
 
 
 def full_submission(filing: ServedFiling, html: bytes) -> bytes:
@@ -191,7 +236,7 @@ class EdgarServer:
             return None
         if path in self._archive:
             filing, kind = self._archive[path]
-            html = self._read(filing.corpus_path)
+            html = self.primary_document(filing)
             if kind == "primary":
                 return html, "text/html"
             key = "full:" + filing.accession
@@ -199,6 +244,13 @@ class EdgarServer:
                 self._cache[key] = full_submission(filing, html)
             return self._cache[key], "text/plain"
         return None
+
+    def primary_document(self, filing: ServedFiling) -> bytes:
+        """The HTML served as the filing's primary document."""
+        key = "primary:" + filing.accession
+        if key not in self._cache:
+            self._cache[key] = stamped_quarter(filing, self._read(filing.corpus_path))
+        return self._cache[key]
 
     # --- handler ---------------------------------------------------------------------------------------
     def _handle(self, h: BaseHTTPRequestHandler) -> None:

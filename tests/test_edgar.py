@@ -18,13 +18,15 @@ import pytest
 from rag import edgar
 from rag.config import get_settings
 from rag.edgar import EdgarError, FilingRecord, add_local_file, download_filings, list_downloaded
+from rag.edgar.download import _fiscal_labels
+from rag.edgar.listing import ListedFiling, Listing, choose, download_window, place, read_listing
 from rag.edgar.record import fiscal_year_and_source
 from rag.edgar.storage import safe_file_name
 
 try:
-    from edgar_server import SERVED_FILINGS, EdgarServer, full_submission
+    from edgar_server import AAPL_10Q_DOCUMENT, SERVED_FILINGS, EdgarServer, full_submission
 except ImportError:  # tests/ imported as a package
-    from tests.edgar_server import SERVED_FILINGS, EdgarServer, full_submission
+    from tests.edgar_server import AAPL_10Q_DOCUMENT, SERVED_FILINGS, EdgarServer, full_submission
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus"
@@ -136,6 +138,88 @@ def test_fiscal_year_from_period_end():
     assert fiscal_year_and_source({}, None) == (None, None)
 
 
+def _submissions(name: str) -> dict:
+    path = CORPUS / "edgar" / name
+    if not path.is_file():
+        pytest.skip(f"{path} absent")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _listing(submissions: dict, form: str) -> Listing:
+    return read_listing(lambda page: submissions, "first", form, None, [2024])
+
+
+def test_listing_places_quarters_by_the_fiscal_year_end():
+    # A year that ends in late September: the first quarter of fiscal Y ends in December of Y-1.
+    apple = _listing(_submissions("apple_submissions_2026-01_pretty.json"), "10-Q")
+    fy2024 = [(f.accession, f.fiscal_period) for f in apple.filings if f.fiscal_year == 2024]
+    assert fy2024 == [("0000320193-24-000081", "Q3"), ("0000320193-24-000069", "Q2"),
+                      ("0000320193-24-000006", "Q1")]
+    assert all(len(f.fiscal_years) == 1 and f.fiscal_period in ("Q1", "Q2", "Q3") for f in apple.filings)
+    annual = _listing(_submissions("apple_submissions_2026-01_pretty.json"), "10-K")
+    assert [(f.fiscal_year, f.fiscal_period) for f in annual.filings[:2]] == [(2025, "FY"), (2024, "FY")]
+    # A year that ends in June: the quarter ending in December is the second of the next fiscal year.
+    june = _listing(_submissions("microsoft_submissions_2026-01_pretty.json"), "10-Q")
+    assert (june.filings[0].report_date, june.filings[0].fiscal_years, june.filings[0].fiscal_period) == (
+        "2025-12-31", (2026,), "Q2")
+    # A calendar year; amendments (10-K/A) are not listed with the originals.
+    calendar = _listing(_submissions("tesla_submissions_2026-01_pretty.json"), "10-K")
+    assert [f.fiscal_year for f in calendar.filings[:3]] == [2025, 2024, 2023]
+
+
+def test_listing_year_ending_in_january_keeps_both_names():
+    page = {"accessionNumber": ["0000000001-24-000001", "0000000001-24-000002", "0000000001-24-000003"],
+            "form": ["10-Q", "10-Q", "10-Q"], "filingDate": ["2024-11-20", "2024-08-28", "2024-05-29"],
+            "reportDate": ["2024-10-27", "2024-07-28", ""], "primaryDocument": ["a.htm", "b.htm", "c.htm"]}
+    listing = read_listing(lambda name: {"fiscalYearEnd": "0126", "filings": {"recent": page, "files": []}},
+                           "first", "10-Q", None, [2024])
+    assert [(f.fiscal_years, f.fiscal_period) for f in listing.filings] == [((2025, 2024), "Q3"),
+                                                                           ((2025, 2024), "Q2"), ((), None)]
+    # Both names are candidates, the unplaced filing too: the filing's own dei: label decides after download.
+    assert [f.accession[-1] for f in choose(listing, None, [2024])] == ["1", "2", "3"]
+    assert [f.accession[-1] for f in choose(listing, 1, [2024])] == ["1", "2", "3"]  # limit only once certain
+    assert place("10-K", "2025-02-02", None) == ((2025, 2024), "FY")
+    assert place("10-K", "2023-01-01", None) == ((2022,), "FY")  # a 52/53-week year ending in the first week
+
+
+def test_choose_and_download_window_pick_exact_accessions():
+    pages = {"first": _submissions("apple_submissions_2026-01_pretty.json"),
+             "CIK0000320193-submissions-001.json": _submissions("CIK0000320193-submissions-001_apple_2023-08.json")}
+    read = []
+
+    def fetch(name):
+        read.append(name)
+        return pages[name]
+
+    listing = read_listing(fetch, "first", "10-Q", None, [2024, 2025])
+    assert read == ["first"]  # the recent block reaches back far enough
+    chosen = choose(listing, None, [2024, 2025])
+    assert [(f.fiscal_year, f.fiscal_period) for f in chosen] == [
+        (2025, "Q3"), (2025, "Q2"), (2025, "Q1"), (2024, "Q3"), (2024, "Q2"), (2024, "Q1")]
+    assert download_window(listing, chosen) == ("2024-02-02", "2025-08-01", set(), 6)
+    # Two years apart: the quarters between them are skipped, and counted, so the downloader stops there.
+    after, before, skip, count = download_window(listing, choose(listing, None, [2022, 2025]))
+    assert (after, before, len(skip), count) == ("2022-01-28", "2025-08-01", 6, 12)
+    assert [f.fiscal_period for f in choose(listing, 2, [2024, 2025])] == ["Q3", "Q2"]
+    read.clear()
+    old = read_listing(fetch, "first", "10-Q", None, [2012])
+    assert read == ["first", "CIK0000320193-submissions-001.json"]
+    assert [f.fiscal_period for f in choose(old, None, [2012])] == ["Q3", "Q2", "Q1"]
+
+
+def test_listing_fills_what_an_older_10q_does_not_state():
+    listed = ListedFiling("0000320193-24-000006", "10-Q", "2024-02-02", "2023-12-30", "a.htm", (2024,), "Q1")
+    # No dei: labels: the calendar year of the quarter's end would say 2023.
+    assert _fiscal_labels({}, "2023-12-30", listed) == (2024, "fiscal_period", "Q1", "fiscal_year_end")
+    # The filing's own labels win.
+    own = {"fiscal_year": 2024, "fiscal_year_source": "dei:DocumentFiscalYearFocus", "fiscal_period": "Q1",
+           "fiscal_period_source": "dei:DocumentFiscalPeriodFocus"}
+    assert _fiscal_labels(own, "2023-12-30", listed) == (2024, "dei:DocumentFiscalYearFocus", "Q1",
+                                                         "dei:DocumentFiscalPeriodFocus")
+    assert _fiscal_labels({}, "2023-12-30", None) == (2023, "period_end", None, None)
+
+
+
 # --------------------------------------------------------------------------------------------------------------
 # EDGAR downloads
 
@@ -161,8 +245,9 @@ def test_download_fiscal_year(edgar_server, settings):
     assert (folder / "full-submission.txt").read_bytes().rstrip().endswith(b"</SEC-DOCUMENT>")
     assert FilingRecord.load(folder / "filing.json") == rec
     assert json.loads((folder / "filing.json").read_text())["path"] == "primary-document.html"
-    # The FY2025 10-K shares the filing-date window (2024-01-01..2025-12-31): downloaded, read, not kept.
-    assert any(AAPL_2025.replace("-", "") in p for p in edgar_server.requests)
+    # Exactly the filing asked for: EDGAR's listing (report date 2024-09-28) placed it; no other 10-K was fetched.
+    archive = [p for p in edgar_server.requests if p.startswith("/Archives/")]
+    assert archive and all(AAPL_2024.replace("-", "") in p for p in archive)
     assert not (data / "sec-edgar-filings" / "AAPL" / "10-K" / AAPL_2025).exists()
     assert [r.doc_id for r in list_downloaded(settings)] == [AAPL_2024]
     assert_nothing_half_written(data)
@@ -283,9 +368,9 @@ def test_one_ticker_fails_the_other_lands(edgar_server, settings):
     by = {}
     for o in outcomes:
         by.setdefault(o.ticker, []).append(o)
-    # Apple's FY2024 10-K lands; the FY2025 one sharing the window failed, but was not asked for: not reported.
+    # Apple's FY2024 10-K lands; the failing FY2025 one is not asked for, nor fetched: not reported.
     assert [o.error for o in by["AAPL"]] == [None] and by["AAPL"][0].record.accession == AAPL_2024
-    # Tesla's FY2024 10-K lands; its FY2023 10-K (same window, not served: 404) was not needed either.
+    # Tesla's FY2024 10-K lands; its FY2023 10-K (not served: 404) is not fetched either.
     tsla = SERVED_FILINGS[2]
     assert [o.error for o in by["TSLA"]] == [None]
     rec = by["TSLA"][0].record
@@ -302,6 +387,67 @@ def test_fiscal_year_not_found_explains(edgar_server, settings):
     assert any("HTTP 404" in e and AAPL_2024 in e for e in errors)
     assert any("No 10-K for fiscal year 2024 of AAPL" in e for e in errors)
     assert_data_empty(Path(settings.data_dir))
+
+
+def _needs_10q():
+    if not (CORPUS / AAPL_10Q_DOCUMENT).is_file():
+        pytest.skip(f"{CORPUS / AAPL_10Q_DOCUMENT} absent: the served 10-Qs are made from it")
+
+
+def _archive_accessions(server) -> set[str]:
+    return {p.split("/")[5] for p in server.requests if p.startswith("/Archives/")}
+
+
+def test_download_10q_latest(edgar_server, settings):
+    _needs_10q()
+    # As the app's sidebar calls it.
+    outcomes = download_filings(["AAPL"], form="10-Q", limit=4, settings=settings, progress=lambda *a: None)
+    assert [o.error for o in outcomes] == [None] * 4
+    recs = [o.record for o in outcomes]
+    assert [(r.fiscal_year, r.fiscal_period, r.period_end) for r in recs] == [
+        (2025, "Q3", "2025-06-28"), (2025, "Q2", "2025-03-29"), (2025, "Q1", "2024-12-28"), (2024, "Q3", "2024-06-29")]
+    assert all(r.form == "10-Q" and r.fiscal_year_source == "dei:DocumentFiscalYearFocus"
+               and r.fiscal_period_source == "dei:DocumentFiscalPeriodFocus" for r in recs)
+    assert recs[0].url == "https://www.sec.gov/Archives/edgar/data/320193/000032019325000073/aapl-20250628.htm"
+    assert recs[0].path.read_bytes() == (CORPUS / AAPL_10Q_DOCUMENT).read_bytes()
+    assert _archive_accessions(edgar_server) == {r.accession.replace("-", "") for r in recs}
+    data = Path(settings.data_dir)
+    assert {p.parent.parent.name for p in data.rglob("filing.json")} == {"10-Q"}
+    saved = {r.accession: (r.fiscal_year, r.fiscal_period) for r in list_downloaded(settings)}
+    assert saved == {r.accession: (r.fiscal_year, r.fiscal_period) for r in recs}
+    assert_nothing_half_written(data)
+
+
+def test_download_10q_fiscal_years(edgar_server, settings):
+    _needs_10q()
+    outcomes = download_filings(["AAPL"], form="10-Q", fiscal_years=[2024, 2025], settings=settings)
+    assert [o.error for o in outcomes] == [None] * 6
+    got = [(o.record.fiscal_year, o.record.fiscal_period, o.record.filing_date) for o in outcomes]
+    assert got == [(2025, "Q3", "2025-08-01"), (2025, "Q2", "2025-05-02"), (2025, "Q1", "2025-01-31"),
+                   (2024, "Q3", "2024-08-02"), (2024, "Q2", "2024-05-03"), (2024, "Q1", "2024-02-02")]
+    # Exactly those six: the 10-K filed among them and the quarters of other years were not fetched.
+    assert _archive_accessions(edgar_server) == {o.record.accession.replace("-", "") for o in outcomes}
+    assert len(list_downloaded(settings)) == 6
+    assert_nothing_half_written(Path(settings.data_dir))
+
+
+def test_download_10q_year_with_a_quarter_failing(edgar_server, settings):
+    _needs_10q()
+    edgar_server.faults["/000032019324000069/"] = "500"  # fiscal 2024 Q2
+    outcomes = download_filings(["AAPL"], form="10-Q", fiscal_years=[2024], settings=settings)
+    assert [o.record.fiscal_period for o in outcomes if o.ok] == ["Q3", "Q1"]
+    errors = [o.error for o in outcomes if not o.ok]
+    assert len(errors) == 1 and "HTTP 500" in errors[0] and "0000320193-24-000069" in errors[0]
+    assert_nothing_half_written(Path(settings.data_dir))
+
+
+def test_download_10q_year_not_listed(edgar_server, settings):
+    outcomes = download_filings(["AAPL"], form="10-Q", fiscal_years=[2026], settings=settings)
+    assert [o.error for o in outcomes] == [
+        "No 10-Q for fiscal year 2026 of AAPL has been filed yet (the latest is for fiscal year 2025)."]
+    assert _archive_accessions(edgar_server) == set()
+    assert_data_empty(Path(settings.data_dir))
+
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -11,9 +11,11 @@ Where files land (all under settings.data_dir):
                          /primary-document.htm                             for a full-submission .txt: its main document
                          /filing.json
 
-The modules: download (EDGAR downloads), local (files added by hand), record (FilingRecord, the layout names and
-the metadata rules both share), storage (safe names, checks, temporary folders swapped into place, reading a file
-through rag.parse) and failures (why a download failed, in words an analyst can act on).
+The modules: download (EDGAR downloads), listing (EDGAR's list of a company's filings, each placed in its fiscal
+year and period, and the choice of the accessions a download needs), local (files added by hand), record
+(FilingRecord, the layout names and the metadata rules both share), storage (safe names, checks, temporary folders
+swapped into place, reading a file through rag.parse) and failures (why a download failed, in words an analyst can
+act on).
 """
 
 from .download import FORMS, Progress, download_filings, validate_user_agent

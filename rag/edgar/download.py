@@ -1,5 +1,6 @@
-"""EDGAR downloads through sec-edgar-downloader: per ticker, list and fetch the filings of a form (the latest N,
-or those of chosen fiscal years), verify what landed, read its metadata, and move each filing into place.
+"""EDGAR downloads through sec-edgar-downloader: per ticker, list the filings of a form (EDGAR's submissions JSON,
+see listing), choose exactly the accessions asked for (the latest N, or those of chosen fiscal years), fetch them,
+verify what landed, read its metadata, and move each filing into place.
 
 A download goes into a hidden temporary folder inside data_dir (".edgar-tmp-*", same filesystem), is checked
 (sec-edgar-downloader prints failures and carries on, so what landed is verified: present, non-empty, a
@@ -23,12 +24,15 @@ from typing import Callable, Iterable
 
 from .. import parse
 from ..config import Settings, get_settings
+from ..parse.period import FP_FISCAL_YEAR_END, FY_FROM_FISCAL_PERIOD
 from .failures import downloader_messages, explain, explain_exc, printed_failures
+from .listing import ListedFiling, Listing, choose, download_window, read_listing
 from .record import (
     ACCESSION_RE,
     EDGAR_DIR,
     EXTRACTED_PRIMARY,
     FULL_SUBMISSION,
+    FY_PERIOD_END,
     PRIMARY_STEM,
     DownloadOutcome,
     EdgarError,
@@ -74,18 +78,6 @@ def validate_user_agent(ua: str | None) -> tuple[str, str]:
     if not match:
         raise EdgarError(f'The SEC user agent must be "Name email@domain"; got {raw!r}. ' + how)
     return match.group("name").strip(), match.group("email")
-
-
-def filing_date_window(form: str, fiscal_year: int) -> tuple[date, date]:
-    """Filing dates that can hold `form` for `fiscal_year`. A fiscal year Y ends between about late January of
-    Y (NVIDIA) and early February of Y+1 (Home Depot's "fiscal 2024"), and its 10-K follows within months; its
-    10-Qs start about a year earlier. The window is wide on purpose: the parsed fiscal year decides."""
-    today = date.today()
-    if form == "10-Q":
-        after, before = date(fiscal_year - 1, 4, 1), date(fiscal_year + 1, 6, 30)
-    else:
-        after, before = date(fiscal_year, 1, 1), date(fiscal_year + 1, 12, 31)
-    return after, min(before, today)
 
 
 def _clean_tickers(tickers: str | Iterable[str]) -> list[str]:
@@ -135,8 +127,10 @@ def download_filings(
 ) -> list[DownloadOutcome]:
     """Download 10-K or 10-Q filings from EDGAR into settings.data_dir.
 
-    limit: the N latest filings (per ticker). fiscal_years: only filings of those fiscal years (the company's own
-    label, dei:DocumentFiscalYearFocus); with both, the N latest of those. With neither, the latest filing only.
+    limit: the N latest filings (per ticker). fiscal_years: every filing of those fiscal years (a 10-K per year,
+    three 10-Qs per year), chosen from EDGAR's listing by report date and the company's fiscal year end, then
+    checked against the filing's own label (dei:DocumentFiscalYearFocus); with both, the N latest of those. With
+    neither, the latest filing only.
     Returns one outcome per filing saved or failed, and one per ticker that failed as a whole (unknown ticker,
     EDGAR unreachable, a fiscal year with no filing); a failure never stops the other tickers.
     Raises EdgarError before any request for a missing/malformed user agent or an unsupported form.
@@ -160,8 +154,9 @@ def download_filings(
         if progress is not None:
             progress(ticker, message, max(0.0, min(1.0, fraction)))
 
-    # Imported here: the app and add_local_file do not need it, and tests patch its module-level URLs.
-    from sec_edgar_downloader import Downloader
+    # Imported here: the app and add_local_file do not need it, and tests patch its module-level URLs (read at
+    # call time below, so that the listing is asked of the same server as the downloads).
+    from sec_edgar_downloader import Downloader, _orchestrator, _sec_gateway
 
     report(wanted[0], "Connecting to EDGAR", 0.0)
     try:
@@ -171,6 +166,10 @@ def download_filings(
         report(wanted[-1], message, 1.0)
         return [DownloadOutcome(t, None, message) for t in wanted]
 
+    def fetch_submissions(page: str) -> dict:
+        uri = _orchestrator.URL_SUBMISSIONS.format(submission=page)
+        return _sec_gateway.get_list_of_available_filings(uri, downloader.user_agent)
+
     outcomes: list[DownloadOutcome] = []
     n = len(wanted)
     for i, ticker in enumerate(wanted):
@@ -179,7 +178,7 @@ def download_filings(
 
         try:
             outcomes.extend(
-                _download_ticker(downloader, ticker, form, limit, years, data_dir, step)
+                _download_ticker(downloader, fetch_submissions, ticker, form, limit, years, data_dir, step)
             )
         except Exception as exc:  # a bug or an OS error for one ticker must not cost the others
             log.exception("download of %s failed", ticker)
@@ -212,8 +211,9 @@ class _ListingFailed(Exception):
     """EDGAR's list of a ticker's filings could not be had; the message says why."""
 
 
-def _download_ticker(downloader, ticker: str, form: str, limit: int | None, years: list[int] | None,
-                     data_dir: Path, step: Callable[[str, float], None]) -> list[DownloadOutcome]:
+def _download_ticker(downloader, fetch_submissions: Callable[[str], dict], ticker: str, form: str,
+                     limit: int | None, years: list[int] | None, data_dir: Path,
+                     step: Callable[[str, float], None]) -> list[DownloadOutcome]:
     if not _TICKER_RE.match(ticker):
         return [DownloadOutcome(ticker, None, f"{ticker!r} is not a ticker (letters, digits, '.' or '-').")]
     is_cik = ticker.isdigit()
@@ -229,51 +229,59 @@ def _download_ticker(downloader, ticker: str, form: str, limit: int | None, year
     try:
         downloader.download_folder = tmp
         try:
-            failures = _fetch(downloader, job)
+            listing = _read_listing(fetch_submissions, job)
+            chosen = choose(listing, limit, years)
+            failures = _fetch(downloader, job, listing, chosen) if chosen else {}
         except _ListingFailed as exc:
             return [DownloadOutcome(ticker, None, str(exc))]
-        landed, records, failed = _check_landed(tmp, job, failures)
+        records, failed = _check_landed(tmp, job, failures, chosen)
         if years is None:
-            selected, outcomes = records, list(failed)
-            if not landed and not failures:
+            selected, outcomes = records, failed
+            if not chosen:
                 outcomes.append(DownloadOutcome(ticker, None, f"EDGAR lists no {form} filings for {ticker}."))
         else:
-            selected, outcomes = _select_fiscal_years(records, failed, job)
+            selected, outcomes = _select_fiscal_years(records, failed, job, listing)
         return _save_selected(selected, tmp, job) + outcomes
     finally:
         remove_tree(tmp)
 
 
-def _fetch(downloader, job: _TickerJob) -> dict[str, str]:
-    """Have the downloader fetch the filings asked for into its folder; the failures it printed, by accession."""
+def _read_listing(fetch_submissions: Callable[[str], dict], job: _TickerJob) -> Listing:
+    """The ticker's filings of the form as EDGAR lists them (its submissions JSON, older pages as needed)."""
+    job.step(f"Reading the list of {job.ticker}'s {job.form} filings", 0.02)
+    try:
+        return read_listing(fetch_submissions, f"CIK{int(job.cik or 0):010d}.json", job.form, job.limit,
+                            job.years)
+    except Exception as exc:
+        raise _ListingFailed(f"{job.ticker}: " + explain_exc(f"the list of {job.ticker}'s filings", exc)) from exc
+
+
+def _fetch(downloader, job: _TickerJob, listing: Listing, chosen: list[ListedFiling]) -> dict[str, str]:
+    """Have the downloader fetch exactly the chosen filings into its folder, in one call: the filing dates they
+    span, skipping the other filings of the form in that span. Returns the failures it printed, by accession."""
+    after, before, skip, count = download_window(listing, chosen)
     years, form, ticker = job.years, job.form, job.ticker
-    windows: list[tuple[date | None, date | None]] = (
-        [(None, None)] if years is None else [filing_date_window(form, y) for y in years]
-    )
-    failures: dict[str, str] = {}
-    for w, (after, before) in enumerate(windows):
-        if after is not None and before is not None and after > before:
-            continue  # a fiscal year too recent to have been filed: reported as not found later
-        if years is None:
-            job.step(f"Downloading the {job.limit} latest {form} filing(s) of {ticker}", 0.05)
-        else:
-            job.step(f"Downloading {ticker} {form} filings for FY{years[w]} "
-                     f"(filed {after.isoformat()} to {before.isoformat()})", 0.05 + 0.5 * w / len(windows))
-        try:
-            with downloader_messages() as printed:
-                downloader.get(form, job.key, limit=job.limit if years is None else None, after=after,
-                               before=before, download_details=True)
-        except Exception as exc:
-            raise _ListingFailed(f"{ticker}: " + explain_exc(f"the list of {ticker}'s filings", exc)) from exc
-        failures.update(printed_failures("".join(printed)))
-    return failures
+    if years is None:
+        what = f"the {len(chosen)} latest {form} filing(s) of {ticker}"
+    else:
+        span = f"FY{years[0]}" if len(years) == 1 else f"FY{years[0]}-FY{years[-1]}"
+        what = f"{len(chosen)} {form} filing(s) of {ticker} for {span}"
+    job.step(f"Downloading {what} (filed {after} to {before})", 0.05)
+    try:
+        with downloader_messages() as printed:
+            downloader.get(form, job.key, limit=count, after=after, before=before, download_details=True,
+                           accession_numbers_to_skip=skip or None)
+    except Exception as exc:
+        raise _ListingFailed(f"{ticker}: " + explain_exc(f"the list of {ticker}'s filings", exc)) from exc
+    return printed_failures("".join(printed))
 
 
-def _check_landed(tmp: Path, job: _TickerJob, failures: dict[str, str]
-                  ) -> tuple[list[Path], list[tuple[Path, FilingRecord]], list[DownloadOutcome]]:
-    """The accession folders that landed, the records of those that passed the checks, and one failed outcome per
-    filing that did not (or did not land at all)."""
+def _check_landed(tmp: Path, job: _TickerJob, failures: dict[str, str], chosen: list[ListedFiling]
+                  ) -> tuple[list[tuple[Path, FilingRecord]], list[DownloadOutcome]]:
+    """The records of the filings that landed and passed the checks, and one failed outcome per chosen filing
+    that did not (or did not land at all)."""
     ticker, form = job.ticker, job.form
+    listed = {f.accession: f for f in chosen}
     # What landed: every accession folder the downloader created, wherever its layout puts them.
     landed = sorted({p.parent for p in tmp.rglob("*") if p.is_file() and p.parent != tmp}, key=lambda p: p.name)
     records: list[tuple[Path, FilingRecord]] = []
@@ -285,7 +293,8 @@ def _check_landed(tmp: Path, job: _TickerJob, failures: dict[str, str]
             continue
         job.step(f"Checking and reading {form} {acc}", 0.6 + 0.35 * j / max(1, len(landed)))
         try:
-            record = finish_download(acc_dir, ticker=None if job.is_cik else ticker, cik=job.cik, form=form)
+            record = finish_download(acc_dir, ticker=None if job.is_cik else ticker, cik=job.cik, form=form,
+                                     listed=listed.get(acc))
         except EdgarError as exc:
             # A folder exists only when the full submission arrived; what failed is checking or reading it.
             failed.append(DownloadOutcome(ticker, None, f"{ticker} {form} {acc}: {exc}"))
@@ -295,42 +304,50 @@ def _check_landed(tmp: Path, job: _TickerJob, failures: dict[str, str]
     for acc, why in failures.items():
         if acc not in landed_names:
             failed.append(DownloadOutcome(ticker, None, explain(f"{ticker} {form} {acc}", why)))
-    return landed, records, failed
+    for acc in listed:
+        if acc not in landed_names and acc not in failures:
+            failed.append(DownloadOutcome(ticker, None, f"{ticker} {form} {acc}: EDGAR lists it, but the "
+                                                        "downloader did not fetch it. Try again."))
+    return records, failed
 
 
-def _select_fiscal_years(records: list[tuple[Path, FilingRecord]], failed: list[DownloadOutcome], job: _TickerJob
-                         ) -> tuple[list[tuple[Path, FilingRecord]], list[DownloadOutcome]]:
-    """The filings of the fiscal years asked for (the latest `limit` of them), and the outcomes to report: one per
-    year not found, and the failed filings when a year is missing (one of them may be it)."""
-    ticker, form, years = job.ticker, job.form, job.years
-    outcomes: list[DownloadOutcome] = []
+def _select_fiscal_years(records: list[tuple[Path, FilingRecord]], failed: list[DownloadOutcome], job: _TickerJob,
+                         listing: Listing) -> tuple[list[tuple[Path, FilingRecord]], list[DownloadOutcome]]:
+    """The filings whose own fiscal year is one asked for (the latest `limit` of them), and the outcomes to
+    report: every filing that failed (each was chosen for a year asked for), and one per year not found."""
+    ticker, form, years = job.ticker, job.form, job.years or []
     selected = [(d, r) for d, r in records if r.fiscal_year in years]
     for _, r in records:
         if r.fiscal_year not in years:
-            log.info("%s %s %s is FY%s, not asked for: discarded", ticker, form, r.accession, r.fiscal_year)
+            log.info("%s %s %s states FY%s, not asked for: discarded", ticker, form, r.accession, r.fiscal_year)
     found = {r.fiscal_year for _, r in selected}
-    missing = [y for y in years if y not in found]
-    if missing:
-        # A failed filing may be the missing year: say so. When every year was found, the failures
-        # were filings of other years that shared the filing-date window, and are only logged.
-        outcomes.extend(failed)
-    for o in failed if not missing else []:
-        log.info("not needed after all: %s", o.error)
-    for y in missing:
-        after, before = filing_date_window(form, y)
-        if after > before:
-            outcomes.append(DownloadOutcome(ticker, None, f"No {form} for fiscal year {y} of {ticker} has "
-                                                          "been filed yet."))
-            continue
-        note = (f"; {len(failed)} filing(s) in that window could not be downloaded (see the other messages)"
-                if failed else "")
-        outcomes.append(DownloadOutcome(ticker, None, (
-            f"No {form} for fiscal year {y} of {ticker} on EDGAR (looked at filings dated "
-            f"{after.isoformat()} to {before.isoformat()}){note}.")))
+    outcomes = list(failed)
+    outcomes.extend(DownloadOutcome(ticker, None, _year_not_found(listing, job, y, len(failed)))
+                    for y in years if y not in found)
     selected.sort(key=lambda dr: dr[1].filing_date or "", reverse=True)
     if job.limit is not None:
         selected = selected[: job.limit]
     return selected, outcomes
+
+
+def _year_not_found(listing: Listing, job: _TickerJob, year: int, n_failed: int) -> str:
+    """Why no filing of `year` was saved, from what EDGAR lists."""
+    ticker, form = job.ticker, job.form
+    listed = [f for f in listing.filings if year in f.fiscal_years]
+    if listed and n_failed:
+        return (f"No {form} for fiscal year {year} of {ticker} was saved: EDGAR lists {len(listed)}, and "
+                f"{n_failed} filing(s) could not be downloaded (see the other messages).")
+    if listed:
+        return (f"No {form} for fiscal year {year} of {ticker}: the {len(listed)} filing(s) EDGAR's dates place "
+                "in that year state another fiscal year.")
+    span = listing.fiscal_year_range()
+    if span is None:
+        return f"EDGAR lists no {form} filings for {ticker}."
+    if year > span[1]:
+        return (f"No {form} for fiscal year {year} of {ticker} has been filed yet (the latest is for fiscal "
+                f"year {span[1]}).")
+    return (f"No {form} for fiscal year {year} of {ticker} on EDGAR (its {form} filings listed cover fiscal "
+            f"years {span[0]} to {span[1]}).")
 
 
 def _save_selected(selected: list[tuple[Path, FilingRecord]], tmp: Path, job: _TickerJob) -> list[DownloadOutcome]:
@@ -351,8 +368,10 @@ def _save_selected(selected: list[tuple[Path, FilingRecord]], tmp: Path, job: _T
     return saved
 
 
-def finish_download(acc_dir: Path, *, ticker: str | None, cik: str | None, form: str) -> FilingRecord:
-    """Verify one landed filing folder, find its primary document and build its record (paths inside acc_dir)."""
+def finish_download(acc_dir: Path, *, ticker: str | None, cik: str | None, form: str,
+                    listed: ListedFiling | None = None) -> FilingRecord:
+    """Verify one landed filing folder, find its primary document and build its record (paths inside acc_dir).
+    listed: what EDGAR's listing says of it, filling in what the document does not state."""
     acc = acc_dir.name
     full = acc_dir / FULL_SUBMISSION
     if not full.is_file() or full.stat().st_size == 0:
@@ -374,8 +393,9 @@ def finish_download(acc_dir: Path, *, ticker: str | None, cik: str | None, form:
     meta = parsed_meta(primary, Path(str(edgar_name or primary.name)).name)
     header_acc = field_of(header, "accession")
     accession = header_acc if header_acc and ACCESSION_RE.match(str(header_acc)) else acc
-    period_end = edgar_date(meta.get("period_end")) or edgar_date(field_of(header, "period_end"))
-    fiscal_year, fy_source = fiscal_year_and_source(meta, period_end)
+    period_end = (edgar_date(meta.get("period_end")) or edgar_date(field_of(header, "period_end"))
+                  or (listed.report_date if listed else None))
+    fiscal_year, fy_source, fiscal_period, fp_source = _fiscal_labels(meta, period_end, listed)
     cik = cik or norm_cik(field_of(header, "cik")) or norm_cik(meta.get("cik"))
     sha = parse.file_sha256(primary)
     return FilingRecord(
@@ -387,8 +407,8 @@ def finish_download(acc_dir: Path, *, ticker: str | None, cik: str | None, form:
         form=(str(field_of(header, "form") or "").upper() or None) or form,
         fiscal_year=fiscal_year,
         fiscal_year_source=fy_source,
-        fiscal_period=meta.get("fiscal_period"),
-        fiscal_period_source=meta.get("fiscal_period_source"),
+        fiscal_period=fiscal_period,
+        fiscal_period_source=fp_source,
         period_end=period_end,
         filing_date=edgar_date(field_of(header, "filing_date")) or edgar_date(meta.get("filing_date")),
         accession=accession,
@@ -396,3 +416,19 @@ def finish_download(acc_dir: Path, *, ticker: str | None, cik: str | None, form:
         source="edgar",
         sha256=sha,
     )
+
+
+def _fiscal_labels(meta: dict, period_end: str | None, listed: ListedFiling | None
+                   ) -> tuple[int | None, str | None, str | None, str | None]:
+    """(fiscal year, its source, fiscal period, its source). The filing's own dei: labels win; where it has none
+    (older 10-Qs carry no inline XBRL), the quarter EDGAR's listing places it in by the company's fiscal year end
+    beats a fiscal year guessed from the calendar year of a quarter's end."""
+    fiscal_year, fy_source = fiscal_year_and_source(meta, period_end)
+    fiscal_period, fp_source = meta.get("fiscal_period"), meta.get("fiscal_period_source")
+    if listed is None:
+        return fiscal_year, fy_source, fiscal_period, fp_source
+    if not fiscal_period and listed.fiscal_period:
+        fiscal_period, fp_source = listed.fiscal_period, FP_FISCAL_YEAR_END
+    if fy_source in (None, FY_PERIOD_END) and listed.fiscal_year is not None and fiscal_period == listed.fiscal_period:
+        fiscal_year, fy_source = listed.fiscal_year, FY_FROM_FISCAL_PERIOD
+    return fiscal_year, fy_source, fiscal_period, fp_source
