@@ -153,7 +153,7 @@ class Retriever:
             warnings.append("Query generation needs Ollama, which is not available; the question alone was searched.")
         plan = plan_question(question, self.catalog) if use_analysis else QuestionPlan(question=question)
         applied = self._effective_filters(plan, filters or Filters())
-        groups = self._groups(applied, plan, filters or Filters())
+        groups, unavailable = self._groups(applied, plan, filters or Filters())
         # Dense search embeds the question without the words that became filters; keyword search keeps them,
         # since filings print company names and dates in the very sentences that answer.
         bundle = QueryBundle(question)
@@ -182,6 +182,7 @@ class Retriever:
         return RetrievalResult(
             query=question, mode=mode, nodes=nodes, plan=plan, filters=applied,
             retrieval_ms=(time.perf_counter() - t0) * 1000, generated_queries=extra, warnings=warnings,
+            unavailable=unavailable,
         )
 
     def _effective_filters(self, plan: QuestionPlan, user: Filters) -> Filters:
@@ -211,31 +212,34 @@ class Retriever:
                 out.append(pick)
         return out
 
-    def _groups(self, applied: Filters, plan: QuestionPlan, user: Filters) -> list[Filters]:
+    def _groups(self, applied: Filters, plan: QuestionPlan, user: Filters) -> tuple[list[Filters], list[str]]:
         """One retrieval per (company, year) when the question spans several, so each gets its share, and per
         (company, fiscal quarter) when it asks for quarters. Only pairs the index holds: 'Adobe (fiscal 2024) or
-        Salesforce (fiscal 2025)' is two retrievals, not four."""
-        quarters = [] if user.fiscal_years or user.fiscal_periods else self._quarter_groups(applied, plan)
-        if quarters:
-            return quarters
+        Salesforce (fiscal 2025)' is two retrievals, not four. Also returns the periods asked for that no filing
+        covers; when none of those asked is covered there is no group at all (another period's figures would be
+        a wrong answer, not a nearby one)."""
+        if not user.fiscal_years and not user.fiscal_periods and (plan.periods or plan.latest_quarters):
+            quarters, unavailable = self._quarter_groups(applied, plan)
+            if quarters or unavailable:
+                return quarters, unavailable
         tickers = applied.tickers or [None]
         years = applied.fiscal_years or [None]
         if len(tickers) * len(years) <= 1:
-            return [applied]
+            return [applied], []
         groups = []
         for t in tickers:
             have = set(self.catalog.years_by_ticker.get(t, [])) if t else None
             own = [y for y in years if y is None or have is None or y in have]
             for y in own or [None]:  # a company none of whose years is indexed: search all its filings
                 groups.append(replace(applied, tickers=[t] if t else [], fiscal_years=[y] if y else []))
-        return groups
+        return groups, []
 
-    def _quarter_groups(self, applied: Filters, plan: QuestionPlan) -> list[Filters]:
+    def _quarter_groups(self, applied: Filters, plan: QuestionPlan) -> tuple[list[Filters], list[str]]:
         """(company, fiscal year, fiscal period) groups for the periods the question names, or for its latest
-        quarters; a period without a year reads the company's latest filing of that period."""
-        if not plan.periods and not plan.latest_quarters:
-            return []
+        quarters; a period without a year reads the company's latest filing of that period. Also the periods
+        named for a company that no filing of it covers."""
         groups: list[Filters] = []
+        unavailable: list[str] = []
         for t in applied.tickers or list(self.catalog.periods_by_ticker):
             held = self.catalog.periods_by_ticker.get(t, [])  # (period_end, fiscal_year, fiscal_period), oldest first
             if plan.latest_quarters:
@@ -247,9 +251,13 @@ class Retriever:
                              and (ask.fiscal_year is None or fy == ask.fiscal_year)]
                     if years:
                         wanted.append((years[-1], ask.fiscal_period))
+                    elif applied.tickers:
+                        unavailable.append(f"{t} {ask.label()}")
             for fy, fp in dict.fromkeys(wanted):
                 groups.append(replace(applied, tickers=[t], fiscal_years=[fy], fiscal_periods=[fp]))
-        return groups
+        if not groups and not applied.tickers:  # no company named, and no indexed company reported those periods
+            unavailable = [ask.label() for ask in plan.periods]
+        return groups, unavailable
 
     def _search(self, bundle: QueryBundle, mode: str, k: int, subset, extra_queries: list[str]):
         from llama_index.core.llms import MockLLM

@@ -171,6 +171,9 @@ class RetrievalResult:
     retrieval_ms: float = 0.0
     generated_queries: list[str] = field(default_factory=list)  # what the LLM wrote, searched beside the question
     warnings: list[str] = field(default_factory=list)
+    # Periods the question names that no indexed filing covers, per company ("AMD Q2 FY2025"): when nothing it asks
+    # for is indexed, nothing is retrieved and the answer says which reports are missing.
+    unavailable: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -238,3 +238,12 @@ def test_a_quarter_is_an_exact_filter_and_several_quarters_are_retrieved_each(tm
     both = retriever.retrieve("How did Acme's total net sales move over the last two quarters?", top_k=6)
     periods = {n.node.metadata.get("fiscal_period") for n in both.nodes}
     assert periods == {"FY", "Q2"}  # the annual report's fourth quarter and the 10-Q's second
+
+    # A quarter the index does not hold: nothing is retrieved, and the answer says which report is missing.
+    missing = retriever.retrieve("What were Acme Widgets' total net sales in Q3 2025?", top_k=6)
+    assert missing.nodes == [] and missing.unavailable == ["ACME Q3 FY2025"]
+    assert retriever.retrieve("What were total net sales in Q1 2025?", top_k=6).unavailable == ["Q1 FY2025"]
+    from rag.answer import answer
+
+    result = answer(missing.query, missing, get_settings(storage_dir=tmp_path / "storage"), use_llm=False)
+    assert result.refused and "ACME Q3 FY2025" in result.answer and not result.citations

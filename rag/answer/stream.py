@@ -326,6 +326,11 @@ class AnswerStream:
 
 
 def _nothing_found(retrieval: RetrievalResult, audience: str) -> str:
+    if retrieval.unavailable:
+        return (
+            f"These filings do not include {', '.join(retrieval.unavailable)}: no indexed report covers that period, "
+            f"so there is nothing to cite. Add that report ({where_filings_are_listed(audience)}) and ask again."
+        )
     applied = []
     f = retrieval.filters
     if f is not None:
