@@ -1,4 +1,4 @@
-"""The command line: python -m rag download|index|list|remove|ask|eval|bench|facts."""
+"""The command line: python -m rag download|index|list|edit|remove|ask|eval|bench|facts."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def cmd_index(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from .index import IndexStore
+    from .index import IndexStore, fiscal_period_of
 
     filings = IndexStore(_settings(args)).list_filings()
     if args.json:
@@ -103,12 +103,41 @@ def cmd_list(args) -> int:
     if not filings:
         print(EMPTY_INDEX)
         return 0
-    print(f"{'ticker':<7} {'form':<6} {'FY':<5} {'chunks':>6}  {'period':<10}  {'doc id':<22} company")
+    print(f"{'ticker':<7} {'form':<6} {'FY':<5} {'period':<6} {'chunks':>6}  {'ends':<10}  {'doc id':<22} company")
     for f in filings:
         print(clean_text(
             f"{f.get('ticker') or '-':<7} {f.get('form') or '-':<6} {f.get('fiscal_year') or '-':<5} "
-            f"{f.get('chunks', 0):>6}  {f.get('period_end') or '-':<10}  {f['doc_id']:<22} {f.get('company') or ''}"
+            f"{fiscal_period_of(f) or '-':<6} {f.get('chunks', 0):>6}  {f.get('period_end') or '-':<10}  "
+            f"{f['doc_id']:<22} {f.get('company') or ''}"
         ))
+    return 0
+
+
+def cmd_edit(args) -> int:
+    """correct a filing's company, ticker, form, fiscal year or period (metadata only: nothing is re-embedded)"""
+    from .index import IndexBusy, IndexError_, IndexStore, InvalidCorrection
+
+    changes = {"ticker": args.ticker, "company": args.company, "form": args.form, "fiscal_year": args.fiscal_year,
+               "fiscal_period": args.period}
+    store = IndexStore(_settings(args))
+    before = next((f for f in store.list_filings() if f.get("doc_id") == args.doc_id), None)
+    try:
+        after = store.update_filing(args.doc_id, changes)
+    except InvalidCorrection as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return 2
+    except (IndexBusy, IndexError_) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    changed = [k for k in ("company", "ticker", "form", "fiscal_year", "fiscal_period")
+               if (before or {}).get(k) != after.get(k)]
+    if not changed:
+        print(f"{args.doc_id}: nothing to change")
+        return 0
+    for key in changed:
+        print(f"{key:<13} {(before or {}).get(key) or '-'} -> {after.get(key)}")
+    print(f"updated {args.doc_id} (metadata only: nothing was re-embedded)")
     return 0
 
 
@@ -215,6 +244,16 @@ def cmd_facts(args) -> int:
     return print_facts(args.ticker, _settings(args), fiscal_year=args.fy, concept=args.concept)
 
 
+def _edit_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("doc_id", help="the filing's doc id (accession), as `list` shows it")
+    p.add_argument("--ticker")
+    p.add_argument("--company")
+    p.add_argument("--form", help="10-K, 10-Q, 10-K/A, ...")
+    p.add_argument("--fiscal-year", help="the company's own fiscal year label, e.g. 2025")
+    p.add_argument("--period", help="Q1, Q2, Q3 or FY")
+    p.set_defaults(func=cmd_edit)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m rag", description="SEC filings: download, index, ask.")
     parser.add_argument("--traceback", action="store_true", help="on a failure, show the Python traceback")
@@ -245,6 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_list)
 
+    _edit_parser(common(sub.add_parser("edit", help=cmd_edit.__doc__)))
     p = common(sub.add_parser("remove", help="remove filings by accession (doc id) or path"))
     p.add_argument("keys", nargs="+")
     p.set_defaults(func=cmd_remove)

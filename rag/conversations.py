@@ -193,7 +193,7 @@ def _quote(text: str, limit: int = 1200) -> str:
 
 def to_markdown(conversation: dict, messages: list[dict]) -> str:
     """The conversation as Markdown: each question, each answer as written, and under it the passages it cites
-    (company, form, fiscal year, Item, page, link) with their text quoted."""
+    (company, form, fiscal period, Item, page, link: rag.schema.citation_label) with their text quoted."""
     lines = [f"# {conversation.get('title') or 'Conversation'}", ""]
     lines.append(f"Exported {_now()[:16].replace('T', ' ')} UTC from the SEC filings workbench. "
                  f"Started {str(conversation.get('created_at', ''))[:16].replace('T', ' ')} UTC.")

@@ -196,24 +196,28 @@ class Citation:
     source: str | None = None
     url: str | None = None
     kind: str = "chunk"  # "chunk" (a retrieved passage) or "fact" (an exact figure from the facts layer)
+    # The filing's fiscal period: "Q1".."Q3" for a 10-Q, "FY" for an annual report; None when not recorded.
+    fiscal_period: str | None = None
 
     def label(self) -> str:
-        """'Apple Inc. (AAPL) · 10-K · FY2024 · Item 8 Financial Statements · p. 28-29'"""
+        """'Apple Inc. (AAPL) · 10-Q · Q3 FY2025 · Part I Item 2 … · p. 21'"""
         label = citation_label(vars(self))
         return f"{label} · XBRL fact" if self.kind == "fact" else label
 
 
 def citation_label(c: dict, *, page_dash: str = "-") -> str:
     """A citation's source as one line, from a Citation's fields or their saved dict:
-    'Apple Inc. (AAPL) · 10-K · FY2024 · Item 8 Financial Statements · p. 28-29'."""
+    'Apple Inc. (AAPL) · 10-K · FY2024 · Item 8 Financial Statements · p. 28-29',
+    'Apple Inc. (AAPL) · 10-Q · Q3 FY2025 · Part I Item 2 … · p. 21'."""
     who = c.get("company") or c.get("ticker") or "Unknown company"
     if c.get("company") and c.get("ticker"):
         who = f"{c['company']} ({c['ticker']})"
     parts = [who]
     if c.get("form"):
         parts.append(str(c["form"]))
-    if c.get("fiscal_year"):
-        parts.append(f"FY{c['fiscal_year']}")
+    period = period_label(c.get("fiscal_year"), c.get("fiscal_period"))
+    if period:
+        parts.append(period)
     if c.get("section"):
         title = c.get("section_title")
         parts.append(f"{c['section']} {title}".strip() if title else str(c["section"]))
@@ -221,6 +225,19 @@ def citation_label(c: dict, *, page_dash: str = "-") -> str:
     if pages:
         parts.append(pages)
     return " · ".join(parts)
+
+
+QUARTERS = ("Q1", "Q2", "Q3", "Q4")
+
+
+def period_label(fiscal_year, fiscal_period=None) -> str:
+    """A filing's fiscal period as labels show it: 'Q3 FY2025' for a quarterly report, 'FY2025' for an annual
+    one (period "FY") or when the period is not recorded (indexes built before periods were), '' for neither."""
+    quarter = str(fiscal_period or "").strip().upper()
+    quarter = quarter if quarter in QUARTERS else ""
+    if fiscal_year in (None, "", 0):
+        return quarter
+    return f"{quarter} FY{fiscal_year}" if quarter else f"FY{fiscal_year}"
 
 
 def pages_label(start, end, dash: str = "-") -> str:

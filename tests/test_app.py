@@ -475,6 +475,47 @@ def test_library_lists_reads_and_removes(indexed):
     assert list(at.dataframe[0].value["Ticker"]) == ["ACME"]
 
 
+def test_library_edit_details_corrects_table_filters_and_labels(indexed):
+    from rag.config import get_settings
+    from rag.index import IndexStore
+
+    at = start()
+    at.switch_page("pages/library.py").run()
+    no_exception(at)
+    assert list(at.dataframe[0].value["Period"]) == ["FY", "FY"]
+    doc = next(f["doc_id"] for f in IndexStore(get_settings()).list_filings() if f["ticker"] == "ACME")
+    at.selectbox(key="library_selected").set_value(doc).run()
+    generation = IndexStore(get_settings()).current_generation()
+    # A bad value is refused with a message, and nothing changes.
+    at.text_input(key=f"edit_ticker_{doc}").set_value("not a ticker")
+    at.button(key=f"edit_save_{doc}").click().run()
+    no_exception(at)
+    assert any("Not saved" in e and "is not a ticker" in e for e in texts(at.error))
+    assert IndexStore(get_settings()).current_generation() == generation
+    # A quarterly report read as an annual one: corrected in place.
+    at.text_input(key=f"edit_ticker_{doc}").set_value("ACMX")
+    at.text_input(key=f"edit_form_{doc}").set_value("10-Q")
+    at.number_input(key=f"edit_fiscal_year_{doc}").set_value(2025)
+    at.selectbox(key=f"edit_fiscal_period_{doc}").set_value("Q3")
+    at.button(key=f"edit_save_{doc}").click().run()
+    no_exception(at)
+    assert any("Saved ACMX · 10-Q · Q3 FY2025" in s and "nothing was re-embedded" in s for s in texts(at.success))
+    table = at.dataframe[0].value
+    assert list(zip(table["Ticker"], table["Form"], table["Fiscal year"], table["Period"])) == [
+        ("ACMX", "10-Q", 2025, "Q3"), ("BOLT", "10-K", 2023, "FY")]
+    assert "ACMX · Acme Widgets Inc." in at.multiselect(key="company").options
+    assert "ACME · Acme Widgets Inc." not in at.multiselect(key="company").options
+    assert at.multiselect(key="fy").options == ["FY2025", "FY2023"] and "10-Q" in at.multiselect(key="form").options
+    assert at.selectbox(key="library_selected").value == doc
+    # Re-indexing reads the file again (whose cover says ACME, 10-K): the user's corrections are kept.
+    at.button(key=f"reindex_{doc}").click().run()
+    no_exception(at)
+    assert any("Re-indexed" in s for s in texts(at.success))
+    record = next(f for f in IndexStore(get_settings()).list_filings() if f["doc_id"] == doc)
+    assert (record["ticker"], record["form"], record["fiscal_year"], record["fiscal_period"]) == (
+        "ACMX", "10-Q", 2025, "Q3")
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Financials
 

@@ -155,3 +155,12 @@ def test_markdown_export_names_a_local_source_and_cuts_long_passages():
     assert "\n# Not a heading" not in text
     quoted = text.split("> # Not a heading\n> ", 1)[1].split("\n", 1)[0]
     assert quoted.endswith(" …") and len(quoted) < 1200
+
+
+def test_markdown_export_names_the_quarter_of_a_quarterly_report():
+    cited = {"number": 1, "ticker": "ACME", "company": "Acme Widgets Inc.", "form": "10-Q", "fiscal_year": 2025,
+             "fiscal_period": "Q3", "section": "Part I Item 2", "page_start": 21, "page_end": 21, "text": "Sales rose."}
+    messages = [{"role": "user", "content": "Q?"},
+                {"role": "assistant", "content": "A [1].", "result": {"citations": [cited]}}]
+    text = to_markdown({"title": "T", "created_at": "2025-08-01T00:00:00+00:00"}, messages)
+    assert "**[1]** Acme Widgets Inc. (ACME) · 10-Q · Q3 FY2025 · Part I Item 2 · p. 21" in text

@@ -1,4 +1,4 @@
-"""The library page: the indexed filings, remove or re-index one, read a filing Item by Item."""
+"""The library page: the indexed filings, correct one's details, remove or re-index one, read it Item by Item."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from rag.schema import pages_label
+from rag.index import FISCAL_PERIODS, IndexBusy, IndexError_, InvalidCorrection, fiscal_period_of
+from rag.schema import pages_label, period_label
 
 from . import core
 from .filings import index_files
@@ -20,9 +21,11 @@ K_CONFIRM_REMOVE = "library_confirm_remove"
 
 
 def filing_label(f: dict) -> str:
+    """'ACME · 10-Q · Q3 FY2025 — Acme Widgets Inc.'"""
     parts = [f.get("ticker") or "?", f.get("form") or "filing"]
-    if f.get("fiscal_year"):
-        parts.append(f"FY{f['fiscal_year']}")
+    period = period_label(f.get("fiscal_year"), f.get("fiscal_period"))
+    if period:
+        parts.append(period)
     label = " · ".join(str(p) for p in parts)
     if f.get("company"):
         label += f" — {f['company']}"
@@ -72,6 +75,7 @@ def _table(ordered: list[dict]) -> None:
             "Company": f.get("company") or "",
             "Form": f.get("form") or "",
             "Fiscal year": int(f["fiscal_year"]) if f.get("fiscal_year") else None,
+            "Period": fiscal_period_of(f),
             "Period end": f.get("period_end") or "",
             "Filing date": f.get("filing_date") or "",
             "Chunks": int(f.get("chunks") or 0),
@@ -91,6 +95,11 @@ def _table(ordered: list[dict]) -> None:
             "On sec.gov": st.column_config.LinkColumn(display_text="open"),
         },
     )
+
+
+# The details a user may correct: record key -> the form's label (rag.index.EDITABLE_FIELDS).
+DETAILS = {"company": "Company", "ticker": "Ticker", "form": "Form", "fiscal_year": "Fiscal year",
+           "fiscal_period": "Fiscal period"}
 
 
 def _one_filing(s, known: dict, ordered: list[dict]) -> None:
@@ -157,6 +166,7 @@ def _manage(s, doc_id: str, f: dict) -> None:
         bits.append(f"indexed {safe_inline(str(f['indexed_at']).replace('T', ' '))}")
     st.caption(" · ".join(bits))
     st.caption(f"File: {code_inline(str(path))}" if path.name else "File: unknown")
+    _edit_details(s, doc_id, f)
     left, right = st.columns(2)
     with left:
         st.markdown("**Re-index**")
@@ -179,9 +189,71 @@ def _manage(s, doc_id: str, f: dict) -> None:
             st.rerun()
 
 
-def _remove(s, doc_id: str, f: dict) -> None:
-    from rag.index import IndexBusy
+def _edit_details(s, doc_id: str, f: dict) -> None:
+    with st.expander("Edit details", icon=":material/edit:"):
+        st.caption("Correct what was read from the filing. Filters, citations and the XBRL figures use the new "
+                   "details at once; nothing is re-embedded (each passage keeps the header line it was indexed with).")
+        with st.form(key=f"edit_{doc_id}", border=False):
+            top = st.columns([3, 1])
+            values = {"company": top[0].text_input(DETAILS["company"], value=f.get("company") or "",
+                                                   key=f"edit_company_{doc_id}"),
+                      "ticker": top[1].text_input(DETAILS["ticker"], value=f.get("ticker") or "",
+                                                  key=f"edit_ticker_{doc_id}")}
+            row = st.columns(3)
+            values["form"] = row[0].text_input(DETAILS["form"], value=f.get("form") or "", key=f"edit_form_{doc_id}",
+                                               help="10-K (annual report) or 10-Q (quarterly report), or an "
+                                                    "amendment such as 10-K/A.")
+            year = int(f["fiscal_year"]) if f.get("fiscal_year") else None
+            values["fiscal_year"] = row[1].number_input(DETAILS["fiscal_year"], value=year, step=1, format="%d",
+                                                        key=f"edit_fiscal_year_{doc_id}",
+                                                        help="The company's own label: the year its fiscal year "
+                                                             "ends in, as its cover says.")
+            period = fiscal_period_of(f)
+            values["fiscal_period"] = row[2].selectbox(
+                DETAILS["fiscal_period"], FISCAL_PERIODS, key=f"edit_fiscal_period_{doc_id}",
+                index=FISCAL_PERIODS.index(period) if period in FISCAL_PERIODS else None,
+                help="Q1, Q2 or Q3 for a 10-Q; FY for an annual report.")
+            saved = st.form_submit_button("Save", key=f"edit_save_{doc_id}", icon=":material/save:", type="primary")
+        if saved:
+            _save_details(s, doc_id, f, values)
 
+
+def _save_details(s, doc_id: str, f: dict, values: dict) -> None:
+    current = {**f, "fiscal_period": fiscal_period_of(f)}
+    changes = {k: v for k, v in values.items() if v is not None and str(v).strip() != str(current.get(k) or "")}
+    try:
+        after = core.engine(s).store.update_filing(doc_id, changes, lock_timeout=5.0)
+    except InvalidCorrection as exc:
+        st.error(safe_inline("Not saved: " + "; ".join(exc.problems) + "."))
+        return
+    except IndexBusy:
+        st.error("Another indexing run is busy with the index; try again when it ends.")
+        return
+    except IndexError_ as exc:
+        st.error(safe_inline(f"Not saved: {exc}."))
+        return
+    changed = [f"{DETAILS[k].lower()} {after.get(k)}" for k in DETAILS if after.get(k) != f.get(k)]
+    if not changed:
+        st.info("Nothing to save: the details are as recorded.")
+        return
+    core.notice(f"Saved {filing_label(after)}: {', '.join(changed)}. Filters, citations and figures use the new "
+                "details; nothing was re-embedded.")
+    st.session_state[core.K_LIBRARY_DOC] = doc_id
+    st.rerun()
+
+
+def _keep_corrections(s, doc_id: str, f: dict) -> None:
+    """A re-indexed filing is read from its file again: the details the user corrected are put back."""
+    corrected = {k: f.get(k) for k in f.get("corrected") or () if k in DETAILS and f.get(k) not in (None, "")}
+    if not corrected:
+        return
+    try:
+        core.engine(s).store.update_filing(doc_id, corrected, lock_timeout=5.0)
+    except (InvalidCorrection, IndexBusy, IndexError_) as exc:
+        st.warning(safe_inline(f"Your corrected details could not be put back ({exc}); edit them again."))
+
+
+def _remove(s, doc_id: str, f: dict) -> None:
     try:
         removed = core.engine(s).store.remove([doc_id], lock_timeout=5.0)
     except IndexBusy:
@@ -197,8 +269,6 @@ def _remove(s, doc_id: str, f: dict) -> None:
 
 
 def _reindex(s, doc_id: str, f: dict, path: Path) -> None:
-    from rag.index import IndexBusy
-
     if not path.is_file():
         st.error(safe_inline(f"The filing's file is gone ({path}); download or upload it again."))
         return
@@ -210,10 +280,11 @@ def _reindex(s, doc_id: str, f: dict, path: Path) -> None:
             status.update(label="Index busy", state="error")
             st.error("Another indexing run is busy with the index; try again when it ends.")
             return
-        overrides = {k: f.get(k) for k in ("ticker", "company", "form", "fiscal_year") if f.get(k)}
+        overrides = {k: f.get(k) for k in DETAILS if f.get(k)}
         lines = index_files(s, [(path, label)], overrides)
         line = lines[0] if lines else None
         if line and line.state != "failed":
+            _keep_corrections(s, doc_id, f)
             status.update(label=f"Re-indexed {label}: {line.detail}", state="complete", expanded=False)
             core.notice(f"Re-indexed {label}: {line.detail}.")
             st.session_state[core.K_LIBRARY_DOC] = doc_id

@@ -20,7 +20,7 @@ import html
 import re
 from typing import Iterable, Iterator
 
-from rag.schema import citation_label, pages_label
+from rag.schema import citation_label, pages_label, period_label
 
 WORD_JOINER = "\u2060"
 # Characters escaped with a backslash everywhere in ordinary text.
@@ -349,12 +349,14 @@ PAGE_DASH = "–"  # page ranges on the page read "p. 5–6"
 
 
 def short_label(c: dict) -> str:
-    """'ACME · 10-K · FY2024 · Item 8 · p. 5' (plain text: escape it before it goes into Markdown)."""
+    """'ACME · 10-Q · Q3 FY2025 · Part I Item 2 · p. 21', 'ACME · 10-K · FY2024 · Item 8 · p. 5' (plain text:
+    escape it before it goes into Markdown)."""
     parts = [c.get("ticker") or c.get("company") or "?"]
     if c.get("form"):
         parts.append(str(c["form"]))
-    if c.get("fiscal_year"):
-        parts.append(f"FY{c['fiscal_year']}")
+    period = period_label(c.get("fiscal_year"), c.get("fiscal_period"))
+    if period:
+        parts.append(period)
     if c.get("section"):
         parts.append(str(c["section"]))
     pages = pages_label(c.get("page_start"), c.get("page_end"), PAGE_DASH)
@@ -366,7 +368,7 @@ def short_label(c: dict) -> str:
 
 
 def long_label(c: dict) -> str:
-    """'Acme Widgets Inc. (ACME) · 10-K · FY2024 · Item 8 Financial Statements … · p. 5–6' (plain text).
+    """'Acme Widgets Inc. (ACME) · 10-Q · Q3 FY2025 · Part I Item 2 … · p. 5–6' (plain text).
 
     rag.schema.citation_label with the UI's en dash, and the section named by section_label: a title that already
     names the part ('Cover page and table of contents', 'Signatures') stands alone."""

@@ -26,6 +26,12 @@ def _str_or_none(value) -> str | None:
     return None if value in (None, "") else str(value)
 
 
+def _fiscal_period(meta: dict) -> str | None:
+    """The chunk's fiscal period ("Q1".."Q3", "FY"); a chunk indexed before periods were recorded has none, and
+    its label then shows the fiscal year alone, as it always did."""
+    return _str_or_none(str(meta.get("fiscal_period") or "").strip().upper())
+
+
 def sources_from_retrieval(retrieval: RetrievalResult) -> list[Citation]:
     """One Citation per retrieved node, numbered from 1 in retrieval order."""
     out = []
@@ -45,6 +51,7 @@ def sources_from_retrieval(retrieval: RetrievalResult) -> list[Citation]:
                 company=_str_or_none(m.get("company")),
                 form=_str_or_none(m.get("form")),
                 fiscal_year=_int_or_none(m.get("fiscal_year")),
+                fiscal_period=_fiscal_period(m),
                 section=_str_or_none(m.get("section")),
                 section_title=_str_or_none(m.get("section_title")),
                 page_start=_int_or_none(m.get("page_start")),

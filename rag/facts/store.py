@@ -269,6 +269,19 @@ class FactStore:
             cur = con.execute(f"DELETE FROM filings WHERE doc_id IN ({marks})", ids)
             return cur.rowcount
 
+    def update_filing(self, doc_id: str, fields: dict) -> bool:
+        """Correct a filing's row (a user's fix of its company, ticker, form, fiscal year or period); its facts
+        stay. Fields that are not filing columns are ignored. Returns whether the filing has a row."""
+        values = {k: v for k, v in fields.items() if k in FILING_COLUMNS and k != "doc_id"}
+        if not self.exists():
+            return False
+        with closing(self._connect()) as con, con:
+            if not values:
+                return con.execute("SELECT 1 FROM filings WHERE doc_id = ?", (str(doc_id),)).fetchone() is not None
+            cur = con.execute(f"UPDATE filings SET {', '.join(f'{k} = ?' for k in values)} WHERE doc_id = ?",
+                              (*values.values(), str(doc_id)))
+            return cur.rowcount > 0
+
     # ---- reading
     def has(self, doc_id: str) -> bool:
         if not self.exists():

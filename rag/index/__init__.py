@@ -8,11 +8,13 @@ Modules:
     columns       per-row filter columns (incl. the statement a chunk belongs to) and the rows a filter selects
     vector_store  FilingVectorStore: FAISS as a LlamaIndex vector store, with exact filters and delete
     loaded        LoadedIndex: one generation, loaded
-    store         IndexStore: shards, generations, atomic publish, the writer lock; add / remove / list / load
+    corrections   a user's corrections of a filing's company, ticker, form, fiscal year and period, checked
+    store         IndexStore: shards, generations, atomic publish, the writer lock; add / remove / update / list / load
 """
 
 from .chunking import CHUNKER_VERSION, FilingChunker
 from .columns import FILTER_COLUMNS, STATEMENT_CAPTIONS, fiscal_period_of, metadata_columns, statement_pages
+from .corrections import EDITABLE_FIELDS, FISCAL_PERIODS, InvalidCorrection, checked_corrections
 from .filings import FILING_META_KEYS, filing_files, filing_meta
 from .loaded import LoadedIndex
 from .nodes import NODE_META_KEYS
@@ -20,8 +22,8 @@ from .store import IndexBusy, IndexError_, IndexReport, IndexStore, Progress, ke
 from .vector_store import FilingVectorStore
 
 __all__ = [
-    "CHUNKER_VERSION", "FILING_META_KEYS", "FILTER_COLUMNS", "NODE_META_KEYS", "STATEMENT_CAPTIONS",
-    "FilingChunker", "FilingVectorStore", "IndexBusy", "IndexError_", "IndexReport", "IndexStore", "LoadedIndex",
-    "Progress", "fiscal_period_of", "filing_files", "filing_meta", "keyword_stemmer", "metadata_columns",
-    "statement_pages",
+    "CHUNKER_VERSION", "EDITABLE_FIELDS", "FILING_META_KEYS", "FILTER_COLUMNS", "FISCAL_PERIODS", "NODE_META_KEYS",
+    "STATEMENT_CAPTIONS", "FilingChunker", "FilingVectorStore", "IndexBusy", "IndexError_", "IndexReport", "IndexStore",
+    "InvalidCorrection", "LoadedIndex", "Progress", "checked_corrections", "fiscal_period_of", "filing_files",
+    "filing_meta", "keyword_stemmer", "metadata_columns", "statement_pages",
 ]

@@ -40,10 +40,11 @@ from llama_index.core.ingestion import IngestionPipeline
 from .. import parse as parse_module
 from ..config import Settings, get_settings
 from ..embedding import get_embed_model, get_tokenizer, max_model_tokens
-from ..facts import backfill_filing, forget_filings, record_filing
+from ..facts import FactStore, backfill_filing, forget_filings, record_filing
 from ..parse import ParsedFiling
 from .chunking import FilingChunker, chunker_version
 from .columns import metadata_columns
+from .corrections import USER_SOURCE, checked_corrections, with_record
 from .filings import FILING_META_KEYS, filing_files, filing_meta
 from .loaded import LoadedIndex
 from .nodes import node_to_json, read_nodes
@@ -284,6 +285,47 @@ class IndexStore:
                 self._facts_forget(removed)  # facts hook (rag/facts.py)
         return removed
 
+    def update_filing(self, doc_id: str, changes: dict, *, lock_timeout: float = 600.0) -> dict:
+        """Correct what was read from a filing (company, ticker, form, fiscal_year, fiscal_period; None leaves a
+        field as it is) without re-embedding it: the filing's record, its chunks' metadata (in its shard and in a
+        new generation, published as add/remove publish) and its facts-store row change; no vector is computed.
+
+        Metadata only: each chunk's text keeps the header line it was embedded and keyword-indexed with (company,
+        form, fiscal year), since changing text would change what was embedded. Filters, citations, the Library and
+        the facts read the metadata. Returns the updated record (unchanged, and nothing published, when no value
+        differs). Raises InvalidCorrection (a ValueError) naming each bad value, IndexError_ for an unknown
+        doc_id, IndexBusy while another writer holds the index."""
+        try:
+            lock = self._lock(lock_timeout)
+            lock.acquire()
+        except Exception as exc:  # filelock.Timeout
+            raise IndexBusy("another indexing run holds the index; try again when it finishes") from exc
+        try:
+            filings = dict(self._manifest().get("filings", {}))
+            if doc_id not in filings:
+                raise IndexError_(f"no indexed filing has the id {doc_id!r}")
+            fields = checked_corrections(changes, filings[doc_id])
+            if not fields:
+                return dict(filings[doc_id])
+            for key in ("fiscal_year", "fiscal_period"):
+                if key in fields:
+                    fields[f"{key}_source"] = USER_SOURCE
+            corrected = sorted(set(filings[doc_id].get("corrected") or ()) | {k for k in fields if k in changes})
+            entry = {**filings[doc_id], **fields, "corrected": corrected}
+            filings[doc_id] = entry
+            self._rewrite_shard_metadata(entry)
+            self._publish(filings)
+            self._facts_update(doc_id, fields)
+        finally:
+            lock.release()
+        return dict(entry)
+
+    def _rewrite_shard_metadata(self, entry: dict) -> None:
+        """The shard's chunks with the record's metadata, replaced in one step (texts and vectors untouched)."""
+        path = self.root / "shards" / entry["shard"] / "nodes.jsonl"
+        nodes = with_record(read_nodes(path), entry)
+        _write_text_atomic(path, "".join(node_to_json(node) + "\n" for node in nodes))
+
     # ---- facts hook (rag/facts.py): each filing's inline XBRL facts in storage/facts.sqlite3, mapped to chunks.
     # A failure here is logged and never stops indexing: answers then fall back to retrieval alone.
     def _facts_record(self, doc: ParsedFiling, meta: dict, entry: dict) -> None:
@@ -304,6 +346,12 @@ class IndexStore:
             forget_filings(self.settings, doc_ids)
         except Exception:  # noqa: BLE001
             log.exception("removing the XBRL facts of %s failed", doc_ids)
+
+    def _facts_update(self, doc_id: str, fields: dict) -> None:
+        try:
+            FactStore.for_settings(self.settings).update_filing(doc_id, fields)
+        except Exception:  # noqa: BLE001
+            log.exception("correcting the facts' record of %s failed", doc_id)
 
     def _reusable_vectors(self, entry: dict | None, manifest: dict) -> dict[str, np.ndarray]:
         """Chunk text -> vector from the filing's previous shard, when the same embedding model made it. A chunker
@@ -379,7 +427,9 @@ class IndexStore:
             nodes, vectors = [], []
             for doc_id in sorted(filings):
                 shard = self.root / "shards" / filings[doc_id]["shard"]
-                nodes.extend(read_nodes(shard / "nodes.jsonl"))
+                # The record's metadata wins over the shard's, so a correction interrupted before it published
+                # still leaves the chunks agreeing with their record.
+                nodes.extend(with_record(read_nodes(shard / "nodes.jsonl"), filings[doc_id]))
                 vectors.append(np.load(shard / "vectors.npy"))
             dim = vectors[0].shape[1] if vectors and vectors[0].size else 384
             matrix = np.vstack(vectors).astype("float32") if vectors else np.zeros((0, dim), "float32")
