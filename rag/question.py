@@ -75,10 +75,13 @@ _NARRATIVE = re.compile(
     r"\b(?:why|explain\w*|describ\w*|discuss\w*|polic(?:y|ies)|recogni[sz]\w*|risks?|drivers?|drove|driven|"
     r"reasons?|strateg\w*|how\s+does|how\s+do|what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|"
     r"forecast\w*|project(?:ed|ion|ions)|expect\w*|anticipat\w*|segments?|geograph\w*|regions?|regional|breakdown|"
-    r"broken\s+down|quarter\w*|q[1-4]|three\s+months|six\s+months|nine\s+months|non-gaap|adjusted|pro\s+forma|"
+    r"broken\s+down|non-gaap|adjusted|pro\s+forma|"
     r"covenants?|maturit\w*|interest\s+rates?|fair\s+value|accounting\s+for|defin\w+|methodolog\w*|"
     r"employees?|headcount|customers?)\b"
 )
+# Quarter words: a quarterly figure is the facts layer's when the plan reads the period (plan.periods or
+# latest_quarters); otherwise the question is left to retrieval.
+_QUARTER_WORDS = re.compile(r"\b(?:quarter\w*|q[1-4]|three\s+months|six\s+months|nine\s+months)\b")
 # Words that ask for prose about a figure rather than the figure ("what drove gross margin"). Narrower than
 # _NARRATIVE: a segment or quarterly figure still sits on a statement's pages, and a question that defines its
 # metric ("defined as") wants figures.
@@ -242,7 +245,8 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     _periods(low, catalog, plan)
     plan.forms = _forms(low, catalog, plan)
     norm = normalize(question)
-    plan.narrative = bool(_NARRATIVE.search(norm))
+    plan.narrative = bool(_NARRATIVE.search(norm)) or (
+        bool(_QUARTER_WORDS.search(norm)) and not (plan.periods or plan.latest_quarters))
     plan.metrics = find_mentions(question, catalog.words)
     plan.calculation = _calculation(norm)
     plan.share_part = _share_part(norm, plan, catalog)

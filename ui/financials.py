@@ -1,4 +1,5 @@
-"""The Financials page: exact figures from the filings' inline XBRL, per company and metric across fiscal years.
+"""The Financials page: exact figures from the filings' inline XBRL, per company and metric across fiscal years or
+quarters (the three months of each indexed 10-Q, and fourth quarters computed from the 10-K and the Q3 10-Q).
 
 The figures come from the facts layer (rag/facts.py) through the app's cached engine (ui.core.engine); every value
 links to the passage of the filing that reports it.
@@ -16,7 +17,8 @@ from .text import PASSAGE_CSS, context_window, highlight_html, safe_inline
 
 DEFAULT_METRICS = ("revenue", "net_income", "operating_income")
 K_COMPANIES, K_METRICS, K_COMPARATIVES = "fin_companies", "fin_metrics", "fin_comparatives"
-K_SOURCES = "fin_sources"
+K_SOURCES, K_PERIODS = "fin_sources", "fin_periods"
+YEARS, QUARTERS = "Fiscal years", "Quarters"
 # How a chart shows each kind of value: (divide by, unit label).
 CHART_SCALES = {"money": (1e6, "USD millions"), "percent": (0.01, "%"), "pure": (0.01, "%"),
                 "shares": (1e6, "millions of shares")}
@@ -24,9 +26,9 @@ CHART_SCALES = {"money": (1e6, "USD millions"), "percent": (0.01, "%"), "pure": 
 
 def render() -> None:
     st.title("Financials")
-    st.caption("Exact figures read from each 10-K's inline XBRL (the consolidated totals of each fiscal year), never "
-               "typed by a model. Computed rows (margins, free cash flow, ratios) show their formula. Select a row "
-               "to see the passage that reports it.")
+    st.caption("Exact figures read from each filing's inline XBRL (the consolidated totals of each fiscal year, or "
+               "of each quarter's three months), never typed by a model. Computed rows (margins, free cash flow, "
+               "ratios) show their formula. Select a row to see the passage that reports it.")
 
     s = core.settings()
     try:
@@ -45,14 +47,18 @@ def render() -> None:
         return
 
     labels = {m.key: m.label for m in METRICS if m.listed}
-    chosen, metric_keys, with_comparatives = _choices(tickers, labels)
+    chosen, metric_keys, with_comparatives, quarterly = _choices(tickers, labels)
     if not chosen or not metric_keys:
         st.info("Choose at least one company and one metric.")
         return
 
-    rows = layer.history(chosen, metric_keys)
-    if not with_comparatives:
+    rows = layer.quarter_history(chosen, metric_keys) if quarterly else layer.history(chosen, metric_keys)
+    if not with_comparatives and not quarterly:
         rows = [r for r in rows if not r["comparative"]]
+    if not rows and quarterly:
+        st.warning("No quarterly figures for these companies: index their 10-Q filings (a fourth quarter is "
+                   "computed when the 10-K and the third-quarter 10-Q of its year are both indexed).")
+        return
     if not rows:
         st.warning("None of these metrics is in the chosen companies' XBRL data (some 10-Ks, e.g. IBM's and Wells "
                    "Fargo's, put their financial statements in an exhibit that is not indexed).")
@@ -63,41 +69,51 @@ def render() -> None:
         st.caption("Not in these companies' XBRL data: " + ", ".join(safe_inline(m) for m in missing) + ".")
     df = pd.DataFrame(rows)
     df["company_label"] = df["company"].fillna("") + " (" + df["ticker"] + ")"
-    df["FY"] = "FY" + df["fiscal_year"].astype(str)
-    df["cell"] = df["display"] + df["comparative"].map({True: " *", False: ""})
+    if quarterly:
+        df["FY"] = "FY" + df["fiscal_year"].astype(str) + " Q" + df["quarter"].astype(int).astype(str)
+        df["cell"] = df["display"] + df["computed_q4"].map({True: " †", False: ""})
+    else:
+        df["FY"] = "FY" + df["fiscal_year"].astype(str)
+        df["cell"] = df["display"] + df["comparative"].map({True: " *", False: ""})
 
-    _table(df)
-    _charts(df, metric_keys, labels)
+    _table(df, quarterly)
+    _charts(df, metric_keys, labels, quarterly)
     _sources(df, rows, layer, engine)
 
 
-def _choices(tickers: list[str], labels: dict[str, str]) -> tuple[list[str], list[str], bool]:
-    """The companies, metrics and whether to include comparative years, as the user picks them."""
+def _choices(tickers: list[str], labels: dict[str, str]) -> tuple[list[str], list[str], bool, bool]:
+    """The companies, metrics, whether to include comparative years, and fiscal years or quarters."""
     preferred = [t for t in st.session_state.get(core.K_TICKERS) or [] if t in tickers]
     left, right = st.columns([2, 3])
     chosen = left.multiselect("Companies", tickers, default=preferred or tickers[: min(3, len(tickers))],
                               key=K_COMPANIES)
     metric_keys = right.multiselect("Metrics", list(labels), default=list(DEFAULT_METRICS), format_func=labels.get,
                                     key=K_METRICS)
-    with_comparatives = st.toggle("Include earlier years reported as prior-year comparatives", value=True,
-                                  key=K_COMPARATIVES,
-                                  help="A 10-K also reports the previous years. Those years are shown (marked) when "
-                                       "no 10-K of their own is indexed.")
-    return chosen, metric_keys, with_comparatives
+    quarterly = st.radio("Periods", [YEARS, QUARTERS], horizontal=True, key=K_PERIODS,
+                         help="Quarters: the three months of each indexed 10-Q; a fourth quarter is the fiscal year "
+                              "minus the nine months, computed when both filings are indexed.") == QUARTERS
+    with_comparatives = quarterly or st.toggle(
+        "Include earlier years reported as prior-year comparatives", value=True, key=K_COMPARATIVES,
+        help="A 10-K also reports the previous years. Those years are shown (marked) when no 10-K of their own is "
+             "indexed.")
+    return chosen, metric_keys, with_comparatives, quarterly
 
 
-def _table(df: pd.DataFrame) -> None:
-    """One row per company and metric, one column per fiscal year, values as the filing states them."""
+def _table(df: pd.DataFrame, quarterly: bool = False) -> None:
+    """One row per company and metric, one column per fiscal year or quarter, values as the filing states them."""
     wide = df.pivot_table(index=["company_label", "label"], columns="FY", values="cell", aggfunc="first")
     wide = wide.reindex(columns=sorted(wide.columns)).fillna("—")
     wide.index.names = ["Company", "Metric"]
     st.dataframe(wide, width="stretch")
-    if df["comparative"].any():
+    if quarterly and df["computed_q4"].any():
+        st.caption("† fourth quarter, computed: the fiscal year (10-K) minus the nine months (third-quarter 10-Q); "
+                   "a fourth quarter is not filed on its own.")
+    if not quarterly and df["comparative"].any():
         st.caption("\\* read from the next fiscal year's 10-K (its prior-year comparative): no 10-K of that year is "
                    "indexed.")
 
 
-def _charts(df: pd.DataFrame, metric_keys: list[str], labels: dict[str, str]) -> None:
+def _charts(df: pd.DataFrame, metric_keys: list[str], labels: dict[str, str], quarterly: bool = False) -> None:
     """One chart per metric (units differ between metrics), one line per company, in the metric's unit."""
     for key in metric_keys:
         part = df[df["metric"] == key]
@@ -105,8 +121,8 @@ def _charts(df: pd.DataFrame, metric_keys: list[str], labels: dict[str, str]) ->
             continue
         kind = part["kind"].iloc[0]
         scale, unit = CHART_SCALES.get(kind, (1.0, "per share" if kind == "per_share" else ""))
-        chart = part.assign(v=part["value"] / scale).pivot_table(index="fiscal_year", columns="ticker", values="v",
-                                                                  aggfunc="first")
+        chart = part.assign(v=part["value"] / scale).pivot_table(index="FY" if quarterly else "fiscal_year",
+                                                                  columns="ticker", values="v", aggfunc="first")
         chart.index = chart.index.astype(str)
         st.markdown(f"**{safe_inline(labels[key])}** · {unit}")
         st.bar_chart(chart, stack=False, height=220)
@@ -115,8 +131,8 @@ def _charts(df: pd.DataFrame, metric_keys: list[str], labels: dict[str, str]) ->
 def _sources(df: pd.DataFrame, rows: list[dict], layer, engine) -> None:
     """Every value with its source, a CSV of them all; a selected row shows the passage that reports it."""
     st.subheader("Sources")
-    long = df[["ticker", "label", "fiscal_year", "display", "period_end", "concept", "source", "comparative"]].rename(
-        columns={"ticker": "Company", "label": "Metric", "fiscal_year": "FY", "display": "Value",
+    long = df[["ticker", "label", "period", "display", "period_end", "concept", "source", "comparative"]].rename(
+        columns={"ticker": "Company", "label": "Metric", "period": "Period", "display": "Value",
                  "period_end": "Period end", "concept": "XBRL concept", "source": "Reported in",
                  "comparative": "Comparative"})
     event = st.dataframe(long, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
@@ -133,7 +149,7 @@ def _sources(df: pd.DataFrame, rows: list[dict], layer, engine) -> None:
         return
     with st.container(border=True):
         if item["inputs"]:  # a computed figure: its formula, then the source of each reported input
-            st.markdown(f"**{safe_inline(item['label'])}**, {safe_inline(item['ticker'])} FY{item['fiscal_year']}: "
+            st.markdown(f"**{safe_inline(item['label'])}**, {safe_inline(item['ticker'])} {_period(item)}: "
                         f"**{safe_inline(item['display'])}** = {safe_inline(item['formula'] or '')}")
             for i, part in enumerate(item["inputs"]):
                 if i:
@@ -145,7 +161,7 @@ def _sources(df: pd.DataFrame, rows: list[dict], layer, engine) -> None:
 
 def _show_source(item: dict, layer, engine) -> None:
     """The passage that reports one reported figure, the figure highlighted in its filing's text."""
-    st.markdown(f"**{safe_inline(item['label'])}**, {safe_inline(item['ticker'])} FY{item['fiscal_year']}: "
+    st.markdown(f"**{safe_inline(item['label'])}**, {safe_inline(item['ticker'])} {_period(item)}: "
                 f"**{safe_inline(item['display'])}** · {safe_inline(item['source'])}")
     st.caption(f"XBRL {safe_inline(item['concept'] or '')} ({safe_inline(concept_label(item['concept'] or ''))}), "
                f"period ending {item['period_end']}"
@@ -169,3 +185,8 @@ def _show_source(item: dict, layer, engine) -> None:
             st.code(chunk[0], language=None, wrap_lines=True)
         else:
             st.caption("This figure is not shown in the filing's visible text (a hidden XBRL fact).")
+
+
+def _period(item: dict) -> str:
+    """'FY2024', or 'Q3 FY2025' for a quarter."""
+    return item.get("period") or f"FY{item['fiscal_year']}"

@@ -17,6 +17,12 @@ from .views import Value
 
 log = logging.getLogger(__name__)
 
+# A sentence about a quarter or a year to date: its figures are not the fiscal year's, so the annual fact cannot
+# judge them (a nine-month figure is near enough to the year's to look like a wrong one).
+_PART_OF_YEAR = re.compile(r"\b(?:quarter\w*|q[1-4]|(?:three|six|nine|3|6|9)[\s-]+months?|first\s+half|"
+                           r"year[\s-]to[\s-]date|ytd)\b")
+
+
 class FigureChecker:
     """Reads an answer sentence by sentence: the metric each figure follows, the one company and fiscal year the
     sentence is about, and the fact that should have been stated."""
@@ -42,6 +48,8 @@ class FigureChecker:
         done: set = set()
         for sentence in _sentences(text):
             low = normalize(sentence)
+            if _PART_OF_YEAR.search(low):
+                continue
             mentions = [m for m in find_mentions(sentence, words) if not m.qualified]
             if not mentions:
                 continue

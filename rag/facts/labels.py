@@ -11,6 +11,10 @@ log = logging.getLogger(__name__)
 
 ANNUAL_FORMS = ("10-K", "10-K/A", "10-KT", "10-KT/A", "20-F", "20-F/A", "40-F", "40-F/A")
 ANNUAL_DAYS = (350, 380)  # a fiscal year: 52/53-week years are 364 or 371 days
+# A 10-Q prints the quarter and the year to date; their lengths in days as XBRL contexts give them (end - start),
+# tolerant of 13/14-week quarters and 52/53-week years: 90-97 days, 26-27 weeks (175-190), 39-40 weeks (266-280).
+PERIOD_DAYS = {3: (84, 98), 6: (175, 190), 9: (266, 280), 12: ANNUAL_DAYS}
+MONTHS_WORDS = {3: "three", 6: "six", 9: "nine", 12: "twelve"}
 
 # ==============================================================================================================
 # Labels
@@ -196,6 +200,16 @@ def days_between(start: str | None, end: str | None) -> int | None:
         return (date.fromisoformat(end) - date.fromisoformat(start)).days
     except (TypeError, ValueError):
         return None
+
+
+def duration_months(start: str | None, end: str | None) -> int | None:
+    """3, 6, 9 or 12 for a quarter, a half, nine months or a year; 0 for an instant; None for any other length."""
+    if start in (None, ""):
+        return 0
+    days = days_between(start, end)
+    if days is None:
+        return None
+    return next((months for months, (lo, hi) in PERIOD_DAYS.items() if lo <= days <= hi), None)
 
 
 def tolerance(decimals) -> float:

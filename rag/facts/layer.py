@@ -4,6 +4,7 @@ code where the question asks for growth, shares, ratios, sums or differences."""
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from typing import Callable, Iterable
 
@@ -22,16 +23,29 @@ from .labels import (
 )
 from .mentions import member_matcher
 from .metrics import Metric, metric
+from .quarter_block import answer_periods
+from .quarters import QuarterFacts
 from .render import FactAnswer, FactsBlock
 from .store import FactStore
-from .views import FactGroup, FilingView, Unresolved, Value, by_label, combine, primary_statement
+from .views import (
+    FactGroup,
+    FilingView,
+    Unresolved,
+    Value,
+    When,
+    by_label,
+    combine,
+    period_name,
+    primary_statement,
+    stamp,
+)
 
 log = logging.getLogger(__name__)
 
 ChunkLookup = Callable[[str], "tuple[str, dict] | None"]
 
 
-class FactsLayer:
+class FactsLayer(QuarterFacts):
     """Selection, question answering and answer checks over the fact store. `chunk_lookup(chunk_id)` returns the
     chunk's (text, metadata) from the live index; `live_doc_ids()` the doc ids of the live index (facts of other
     filings are ignored)."""
@@ -111,18 +125,19 @@ class FactsLayer:
         except Unresolved:
             return None
 
-    def resolve(self, m: Metric, ticker: str, year: int, mention: MetricMention | None) -> Value:
-        """value(), raising Unresolved with the reason when the facts cannot give the figure."""
+    def resolve(self, m: Metric, ticker: str, year: int, mention: MetricMention | None,
+                when: When | None = None) -> Value:
+        """value(), raising Unresolved with the reason when the facts cannot give the figure. `when` asks for a
+        quarter or a year to date of fiscal year `year` instead of the whole year."""
         if mention is not None and mention.qualified:
             if not m.members:
                 raise Unresolved(f"{m.label} cannot be narrowed to {' '.join(mention.before + mention.after)}")
-            return self._member_value(m, ticker, year, mention)
+            return self._member_value(m, ticker, year, mention, when)
         if m.derive:
-            return self._derived(m, m.derive, ticker, year)
-        where = self.locate(ticker, year)
-        if where is None:
-            raise Unresolved(f"no FY{year} filing of {ticker}")
-        view, k, comparative = where
+            return self._derived(m, m.derive, ticker, year, when)
+        if self.computed_fourth_quarter(m, when):
+            return self.fourth_quarter(m, ticker, year, mention, when)
+        view, k, comparative, months = self._where(ticker, year, when)
         candidates: list[FactGroup] = []
         for concept in m.concepts:
             period = m.period
@@ -130,7 +145,7 @@ class FactsLayer:
                 period = "instant"  # a balance-sheet count at the period end, not the cover date
             elif period == "cover" and comparative:
                 continue
-            found = view.find(concept, k, period)
+            found = view.find(concept, k, period, months=months)
             if found == "conflict":
                 if not candidates:
                     raise Unresolved(f"{concept} has disagreeing values")
@@ -144,16 +159,32 @@ class FactsLayer:
                 if total is not None:
                     return total
         if candidates:
-            return self._reported(m, primary_statement(by_label(m, candidates), candidates), view, year, comparative)
+            chosen = primary_statement(by_label(m, candidates), candidates)
+            return self._reported(m, chosen, view, year, comparative, when=when)
         if m.ext:
-            found = view.extension(m.ext, k, m.period)
+            found = view.extension(m.ext, k, m.period, months=months)
             if found == "conflict":
                 raise Unresolved("extension concepts disagree")
             if found is not None:
-                return self._reported(m, found, view, year, comparative)
+                return self._reported(m, found, view, year, comparative, when=when)
         if m.fallback:
-            return self._derived(m, m.fallback, ticker, year)
-        raise Unresolved(f"no {m.label} in the FY{year} data of {ticker}")
+            return self._derived(m, m.fallback, ticker, year, when)
+        raise Unresolved(f"no {m.label} in the {period_name(year, when)} data of {ticker}")
+
+    def _where(self, ticker: str, year: int, when: When | None) -> tuple[FilingView, int, bool, int | None]:
+        """The filing to read from, how many years back in it, whether that is a comparative column, and the
+        period length to read (None: the fiscal year, as a 10-K reports it)."""
+        if when is not None and when.quarterly:
+            return self.locate_quarter(ticker, year, when)
+        where = self.locate(ticker, year)
+        if where is None:
+            raise Unresolved(f"no FY{year} filing of {ticker}")
+        view, k, comparative = where
+        if when is not None and when.back:  # a fourth quarter's year-end a year earlier: the 10-K's prior column
+            k += when.back
+            if k >= len(view.year_ends):
+                raise Unresolved(f"no FY{year - when.back} column in the FY{view.fiscal_year} filing of {ticker}")
+        return view, k, comparative, None
 
     def _cover_classes(self, m: Metric, view: FilingView, concept: str, year: int) -> Value | None:
         """A cover-page count given per share class only (GOOGL: A, B, C): their sum, each class cited."""
@@ -167,20 +198,20 @@ class FactsLayer:
             total = combine(m, "add", total, p) if total is not None else None
         return total
 
-    def _derived(self, m: Metric, spec: tuple, ticker: str, year: int) -> Value:
+    def _derived(self, m: Metric, spec: tuple, ticker: str, year: int, when: When | None = None) -> Value:
         op, a_key, b_key = spec
-        a = self.resolve(metric(a_key), ticker, year, None)
-        b = self.resolve(metric(b_key), ticker, year, None)
+        a = self.resolve(metric(a_key), ticker, year, None, when)
+        b = self.resolve(metric(b_key), ticker, year, None, when)
         out = combine(m, op, a, b)
         if out is None:
             raise Unresolved("inputs cannot be combined")
-        return out
+        return stamp(out, when)
 
-    def _member_value(self, m: Metric, ticker: str, year: int, mention: MetricMention) -> Value:
-        where = self.locate(ticker, year)
-        if where is None:
-            raise Unresolved(f"no FY{year} filing of {ticker}")
-        view, k, comparative = where
+    def _member_value(self, m: Metric, ticker: str, year: int, mention: MetricMention,
+                      when: When | None = None) -> Value:
+        if self.computed_fourth_quarter(m, when):
+            return self.fourth_quarter(m, ticker, year, mention, when)
+        view, k, comparative, months = self._where(ticker, year, when)
         match = member_matcher(mention)
         if match is None:
             raise Unresolved("no qualifier")
@@ -192,7 +223,7 @@ class FactsLayer:
                 n = match(g.dims)
                 if not n:
                     continue
-                found = view.find(concept, k, m.period, member=lambda d, g=g: d == g.dims)
+                found = view.find(concept, k, m.period, member=lambda d, g=g: d == g.dims, months=months)
                 if found is None or found == "conflict":
                     if found == "conflict":
                         raise Unresolved("member values disagree")
@@ -210,10 +241,10 @@ class FactsLayer:
                 raise Unresolved("several members match with different values")
         member = next(iter(first.dims.values()))
         return self._reported(m, first, view, year, comparative, member=member_label(member),
-                              axis=next(iter(first.dims)))
+                              axis=next(iter(first.dims)), when=when)
 
     def _reported(self, m: Metric, g: FactGroup, view: FilingView, year: int, comparative: bool,
-                  member: str | None = None, axis: str | None = None) -> Value:
+                  member: str | None = None, axis: str | None = None, when: When | None = None) -> Value:
         f = g.best
         kind = unit_kind(f.unit)
         if m.kind in ("per_share", "shares", "pure") and kind != m.kind:
@@ -224,11 +255,12 @@ class FactsLayer:
         scale = f.scale if kind == "money" else 0
         if kind == "money" and scale not in SCALE_WORDS and abs(f.value) >= 1e6:
             scale, places = 6, 0 if abs(f.value) % 1e6 == 0 else 3
-        return Value(
+        return stamp(Value(
             metric=m, amount=f.value, kind=kind, ticker=(view.filing.get("ticker") or "").upper(),
-            company=view.filing.get("company") or "", fiscal_year=year, filing=view.filing, comparative=comparative,
+            company=view.filing.get("company") or "", fiscal_year=year - (when.back if when else 0),
+            filing=view.filing, comparative=comparative or bool(when and when.back),
             group=g, member=member, member_axis=axis, scale=scale, places=places, unit=f.unit,
-        )
+        ), when)
 
     # ---- questions
     def answer_for(self, plan: QuestionPlan, tickers: Iterable[str] | None = None,
@@ -249,6 +281,8 @@ class FactsLayer:
         if plan.narrative or plan.unknown_companies or not plan.metrics:
             return None
         notes: list[str] = []
+        if not tickers and (plan.periods or plan.latest_quarters):
+            return None  # a quarter of no named company: a cover-page date names a 10-K, not a quarter
         if not tickers:
             inferred = self._company_by_date(plan.dates, plan.metrics)
             if inferred is None:
@@ -258,12 +292,16 @@ class FactsLayer:
             notes.append(inferred_note)
         if any(mt.vetoed for mt in plan.metrics):
             return None  # the words around a metric phrase mean something else
+        if _segment_owner(plan):
+            return None
         specs: list[MetricMention] = []
         for mt in plan.metrics:
             if mt.spec() not in {s.spec() for s in specs}:
                 specs.append(mt)
         if len(specs) > 3:
             return None
+        if plan.periods or plan.latest_quarters:  # quarters and years to date: never a fiscal year's figure
+            return answer_periods(self, plan, tickers, specs)
         calc = plan.calculation
         plan_years = self._years(plan, tickers, years, notes)
         growth = calc.growth or (len(tickers) == 1 and len(set(years)) >= 2 and calc.compares)
@@ -408,4 +446,14 @@ class FactsLayer:
         except Exception:  # noqa: BLE001
             return None
 
+
+# A company's name that runs on into a possessive ("Walmart International's net sales"): a segment or subsidiary
+# named after the company owns the figure, not the company; "Inc."-like suffixes are still the company.
+_RUNS_ON = re.compile(r"\s+(?!(?:Inc|Corp|Co|Corporation|Company|Ltd|Plc)\b)[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*['’]s?\b")
+
+
+def _segment_owner(plan: QuestionPlan) -> bool:
+    """Does a possessive name a part of a company rather than the company? The facts cannot tell which
+    dimension member it is, so the question is left to retrieval rather than answered with the total."""
+    return any(dim == "ticker" and _RUNS_ON.match(plan.question, end) for _s, end, dim, _v in plan.spans)
 

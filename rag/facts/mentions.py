@@ -47,6 +47,12 @@ end period both each and or to compared vs versus respectively company company's
 reported total a an this that same as per share
 """.split())
 _EXCLUDE = {"excluding", "excl", "except", "ex", "without"}
+# Words that name a fiscal period ("the second quarter", "the three months ended", "first half", "year to date"):
+# they say when, never which part of a metric.
+_PERIOD_WORDS = re.compile(
+    r"\b(?:(?:first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?(?:quarter|half|(?:three|six|nine|3|6|9)[\s-]+"
+    r"months?)|quarters?|quarterly|"
+    r"(?:three|six|nine|twelve|3|6|9|12)[\s-]+months?|months?|year[\s-]to[\s-]date|ytd|h[12]|ttm|trailing)\b")
 
 CHANGE_WORDS = re.compile(
     r"\b(?:grow|grew|growth|grown|increase[sd]?|decrease[sd]?|decline[sd]?|declining|change[sd]?|rise|rose|risen|"
@@ -81,8 +87,10 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
     tokens = [(t.start(), t.end(), t.group()) for t in WORD_PATTERN.finditer(low)]
     spans = [(s, e) for s, e, _ in chosen]
 
+    periods = [(m.start(), m.end()) for m in _PERIOD_WORDS.finditer(low)]
+
     def inside_mention(pos: int) -> bool:
-        return any(s <= pos < e for s, e in spans)
+        return any(s <= pos < e for s, e in spans) or any(s <= pos < e for s, e in periods)
 
     def is_stop(word: str) -> bool:
         w = word.strip(".'")

@@ -100,6 +100,15 @@ class FactsBlock:
             inner = inner[1:-1]
         return f"{v.display()} = {formula} = {inner}" if formula else f"{v.display()} = {inner}"
 
+    def stated(self, v: Value) -> str:
+        """A figure as the filing words it: a negative income line is a loss ("a net loss of $612 million"), a
+        negative cash flow is cash used, and a cash outflow line is an amount spent, never a negative number."""
+        m = v.metric
+        wording = m.outflow if m.outflow else (m.negative if v.amount < 0 else "")
+        if not wording or v.kind != "money" or not v.reported:
+            return self.full(v)
+        return wording.format(self.full(v).replace(v.display(), v.display(magnitude=True), 1))
+
     def _result(self, label: str, value: float, display: str, formula: str, inputs: list[Value], **extra) -> None:
         self.results.append({"label": label, "value": value, "display": display, "formula": formula,
                              "inputs": [i.to_dict() for i in inputs], **extra})
@@ -113,9 +122,9 @@ class FactsBlock:
                 if v is None:
                     continue
                 per_ticker.setdefault(t, []).append(v)
-                self.lines.append(f"- {v.who()} · {v.label} · {v.when()}: {self.full(v)}")
+                self.lines.append(f"- {v.who()} · {v.label} · {v.when()}: {self.stated(v)}")
                 if not v.reported:
-                    self._result(f"{v.label}, {v.ticker} FY{v.fiscal_year}", v.amount, v.display(),
+                    self._result(f"{v.label}, {v.ticker} {v.period_label()}", v.amount, v.display(),
                                  v.metric.formula, v.reported_leaves())
         if len(per_ticker) >= 2:
             self.compare(spec, per_ticker)
@@ -127,17 +136,17 @@ class FactsBlock:
         if single:
             groups.append([vs[0] for vs in per_ticker.values()])
         else:
-            common = set.intersection(*({v.fiscal_year for v in vs} for vs in per_ticker.values()))
+            common = set.intersection(*({v.period_label() for v in vs} for vs in per_ticker.values()))
             for y in sorted(common):
-                groups.append([v for vs in per_ticker.values() for v in vs if v.fiscal_year == y])
+                groups.append([v for vs in per_ticker.values() for v in vs if v.period_label() == y])
         for vals in groups:
             if len(vals) < 2 or len({(v.kind, currency_of(v.unit)) for v in vals}) != 1:
                 continue
             ranked = sorted(vals, key=lambda v: v.amount, reverse=True)
             label = lower_label(ranked[0].label)
             hi, lo = ranked[0], ranked[1]
-            when = "" if single and len({v.fiscal_year for v in vals}) > 1 else f" in FY{hi.fiscal_year}"
-            years = {v.ticker: f"FY{v.fiscal_year}" for v in vals}
+            when = "" if single and len({v.period_label() for v in vals}) > 1 else f" in {hi.period_label()}"
+            years = {v.ticker: v.period_label() for v in vals}
             if hi.kind in ("percent", "pure"):
                 pts = (hi.amount - lo.amount) * 100
                 diff_text = f"{pts:.2f} percentage points"
@@ -188,7 +197,7 @@ class FactsBlock:
             if d is None:
                 continue
             sign = "+" if d.amount > 0 else ""
-            line = (f"- {a.who()} · {label}: FY{base} {self.full(a)} → FY{target} {self.full(b)}; "
+            line = (f"- {a.who()} · {label}: FY{base} {self.stated(a)} → FY{target} {self.stated(b)}; "
                     f"change {sign}{d.display()}")
             if a.amount > 0:
                 pct = (b.amount - a.amount) / a.amount * 100
@@ -251,14 +260,14 @@ class FactsBlock:
                         what = f"Ratio of {lower_label(a.label)} to {lower_label(b.label)}"
                         val = r
                     self.lines.append(f"- {a.who()} · {a.when()}: {what} = {shown} = {self.full(a)} / {self.full(b)}")
-                    self._result(f"{what}, {t} FY{y}", val, shown, f"{a.label} / {b.label}", [a, b])
+                    self._result(f"{what}, {t} {a.period_label()}", val, shown, f"{a.label} / {b.label}", [a, b])
                 else:
                     d = combine(a.metric, "sub", a, b)
                     if d is None:
                         continue
                     self.lines.append(f"- {a.who()} · {a.when()}: {a.label} − {lower_label(b.label)} = {d.display()} "
                                       f"= {self.full(a)} − {self.full(b)}")
-                    self._result(f"{a.label} − {b.label}, {t} FY{y}", d.amount, d.display(),
+                    self._result(f"{a.label} − {b.label}, {t} {a.period_label()}", d.amount, d.display(),
                                  f"{a.label} − {b.label}", [a, b])
 
     # ---- the block
@@ -282,7 +291,7 @@ class FactsBlock:
         dims = f" [{dims_label(f.dimensions)}]" if f.dimensions else ""
         xbrl = (f"XBRL fact: {f.concept} ({concept_label(f.concept)}){dims} = {f.text} "
                 f"({'scale ' + str(f.scale) + ', ' if f.scale else ''}decimals {f.decimals}) -> {v.display()}, "
-                f"{f.period_text()}; {filing.get('form') or ''} FY{filing.get('fiscal_year')}")
+                f"{f.period_text()}; {filing.get('form') or ''} {_quarter_prefix(filing)}FY{filing.get('fiscal_year')}")
         return Citation(
             number=number, chunk_id=f.chunk_id, doc_id=filing.get("doc_id"), ticker=filing.get("ticker"),
             company=filing.get("company"), form=filing.get("form"), fiscal_year=filing.get("fiscal_year"),
@@ -292,6 +301,12 @@ class FactsBlock:
             char_start=meta.get("char_start"), char_end=meta.get("char_end"),
             source=filing.get("source") or filing.get("path"), url=filing.get("url"), kind="fact",
         )
+
+
+def _quarter_prefix(filing: dict) -> str:
+    """'Q3 ' for a quarterly report's citation; nothing for an annual one."""
+    period = str(filing.get("fiscal_period") or "").upper()
+    return f"{period} " if period in ("Q1", "Q2", "Q3") else ""
 
 
 def _flatten_add(v: Value) -> list[Value]:

@@ -13,8 +13,11 @@ from dataclasses import dataclass, field
 from .labels import (
     ANNUAL_DAYS,
     ANNUAL_FORMS,
+    MONTHS_WORDS,
+    PERIOD_DAYS,
     currency_of,
     days_between,
+    duration_months,
     format_amount,
     nice_date,
     precision_digits,
@@ -85,6 +88,7 @@ class FilingView:
         for g in self.groups:
             self.by_concept[g.concept].append(g)
         self.year_ends = self._year_ends()
+        self._period_ends: dict[int, list[str]] = {}
 
     @property
     def doc_id(self) -> str:
@@ -117,7 +121,8 @@ class FilingView:
                 current = max(near, key=lambda e: ends[e])
             else:
                 top = ends.most_common(1)[0][1]
-                current = max(e for e, c in ends.items() if c >= max(2, top // 4))
+                # A 10-Q may print a single annual figure (a prior year's total in a note): never fail on it.
+                current = max([e for e, c in ends.items() if c >= max(2, top // 4)] or list(ends))
         out = [current]
         for e in sorted(ends, reverse=True):
             if e >= out[-1]:
@@ -127,11 +132,14 @@ class FilingView:
                 out.append(e)
         return out
 
-    def find(self, concept: str, k: int, period: str, member=None) -> FactGroup | str | None:
-        """The consolidated (or member) fact of `concept` for the fiscal year k years before this filing's own.
-        Returns the group, "conflict" when the candidates disagree, or None."""
+    def find(self, concept: str, k: int, period: str, member=None, months: int | None = None) -> FactGroup | str | None:
+        """The consolidated (or member) fact of `concept` for the fiscal year k years before this filing's own;
+        with `months`, for the period of that length ending at this filing's own period end (a 10-Q's quarter or
+        year to date), k years before. Returns the group, "conflict" when the candidates disagree, or None."""
         if period == "cover":
             return self._cover(concept) if k == 0 else None
+        if months is not None:
+            return self._find_months(concept, k, period, member, months)
         if k >= len(self.year_ends):
             return None
         end = self.year_ends[k]
@@ -153,6 +161,48 @@ class FilingView:
             cands.append(g)
         return _pick(cands)
 
+    def period_ends(self, months: int) -> list[str]:
+        """The ends of this filing's periods of `months` months (0: its balance-sheet dates), its own period first,
+        then a year earlier (the comparative column a 10-Q prints beside it)."""
+        if months not in self._period_ends:
+            self._period_ends[months] = self._chain(months)
+        return self._period_ends[months]
+
+    def _chain(self, months: int) -> list[str]:
+        ends: Counter = Counter()
+        for g in self.groups:
+            if not g.dims and duration_months(g.period_start, g.period_end) == months:
+                ends[g.period_end] += 1
+        own = self.filing.get("period_end")
+        if own not in ends:
+            near = [e for e in ends if own and abs(days_between(e, own) or 999) <= 7]
+            own = max(near, key=lambda e: ends[e]) if near else None
+        if own is None:
+            return []
+        out = [own]
+        for e in sorted(ends, reverse=True):
+            gap = days_between(e, out[-1]) or 0
+            if e < out[-1] and ANNUAL_DAYS[0] - 5 <= gap <= ANNUAL_DAYS[1] + 5:
+                out.append(e)
+        return out
+
+    def _find_months(self, concept: str, k: int, period: str, member, months: int) -> FactGroup | str | None:
+        want = 0 if period == "instant" else months
+        ends = self.period_ends(want)
+        if k >= len(ends):
+            return None
+        cands = []
+        for g in self.by_concept.get(concept, ()):
+            if g.period_end != ends[k] or duration_months(g.period_start, g.period_end) != want:
+                continue
+            if member is None:
+                if g.dims:
+                    continue
+            elif len(g.dims) != 1 or not member(g.dims):
+                continue
+            cands.append(g)
+        return _pick(cands, target=sum(PERIOD_DAYS[want]) // 2 if want else 365)
+
     def _cover(self, concept: str) -> FactGroup | str | None:
         cands = [g for g in self.by_concept.get(concept, ()) if not g.dims]
         if not cands:
@@ -169,14 +219,14 @@ class FilingView:
         latest = max(g.period_end or "" for g in cands)
         return [g for g in cands if (g.period_end or "") == latest]
 
-    def extension(self, pattern: str, k: int, period: str) -> FactGroup | str | None:
+    def extension(self, pattern: str, k: int, period: str, months: int | None = None) -> FactGroup | str | None:
         rx = re.compile(pattern)
         hits = []
         for concept in self.by_concept:
             prefix, _, local = concept.partition(":")
             if prefix in ("us-gaap", "dei", "srt", "ifrs-full") or not rx.search(local):
                 continue
-            found = self.find(concept, k, period)
+            found = self.find(concept, k, period, months=months)
             if found is not None:
                 hits.append(found)
         if any(h == "conflict" for h in hits) or len({h.value for h in hits if not isinstance(h, str)}) > 1:
@@ -225,9 +275,13 @@ def primary_statement(chosen: FactGroup, candidates: list[FactGroup]) -> FactGro
     """Of the concepts that report the same figure, the one printed first in the statements: Tesla tags 'Total
     revenues' on its income statement as RevenueFromContractWithCustomer... and as Revenues only in a note, and
     the statement is the source an analyst checks."""
-    same = [g for g in candidates
-            if abs(g.value - chosen.value) <= tolerance(g.best.decimals) + tolerance(chosen.best.decimals)
-            + 1e-9 * abs(chosen.value)]
+    # The same figure rounded twice differs by less than the two roundings together; one unit apart at the stated
+    # precision is another figure (a net loss of 612 beside 611 attributable to the company).
+    def agrees(g: FactGroup) -> bool:
+        gap = abs(g.value - chosen.value)
+        return gap <= 1e-9 * abs(chosen.value) or gap < tolerance(g.best.decimals) + tolerance(chosen.best.decimals)
+
+    same = [g for g in candidates if g is chosen or agrees(g)]
 
     def place(g: FactGroup) -> tuple:
         r = g.best
@@ -236,13 +290,13 @@ def primary_statement(chosen: FactGroup, candidates: list[FactGroup]) -> FactGro
     return min(same, key=place) if same else chosen
 
 
-def _pick(cands: list[FactGroup]) -> FactGroup | str | None:
+def _pick(cands: list[FactGroup], target: int = 365) -> FactGroup | str | None:
     if not cands:
         return None
     if any(g.conflict for g in cands):
         return "conflict"
     if len(cands) > 1:
-        cands = sorted(cands, key=lambda g: abs((days_between(g.period_start, g.period_end) or 365) - 365))
+        cands = sorted(cands, key=lambda g: abs((days_between(g.period_start, g.period_end) or target) - target))
         first = cands[0]
         for g in cands[1:]:
             if abs(g.value - first.value) > tolerance(g.best.decimals) + tolerance(first.best.decimals) + 1e-9 * abs(first.value):
@@ -272,6 +326,8 @@ class Value:
     scale: int = 6
     places: int = 0
     unit: str = "usd"
+    quarter: int | None = None  # the fiscal quarter asked (1-4); None for a fiscal year
+    months: int = 12  # the length of the period asked: 3 the quarter, 6 or 9 the year to date, 12 the year
 
     @property
     def reported(self) -> bool:
@@ -299,18 +355,34 @@ class Value:
         starts = [v.period_start for v in self.inputs if v.period_start]
         return min(starts) if starts else None
 
-    def display(self) -> str:
+    def display(self, magnitude: bool = False) -> str:
+        """'$391,035 million'; with `magnitude`, without its sign (a loss or an outflow worded as such)."""
+        amount = abs(self.amount) if magnitude else self.amount
         places = 2 if self.kind in ("percent", "ratio") else self.places
-        text = format_amount(self.amount, self.kind, scale=self.scale, places=places, unit=self.unit)
-        if self.kind == "money" and self.scale == 3 and abs(self.amount) >= 1e8:
-            text += f" ({format_amount(self.amount, 'money', scale=6, places=1, unit=self.unit)})"
+        text = format_amount(amount, self.kind, scale=self.scale, places=places, unit=self.unit)
+        if self.kind == "money" and self.scale == 3 and abs(amount) >= 1e8:
+            text += f" ({format_amount(amount, 'money', scale=6, places=1, unit=self.unit)})"
         return text
 
     def who(self) -> str:
         return f"{self.company} ({self.ticker})" if self.company else self.ticker
 
+    def period_label(self) -> str:
+        """'FY2024'; 'Q3 FY2025', 'H1 FY2025' (six months), '9M FY2025' for a quarter or a year to date."""
+        if self.quarter is None:
+            return f"FY{self.fiscal_year}"
+        if self.months == 3:
+            return f"Q{self.quarter} FY{self.fiscal_year}"
+        return ("H1" if self.months == 6 else f"{self.months}M") + f" FY{self.fiscal_year}"
+
+    def instant(self) -> bool:
+        return self.metric.period in ("instant", "cover") or bool(self.group and self.group.instant)
+
     def when(self) -> str:
-        """'FY2024 (fiscal year ended September 28, 2024)' or '... (as of September 28, 2024)'."""
+        """'FY2024 (fiscal year ended September 28, 2024)' or '... (as of September 28, 2024)'; for a quarter or
+        a year to date, the period in words: 'the three months ended June 28, 2025 (Q3 FY2025)'."""
+        if self.quarter is not None:
+            return self._period_words()
         end = self.period_end
         leaves = self.reported_leaves()
         if end and leaves and all(v.group.concept.startswith("dei:") for v in leaves):
@@ -320,6 +392,12 @@ class Value:
         if self.metric.period in ("instant", "cover") or (self.group and self.group.instant):
             return f"FY{self.fiscal_year} (as of {nice_date(end)})"
         return f"FY{self.fiscal_year} (fiscal year ended {nice_date(end)})"
+
+    def _period_words(self) -> str:
+        end = nice_date(self.period_end)
+        if self.instant():
+            return f"as of {end} (end of Q{self.quarter} FY{self.fiscal_year})"
+        return f"the {MONTHS_WORDS.get(self.months, str(self.months))} months ended {end} ({self.period_label()})"
 
     def reported_leaves(self) -> list["Value"]:
         if self.reported:
@@ -340,6 +418,7 @@ class Value:
             "comparative": self.comparative, "chunk_id": f.chunk_id if f else None,
             "section": f.section if f else None, "page": f.page if f else None,
             "formula": None if self.reported else self.metric.formula or OP_WORD.get(self.op or "", ""),
+            "quarter": self.quarter, "months": self.months, "period": self.period_label(),
         }
 
 
@@ -364,6 +443,38 @@ def combine(metric_: Metric, op: str, a: Value, b: Value) -> Value | None:
         scale=min(a.scale, b.scale), places=max(a.places, b.places) if a.scale == b.scale else max(a.places, b.places, 3),
         unit=a.unit,
     )
+
+
+@dataclass(frozen=True)
+class When:
+    """A part of a fiscal year to read instead of the whole year: a quarter (3 months) or a year to date (6 or 9
+    months), `back` years before it (the prior-year column its 10-Q prints beside it). `borrow`: when the
+    period's own 10-Q is not indexed, the next year's 10-Q's prior-year column may stand in (said in the answer)."""
+
+    quarter: int | None
+    months: int = 3
+    back: int = 0
+    borrow: bool = True
+
+    @property
+    def quarterly(self) -> bool:
+        """Read from a 10-Q: the first three quarters and their year to date (a fourth quarter is not filed)."""
+        return self.quarter in (1, 2, 3) and self.months in (3, 6, 9) and self.months <= 3 * self.quarter
+
+
+def stamp(v: Value, when: When | None) -> Value:
+    """A value marked with the period asked, so that it names it in words."""
+    if when is not None:
+        v.quarter, v.months = when.quarter, when.months
+    return v
+
+
+def period_name(year: int, when: When | None) -> str:
+    if when is None or when.quarter is None:
+        return f"FY{year}"
+    if when.months == 3:
+        return f"Q{when.quarter} FY{year}"
+    return ("H1" if when.months == 6 else f"{when.months}M") + f" FY{year}"
 
 
 class Unresolved(Exception):
