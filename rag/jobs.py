@@ -74,7 +74,7 @@ class _Download:
     """A queued EDGAR download: its ticker's filings join the queue as soon as they are on disk."""
 
     job_id: int
-    ticker: str
+    tickers: list[str]
     form: str
     limit: int
     settings: Settings
@@ -113,17 +113,14 @@ class IndexJobs:
             self._start_locked()
         return ids
 
-    def add_download(self, tickers: list[str], form: str, limit: int, settings: Settings) -> list[int]:
-        """Queue EDGAR downloads, one job per ticker; each downloaded filing becomes a job of its own."""
+    def add_download(self, tickers: list[str], form: str, limit: int, settings: Settings) -> int:
+        """Queue one EDGAR download of the tickers' latest filings; each filing downloaded becomes a job of its
+        own, and each ticker that failed a failed job with the reason. Returns the download job's id."""
         with self._lock:
-            batch = next(self._batches)
-            ids = []
-            for ticker in tickers:
-                job_id = self._new_job(ticker, batch, kind="download")
-                self._queue.append(_Download(job_id, ticker, form, limit, settings))
-                ids.append(job_id)
+            job_id = self._new_job(", ".join(tickers), next(self._batches), kind="download")
+            self._queue.append(_Download(job_id, list(tickers), form, limit, settings))
             self._start_locked()
-        return ids
+        return job_id
 
     def cancel(self) -> int:
         """Stop after the filing in hand (it finishes and is published); the queued ones are marked cancelled.
@@ -210,26 +207,30 @@ class IndexJobs:
                              finished=time.monotonic())
 
     def _download(self, task: _Download) -> None:
-        def progress(_ticker: str, message: str, _fraction: float) -> None:
-            self._update(task.job_id, detail=message[:140])
+        def progress(ticker: str, message: str, _fraction: float) -> None:
+            self._update(task.job_id, detail=f"{ticker}: {message}"[:140])
 
-        outcomes = edgar.download_filings([task.ticker], form=task.form, limit=task.limit, settings=task.settings,
+        outcomes = edgar.download_filings(task.tickers, form=task.form, limit=task.limit, settings=task.settings,
                                           progress=progress)
         ok = [o for o in outcomes if o.ok]
-        errors = "; ".join(o.error or "download failed" for o in outcomes if not o.ok)
         with self._lock:
             job = self._jobs[task.job_id]
-            cancelled = self._cancel
-            for outcome in ok:
-                record = outcome.record
-                if cancelled:
-                    continue
-                new_id = self._new_job(record_label(record, task.ticker), job.batch, path=Path(record.path))
-                self._queue.append(new_id)
+            for outcome in outcomes:
+                if not outcome.ok:  # a line of its own: which ticker, and why
+                    failed = self._jobs[self._new_job(outcome.ticker, job.batch, kind="download")]
+                    failed.state, failed.detail = "failed", outcome.error or "download failed"
+                    failed.finished = time.monotonic()
+                elif not self._cancel:
+                    record = outcome.record
+                    self._queue.append(self._new_job(record_label(record, outcome.ticker), job.batch,
+                                                     path=Path(record.path)))
             n = len(ok)
+            if not n and len(outcomes):  # each ticker's failure has its line: no second one for the whole
+                del self._jobs[task.job_id]
+                return
             job.state = "done" if n else "failed"
-            job.detail = (f"{n} filing{'s' if n != 1 else ''} downloaded" if n else (errors or "nothing downloaded"))
-            if cancelled and n:
+            job.detail = f"{n} filing{'s' if n != 1 else ''} downloaded" if n else "nothing downloaded"
+            if self._cancel and n:
                 job.detail += "; not indexed (cancelled): they stay on disk for the next run"
             job.finished = time.monotonic()
 

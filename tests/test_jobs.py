@@ -171,3 +171,27 @@ def test_time_left_follows_the_rate_so_far():
                     embed_started=100.0)
     assert job.eta_seconds(now=110.0) == pytest.approx(40.0)
     assert FilingJob(id=2, label="Y", batch=1, state="parsing").eta_seconds(now=time.monotonic()) is None
+
+
+def test_a_download_queues_each_filing_and_names_each_failed_ticker(settings, tmp_path, monkeypatch):
+    import rag.edgar as edgar
+
+    good = write_filing(tmp_path / "dl", "primary-document.html", **ACME)
+
+    def fake_download(tickers, *, form, limit, settings, progress=None):
+        assert tickers == ["ACME", "NOPE"] and form == "10-K" and limit == 1
+        progress("ACME", "Downloading", 0.5)
+        record = edgar.FilingRecord(doc_id="0000999999-24-000001", path=good, ticker="ACME", form="10-K",
+                                    fiscal_year=2024, company="Acme Widgets Inc.")
+        return [edgar.DownloadOutcome("ACME", record, None),
+                edgar.DownloadOutcome("NOPE", None, "NOPE is not a ticker EDGAR knows.")]
+
+    monkeypatch.setattr(edgar, "download_filings", fake_download)
+    jobs = IndexJobs(IndexStore(settings))
+    jobs.add_download(["ACME", "NOPE"], "10-K", 1, settings)
+    assert jobs.wait_idle(120)
+    lines = {(j.kind, j.label): j for j in jobs.snapshot()}
+    assert lines[("download", "ACME, NOPE")].detail == "1 filing downloaded"
+    assert lines[("download", "NOPE")].state == "failed"
+    assert lines[("download", "NOPE")].detail == "NOPE is not a ticker EDGAR knows."
+    assert lines[("filing", "ACME 10-K FY2024")].state == "done"
