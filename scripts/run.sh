@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec python -m streamlit run app.py "$@"
+exec python -m ui.serve "$@"  # streamlit run app.py, with the engine warming up from the start

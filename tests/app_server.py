@@ -1,8 +1,9 @@
 """Run the real app in a subprocess and drive it with Chromium: shared by tests/test_browser.py and
 scripts/screenshot.py.
 
-    with AppServer(env) as app:          # `streamlit run app.py --server.headless true --server.port <free>`
+    with AppServer(env) as app:          # `python -m ui.serve --server.headless true --server.port <free>`
         app.url                          # http://127.0.0.1:<port>
+        app.wait_for_log(WARM_LINE)      # the engine finished loading in the background
     with browser() as b:                 # Playwright's Chromium, Debian's /usr/bin/chromium
         page = b.new_page(...)
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
+WARM_LINE = "engine warm-up finished"  # what ui/core.py logs when the model, index and fact views are loaded
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run"]
 
@@ -43,7 +45,8 @@ def free_port() -> int:
 
 
 class AppServer:
-    """`streamlit run app.py` on a free port with the given environment; stopped (by its own pid) on exit."""
+    """The app as `python -m ui.serve` (streamlit run app.py, with the engine warming up from the start) on a free
+    port with the given environment; stopped (by its own pid) on exit."""
 
     def __init__(self, env: dict[str, str], *, port: int | None = None, log_path: Path | None = None,
                  start_timeout: float = 90.0):
@@ -60,7 +63,7 @@ class AppServer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> "AppServer":
-        cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+        cmd = [sys.executable, "-m", "ui.serve", "--server.headless", "true",
                "--server.port", str(self.port), "--server.address", "127.0.0.1",
                "--browser.gatherUsageStats", "false"]
         self._log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL
@@ -78,6 +81,19 @@ class AppServer:
             time.sleep(0.3)
         self.stop()
         raise RuntimeError(f"streamlit did not answer /_stcore/health within {self.start_timeout:.0f} s")
+
+    def wait_for_log(self, text: str, timeout: float = 120.0) -> float:
+        """Until the server's log (log_path) shows `text`; returns the seconds waited."""
+        if self.log_path is None:
+            raise RuntimeError("wait_for_log needs the server started with a log_path")
+        started = time.monotonic()
+        while time.monotonic() - started < timeout:
+            if text in Path(self.log_path).read_text(encoding="utf-8", errors="replace"):
+                return time.monotonic() - started
+            if self.proc is None or self.proc.poll() is not None:
+                raise RuntimeError(f"the app exited before logging {text!r}; see {self.log_path}")
+            time.sleep(0.2)
+        raise TimeoutError(f"the app did not log {text!r} within {timeout:.0f} s; see {self.log_path}")
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -16,6 +16,7 @@ import pytest
 from tests.app_server import build_small_index, copy_index
 from tests.fake_ollama import FakeOllama, free_port
 from tests.filings import filing_html
+from ui import core
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
@@ -358,9 +359,12 @@ def test_upload_indexes_a_filing(indexed):
                        revenue=(5120, 4870), unique_phrase="Crux alone makes the hexaflux sensor.")
     at = start()
     at.file_uploader[0].set_value(("crux-20240630.htm", html.encode(), "text/html")).run()
-    at.button(key="up_go").click().run()
+    at.button(key="up_go").click().run()  # read: what the file says is shown for checking
+    no_exception(at)
+    at.button(key="up_index").click().run()  # queued for the background worker
     no_exception(at)
     assert not at.error, texts(at.error)
+    assert core.wait_for_jobs(120)
     at.run()
     no_exception(at)
     assert "CRUX · Crux Instruments Inc." in at.multiselect(key="company").options
@@ -409,8 +413,9 @@ def test_download_reports_each_ticker(indexed, monkeypatch):
     at.text_input(key="dl_tickers").set_value("zeta, nope").run()
     at.button(key="dl_go").click().run()
     no_exception(at)
-    assert "NOPE is not a ticker EDGAR knows." in " ".join(texts(at.error))
+    assert core.wait_for_jobs(120)
     at.run()
+    assert "NOPE is not a ticker EDGAR knows." in " ".join(texts(at.error))
     assert "ZETA · Zeta Labs Inc." in at.multiselect(key="company").options
 
 

@@ -1,9 +1,12 @@
 """The Streamlit UI of the workbench. pages/ stay thin and call in here; rag/ (the engine) knows nothing of it.
 
     text.py        safe Markdown for untrusted text, passage highlighting, labels (no streamlit: unit-tested)
-    core.py        settings, the cached engine, Ollama status, conversations, the user's choices
+    core.py        settings, the per-process engine (warmed up in the background) and filing queue, Ollama status,
+                   conversations, the user's choices
+    serve.py       `python -m ui.serve`: the app, with the engine warming up before the first page is opened
     sidebar.py     the sidebar every page shares
-    filings.py     download from EDGAR / upload, then index, with progress per filing
+    filings.py     download from EDGAR / upload (read, checked and corrected by the user), queued for indexing
+    jobs.py        the sidebar's live view of the background queue: per filing state, chunks, time left, cancel
     chat.py        the chat page
     library.py     the library page
     financials.py  the Financials page: XBRL figures across fiscal years, each with its source passage

@@ -228,7 +228,7 @@ def _meta_row(msg_id: int, result: dict, previous: dict | None) -> None:
     bits.append(timings_label(result.get("timings")))
     user_filters = (request.get("filters") or {})
     chosen = [*user_filters.get("tickers", []), *[f"FY{y}" for y in user_filters.get("fiscal_years", [])],
-              *user_filters.get("forms", [])]
+              *user_filters.get("fiscal_periods", []), *user_filters.get("forms", [])]
     if chosen:
         bits.append("your filters: " + safe_inline(" · ".join(map(str, chosen))))
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key=f"meta_{msg_id}"):
@@ -349,9 +349,10 @@ def ask(question: str, *, conv_id: str | None, use_analysis: bool = True) -> Non
     with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
         started = time.perf_counter()
         try:
-            cold = not core.embedding_loaded(s)  # the first question loads the embedding model
+            cold = not core.embedding_loaded(s)  # asked before the background warm-up finished
             with st.spinner("Loading the embedding model and searching the filings…" if cold
                             else "Searching the filings…"):
+                core.start_warm_up(s).wait()  # one model load, shared with the warm-up, never two
                 stream = core.engine(s).ask_stream(
                     question, mode=request.mode, top_k=request.top_k, filters=request.filters,
                     use_llm=request.use_llm, use_analysis=use_analysis, generated_queries=request.generated_queries,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import logging
+import threading
+import time
 from dataclasses import dataclass, field
 
 import streamlit as st
@@ -11,6 +13,8 @@ import streamlit as st
 from rag.answer import ollama_status
 from rag.config import Settings, get_settings
 from rag.conversations import ConversationStore, valid_id
+from rag.engine import Engine
+from rag.jobs import IndexJobs
 from rag.schema import MODES, Filters
 
 from .text import safe_inline
@@ -25,6 +29,7 @@ K_GENERATE = "generate_queries"
 K_TICKERS = "company"
 K_YEARS = "fy"
 K_FORMS = "form"
+K_PERIODS = "period"
 K_MODEL = "llm_model"
 K_CONV = "conversation_id"
 K_UA = "sec_user_agent"
@@ -63,13 +68,81 @@ def _index_key(s: Settings) -> tuple:
     return (str(s.storage_dir), str(s.data_dir), s.embed_model, int(s.chunk_tokens), int(s.embed_batch_size))
 
 
-@st.cache_resource(show_spinner="Loading the index and the embedding model…", max_entries=8)
-def _cached_engine(key: tuple):
-    from rag.engine import Engine
+# The heavy pieces live per process, outside any session: one engine per index (its model, loaded index and fact
+# views), warmed in a background thread as soon as the process starts (ui/serve.py) or its first page runs, and
+# one background queue of filings per index. Plain module state guarded by a lock, so the launcher can start the
+# warm-up before Streamlit runs any script, and no worker thread ever touches Streamlit.
+_ENGINES: dict[tuple, object] = {}
+_WARMUPS: dict[tuple, "WarmUp"] = {}
+_JOBS: dict[tuple, IndexJobs] = {}
+_REGISTRY_LOCK = threading.Lock()
 
-    storage_dir, data_dir, embed_model, chunk_tokens, batch = key
-    return Engine(get_settings(storage_dir=storage_dir, data_dir=data_dir, embed_model=embed_model,
-                               chunk_tokens=chunk_tokens, embed_batch_size=batch))
+
+class WarmUp:
+    """Loads an engine's embedding model, index and fact views in a daemon thread; `wait()` blocks until done."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.done = threading.Event()
+        self.seconds: float | None = None
+        self.error: str | None = None
+        self.thread = threading.Thread(target=self._run, name="engine-warm-up", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        started = time.perf_counter()
+        try:
+            self.engine.embed_model()
+            self.engine.warm()
+        except Exception as exc:  # noqa: BLE001 - an empty or broken index: the first question says why
+            self.error = f"{type(exc).__name__}: {exc}"
+            log.warning("warming the engine up failed: %s", self.error)
+        finally:
+            self.seconds = time.perf_counter() - started
+            self.done.set()
+            log.warning("engine warm-up finished in %.1f s", self.seconds)  # the browser test waits for this line
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.done.wait(timeout)
+
+
+def _cached_engine(key: tuple):
+    with _REGISTRY_LOCK:
+        if key not in _ENGINES:
+            storage_dir, data_dir, embed_model, chunk_tokens, batch = key
+            _ENGINES[key] = Engine(get_settings(storage_dir=storage_dir, data_dir=data_dir, embed_model=embed_model,
+                                                chunk_tokens=chunk_tokens, embed_batch_size=batch))
+        return _ENGINES[key]
+
+
+def start_warm_up(s: Settings | None = None) -> WarmUp:
+    """Start (once per index and process) loading what the first question needs; returns at once."""
+    key = _index_key(s or settings())
+    base = _cached_engine(key)
+    with _REGISTRY_LOCK:
+        if key not in _WARMUPS:
+            _WARMUPS[key] = WarmUp(base)
+        return _WARMUPS[key]
+
+
+def jobs(s: Settings | None = None) -> IndexJobs:
+    """The process-wide background queue that downloads and indexes filings for this index."""
+    key = _index_key(s or settings())
+    base = _cached_engine(key)
+    warm = start_warm_up(s)
+    with _REGISTRY_LOCK:
+        if key not in _JOBS:
+            # The worker waits for the warm-up (one model load, not two) and, after each publish, brings the
+            # shared engine's index and retriever up to date so the next question does not pay for the reload.
+            _JOBS[key] = IndexJobs(base.store, before_first=warm.wait, on_published=base.retriever)
+        return _JOBS[key]
+
+
+def wait_for_jobs(timeout: float = 120.0) -> bool:
+    """Until every background queue in this process is idle (tests drive the app in-process). True when idle."""
+    with _REGISTRY_LOCK:
+        queues = list(_JOBS.values())
+    return all(queue.wait_idle(timeout) for queue in queues)
 
 
 def engine(s: Settings | None = None):
@@ -93,7 +166,7 @@ def engine(s: Settings | None = None):
 
 
 def embedding_loaded(s: Settings | None = None) -> bool:
-    return _cached_engine(_index_key(s or settings())).store.embedding_loaded
+    return start_warm_up(s).done.is_set()
 
 
 def index(s: Settings | None = None):
@@ -204,7 +277,8 @@ class Request:
         return {"mode": self.mode, "top_k": self.top_k, "model": self.model, "use_llm": self.use_llm,
                 "generated_queries": self.generated_queries,
                 "filters": {"tickers": list(self.filters.tickers), "fiscal_years": list(self.filters.fiscal_years),
-                            "forms": list(self.filters.forms)}}
+                            "forms": list(self.filters.forms),
+                            "fiscal_periods": list(self.filters.fiscal_periods)}}
 
 
 def current_request(s: Settings | None = None) -> Request:
@@ -217,6 +291,7 @@ def current_request(s: Settings | None = None) -> Request:
         tickers=list(st.session_state.get(K_TICKERS) or []),
         fiscal_years=[int(y) for y in st.session_state.get(K_YEARS) or []],
         forms=list(st.session_state.get(K_FORMS) or []),
+        fiscal_periods=[str(p) for p in st.session_state.get(K_PERIODS) or []],
     )
     status = ollama(s)
     generate = bool(st.session_state.get(K_GENERATE, s.generated_queries > 0)) and status.reachable

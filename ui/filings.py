@@ -1,4 +1,6 @@
-"""Getting filings in: download from EDGAR, or upload files; then index them, with progress per filing."""
+"""Getting filings in: download from EDGAR, or upload files (checked and corrected by the user first). Both are
+queued for the background worker (rag/jobs.py); ui/jobs.py shows their progress. `index_files` indexes in the
+foreground, with a progress bar per file, for the Library's re-index."""
 
 from __future__ import annotations
 
@@ -11,6 +13,9 @@ from pathlib import Path
 import streamlit as st
 
 from rag.config import Settings, get_settings
+from rag.edgar import FORMS
+from rag.edgar.record import FISCAL_PERIODS, RECORD_NAME
+from rag.jobs import CORRECTABLE, correct_record, record_label
 
 from . import core
 from .text import safe_inline
@@ -19,8 +24,7 @@ log = logging.getLogger(__name__)
 
 UPLOAD_TYPES = ["htm", "html", "txt", "pdf"]
 K_UPLOADER = "uploader_generation"
-K_LAST_JOB = "last_index_job"
-K_JUST_RAN = "last_index_job_just_ran"
+K_REVIEW = "upload_review"  # the uploaded files' records, read and waiting for the user's check
 LOCK_TIMEOUT_S = 5.0
 
 
@@ -29,15 +33,6 @@ class JobLine:
     label: str
     state: str  # "indexed" | "unchanged" | "failed"
     detail: str = ""
-
-
-def _record_label(record, fallback: str) -> str:
-    parts = [getattr(record, "ticker", None) or "", getattr(record, "form", None) or ""]
-    fy = getattr(record, "fiscal_year", None)
-    if fy:
-        parts.append(f"FY{fy}")
-    label = " ".join(p for p in parts if p)
-    return label or fallback
 
 
 def index_files(s: Settings, items: list[tuple[Path, str]], overrides: dict | None = None) -> list[JobLine]:
@@ -96,59 +91,6 @@ def index_files(s: Settings, items: list[tuple[Path, str]], overrides: dict | No
     return lines
 
 
-def _summary(lines: list[JobLine], failures_before: int = 0) -> tuple[str, str]:
-    done = sum(1 for line in lines if line.state == "indexed")
-    same = sum(1 for line in lines if line.state == "unchanged")
-    failed = sum(1 for line in lines if line.state == "failed") + failures_before
-    parts = []
-    if done:
-        parts.append(f"{done} filing{'s' if done != 1 else ''} indexed")
-    if same:
-        parts.append(f"{same} already indexed")
-    if failed:
-        parts.append(f"{failed} failed")
-    label = ", ".join(parts) or "Nothing to index"
-    state = "error" if failed and not (done or same) else "complete"
-    return label, state
-
-
-def _line_text(line: JobLine) -> str:
-    if not line.detail:
-        return line.label
-    if line.detail.startswith(line.label):  # the message names the file already
-        return line.detail
-    return f"{line.label}: {line.detail}"
-
-
-def _show_lines(lines: list[JobLine]) -> None:
-    for line in lines:
-        text = safe_inline(_line_text(line))
-        if line.state == "failed":
-            st.error(text, icon=":material/error:")
-        elif line.state == "unchanged":
-            st.caption(":material/check: " + text)
-        else:
-            st.caption(":green[:material/check_circle:] " + text)
-
-
-def _remember(label: str, state: str, lines: list[JobLine]) -> None:
-    st.session_state[K_LAST_JOB] = {"label": label, "state": state,
-                                    "lines": [line.__dict__ for line in lines]}
-    st.session_state[K_JUST_RAN] = True  # shown by the job's own st.status in this run
-
-
-def last_job() -> None:
-    """The outcome of the last download/upload, kept until dismissed (failures must stay readable)."""
-    job = st.session_state.get(K_LAST_JOB)
-    if st.session_state.pop(K_JUST_RAN, False) or not job:
-        return
-    with st.status(safe_inline(job["label"]), state=job["state"], expanded=job["state"] == "error"):
-        _show_lines([JobLine(**line) for line in job["lines"]])
-        if st.button("Dismiss", key="dismiss_job", type="tertiary", icon=":material/close:"):
-            st.session_state.pop(K_LAST_JOB, None)
-            st.rerun()
-
-
 # --------------------------------------------------------------------------------------------------------------
 # EDGAR
 
@@ -163,8 +105,6 @@ def parse_tickers(raw: str) -> list[str]:
 
 
 def edgar_form(s: Settings) -> None:
-    from rag.edgar import FORMS
-
     st.text_input("Tickers", key="dl_tickers", placeholder="AAPL, MSFT",
                   help="One or more tickers (or CIK numbers), separated by commas or spaces.")
     left, right = st.columns(2)
@@ -186,7 +126,8 @@ def edgar_form(s: Settings) -> None:
 
 
 def download_and_index(s: Settings, tickers: list[str], form: str, count: int) -> None:
-    from rag.edgar import EdgarError, download_filings, validate_user_agent
+    """Queue the downloads; the background worker fetches each ticker's filings and indexes them one by one."""
+    from rag.edgar import EdgarError, validate_user_agent
 
     if not tickers:
         st.error("Type at least one ticker, e.g. AAPL.")
@@ -197,54 +138,7 @@ def download_and_index(s: Settings, tickers: list[str], form: str, count: int) -
         st.error(safe_inline(str(exc)) + "  \nFill in **SEC user agent** above (e.g. `Jane Analyst jane@example.com`).",
                  icon=":material/badge:")
         return
-    noun = f"{count} latest {form}" + ("s" if count > 1 else "")
-    with st.status(f"Downloading {noun} for {', '.join(tickers)}…", expanded=True) as status:
-        bars = {t: st.progress(0.0, text=f"{t}: waiting") for t in tickers}
-        n = len(tickers)
-
-        def progress(ticker: str, message: str, fraction: float) -> None:
-            t = ticker.upper() if ticker.upper() in bars else None
-            if t is None:
-                return
-            within = max(0.0, min(1.0, fraction * n - tickers.index(t)))
-            try:
-                bars[t].progress(within, text=f"{t}: {message}"[:140])
-            except Exception:  # noqa: BLE001
-                pass
-
-        try:
-            outcomes = download_filings(tickers, form=form, limit=count, settings=s, progress=progress)
-        except EdgarError as exc:
-            status.update(label="Download failed", state="error")
-            st.error(safe_inline(str(exc)))
-            _remember("Download failed", "error", [JobLine(", ".join(tickers), "failed", str(exc))])
-            return
-        except Exception as exc:  # noqa: BLE001
-            log.exception("download failed")
-            status.update(label="Download failed", state="error")
-            st.error(safe_inline(f"The download failed: {exc}"))
-            _remember("Download failed", "error", [JobLine(", ".join(tickers), "failed", str(exc))])
-            return
-        failed = [JobLine(o.ticker, "failed", o.error or "download failed") for o in outcomes if not o.ok]
-        for t in tickers:
-            ok = sum(1 for o in outcomes if o.ok and o.ticker.upper() == t)
-            bars[t].progress(1.0, text=f"{t}: {ok} filing{'s' if ok != 1 else ''} downloaded")
-        for line in failed:
-            st.error(safe_inline(_line_text(line)), icon=":material/error:")
-        records = [o.record for o in outcomes if o.ok]
-        lines: list[JobLine] = []
-        if records:
-            status.update(label=f"Indexing {len(records)} filing{'s' if len(records) != 1 else ''}…")
-            items = [(Path(r.path), _record_label(r, Path(r.path).parent.name)) for r in records]
-            lines = index_files(s, items)
-            for line in lines:
-                if line.state == "failed":
-                    st.error(safe_inline(_line_text(line)), icon=":material/error:")
-        label, state = _summary(lines, failures_before=len(failed))
-        if not records:
-            label, state = "No filing was downloaded", "error"
-        status.update(label=label, state=state, expanded=state == "error")
-        _remember(label, state, failed + lines)
+    core.jobs(s).add_download(tickers, form, count, s)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -252,37 +146,18 @@ def download_and_index(s: Settings, tickers: list[str], form: str, count: int) -
 
 
 def upload_form(s: Settings) -> None:
+    """Two steps: read the files (what each says about itself is shown and can be corrected), then queue them."""
     generation = st.session_state.setdefault(K_UPLOADER, 0)
     files = st.file_uploader(
         "Filing files", type=UPLOAD_TYPES, accept_multiple_files=True, key=f"uploader_{generation}",
         max_upload_size=int(s.max_upload_mb),
         help=f"EDGAR .htm/.html documents, full-submission .txt files or PDFs, up to {s.max_upload_mb} MB each.",
     )
-    with st.expander("Details for files that don't say", icon=":material/edit_note:"):
-        st.caption("Used only where the file itself has no such data (PDFs, older HTML).")
-        st.text_input("Ticker", key="up_ticker", placeholder="AAPL")
-        st.text_input("Company", key="up_company", placeholder="Apple Inc.")
-        left, right = st.columns(2)
-        left.number_input("Fiscal year", min_value=1993, max_value=2100, value=None, step=1, key="up_year",
-                          placeholder="2024")
-        right.selectbox("Form", ["10-K", "10-Q"], index=None, key="up_form", placeholder="Form")
-    clicked = st.button("Add & index", key="up_go", type="primary", icon=":material/upload_file:",
-                        disabled=not files, width="stretch")
-    if clicked and files:
-        upload_and_index(s, files)
-
-
-def _overrides() -> dict:
-    out = {}
-    if (st.session_state.get("up_ticker") or "").strip():
-        out["ticker"] = st.session_state["up_ticker"].strip().upper()
-    if (st.session_state.get("up_company") or "").strip():
-        out["company"] = st.session_state["up_company"].strip()
-    if st.session_state.get("up_year"):
-        out["fiscal_year"] = int(st.session_state["up_year"])
-    if st.session_state.get("up_form"):
-        out["form"] = st.session_state["up_form"]
-    return out
+    if st.button("Read files", key="up_go", type="primary", icon=":material/upload_file:", disabled=not files,
+                 width="stretch", help="Reads each file's company, ticker, form, fiscal year and period, for you to "
+                                       "check before it is indexed."):
+        read_uploads(s, files)
+    review_form(s)
 
 
 def check_upload(name: str, size: int, max_mb: int) -> str | None:
@@ -299,41 +174,89 @@ def check_upload(name: str, size: int, max_mb: int) -> str | None:
     return None
 
 
-def upload_and_index(s: Settings, files) -> None:
+def read_uploads(s: Settings, files) -> None:
+    """Save each file with what it says about itself (rag.edgar.add_local_file) and put it up for review."""
     from rag.edgar import EdgarError, add_local_file
 
-    overrides = _overrides()
-    with st.status(f"Adding {len(files)} file{'s' if len(files) != 1 else ''}…", expanded=True) as status:
-        failed: list[JobLine] = []
-        items: list[tuple[Path, str]] = []
-        for f in files:
-            problem = check_upload(f.name, f.size, int(s.max_upload_mb))
-            if problem:
-                failed.append(JobLine(f.name, "failed", problem.removeprefix(f.name).lstrip(": ")))
-                st.error(safe_inline(problem), icon=":material/error:")
-                continue
-            try:
-                with tempfile.TemporaryDirectory(prefix="upload-") as tmp:
-                    path = Path(tmp) / ("upload" + Path(f.name).suffix.lower())
-                    path.write_bytes(f.getvalue())
-                    record = add_local_file(path, settings=s, name=f.name, **overrides)
-            except EdgarError as exc:
-                failed.append(JobLine(f.name, "failed", str(exc)))
-                st.error(safe_inline(str(exc)), icon=":material/error:")
-                continue
-            except Exception as exc:  # noqa: BLE001
-                log.exception("adding %s failed", f.name)
-                failed.append(JobLine(f.name, "failed", f"{type(exc).__name__}: {exc}"))
-                st.error(safe_inline(f"{f.name}: {exc}"), icon=":material/error:")
-                continue
-            label = _record_label(record, f.name)
-            items.append((Path(record.path), f"{f.name} ({label})" if label != f.name else f.name))
-        lines = index_files(s, items, overrides) if items else []
-        for line in lines:
-            if line.state == "failed":
-                st.error(safe_inline(_line_text(line)), icon=":material/error:")
-        label, state = _summary(lines, failures_before=len(failed))
-        status.update(label=label, state=state, expanded=state == "error")
-        _remember(label, state, failed + lines)
-    if any(line.state in ("indexed", "unchanged") for line in lines):
+    rows = []
+    for f in files:
+        problem = check_upload(f.name, f.size, int(s.max_upload_mb))
+        if problem:
+            st.error(safe_inline(problem), icon=":material/error:")
+            continue
+        try:
+            with tempfile.TemporaryDirectory(prefix="upload-") as tmp:
+                path = Path(tmp) / ("upload" + Path(f.name).suffix.lower())
+                path.write_bytes(f.getvalue())
+                record = add_local_file(path, settings=s, name=f.name)
+        except EdgarError as exc:
+            st.error(safe_inline(str(exc)), icon=":material/error:")
+            continue
+        except Exception as exc:  # noqa: BLE001
+            log.exception("adding %s failed", f.name)
+            st.error(safe_inline(f"{f.name}: {exc}"), icon=":material/error:")
+            continue
+        rows.append({"file": f.name, "record": str(Path(record.path).parent / RECORD_NAME),
+                     **{key: getattr(record, key, None) for key in CORRECTABLE}})
+    if rows:
+        st.session_state[K_REVIEW] = rows
         st.session_state[K_UPLOADER] = st.session_state.get(K_UPLOADER, 0) + 1  # a fresh, empty uploader
+
+
+def review_form(s: Settings) -> None:
+    """What was read from each file, editable; indexing starts when the user confirms it."""
+    rows = st.session_state.get(K_REVIEW)
+    if not rows:
+        return
+    st.caption("Check what was read, correct it where it is wrong, then index:")
+    columns = ["file", *CORRECTABLE]
+    edited = st.data_editor(
+        [{k: row.get(k) for k in columns} for row in rows], key="up_review", hide_index=True, width="stretch",
+        disabled=["file"], num_rows="fixed",
+        column_config={
+            "file": st.column_config.TextColumn("File"),
+            "company": st.column_config.TextColumn("Company"),
+            "ticker": st.column_config.TextColumn("Ticker", max_chars=10),
+            "form": st.column_config.SelectboxColumn(
+                "Form", options=sorted({*FORMS, *(str(r["form"]) for r in rows if r.get("form"))})),
+            "fiscal_year": st.column_config.NumberColumn("Fiscal year", min_value=1993, max_value=2100, step=1,
+                                                         format="%d"),
+            "fiscal_period": st.column_config.SelectboxColumn("Period", options=list(FISCAL_PERIODS),
+                                                              help="Q1-Q3 for a quarterly report, FY for an annual one"),
+        },
+    )
+    left, right = st.columns(2)
+    if left.button("Index", key="up_index", type="primary", icon=":material/playlist_add:", width="stretch"):
+        queue_reviewed(s, rows, edited)
+    if right.button("Discard", key="up_discard", icon=":material/close:", width="stretch",
+                    help="Do not index these files (they stay saved and can be uploaded again)."):
+        st.session_state.pop(K_REVIEW, None)
+        st.rerun()
+
+
+def queue_reviewed(s: Settings, rows: list[dict], edited) -> None:
+    from rag.edgar import FilingRecord
+
+    items: list[tuple[Path, str]] = []
+    corrected: set[Path] = set()
+    for row, values in zip(rows, _records_of(edited)):
+        try:
+            record = FilingRecord.load(Path(row["record"]))
+            if correct_record(record, values):
+                corrected.add(Path(record.path))
+        except (OSError, ValueError) as exc:
+            st.error(safe_inline(f"{row['file']}: its record could not be updated: {exc}"), icon=":material/error:")
+            continue
+        label = record_label(record, row["file"])
+        items.append((Path(record.path), f"{row['file']} ({label})" if label != row["file"] else row["file"]))
+    if items:
+        core.jobs(s).add_files(items, replace=corrected)
+    st.session_state.pop(K_REVIEW, None)
+    st.rerun()
+
+
+def _records_of(edited) -> list[dict]:
+    """st.data_editor's value as a list of row dicts (it hands back the type it was given, or a DataFrame)."""
+    if hasattr(edited, "to_dict"):
+        return edited.to_dict("records")
+    return list(edited)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from rag.config import get_settings
+from rag.index import fiscal_period_of
 from rag.schema import MODES
 
 from . import core
 from . import filings as filing_ui
+from . import jobs as jobs_ui
 from .text import code_inline, safe_inline
 
 K_CONFIRM_DELETE = "confirm_delete_conversation"
@@ -27,8 +29,8 @@ def render(pages: dict) -> None:
         model_box = st.container()
         st.divider()
         add_box = st.container()
-    # Filled in this order, shown in the order above: a download or upload runs before the filters are drawn,
-    # so they offer the new filings at once.
+    # Filled in this order, shown in the order above: a download or upload is queued before the filters are
+    # drawn; the filters offer each filing once the background worker has published it.
     known = core.filings(s)
     with add_box:
         _filings_manager(s, empty=not known)
@@ -97,7 +99,7 @@ def _conversations(s, pages: dict) -> None:
 
 
 def _clear_filters() -> None:
-    for key in (core.K_TICKERS, core.K_YEARS, core.K_FORMS):
+    for key in (core.K_TICKERS, core.K_YEARS, core.K_FORMS, core.K_PERIODS):
         st.session_state[key] = []
 
 
@@ -122,7 +124,10 @@ def _search_settings(s, known: dict) -> None:
     tickers: dict[str, str] = {}
     years: set[int] = set()
     forms: set[str] = set()
+    periods: set[str] = set()
     for f in known.values():
+        if fiscal_period_of(f):
+            periods.add(fiscal_period_of(f))
         if f.get("ticker"):
             tickers.setdefault(str(f["ticker"]), f.get("company") or "")
         if f.get("fiscal_year"):
@@ -132,9 +137,10 @@ def _search_settings(s, known: dict) -> None:
     ticker_options = sorted(tickers)
     year_options = sorted(years, reverse=True)
     form_options = sorted(forms)
+    period_options = sorted(periods, key=lambda p: (p == "FY", p))  # Q1, Q2, Q3, then the full year
     # Keep only choices that still exist (a filing may have been removed since).
     for key, options in ((core.K_TICKERS, ticker_options), (core.K_YEARS, year_options),
-                         (core.K_FORMS, form_options)):
+                         (core.K_FORMS, form_options), (core.K_PERIODS, period_options)):
         chosen = st.session_state.get(key)
         if chosen:
             st.session_state[key] = [v for v in chosen if v in options]
@@ -142,13 +148,16 @@ def _search_settings(s, known: dict) -> None:
     st.multiselect("Company", ticker_options, key=core.K_TICKERS, disabled=disabled, placeholder="All companies",
                    bind="query-params",
                    format_func=lambda t: f"{t} · {tickers.get(t)}" if tickers.get(t) else t)
-    left, right = st.columns(2)
+    left, middle, right = st.columns(3)
     left.multiselect("Fiscal year", year_options, key=core.K_YEARS, disabled=disabled, placeholder="All",
                      bind="query-params",
                      format_func=lambda y: f"FY{y}")
+    middle.multiselect("Period", period_options, key=core.K_PERIODS, disabled=disabled, placeholder="All",
+                       bind="query-params",
+                       help="Q1-Q3: the quarterly reports (10-Q) of those fiscal quarters; FY: the annual reports.")
     right.multiselect("Form", form_options, key=core.K_FORMS, disabled=disabled, placeholder="All",
                       bind="query-params")
-    active = any(st.session_state.get(k) for k in (core.K_TICKERS, core.K_YEARS, core.K_FORMS))
+    active = any(st.session_state.get(k) for k in (core.K_TICKERS, core.K_YEARS, core.K_FORMS, core.K_PERIODS))
     if active:
         st.button("Clear filters", key="clear_filters", icon=":material/filter_alt_off:", type="tertiary",
                   on_click=_clear_filters)
@@ -200,4 +209,4 @@ def _filings_manager(s, empty: bool) -> None:
             filing_ui.edgar_form(s)
         with upload_tab:
             filing_ui.upload_form(s)
-    filing_ui.last_job()
+    jobs_ui.panel(s)

@@ -385,7 +385,9 @@ class IndexStore:
             if progress:
                 progress(name, "embedding", 0.3)
             t0 = time.perf_counter()
-            embedder = EmbedChangedChunks(self.embed_model(), reuse or {})
+            on_batch = (lambda done, total: progress(name, f"embedding {done}/{total}", 0.3 + 0.6 * done / total)
+                        ) if progress else None
+            embedder = EmbedChangedChunks(self.embed_model(), reuse or {}, on_batch)
             pipeline = IngestionPipeline(transformations=[splitter, embedder], disable_cache=True)
             nodes = pipeline.run(documents=[document])
             row["embed_s"] = max(0.0, time.perf_counter() - t0 - splitter.seconds)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import numpy as np
 from llama_index.core.schema import TransformComponent
@@ -50,11 +51,14 @@ class EmbedChangedChunks(TransformComponent):
     _embed_model: object = PrivateAttr()
     _known: dict = PrivateAttr()
     _reused: int = PrivateAttr(default=0)
+    _on_batch: object = PrivateAttr(default=None)
 
-    def __init__(self, embed_model, known: dict[str, np.ndarray]):
+    def __init__(self, embed_model, known: dict[str, np.ndarray], on_batch: Callable[[int, int], None] | None = None):
+        """on_batch(done, total): called after each batch the model embeds (a long filing takes minutes)."""
         super().__init__()
         self._embed_model = embed_model
         self._known = known
+        self._on_batch = on_batch
 
     @property
     def reused(self) -> int:
@@ -62,8 +66,11 @@ class EmbedChangedChunks(TransformComponent):
 
     def __call__(self, nodes, **kwargs):
         fresh = [node for node in nodes if node.text not in self._known]
-        if fresh:
-            self._embed_model(fresh)
+        step = max(1, int(getattr(self._embed_model, "embed_batch_size", 0) or len(fresh) or 1))
+        for start in range(0, len(fresh), step):  # the model's own batch size: the same batches it would make
+            self._embed_model(fresh[start:start + step])
+            if self._on_batch:
+                self._on_batch(min(start + step, len(fresh)), len(fresh))
         for node in nodes:
             if node.text in self._known:
                 node.embedding = self._known[node.text].tolist()

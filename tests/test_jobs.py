@@ -1,0 +1,197 @@
+"""The background queue (rag/jobs.py): filings indexed one by one by a worker thread while questions are answered,
+per-filing state with embedding progress, cancel, corrected metadata; and the embedding step's batch hook."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from rag.config import get_settings
+from rag.edgar import add_local_file
+from rag.edgar.record import RECORD_NAME, FilingRecord
+from rag.engine import Engine
+from rag.index import IndexStore
+from rag.index.transforms import EmbedChangedChunks
+from rag.jobs import FilingJob, IndexJobs, correct_record
+from tests.filings import ACME, BOLT, write_filing
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return get_settings(storage_dir=tmp_path / "storage", data_dir=tmp_path / "data", embed_batch_size=4)
+
+
+class RecordingStore(IndexStore):
+    """The real store, recording every progress stage and able to hold a filing's indexing until released."""
+
+    def __init__(self, settings):
+        super().__init__(settings)
+        self.stages: list[str] = []
+        self.hold = threading.Event()
+        self.hold.set()
+        self.entered = threading.Event()
+
+    def add(self, paths, *, progress=None, **kwargs):
+        def recording(name, stage, fraction):
+            self.stages.append(stage)
+            if progress:
+                progress(name, stage, fraction)
+
+        self.entered.set()
+        assert self.hold.wait(60), "the test never released the held filing"
+        return super().add(paths, progress=recording, **kwargs)
+
+
+def test_embedding_reports_each_batch():
+    class Model:
+        embed_batch_size = 2
+
+        def __init__(self):
+            self.batches = []
+
+        def __call__(self, nodes):
+            self.batches.append(len(nodes))
+            for node in nodes:
+                node.embedding = [1.0]
+
+    class Node:
+        def __init__(self, text):
+            self.text, self.embedding = text, None
+
+    model, calls = Model(), []
+    nodes = [Node(f"chunk {i}") for i in range(5)] + [Node("known")]
+    EmbedChangedChunks(model, {"known": np.array([0.5])}, on_batch=lambda d, t: calls.append((d, t)))(nodes)
+    assert model.batches == [2, 2, 1]
+    assert calls == [(2, 5), (4, 5), (5, 5)]
+    assert [n.embedding for n in nodes][-1] == [0.5]
+
+
+def test_filings_are_indexed_one_by_one_with_progress(settings, tmp_path):
+    store = RecordingStore(settings)
+    files = [write_filing(tmp_path / "in", "acme.htm", **ACME), write_filing(tmp_path / "in", "bolt.htm", **BOLT)]
+    jobs = IndexJobs(store)
+    ids = jobs.add_files([(files[0], "ACME 10-K"), (files[1], "BOLT 10-K")])
+    assert jobs.wait_idle(180)
+    done = {j.id: j for j in jobs.snapshot()}
+    assert [done[i].state for i in ids] == ["done", "done"]
+    assert all(done[i].detail.endswith("chunks") and done[i].chunks_total > 0 for i in ids)
+    assert done[ids[0]].chunks_done == done[ids[0]].chunks_total
+    counted = [s for s in store.stages if s.startswith("embedding ")]
+    assert counted and counted[-1].split()[1].split("/")[0] == counted[-1].split("/")[1]
+    # One publish per filing: each was searchable as soon as it was done.
+    assert store.stages.count("indexed") == 2
+    assert {f["ticker"] for f in store.list_filings()} == {"ACME", "BOLT"}
+
+
+def test_a_question_is_answered_while_a_filing_is_added(settings, tmp_path):
+    base = IndexStore(settings)
+    base.add([write_filing(tmp_path / "in", "acme.htm", **ACME)])
+    engine = Engine(settings)
+    engine.warm()
+    store = RecordingStore(settings)
+    store._embed = engine.store.embed_model()  # the app shares one model between questions and the worker
+    store.hold.clear()
+    published = threading.Event()
+    jobs = IndexJobs(store, on_published=published.set)
+    jobs.add_files([(write_filing(tmp_path / "in", "bolt.htm", **BOLT), "BOLT 10-K")])
+    assert store.entered.wait(30)
+    # The worker is in the middle of its filing: the last complete index still answers.
+    before = engine.retrieve("Who sells the zorblax coupler?", mode="keyword")
+    assert before.nodes and before.nodes[0].node.metadata["ticker"] == "ACME"
+    assert jobs.busy()
+    store.hold.set()
+    answers = []
+    while jobs.busy():  # questions keep being answered while the filing is parsed, embedded and published
+        answers.append(engine.retrieve("What are the main risk factors?", mode="hybrid"))
+    assert jobs.wait_idle(120) and published.is_set()
+    assert answers and all(a.nodes for a in answers)
+    after = engine.retrieve("Who builds the quintaphonic drivetrain?", mode="keyword")
+    assert after.nodes[0].node.metadata["ticker"] == "BOLT", "the new filing is searchable once published"
+    assert [j.state for j in jobs.snapshot()] == ["done"]
+
+
+def test_cancel_finishes_the_filing_in_hand_and_keeps_it(settings, tmp_path):
+    store = RecordingStore(settings)
+    store.hold.clear()
+    files = [write_filing(tmp_path / "in", f"{t['ticker']}.htm", **t) for t in (ACME, BOLT)]
+    third = write_filing(tmp_path / "in", "crux.htm", **{**ACME, "ticker": "CRUX", "company": "Crux Inc."})
+    jobs = IndexJobs(store)
+    ids = jobs.add_files([(files[0], "ACME"), (files[1], "BOLT"), (third, "CRUX")])
+    assert store.entered.wait(30)
+    assert jobs.cancel() == 2
+    store.hold.set()
+    assert jobs.wait_idle(120)
+    states = {j.id: j.state for j in jobs.snapshot()}
+    assert [states[i] for i in ids] == ["done", "cancelled", "cancelled"]
+    assert [f["ticker"] for f in store.list_filings()] == ["ACME"]
+    # The queue takes new work after a cancel.
+    jobs.add_files([(files[1], "BOLT")])
+    assert jobs.wait_idle(120)
+    assert jobs.snapshot()[-1].state == "done"
+
+
+def test_a_failed_filing_says_why_and_the_next_goes_on(settings, tmp_path):
+    bad = tmp_path / "in" / "broken.pdf"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"<html>not a pdf</html>")
+    jobs = IndexJobs(IndexStore(settings))
+    jobs.add_files([(bad, "broken.pdf"), (write_filing(tmp_path / "in", "acme.htm", **ACME), "ACME")])
+    assert jobs.wait_idle(120)
+    failed, done = jobs.snapshot()
+    assert failed.state == "failed" and "Failed to load document" in failed.detail, failed.detail
+    assert done.state == "done"
+
+
+def test_corrected_metadata_is_what_gets_indexed(settings, tmp_path):
+    source = write_filing(tmp_path / "in", "crux.htm", **{**ACME, "company": "Crux Instruments Inc.", "ticker": "CRUX"})
+    record = add_local_file(source, settings=settings)
+    assert record.ticker == "CRUX" and record.fiscal_year == 2024
+    store = IndexStore(settings)
+    jobs = IndexJobs(store)
+    jobs.add_files([(record.path, "crux.htm")])
+    assert jobs.wait_idle(120)
+    # The user reads the table and corrects the company name and the fiscal year.
+    saved = FilingRecord.load(record.path.parent / RECORD_NAME)
+    changed = correct_record(saved, {"company": "Crux Instruments Holdings", "ticker": "crux", "form": "10-K",
+                                     "fiscal_year": 2025.0, "fiscal_period": float("nan")})
+    assert changed == ["company", "fiscal_year"]
+    assert FilingRecord.load(record.path.parent / RECORD_NAME).fiscal_year_source == "caller"
+    jobs.add_files([(saved.path, "crux.htm")], replace={saved.path})
+    assert jobs.wait_idle(120)
+    assert jobs.snapshot()[-1].state == "done"
+    (entry,) = store.list_filings()
+    assert entry["company"] == "Crux Instruments Holdings" and entry["fiscal_year"] == 2025
+
+
+def test_time_left_follows_the_rate_so_far():
+    job = FilingJob(id=1, label="X", batch=1, state="embedding", chunks_done=20, chunks_total=100,
+                    embed_started=100.0)
+    assert job.eta_seconds(now=110.0) == pytest.approx(40.0)
+    assert FilingJob(id=2, label="Y", batch=1, state="parsing").eta_seconds(now=time.monotonic()) is None
+
+
+def test_a_download_queues_each_filing_and_names_each_failed_ticker(settings, tmp_path, monkeypatch):
+    import rag.edgar as edgar
+
+    good = write_filing(tmp_path / "dl", "primary-document.html", **ACME)
+
+    def fake_download(tickers, *, form, limit, settings, progress=None):
+        assert tickers == ["ACME", "NOPE"] and form == "10-K" and limit == 1
+        progress("ACME", "Downloading", 0.5)
+        record = edgar.FilingRecord(doc_id="0000999999-24-000001", path=good, ticker="ACME", form="10-K",
+                                    fiscal_year=2024, company="Acme Widgets Inc.")
+        return [edgar.DownloadOutcome("ACME", record, None),
+                edgar.DownloadOutcome("NOPE", None, "NOPE is not a ticker EDGAR knows.")]
+
+    monkeypatch.setattr(edgar, "download_filings", fake_download)
+    jobs = IndexJobs(IndexStore(settings))
+    jobs.add_download(["ACME", "NOPE"], "10-K", 1, settings)
+    assert jobs.wait_idle(120)
+    lines = {(j.kind, j.label): j for j in jobs.snapshot()}
+    assert lines[("download", "ACME, NOPE")].detail == "1 filing downloaded"
+    assert lines[("download", "NOPE")].state == "failed"
+    assert lines[("download", "NOPE")].detail == "NOPE is not a ticker EDGAR knows."
+    assert lines[("filing", "ACME 10-K FY2024")].state == "done"

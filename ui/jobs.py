@@ -1,0 +1,125 @@
+"""The sidebar's view of the background queue (rag/jobs.py): one line per filing, polled while work is under way.
+
+Queued, downloading, parsing, embedding n of N chunks with the time left, done, or failed with the reason. While
+anything is queued or running, a fragment redraws the lines every POLL_S seconds (a fragment's timed rerun never
+interrupts the chat's own run); when a filing is published, or the queue empties, the whole page runs again so the
+filters offer the new filings.
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from rag.jobs import FilingJob
+
+from . import core
+from .text import safe_inline
+
+POLL_S = 1.0
+K_SEEN = "jobs_seen_finished"  # how many filings had finished when this session last drew the page
+K_IN_FULL_RUN = "jobs_in_full_run"
+
+
+def _finished_count(jobs: list[FilingJob]) -> int:
+    return sum(1 for j in jobs if j.kind == "filing" and j.finished_ok)
+
+
+def panel(s) -> None:
+    queue = core.jobs(s)
+    jobs = queue.snapshot()
+    if not jobs:
+        return
+    st.session_state[K_SEEN] = _finished_count(jobs)
+    if queue.busy():
+        st.session_state[K_IN_FULL_RUN] = True
+        _live(s)
+    else:
+        _finished(s, jobs)
+
+
+@st.fragment(run_every=POLL_S)
+def _live(s) -> None:
+    queue = core.jobs(s)
+    jobs = queue.snapshot()
+    # Only from the fragment's own timed runs: a rerun from inside a page run could drop a question just asked.
+    timed = not st.session_state.pop(K_IN_FULL_RUN, False)
+    if timed and (not queue.busy() or _finished_count(jobs) != st.session_state.get(K_SEEN)):
+        st.rerun()  # a filing was published (or all are done): redraw the page so the filters offer it
+    todo = sum(1 for j in jobs if j.state == "queued" or j.active)
+    with st.status(f"Adding filings · {todo} to go", state="running", expanded=True):
+        for job in jobs:
+            _line(job)
+        st.button("Stop after this filing", key="jobs_cancel", icon=":material/stop_circle:", type="tertiary",
+                  on_click=queue.cancel,
+                  help="The filing being indexed finishes and is searchable; the queued ones are not started. "
+                       "Nothing already indexed or downloaded is lost.")
+
+
+def _finished(s, jobs: list[FilingJob]) -> None:
+    label, state = summary(jobs)
+    with st.status(safe_inline(label), state=state, expanded=state == "error"):
+        for job in jobs:
+            _line(job)
+        if st.button("Dismiss", key="dismiss_job", type="tertiary", icon=":material/close:"):
+            core.jobs(s).clear_finished()
+            st.rerun()
+
+
+def summary(jobs: list[FilingJob]) -> tuple[str, str]:
+    """'2 filings indexed, 1 failed' and the status state ('complete' or 'error') for finished jobs."""
+    filings = [j for j in jobs if j.kind == "filing"]
+    done = sum(1 for j in filings if j.state == "done")
+    same = sum(1 for j in filings if j.state == "unchanged")
+    failed = sum(1 for j in jobs if j.state == "failed")
+    cancelled = sum(1 for j in jobs if j.state == "cancelled")
+    parts = []
+    if done:
+        parts.append(f"{done} filing{'s' if done != 1 else ''} indexed")
+    if same:
+        parts.append(f"{same} already indexed")
+    if failed:
+        parts.append(f"{failed} failed")
+    if cancelled:
+        parts.append(f"{cancelled} cancelled")
+    label = ", ".join(parts) or "Nothing to index"
+    return label, ("error" if failed and not (done or same) else "complete")
+
+
+def line_text(job: FilingJob, now: float | None = None) -> str:
+    """One job's state in words."""
+    label = job.label
+    if job.state == "embedding" and job.chunks_total:
+        text = f"{label} · embedding {job.chunks_done} of {job.chunks_total} chunks"
+        eta = job.eta_seconds(now)
+        return text + (f" · about {_duration(eta)} left" if eta is not None else "")
+    if job.state == "done":
+        return f"{label} · done" + (f", {job.detail}" if job.detail else "")
+    if job.state == "unchanged":
+        return f"{label} · already indexed"
+    if job.state in ("failed", "cancelled"):
+        return f"{label} · {job.state}" + (f": {job.detail}" if job.detail else "")
+    return f"{label} · {job.state}" + (f": {job.detail}" if job.detail else "")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{max(1, round(seconds))} s"
+    return f"{round(seconds / 60)} min"
+
+
+def _line(job: FilingJob) -> None:
+    text = safe_inline(line_text(job, time.monotonic()))
+    if job.state == "failed":
+        st.error(text, icon=":material/error:")
+    elif job.state == "embedding" and job.chunks_total:
+        st.progress(job.chunks_done / job.chunks_total, text=text)
+    elif job.active:
+        st.caption(":material/progress_activity: " + text)
+    elif job.state == "queued":
+        st.caption(":material/schedule: " + text)
+    elif job.state == "cancelled":
+        st.caption(":material/block: " + text)
+    else:
+        st.caption(":green[:material/check_circle:] " + text)

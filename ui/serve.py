@@ -1,0 +1,29 @@
+"""Start the app with its engine warming up from the first moment: `python -m ui.serve [streamlit options]`.
+
+`streamlit run app.py` runs no code of ours until a browser opens the page, so the embedding model, the index and
+the fact views would only start loading then. This launcher starts that warm-up in the server's own process
+first, then hands over to Streamlit; the app's sessions find the same engine (ui.core keeps it per process).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from streamlit.web import cli
+
+from rag.config import get_settings
+
+from . import core
+
+APP = Path(__file__).resolve().parents[1] / "app.py"
+
+
+def main(argv: list[str] | None = None) -> None:
+    core.start_warm_up(get_settings())
+    sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
+    cli.main()
+
+
+if __name__ == "__main__":
+    main()
