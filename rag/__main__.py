@@ -254,17 +254,31 @@ def _edit_parser(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=cmd_edit)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m rag", description="SEC filings: download, index, ask.")
-    parser.add_argument("--traceback", action="store_true", help="on a failure, show the Python traceback")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _common(p):
+    p.add_argument("--storage", help="storage folder (default: RAG_STORAGE_DIR or ./storage)")
+    p.add_argument("--data", help="data folder for downloads (default: RAG_DATA_DIR or ./data)")
+    return p
 
-    def common(p):
-        p.add_argument("--storage", help="storage folder (default: RAG_STORAGE_DIR or ./storage)")
-        p.add_argument("--data", help="data folder for downloads (default: RAG_DATA_DIR or ./data)")
-        return p
 
-    p = common(sub.add_parser("download", help="download filings from EDGAR and index them"))
+def _period(p):
+    p.add_argument("--period", action="append", choices=["Q1", "Q2", "Q3", "FY"],
+                   help="only filings of this fiscal period (repeatable): a 10-Q's quarter, or FY for annual reports")
+    return p
+
+
+def _fusion(p):
+    p.add_argument("--fusion", choices=["rrf", "relative"],
+                   help="hybrid fusion: reciprocal rank (default, RAG_FUSION) or relative score")
+    p.add_argument("--fusion-weights", help="relative-score weights 'dense,keyword', e.g. 0.6,0.4")
+    p.add_argument("--generated-queries", type=int, metavar="N",
+                   help="Ollama writes N extra search queries per question, fused with it "
+                        "(default RAG_GENERATED_QUERIES, 0 = off)")
+    return p
+
+
+def _filing_parsers(sub) -> None:
+    """download, index, list, edit, remove, facts: the commands that manage filings."""
+    p = _common(sub.add_parser("download", help="download filings from EDGAR and index them"))
     p.add_argument("tickers", nargs="+", help="tickers or CIK numbers")
     p.add_argument("--form", default="10-K", choices=["10-K", "10-Q"], help="annual (default) or quarterly reports")
     p.add_argument("--limit", type=int, metavar="N", help="the N latest per ticker (10-Q: quarters), in --years")
@@ -272,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-index", action="store_true", help="download only")
     p.set_defaults(func=cmd_download)
 
-    p = common(sub.add_parser("index", help="index filing files or folders (.htm, .html, .txt, .pdf)"))
+    p = _common(sub.add_parser("index", help="index filing files or folders (.htm, .html, .txt, .pdf)"))
     p.add_argument("paths", nargs="+")
     p.add_argument("--ticker")
     p.add_argument("--company")
@@ -280,30 +294,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fiscal-year", type=int)
     p.set_defaults(func=cmd_index)
 
-    p = common(sub.add_parser("list", help="list indexed filings"))
+    p = _common(sub.add_parser("list", help="list indexed filings"))
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_list)
 
-    _edit_parser(common(sub.add_parser("edit", help=cmd_edit.__doc__)))
-    p = common(sub.add_parser("remove", help="remove filings by accession (doc id) or path"))
+    _edit_parser(_common(sub.add_parser("edit", help=cmd_edit.__doc__)))
+    p = _common(sub.add_parser("remove", help="remove filings by accession (doc id) or path"))
     p.add_argument("keys", nargs="+")
     p.set_defaults(func=cmd_remove)
 
-    def period(p):
-        p.add_argument("--period", action="append", choices=["Q1", "Q2", "Q3", "FY"],
-                       help="only filings of this fiscal period (repeatable): a 10-Q's quarter, or FY for annual reports")
-        return p
+    p = _common(sub.add_parser("facts", help="print inline XBRL facts of a company"))
+    p.add_argument("ticker")
+    p.add_argument("--fy", type=int)
+    p.add_argument("--concept")
+    p.set_defaults(func=cmd_facts)
 
-    def fusion(p):
-        p.add_argument("--fusion", choices=["rrf", "relative"],
-                       help="hybrid fusion: reciprocal rank (default, RAG_FUSION) or relative score")
-        p.add_argument("--fusion-weights", help="relative-score weights 'dense,keyword', e.g. 0.6,0.4")
-        p.add_argument("--generated-queries", type=int, metavar="N",
-                       help="Ollama writes N extra search queries per question, fused with it "
-                            "(default RAG_GENERATED_QUERIES, 0 = off)")
-        return p
 
-    p = period(fusion(common(sub.add_parser("ask", help="ask a question"))))
+def _question_parsers(sub) -> None:
+    """ask, eval, bench: the commands that retrieve."""
+    p = _period(_fusion(_common(sub.add_parser("ask", help="ask a question"))))
     p.add_argument("question")
     p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])
     p.add_argument("--top-k", type=int)
@@ -314,7 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--form", action="append")
     p.set_defaults(func=cmd_ask)
 
-    p = period(fusion(common(sub.add_parser("eval", help="score a question set against the index"))))
+    p = _period(_fusion(_common(sub.add_parser("eval", help="score a question set against the index"))))
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--questions")
     src.add_argument("--financebench", help="FinanceBench folder: questions.jsonl, documents.jsonl, pdfs/")
@@ -327,18 +336,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="--questions only: score one half of the set's companies (tune on one, report the other)")
     p.set_defaults(func=cmd_eval)
 
-    p = period(fusion(common(sub.add_parser("bench", help="benchmarks that print numbers"))))
+    p = _period(_fusion(_common(sub.add_parser("bench", help="benchmarks that print numbers"))))
     p.add_argument("what", choices=["index", "retrieve"])
     p.add_argument("paths", nargs="*", help="files/folders to index, or question files to time")
     p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])
     p.add_argument("--top-k", type=int, default=10)
     p.set_defaults(func=cmd_bench)
 
-    p = common(sub.add_parser("facts", help="print inline XBRL facts of a company"))
-    p.add_argument("ticker")
-    p.add_argument("--fy", type=int)
-    p.add_argument("--concept")
-    p.set_defaults(func=cmd_facts)
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m rag", description="SEC filings: download, index, ask.")
+    parser.add_argument("--traceback", action="store_true", help="on a failure, show the Python traceback")
+    sub = parser.add_subparsers(dest="command", required=True)
+    _filing_parsers(sub)
+    _question_parsers(sub)
     return parser
 
 
