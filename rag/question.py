@@ -27,24 +27,28 @@ from .facts import (
     plain_word,
 )
 from .index import fiscal_period_of
+from .parse.items import TENK_ITEMS, TENQ_ITEMS
 from .periods import read_periods
 from .schema import Calculation, MetricMention, QuestionPlan
 
-# Items an analyst names by their SEC title rather than their number.
-_SECTION_WORDS = [
-    (r"\bitem\s+(1[0-6]|[1-9])([abc])?\b", None),  # explicit "Item 7A"
-    (r"\brisk\s+factors?\b", "Item 1A"),
-    (r"\bunresolved\s+staff\s+comments?\b", "Item 1B"),
-    (r"\bcybersecurity\b", "Item 1C"),
-    (r"\blegal\s+proceedings?\b", "Item 3"),
-    (r"\bmine\s+safety\b", "Item 4"),
-    (r"\bmarket\s+for\s+(the\s+)?registrant", "Item 5"),
-    (r"\bmd&a\b|\bmanagement'?s\s+discussion\b", "Item 7"),
-    (r"\bquantitative\s+and\s+qualitative\s+disclosures?\b", "Item 7A"),
-    (r"\bcontrols\s+and\s+procedures\b", "Item 9A"),
-    (r"\bexecutive\s+compensation\b", "Item 11"),
-    (r"\bprincipal\s+account(ant|ing)\s+fees\b", "Item 14"),
+# Items an analyst names by their SEC title rather than their number: the words that name each title. The Item a
+# title is in each form (Form 10-K's Item 3 is Form 10-Q's Part II Item 1) comes from the SEC's own tables.
+_ITEM_TOPICS = [
+    (r"\brisk\s+factors?\b", "Risk Factors"),
+    (r"\bunresolved\s+staff\s+comments?\b", "Unresolved Staff Comments"),
+    (r"\bcybersecurity\b", "Cybersecurity"),
+    (r"\blegal\s+proceedings?\b", "Legal Proceedings"),
+    (r"\bmine\s+safety\b", "Mine Safety Disclosures"),
+    (r"\bmarket\s+for\s+(?:the\s+)?registrant", dict(TENK_ITEMS)["5"]),
+    (r"\bmd&a\b|\bmanagement'?s\s+discussion\b", "Management's Discussion and Analysis of Financial Condition and "
+                                                    "Results of Operations"),
+    (r"\bquantitative\s+and\s+qualitative\s+disclosures?\b", "Quantitative and Qualitative Disclosures About Market Risk"),
+    (r"\bcontrols\s+and\s+procedures\b", "Controls and Procedures"),
+    (r"\bunregistered\s+sales?\s+of\s+equity\b", "Unregistered Sales of Equity Securities and Use of Proceeds"),
+    (r"\bexecutive\s+compensation\b", "Executive Compensation"),
+    (r"\bprincipal\s+account(?:ant|ing)\s+fees\b", "Principal Accountant Fees and Services"),
 ]
+_ITEM_NUMBER = re.compile(r"\b(?:part\s+(i{1,2}|iv|iii)\s*[,.:;-]?\s*)?item\s+(1[0-6]|[1-9])([abc])?\b")
 _STATEMENT_WORDS = [
     (r"\bincome\s+statements?\b|\bstatements?\s+of\s+(?:operations|income|earnings)\b|\bp\s*&\s*l\b|"
      r"\bprofit\s+and\s+loss\s+statement", "income statement"),
@@ -252,7 +256,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.share_part = _share_part(norm, plan, catalog)
     plan.year_of_company = _year_of_company(norm, plan.tickers, plan.fiscal_years, catalog)
     plan.statements = _statements(low, norm, plan.metrics)
-    plan.sections = _sections(low)
+    plan.sections = _sections(low, plan, catalog)
     return plan
 
 
@@ -274,7 +278,8 @@ def _find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> l
         return any(s <= pos < e for s, e in spans)
 
     for name in sorted(catalog.aliases, key=len, reverse=True):
-        pattern = r"(?<![\w-])" + re.escape(name) + r"(?![\w-])"
+        # A space in a name matches a hyphen too: "Coca Cola" is written "Coca-Cola" and the other way round.
+        pattern = r"(?<![\w-])" + re.escape(name).replace(r"\ ", r"[\s-]") + r"(?![\w-])"
         ticker_only = len(name) <= 4 and name.upper() == catalog.aliases[name]
         # Short tickers must be written in capitals ('MA', 'V'), or they match ordinary words; a short name that
         # is also the ticker ('Nike' of NIKE, 'Meta' of META) counts when capitalised, as names are written.
@@ -397,13 +402,37 @@ def _statements(low: str, norm: str, mentions: list[MetricMention]) -> list[str]
     return out
 
 
-def _sections(low: str) -> list[str]:
+def _sections(low: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
+    """The Items the question names, as each form in scope labels them: a 10-K's "Item 3", a 10-Q's "Part II Item
+    1". The forms in scope are those the question names or implies (a quarter is a 10-Q), else those indexed."""
+    forms = set(plan.forms)
+    if not forms and (any(p.quarter in (1, 2, 3) for p in plan.periods) or plan.latest_quarters):
+        forms = {"10-Q"}
+    if not forms:  # the forms indexed for the companies named (for any company when none is named)
+        forms = {"10-Q" if "10-Q" in str(f.get("form") or "").upper() else "10-K" for f in catalog.filings
+                 if not plan.tickers or str(f.get("ticker") or "").upper() in plan.tickers}
+    tenk, tenq = "10-K" in forms or not forms, "10-Q" in forms
     out: list[str] = []
-    for pattern, item in _SECTION_WORDS:
-        for m in re.finditer(pattern, low):
-            name = item or f"Item {m.group(1)}{(m.group(2) or '').upper()}"
-            if name not in out:
-                out.append(name)
+
+    def add(label: str) -> None:
+        if label not in out:
+            out.append(label)
+
+    for m in _ITEM_NUMBER.finditer(low):
+        part, number = (m.group(1) or "").upper(), m.group(2) + (m.group(3) or "").upper()
+        if tenk and any(n == number for n, _ in TENK_ITEMS):
+            add(f"Item {number}")
+        for p, n, _title in TENQ_ITEMS if tenq else ():
+            if n == number and part in ("", p):
+                add(f"Part {p} Item {n}")
+    for pattern, title in _ITEM_TOPICS:
+        if re.search(pattern, low):
+            for n, t in TENK_ITEMS if tenk else ():
+                if t == title:
+                    add(f"Item {n}")
+            for p, n, t in TENQ_ITEMS if tenq else ():
+                if t == title:
+                    add(f"Part {p} Item {n}")
     return out
 
 

@@ -541,7 +541,7 @@ def test_financials_tabulate_xbrl_figures_and_open_their_passage(indexed):
     assert table.loc[("Bolt Motors Corp. (BOLT)", "Total revenue"), "FY2023"] == "$96,773 million"
     # A selected source row shows the passage that reports it, the figure marked.
     sources = at.dataframe[1].value
-    row = next(i for i, r in sources.iterrows() if r["Company"] == "ACME" and r["FY"] == 2024)
+    row = next(i for i, r in sources.iterrows() if r["Company"] == "ACME" and r["Period"] == "FY2024")
     at.session_state["fin_sources"] = {"selection": {"rows": [row], "columns": []}}
     at.run()
     no_exception(at)

@@ -156,11 +156,15 @@ def extractive_answer(
 ) -> tuple[str, bool]:
     """(answer text, refused). The sentences and table rows of the sources that best match the question, each
     with its [n], grouped by source; table rows carry their column header (the years) and unit."""
-    lead = "Extractive answer" + (f" ({reason})" if reason else " (no language model used)") + \
-        ": passages quoted from the filings that best match the question. Check each figure's period and unit."
-    parts = [lead]
+    how = f" ({reason})" if reason else " (no language model used)"
     if facts_text:
-        parts.append("Exact figures from the filings' XBRL data:\n" + facts_text.strip())
+        # The exact figures answer it. Quoting the statement rows as well would repeat them beside the other
+        # columns of the same rows (the prior year, the year to date), which reads as a second answer.
+        return (f"Exact figures from the filings' XBRL data{how}; each is cited to the passage that reports it, "
+                f"listed under Sources.\n\n{facts_text.strip()}", False)
+    lead = f"Extractive answer{how}: passages quoted from the filings that best match the question. Check each " \
+        "figure's period and unit."
+    parts = [lead]
     chunk_sources = [c for c in sources if c.kind != "fact"]
     units = _score_units(question, chunk_sources, analysis)
     chosen = _select_units(units)
@@ -168,7 +172,7 @@ def extractive_answer(
     best_coverage = max((u.coverage for u in units), default=0.0)
     missing = coverage_gap(question, chunk_sources, analysis)
     # No passage says it: no unit matches, or none holds even half of what the question is about.
-    if not facts_text and (not chosen or (n_terms >= 1 and best_coverage < 0.5)):
+    if not chosen or (n_terms >= 1 and best_coverage < 0.5):
         words = ", ".join(f"'{w}'" for w in missing[:6])
         why = (f": none of the {len(chunk_sources)} retrieved passages mentions {words}" if missing else
                ": no retrieved passage holds what the question asks about")
@@ -188,9 +192,8 @@ def extractive_answer(
     for u in chosen:
         if u.source.number not in order:
             order.append(u.source.number)
-    # With exact figures from the facts and no passage that matches, the figures are the answer.
-    best = chosen[0] if chosen else None
-    if best is not None and best.kind == "sentence" and best.following and len(best.text) < 250 and \
+    best = chosen[0]
+    if best.kind == "sentence" and best.following and len(best.text) < 250 and \
             not any(v.text == best.following for v in chosen):
         best.text = f"{best.text} {best.following}"  # the sentence after the best one often says why or how
     for number in order:
