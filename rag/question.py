@@ -249,8 +249,10 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     _periods(low, catalog, plan)
     plan.forms = _forms(low, catalog, plan)
     norm = normalize(question)
-    plan.narrative = bool(_NARRATIVE.search(norm)) or (
-        bool(_QUARTER_WORDS.search(norm)) and not (plan.periods or plan.latest_quarters))
+    quarter_words = bool(_QUARTER_WORDS.search(norm))
+    plan.narrative = bool(_NARRATIVE.search(norm)) or (quarter_words and not (plan.periods or plan.latest_quarters))
+    plan.annual = bool(plan.fiscal_years) and not (quarter_words or plan.periods or plan.latest_quarters
+                                                   or "10-Q" in plan.forms)
     plan.metrics = find_mentions(question, catalog.words)
     plan.calculation = _calculation(norm)
     plan.share_part = _share_part(norm, plan, catalog)

@@ -224,15 +224,28 @@ class Retriever:
                 return quarters, unavailable
         tickers = applied.tickers or [None]
         years = applied.fiscal_years or [None]
+        annual = plan.annual and not user.forms and not user.fiscal_periods
         if len(tickers) * len(years) <= 1:
-            return [applied], []
+            return [self._annual_report(applied) if annual else applied], []
         groups = []
         for t in tickers:
             have = set(self.catalog.years_by_ticker.get(t, [])) if t else None
             own = [y for y in years if y is None or have is None or y in have]
             for y in own or [None]:  # a company none of whose years is indexed: search all its filings
-                groups.append(replace(applied, tickers=[t] if t else [], fiscal_years=[y] if y else []))
+                group = replace(applied, tickers=[t] if t else [], fiscal_years=[y] if y else [])
+                groups.append(self._annual_report(group) if annual else group)
         return groups, []
+
+    def _annual_report(self, group: Filters) -> Filters:
+        """A fiscal year asked as a whole is read from the annual report when the index holds one for every company
+        and year of the group (a year still in progress has only its 10-Qs: those are searched then)."""
+        if not group.fiscal_years:
+            return group
+        tickers = group.tickers or list(self.catalog.periods_by_ticker)
+        held = {(t, fy) for t in tickers for _end, fy, fp in self.catalog.periods_by_ticker.get(t, []) if fp == "FY"}
+        if group.tickers and all((t, y) in held for t in tickers for y in group.fiscal_years):
+            return replace(group, fiscal_periods=["FY"])
+        return group
 
     def _quarter_groups(self, applied: Filters, plan: QuestionPlan) -> tuple[list[Filters], list[str]]:
         """(company, fiscal year, fiscal period) groups for the periods the question names, or for its latest

@@ -126,6 +126,9 @@ class QuestionPlan:
     # "What percentage of revenue came from Greater China?": the part (the whole's metric narrowed by the words
     # after "from"), beside the whole in `metrics`.
     share_part: MetricMention | None = None
+    # The question names a fiscal year as a whole: no quarter, half, year to date or quarterly form. Its
+    # document of record is the annual report, where the index holds one.
+    annual: bool = False
     # The question asks about prose, segments, quarters or adjusted figures rather than a consolidated annual
     # figure: the facts layer leaves it to retrieval.
     narrative: bool = False
