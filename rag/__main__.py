@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from .config import get_settings
+from .schema import period_label
 from .terminal import AnswerPrinter, clean_text, number_sources, source_lines, wants_style
 
 EMPTY_INDEX = "The index is empty: run `python -m rag download TICKER` or `python -m rag index PATH`."
@@ -61,7 +62,8 @@ def cmd_download(args) -> int:
         return 1
     if args.no_index:
         for record in ok:
-            print(f"downloaded  {record.ticker} {record.form} FY{record.fiscal_year}  {record.path}")
+            print(f"downloaded  {record.ticker} {record.form} {period_label(record.fiscal_year, record.fiscal_period)}"
+                  f"  {record.path}")
         return 0
     report = IndexStore(settings).add([r.path for r in ok], progress=_progress)
     _print_report(report)

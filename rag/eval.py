@@ -12,7 +12,7 @@ import numpy as np
 
 from .config import Settings
 from .dates import MONTH_PATTERN
-from .schema import Filters
+from .schema import Filters, period_label
 
 # The question kinds FORMAT.md defines, in its order: every report lists an answer accuracy for each.
 KINDS = ("lookup", "narrative", "section", "multi-year", "cross-company", "computed", "period-trap", "cross-form",
@@ -258,7 +258,8 @@ def question_row(question: dict, nodes: list, result) -> dict:
     row.update(score_answer(question, result.answer or "", bool(result.refused), bool(result.citations)))
     row.update(
         refused=bool(result.refused),
-        cited_filings=sorted({f"{c.ticker} {c.form} FY{c.fiscal_year}" for c in result.citations}),
+        cited_filings=sorted({f"{c.ticker} {c.form} {period_label(c.fiscal_year, c.fiscal_period)}"
+                              for c in result.citations}),
         retrieved=retrieved_chunks(question, nodes),
     )
     return row

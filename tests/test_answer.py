@@ -53,7 +53,7 @@ def test_prompt_numbers_and_delimits_sources(fake_ollama):
     opens = re.findall(r"<source n=\"(\d+)\"[^>]*>", prompt)
     assert opens == ["1", "2"]
     assert prompt.count("</source>") == 2
-    assert 'company="Apple Inc." ticker="AAPL" form="10-K" fiscal_year="FY2024"' in prompt
+    assert 'company="Apple Inc." ticker="AAPL" form="10-K" fiscal_period="FY2024"' in prompt
     assert 'section="Item 8 Financial Statements" pages="28-29"' in prompt
     assert 'pages="22"' in prompt
     assert "Total net sales | 391,035 | 383,285 | 394,328" in prompt
@@ -191,19 +191,21 @@ def test_facts_block_in_prompt_and_extractive_lead(fake_ollama):
     fact = Citation(number=0, ticker="AAPL", company="Apple Inc.", form="10-K", fiscal_year=2024,
                     text="us-gaap:Revenues FY2024 (2023-10-01 to 2024-09-28): 391,035,000,000 USD")
     block = "Total net sales, FY2024: $391,035 million [F1]"
-    fake_ollama.reply = "Apple's total net sales were $391,035 million in fiscal 2024 [3]."
+    fake_ollama.reply = "Apple's total net sales were $391,035 million in fiscal 2024 [1]."
     res = answer("What were total net sales in 2024?", retrieval("q"), settings_for(fake_ollama),
                  facts_block=block, fact_citations=[fact])
     prompt = user_prompt(fake_ollama)
-    assert "<facts>\nTotal net sales, FY2024: $391,035 million [3]\n</facts>" in prompt
+    # The exact figures are numbered first, the passages after them.
+    assert "<facts>\nTotal net sales, FY2024: $391,035 million [1]\n</facts>" in prompt
     assert prompt.index("<facts>") < prompt.index("<source")
-    assert [c.number for c in res.citations] == [3] and res.citations[0].kind == "fact"
+    assert '<source n="2"' in prompt and '<source n="1"' not in prompt
+    assert [c.number for c in res.citations] == [1] and res.citations[0].kind == "fact"
     assert res.warnings == []
     ext = answer("What were total net sales in 2024?", retrieval("q"), settings_for(None), use_llm=False,
                  facts_block=block, fact_citations=[fact])
     first_para = ext.answer.split("\n\n")[1]
-    assert "$391,035 million [3]" in first_para
-    assert 3 in [c.number for c in ext.citations]
+    assert "$391,035 million [1]" in first_para
+    assert [c.number for c in ext.citations] == [1]
 
 
 # ------------------------------------------------------------------------------------------------------------- status

@@ -8,7 +8,7 @@ import time
 import streamlit as st
 
 from rag.conversations import to_markdown
-from rag.schema import pages_label
+from rag.schema import pages_label, period_label
 
 from . import core
 from .text import (
@@ -271,7 +271,7 @@ def _source_meta(c: dict, mode: str | None) -> None:
     if c.get("form"):
         bits.append(safe_inline(c["form"]))
     if c.get("fiscal_year"):
-        bits.append(f"FY{c['fiscal_year']}")
+        bits.append(period_label(c["fiscal_year"], c.get("fiscal_period")))
     if c.get("section"):
         bits.append(safe_inline(section_label(c["section"], c.get("section_title"))))
     pages = pages_label(c.get("page_start"), c.get("page_end"), PAGE_DASH)

@@ -10,7 +10,7 @@ import re
 from dataclasses import replace
 
 from ..config import Settings
-from ..schema import Citation, pages_label
+from ..schema import Citation, pages_label, period_label
 from .llm import answer_tokens
 
 CHARS_PER_TOKEN = 3.0  # conservative for filing text (numbers and tables tokenise densely)
@@ -54,7 +54,7 @@ def _source_open_tag(c: Citation) -> str:
         ("company", c.company),
         ("ticker", c.ticker),
         ("form", c.form),
-        ("fiscal_year", f"FY{c.fiscal_year}" if c.fiscal_year else None),
+        ("fiscal_period", period_label(c.fiscal_year, c.fiscal_period) or None),
         ("section", f"{c.section} {c.section_title}".strip() if c.section_title else c.section),
         ("pages", pages_label(c.page_start, c.page_end).replace("p. ", "") or None),
     ):

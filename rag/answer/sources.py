@@ -32,8 +32,8 @@ def _fiscal_period(meta: dict) -> str | None:
     return _str_or_none(str(meta.get("fiscal_period") or "").strip().upper())
 
 
-def sources_from_retrieval(retrieval: RetrievalResult) -> list[Citation]:
-    """One Citation per retrieved node, numbered from 1 in retrieval order."""
+def sources_from_retrieval(retrieval: RetrievalResult, first: int = 1) -> list[Citation]:
+    """One Citation per retrieved node, numbered from `first` in retrieval order."""
     out = []
     for i, nws in enumerate(retrieval.nodes):
         node = nws.node
@@ -44,7 +44,7 @@ def sources_from_retrieval(retrieval: RetrievalResult) -> list[Citation]:
             text = getattr(node, "text", "") or ""
         out.append(
             Citation(
-                number=1 + i,
+                number=first + i,
                 chunk_id=node.node_id,
                 doc_id=_str_or_none(m.get("doc_id")),
                 ticker=_str_or_none(m.get("ticker")),

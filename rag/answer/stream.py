@@ -144,8 +144,10 @@ class AnswerStream:
             res.warnings.append(warning[:1].upper() + warning[1:])
             yield self._emit(partial_note)
 
-        chunk_sources = sources_from_retrieval(self.retrieval)
-        facts_text, fact_sources = prepare_facts(self.facts_block, self.fact_citations, len(chunk_sources) + 1)
+        # The exact figures are numbered first: they answer the question when they exist, and an answer made of
+        # them alone then cites [1], [2] ... rather than numbers after every passage's.
+        facts_text, fact_sources = prepare_facts(self.facts_block, self.fact_citations, 1)
+        chunk_sources = sources_from_retrieval(self.retrieval, first=len(fact_sources) + 1)
         if not chunk_sources and not facts_text:
             res.refused, res.refusal_reason = True, "no_evidence"
             yield self._emit(_nothing_found(self.retrieval, self.settings.audience))
@@ -159,7 +161,7 @@ class AnswerStream:
                 self._finish()
                 return
             del self._pieces[1 if partial_note else 0:]
-        yield from self._extractive(chunk_sources + fact_sources, facts_text, fallback_reason)
+        yield from self._extractive(fact_sources + chunk_sources, facts_text, fallback_reason)
         self._finish()
 
     def _new_result(self) -> AnswerResult:
@@ -197,8 +199,8 @@ class AnswerStream:
         res = self._res
         fixed = len(SYSTEM_PROMPT) + len(self.question) + len(facts_text or "") + 600
         given, dropped = fit_sources(chunk_sources, self.settings, fixed)
-        # Fact citations keep their numbers (after all retrieved sources) even when passages are dropped.
-        given_all = given + fact_sources
+        # Fact citations keep their numbers (before all retrieved sources) even when passages are dropped.
+        given_all = fact_sources + given
         messages = build_messages(self.question, given, facts_text=facts_text)
         outcome = yield from self._stream_llm(messages, given_all, res, self._emit)
         if outcome is not None:

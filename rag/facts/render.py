@@ -295,7 +295,7 @@ class FactsBlock:
         return Citation(
             number=number, chunk_id=f.chunk_id, doc_id=filing.get("doc_id"), ticker=filing.get("ticker"),
             company=filing.get("company"), form=filing.get("form"), fiscal_year=filing.get("fiscal_year"),
-            section=meta.get("section") or f.section, section_title=meta.get("section_title"),
+            fiscal_period=filing.get("fiscal_period"), section=meta.get("section") or f.section, section_title=meta.get("section_title"),
             page_start=meta.get("page_start") or f.page, page_end=meta.get("page_end") or f.page, score=1.0,
             text=(text.strip() + "\n\n" + xbrl).strip() if text else xbrl,
             char_start=meta.get("char_start"), char_end=meta.get("char_end"),
