@@ -212,7 +212,7 @@ def test_score_answer_reports_distractor_only_when_the_question_has_some():
 
 
 def _result(answer, refused=False, cited=("ACME", "10-Q", 2025)):
-    citations = [SimpleNamespace(ticker=cited[0], form=cited[1], fiscal_year=cited[2])] if cited else []
+    citations = [SimpleNamespace(ticker=cited[0], form=cited[1], fiscal_year=cited[2], fiscal_period=None)] if cited else []
     return SimpleNamespace(answer=answer, refused=refused, citations=citations)
 
 
