@@ -3,13 +3,17 @@ setting is checked, and the index keys its vectors on the backend so a switch re
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import numpy as np
 import pytest
 
-from rag.config import Settings, get_settings
+from rag.config import EMBED_BACKENDS, Settings, get_settings
 from rag.embedding import EmbeddingModelError, get_embed_model, resolve_model_path
+from rag.index import IndexStore
+from rag.index.chunking import chunker_version
+from tests.filings import ACME, write_filing
 
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime is not installed (requirements.txt)")
 onnx_embedding = pytest.importorskip("rag.onnx_embedding")
@@ -97,3 +101,36 @@ def test_backend_setting_is_validated(monkeypatch):
         get_embed_model(MODEL, backend="tensorrt")
     with pytest.raises(EmbeddingModelError, match="needs a folder"):
         get_embed_model(MODEL, backend="onnx")
+
+
+def test_fingerprint_changes_with_backend(tmp_path):
+    prints = {b: IndexStore(get_settings(storage_dir=tmp_path, embed_backend=b)).fingerprint for b in EMBED_BACKENDS}
+    assert len(set(prints.values())) == len(EMBED_BACKENDS)
+    # torch keeps the fingerprint indexes had before backends existed, so they are not rebuilt for nothing.
+    settings = get_settings(storage_dir=tmp_path)
+    legacy = f"{settings.embed_model}|{settings.chunk_tokens}|{chunker_version()}"
+    assert prints["torch"] == hashlib.sha256(legacy.encode()).hexdigest()[:10]
+
+
+def test_backend_switch_re_embeds_every_chunk(models_dir, tmp_path):
+    """Vector reuse keys on the backend: no torch vector ends up in an int8 index; the index says which made it."""
+    acme = write_filing(tmp_path / "in", "acme.htm", **ACME, business_paragraphs=6)
+    storage = tmp_path / "storage"
+    (storage / "models").mkdir(parents=True)
+    for file in models_dir.glob("*.onnx"):  # the session's export, so this test does not export again
+        (storage / "models" / file.name).symlink_to(file)
+    torch_store = IndexStore(get_settings(storage_dir=storage, embed_backend="torch"))
+    assert torch_store.add([acme]).rows[0]["status"] == "indexed"
+
+    int8_store = IndexStore(get_settings(storage_dir=storage, embed_backend="onnx-int8"))
+    row = int8_store.add([acme]).rows[0]
+    assert row["status"] == "indexed" and row["chunks"] > 0
+    assert row["reused"] == 0, "vectors of another backend were reused"
+    index = int8_store.load()
+    assert index.manifest["embed_backend"] == "onnx-int8"
+    assert {f["embed_backend"] for f in index.manifest["filings"].values()} == {"onnx-int8"}
+    stored = index.vector_store.client.reconstruct_n(0, len(index))
+    fresh = _vectors(int8_store.embed_model(), [n.text for n in index.nodes])
+    assert np.allclose(stored, fresh, atol=1e-5)
+    # Indexing again with the same backend skips the unchanged filing.
+    assert int8_store.add([acme]).rows[0]["status"] == "skipped"
