@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from .config import get_settings
+from .config import EMBED_BACKENDS, get_settings
 
 
 def _progress(name: str, stage: str, fraction: float) -> None:
@@ -179,8 +179,13 @@ def cmd_bench(args) -> int:
     from . import bench
 
     if args.what == "index":
-        return bench.bench_index(args.paths, _settings(args))
-    return bench.bench_retrieve(args.paths, _settings(args), mode=args.mode, top_k=args.top_k)
+        return bench.bench_index(args.paths, _settings(args), args.backend)
+    if args.what == "embed":
+        return bench.bench_embed(args.paths, _settings(args), args.backend, rounds=args.rounds)
+    settings = _settings(args)
+    if args.backend:
+        settings = settings.with_overrides(embed_backend=args.backend[0])
+    return bench.bench_retrieve(args.paths, settings, mode=args.mode, top_k=args.top_k)
 
 
 def cmd_facts(args) -> int:
@@ -256,8 +261,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_eval)
 
     p = fusion(common(sub.add_parser("bench", help="benchmarks that print numbers")))
-    p.add_argument("what", choices=["index", "retrieve"])
-    p.add_argument("paths", nargs="*", help="files/folders to index, or question files to time")
+    p.add_argument("what", choices=["index", "embed", "retrieve"])
+    p.add_argument("paths", nargs="*", help="files/folders to index or embed, or question files to time")
+    p.add_argument("--backend", action="append", choices=list(EMBED_BACKENDS),
+                   help="embedding backend (default RAG_EMBED_BACKEND); repeat to compare backends in one run")
+    p.add_argument("--rounds", type=int, default=1, help="embed: times each backend embeds the chunks, in turns")
     p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])
     p.add_argument("--top-k", type=int, default=10)
     p.set_defaults(func=cmd_bench)
