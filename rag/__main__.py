@@ -261,6 +261,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_eval)
 
     p = fusion(common(sub.add_parser("bench", help="benchmarks that print numbers")))
+    _bench_options(p)
+
+    p = common(sub.add_parser("facts", help="print inline XBRL facts of a company"))
+    p.add_argument("ticker")
+    p.add_argument("--fy", type=int)
+    p.add_argument("--concept")
+    p.set_defaults(func=cmd_facts)
+    return parser
+
+
+def _bench_options(p) -> None:
     p.add_argument("what", choices=["index", "embed", "retrieve"])
     p.add_argument("paths", nargs="*", help="files/folders to index or embed, or question files to time")
     p.add_argument("--backend", action="append", choices=list(EMBED_BACKENDS),
@@ -269,13 +280,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])
     p.add_argument("--top-k", type=int, default=10)
     p.set_defaults(func=cmd_bench)
-
-    p = common(sub.add_parser("facts", help="print inline XBRL facts of a company"))
-    p.add_argument("ticker")
-    p.add_argument("--fy", type=int)
-    p.add_argument("--concept")
-    p.set_defaults(func=cmd_facts)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
