@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from .config import get_settings
+from .config import EMBED_BACKENDS, get_settings
 from .schema import period_label
 from .terminal import AnswerPrinter, clean_text, number_sources, source_lines, wants_style
 
@@ -229,15 +229,20 @@ def cmd_bench(args) -> int:
     from . import bench
 
     if not args.paths:
-        what = "files or folders to index" if args.what == "index" else "question files (.jsonl) to time"
+        what = "question files (.jsonl) to time" if args.what == "retrieve" else f"files or folders to {args.what}"
         return _fail(f"give {what}: python -m rag bench {args.what} PATH ...", 2)
     if args.what == "index":
-        return bench.bench_index(args.paths, _settings(args))
+        return bench.bench_index(args.paths, _settings(args), args.backend)
+    if args.what == "embed":
+        return bench.bench_embed(args.paths, _settings(args), args.backend, rounds=args.rounds)
     from .index import IndexStore
 
-    if not IndexStore(_settings(args)).list_filings():
+    settings = _settings(args)
+    if args.backend:
+        settings = settings.with_overrides(embed_backend=args.backend[0])
+    if not IndexStore(settings).list_filings():
         return _fail(EMPTY_INDEX)
-    return bench.bench_retrieve(args.paths, _settings(args), mode=args.mode, top_k=args.top_k, filters=_filters(args))
+    return bench.bench_retrieve(args.paths, settings, mode=args.mode, top_k=args.top_k, filters=_filters(args))
 
 
 def cmd_facts(args) -> int:
@@ -339,11 +344,7 @@ def _question_parsers(sub) -> None:
     p.set_defaults(func=cmd_eval)
 
     p = _period(_fusion(_common(sub.add_parser("bench", help="benchmarks that print numbers"))))
-    p.add_argument("what", choices=["index", "retrieve"])
-    p.add_argument("paths", nargs="*", help="files/folders to index, or question files to time")
-    p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])
-    p.add_argument("--top-k", type=int, default=10)
-    p.set_defaults(func=cmd_bench)
+    _bench_options(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -353,6 +354,17 @@ def build_parser() -> argparse.ArgumentParser:
     _filing_parsers(sub)
     _question_parsers(sub)
     return parser
+
+
+def _bench_options(p) -> None:
+    p.add_argument("what", choices=["index", "embed", "retrieve"])
+    p.add_argument("paths", nargs="*", help="files/folders to index or embed, or question files to time")
+    p.add_argument("--backend", action="append", choices=list(EMBED_BACKENDS),
+                   help="embedding backend (default RAG_EMBED_BACKEND); repeat to compare backends in one run")
+    p.add_argument("--rounds", type=int, default=1, help="embed: times each backend embeds the chunks, in turns")
+    p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])
+    p.add_argument("--top-k", type=int, default=10)
+    p.set_defaults(func=cmd_bench)
 
 
 def main(argv: list[str] | None = None) -> int:

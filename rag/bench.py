@@ -1,4 +1,5 @@
-"""Benchmarks that print numbers: `python -m rag bench index PATH...`, `python -m rag bench retrieve FILE...`."""
+"""Benchmarks that print numbers: `python -m rag bench index PATH...`, `python -m rag bench embed PATH...`,
+`python -m rag bench retrieve FILE...`."""
 
 from __future__ import annotations
 
@@ -13,24 +14,36 @@ from .config import Settings
 from .schema import Filters
 
 
-def bench_index(paths: list[str], settings: Settings) -> int:
-    """Index PATHs (into --storage, or a fresh temporary folder), then index them again unchanged."""
-    from .embedding import get_embed_model
-    from .index import IndexStore
-
+def bench_index(paths: list[str], settings: Settings, backends: list[str] | None = None) -> int:
+    """Index PATHs once per backend (into --storage, or a fresh temporary folder), then again unchanged. Several
+    backends run one after the other, each in a fresh temporary folder."""
     if not paths:
         print("give files or folders to index")
         return 2
+    backends = backends or [settings.embed_backend]
+    if len(backends) == 1:
+        return _bench_index_one(paths, settings.with_overrides(embed_backend=backends[0]))
+    code = 0
+    for backend in backends:
+        with tempfile.TemporaryDirectory(prefix=f"rag-bench-{backend}-") as tmp:
+            print(f"\n=== backend {backend}")
+            code = max(code, _bench_index_one(paths, settings.with_overrides(embed_backend=backend, storage_dir=tmp)))
+    return code
+
+
+def _bench_index_one(paths: list[str], settings: Settings) -> int:
+    from .index import IndexStore
+
     explicit = settings.storage_dir.resolve() != Settings().storage_dir.resolve()
     tmp = None if explicit else tempfile.TemporaryDirectory(prefix="rag-bench-")
     if tmp:
         settings = settings.with_overrides(storage_dir=tmp.name)
-    print(f"storage: {settings.storage_dir}")
+    print(f"storage: {settings.storage_dir}  backend: {settings.embed_backend}")
     t0 = time.perf_counter()
-    get_embed_model(settings.embed_model, settings.embed_batch_size)
-    print(f"model load: {time.perf_counter() - t0:.2f} s (one-off, not counted below)")
-
     store = IndexStore(settings)
+    store.embed_model()
+    print(f"model load (and ONNX export into an empty storage): {time.perf_counter() - t0:.2f} s "
+          f"(one-off, not counted below)")
     store.chunker()  # tokenizer load, one-off as well
     report = store.add(paths)
     print(f"\n{'filing':<48} {'parse s':>8} {'chunks':>7} {'reused':>7} {'embed s':>8} {'chunks/s':>9} {'status':>8}")
@@ -52,6 +65,8 @@ def bench_index(paths: list[str], settings: Settings) -> int:
           f"{report.build_seconds:.1f} s")
     print(f"parse: {parse_total:.1f} s in all, {parse_total / max(len(indexed), 1):.2f} s per filing on average")
     print(f"time outside embedding: {outside:.1f} s = {100 * outside / max(report.total_seconds, 1e-9):.1f}% of total")
+    print(f"index backend={settings.embed_backend} chunks={chunks - reused} embed_s={embed:.1f} "
+          f"chunks_per_s={(chunks - reused) / embed if embed else 0:.1f}")
 
     again = store.add(paths)
     skipped = sum(1 for r in again.rows if r["status"] == "skipped")
@@ -60,6 +75,55 @@ def bench_index(paths: list[str], settings: Settings) -> int:
     if tmp:
         tmp.cleanup()
     return 0
+
+
+def bench_embed(paths: list[str], settings: Settings, backends: list[str] | None = None, rounds: int = 1) -> int:
+    """Embed the chunks of PATHs with each backend on the same texts, taking turns round by round so a busy
+    machine slows them alike; one line per backend, with the cosine of its vectors to the first backend's."""
+    from .embedding import get_embed_model
+
+    texts = _chunk_texts(paths, settings)
+    if not texts:
+        print("no chunks: give filing files or folders")
+        return 2
+    backends = backends or [settings.embed_backend]
+    models = {}
+    for backend in backends:
+        t0 = time.perf_counter()
+        models[backend] = get_embed_model(settings.embed_model, settings.embed_batch_size, backend=backend,
+                                          models_dir=settings.models_dir)
+        models[backend].get_text_embedding_batch(texts[: settings.embed_batch_size])  # warm-up, not timed
+        print(f"{backend}: load (and first export) {time.perf_counter() - t0:.1f} s")
+    seconds = dict.fromkeys(backends, 0.0)
+    vectors = {}
+    for _ in range(max(rounds, 1)):
+        for backend in backends:
+            t0 = time.perf_counter()
+            vectors[backend] = np.asarray(models[backend].get_text_embedding_batch(texts), dtype="float32")
+            seconds[backend] += time.perf_counter() - t0
+    first = backends[0]
+    for backend in backends:
+        cosine = np.sum(vectors[backend] * vectors[first], axis=1)
+        total = len(texts) * max(rounds, 1)
+        print(f"embed backend={backend} chunks={len(texts)} rounds={max(rounds, 1)} seconds={seconds[backend]:.1f} "
+              f"cosine_vs_{first}_mean={cosine.mean():.4f} min={cosine.min():.4f} "
+              f"chunks_per_s={total / seconds[backend]:.1f}")
+    return 0
+
+
+def _chunk_texts(paths: list[str], settings: Settings) -> list[str]:
+    """The chunk texts indexing would embed for PATHs (parsed and chunked as the index does)."""
+    from . import parse
+    from .index import IndexStore
+    from .index.filings import FILING_META_KEYS, filing_files, filing_meta
+
+    chunker = IndexStore(settings).chunker()
+    texts = []
+    for path in filing_files(paths):
+        doc = parse.parse_file(path)
+        meta = filing_meta(path, doc, parse.file_sha256(path))
+        texts.extend(chunk["text"] for chunk in chunker.split(doc, {k: meta.get(k) for k in FILING_META_KEYS}))
+    return texts
 
 
 def bench_retrieve(question_files: list[str], settings: Settings, *, mode: str, top_k: int,

@@ -1,7 +1,8 @@
 """The embedding model and its tokenizer, loaded once per process.
 
 The model is a setting (RAG_EMBED_MODEL): the offline package's name, a local sentence-transformers folder, or a
-Hugging Face model name for users with internet.
+Hugging Face model name for users with internet. The backend is another (RAG_EMBED_BACKEND): PyTorch, or an ONNX
+Runtime export of the same local model, fp32 or with int8 weights, cached under the storage folder.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
-from .config import OFFLINE_EMBED_MODEL
+from .config import EMBED_BACKENDS, OFFLINE_EMBED_MODEL
 
 _load_lock = threading.Lock()
 
@@ -33,9 +34,17 @@ def resolve_model_path(name: str) -> str:
     return name
 
 
-def get_embed_model(name: str, batch_size: int = 32):
-    """A LlamaIndex HuggingFaceEmbedding on the CPU, unit-normalised (so inner product is cosine)."""
-    model = _load_embed_model(name)
+def get_embed_model(name: str, batch_size: int = 32, *, backend: str = "torch", models_dir: Path | None = None):
+    """A LlamaIndex BaseEmbedding, unit-normalised (so inner product is cosine): HuggingFaceEmbedding for "torch",
+    an ONNX Runtime model for the others (exported on first use into models_dir)."""
+    if backend not in EMBED_BACKENDS:
+        raise EmbeddingModelError(f"unknown embedding backend {backend!r}; one of {', '.join(EMBED_BACKENDS)}")
+    if backend == "torch":
+        model = _load_embed_model(name)
+    else:
+        if models_dir is None:
+            raise EmbeddingModelError(f"the {backend} backend needs a folder to cache its export in")
+        model = _load_onnx_model(name, backend, str(models_dir))
     model.embed_batch_size = batch_size
     return model
 
@@ -50,6 +59,44 @@ def _quiet_model_libraries() -> None:
     transformers_logging.disable_progress_bar()  # transformers' own bars and the hub's
 
 
+def torch_device() -> str:
+    """The device the PyTorch backend uses: a GPU when present (CUDA, or Apple's MPS), else the CPU."""
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+@lru_cache(maxsize=8)
+def backend_label(backend: str) -> str:
+    """What the UI shows: the backend and where it runs, e.g. "onnx-int8 (CPU)"."""
+    if backend == "torch":
+        return f"torch ({torch_device().upper()})"
+    from .onnx_embedding import onnx_providers
+
+    return f"{backend} ({'CUDA' if 'CUDAExecutionProvider' in onnx_providers() else 'CPU'})"
+
+
+@lru_cache(maxsize=4)
+def _load_onnx_model(name: str, backend: str, models_dir: str):
+    from .onnx_embedding import OnnxModelError, load_onnx_embedding
+
+    path = resolve_model_path(name)
+    if not Path(path).is_dir():
+        raise EmbeddingModelError(
+            f"The {backend} backend exports a local model folder; {name!r} is not one. "
+            f"Set RAG_EMBED_BACKEND=torch, or RAG_EMBED_MODEL to a local sentence-transformers folder."
+        )
+    with _load_lock:
+        try:
+            return load_onnx_embedding(path, Path(models_dir), name, backend)
+        except OnnxModelError as exc:
+            raise EmbeddingModelError(f"{exc}. Set RAG_EMBED_BACKEND=torch to use this model.") from exc
+
+
 @lru_cache(maxsize=4)
 def _load_embed_model(name: str):
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
@@ -62,7 +109,7 @@ def _load_embed_model(name: str):
     with _load_lock:
         try:
             return HuggingFaceEmbedding(
-                model_name=path, device="cpu", normalize=True
+                model_name=path, device=torch_device(), normalize=True
             )
         except Exception as exc:  # noqa: BLE001 - any load failure becomes one clear message
             raise EmbeddingModelError(

@@ -51,7 +51,8 @@ class Engine:
         with self._lock:
             if self._retriever is None or self._retriever.index is not index:
                 fusion, weights = self.settings.fusion_options()
-                self._retriever = Retriever(index, self.embed_model(), fusion=fusion, weights=weights)
+                self._retriever = Retriever(index, self.store.query_embed_model(index), fusion=fusion,
+                                            weights=weights)
             return self._retriever
 
     def warm(self, mode: str = "hybrid") -> None:

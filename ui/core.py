@@ -65,7 +65,8 @@ def settings() -> Settings:
 
 def _index_key(s: Settings) -> tuple:
     """What decides which index (and embedding model) an engine serves."""
-    return (str(s.storage_dir), str(s.data_dir), s.embed_model, int(s.chunk_tokens), int(s.embed_batch_size))
+    return (str(s.storage_dir), str(s.data_dir), s.embed_model, s.embed_backend, int(s.chunk_tokens),
+            int(s.embed_batch_size))
 
 
 # The heavy pieces live per process, outside any session: one engine per index (its model, loaded index and fact
@@ -109,9 +110,10 @@ class WarmUp:
 def _cached_engine(key: tuple):
     with _REGISTRY_LOCK:
         if key not in _ENGINES:
-            storage_dir, data_dir, embed_model, chunk_tokens, batch = key
+            storage_dir, data_dir, embed_model, backend, chunk_tokens, batch = key
             _ENGINES[key] = Engine(get_settings(storage_dir=storage_dir, data_dir=data_dir, embed_model=embed_model,
-                                                chunk_tokens=chunk_tokens, embed_batch_size=batch))
+                                                embed_backend=backend, chunk_tokens=chunk_tokens,
+                                                embed_batch_size=batch))
         return _ENGINES[key]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag.config import get_settings
+from rag.embedding import backend_label
 from rag.index import fiscal_period_of
 from rag.schema import MODES
 
@@ -200,6 +201,8 @@ def _model(s) -> None:
     if st.button("Check again", key="ollama_recheck", icon=":material/refresh:", type="tertiary"):
         core.recheck_ollama()
         st.rerun()
+    # Which embedding runtime reads the filings (RAG_EMBED_BACKEND), and where it runs.
+    st.caption(f"Embeddings: {safe_inline(s.embed_model)} · {safe_inline(backend_label(s.embed_backend))}")
 
 
 def _filings_manager(s, empty: bool) -> None:

@@ -117,8 +117,11 @@ class IndexStore:
     # ---- paths and identity
     @property
     def fingerprint(self) -> str:
-        """Names a shard's chunking settings."""
+        """Names a shard's chunking and embedding settings."""
         raw = f"{self.settings.embed_model}|{self.settings.chunk_tokens}|{chunker_version()}"
+        if self.settings.embed_backend != "torch":
+            # Vectors differ by backend; torch adds nothing so indexes made before backends existed stay current.
+            raw += f"|{self.settings.embed_backend}"
         return hashlib.sha256(raw.encode()).hexdigest()[:10]
 
     def current_generation(self) -> str | None:
@@ -188,9 +191,21 @@ class IndexStore:
         """Has the embedding model been loaded yet (the UI says so rather than block on it)?"""
         return self._embed is not None
 
+    def query_embed_model(self, index: LoadedIndex):
+        """The embedding that reads queries against `index`: the model and backend that made its vectors (the
+        manifest records them; older indexes were made with PyTorch), whatever the current setting says. A query
+        embedded another way would land beside, not on, the chunks it should find."""
+        model = index.manifest.get("embed_model") or self.settings.embed_model
+        backend = index.manifest.get("embed_backend") or "torch"
+        if model == self.settings.embed_model and backend == self.settings.embed_backend:
+            return self.embed_model()
+        return get_embed_model(model, self.settings.embed_batch_size, backend=backend,
+                               models_dir=self.settings.models_dir)
+
     def embed_model(self):
         if self._embed is None:
-            self._embed = get_embed_model(self.settings.embed_model, self.settings.embed_batch_size)
+            self._embed = get_embed_model(self.settings.embed_model, self.settings.embed_batch_size,
+                                          backend=self.settings.embed_backend, models_dir=self.settings.models_dir)
         return self._embed
 
     def chunker(self) -> FilingChunker:
@@ -354,13 +369,15 @@ class IndexStore:
             log.exception("correcting the facts' record of %s failed", doc_id)
 
     def _reusable_vectors(self, entry: dict | None, manifest: dict) -> dict[str, np.ndarray]:
-        """Chunk text -> vector from the filing's previous shard, when the same embedding model made it. A chunker
-        change or an amended file then re-embeds only the chunks whose text changed."""
+        """Chunk text -> vector from the filing's previous shard, when the same embedding model and backend made
+        it. A chunker change or an amended file then re-embeds only the chunks whose text changed."""
         if not entry or not entry.get("shard"):
             return {}
         model = entry.get("embed_model") or manifest.get("embed_model")
+        backend = entry.get("embed_backend") or manifest.get("embed_backend") or "torch"  # older shards: torch
         shard = self.root / "shards" / entry["shard"]
-        if model != self.settings.embed_model or not (shard / "vectors.npy").exists():
+        same = model == self.settings.embed_model and backend == self.settings.embed_backend
+        if not same or not (shard / "vectors.npy").exists():
             return {}
         try:
             nodes = read_nodes(shard / "nodes.jsonl")
@@ -414,7 +431,7 @@ class IndexStore:
         row["chunks"] = count
         entry = {k: meta.get(k) for k in FILING_META_KEYS}
         entry.update(sha256=meta["sha256"], fingerprint=self.fingerprint, embed_model=self.settings.embed_model,
-                     shard=key, chunks=count,
+                     embed_backend=self.settings.embed_backend, shard=key, chunks=count,
                      indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
         return entry
 
@@ -446,7 +463,8 @@ class IndexStore:
                 bm25 = bm25s.BM25()
                 bm25.index(tokens, show_progress=False)
                 bm25.save(str(tmp / "bm25"))
-            manifest = {"version": 1, "embed_model": self.settings.embed_model, "dim": dim,
+            manifest = {"version": 1, "embed_model": self.settings.embed_model,
+                        "embed_backend": self.settings.embed_backend, "dim": dim,
                         "chunks": len(nodes), "filings": filings}
             (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
             for path in tmp.rglob("*"):

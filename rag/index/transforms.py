@@ -45,8 +45,9 @@ class ChunkTransform(TransformComponent):
 
 
 class EmbedChangedChunks(TransformComponent):
-    """The pipeline's embedding step: chunks whose exact text was embedded before by the same model keep that
-    vector; only the others go through the model (the text embedded is the node text: metadata is excluded)."""
+    """The pipeline's embedding step: chunks whose exact text was embedded before by the same model and backend
+    (the caller's `known` holds only such vectors) keep that vector; only the others go through the model (the
+    text embedded is the node text: metadata is excluded)."""
 
     _embed_model: object = PrivateAttr()
     _known: dict = PrivateAttr()
