@@ -108,3 +108,22 @@ ACME = dict(company="Acme Widgets Inc.", ticker="ACME", fiscal_year=2024, period
             revenue=(391035, 383285), unique_phrase="Acme alone sells the zorblax coupler.")
 BOLT = dict(company="Bolt Motors Corp.", ticker="BOLT", fiscal_year=2023, period_end="2023-12-31",
             revenue=(96773, 81462), unique_phrase="Bolt alone builds the quintaphonic drivetrain.")
+
+
+def store_facts(store, chunker, path: Path, chunks: dict) -> tuple[object, dict]:
+    """Parse and chunk a filing as the index does, without embedding: its facts go into `store`, each mapped to its
+    chunk, and the chunk texts into `chunks` (id -> (text, metadata)). Returns (parsed filing, its metadata)."""
+    from rag.index import filing_meta
+    from rag.parse import file_sha256, parse_file
+
+    doc = parse_file(path)
+    meta = filing_meta(path, doc, file_sha256(path))
+    spans = []
+    for i, c in enumerate(chunker.split(doc, meta)):
+        cid = f"{meta['doc_id']}:{i:05d}"
+        spans.append({"id": cid, "char_start": c["char_start"], "char_end": c["char_end"],
+                      "section": c["section"], "page_start": c["page_start"]})
+        chunks[cid] = (c["text"], {k: c[k] for k in ("section", "section_title", "page_start", "page_end",
+                                                     "char_start", "char_end")})
+    store.add_filing(meta, doc.facts, spans, text=doc.text)
+    return doc, meta

@@ -25,7 +25,7 @@ from rag.facts import (
     unit_kind,
 )
 from rag.question import Catalog, plan_question
-from tests.filings import ACME, SHARED, write_filing
+from tests.filings import ACME, SHARED, store_facts, write_filing
 
 CORPUS = SHARED / "corpus" / "filings"
 # The few filings the corpus tests need (each costs ~2 s to parse and chunk).
@@ -46,8 +46,7 @@ def corpus(tmp_path_factory):
     """A fact store over the real filings above, each fact mapped to its chunk; plus chunk texts by id."""
     if not CORPUS.exists():
         pytest.skip(f"{CORPUS} is absent: the shared corpus (../shared beside the project) is needed for this test")
-    from rag.index import IndexStore, filing_meta
-    from rag.parse import file_sha256, parse_file
+    from rag.index import IndexStore
 
     settings = get_settings(storage_dir=tmp_path_factory.mktemp("facts-storage"))
     chunker = IndexStore(settings).chunker()
@@ -57,16 +56,7 @@ def corpus(tmp_path_factory):
     parsed: dict[tuple, object] = {}
     for key, rel in FILES.items():
         path = CORPUS / rel
-        doc = parse_file(path)
-        meta = filing_meta(path, doc, file_sha256(path))
-        spans = []
-        for i, c in enumerate(chunker.split(doc, meta)):
-            cid = f"{meta['doc_id']}:{i:05d}"
-            spans.append({"id": cid, "char_start": c["char_start"], "char_end": c["char_end"],
-                          "section": c["section"], "page_start": c["page_start"]})
-            chunks[cid] = (c["text"], {k: c[k] for k in ("section", "section_title", "page_start", "page_end",
-                                                         "char_start", "char_end")})
-        store.add_filing(meta, doc.facts, spans, text=doc.text)
+        doc, meta = store_facts(store, chunker, path, chunks)
         docs[key] = meta["doc_id"]
         parsed[key] = doc
     layer = FactsLayer(settings, store=store, chunk_lookup=chunks.get)

@@ -24,7 +24,7 @@ from rag.config import get_settings
 from rag.facts import FactsLayer, FactStore
 from rag.facts.labels import duration_months
 from rag.question import Catalog, plan_question
-from tests.filings import SHARED
+from tests.filings import SHARED, store_facts
 
 QUARTERLY = SHARED / "corpus" / "outside" / "10Q-ixbrl"
 ANNUAL = SHARED / "corpus" / "filings"
@@ -41,8 +41,7 @@ def corpus(tmp_path_factory):
     missing = [str(p) for p in FILES.values() if not p.exists()]
     if missing:
         pytest.skip(f"{missing[0]} is absent: the shared corpus (../shared beside the project) is needed")
-    from rag.index import IndexStore, filing_meta
-    from rag.parse import file_sha256, parse_file
+    from rag.index import IndexStore
 
     settings = get_settings(storage_dir=tmp_path_factory.mktemp("facts-quarters"))
     chunker = IndexStore(settings).chunker()
@@ -50,16 +49,7 @@ def corpus(tmp_path_factory):
     chunks: dict[str, tuple[str, dict]] = {}
     docs: dict[str, dict] = {}
     for key, path in FILES.items():
-        doc = parse_file(path)
-        meta = filing_meta(path, doc, file_sha256(path))
-        spans = []
-        for i, c in enumerate(chunker.split(doc, meta)):
-            cid = f"{meta['doc_id']}:{i:05d}"
-            spans.append({"id": cid, "char_start": c["char_start"], "char_end": c["char_end"],
-                          "section": c["section"], "page_start": c["page_start"]})
-            chunks[cid] = (c["text"], {k: c[k] for k in ("section", "section_title", "page_start", "page_end",
-                                                         "char_start", "char_end")})
-        store.add_filing(meta, doc.facts, spans, text=doc.text)
+        doc, meta = store_facts(store, chunker, path, chunks)
         docs[key] = meta
     layer = FactsLayer(settings, store=store, chunk_lookup=chunks.get)
     return {"settings": settings, "layer": layer, "docs": docs}

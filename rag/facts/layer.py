@@ -37,6 +37,7 @@ from .views import (
     combine,
     period_name,
     primary_statement,
+    source_label,
     stamp,
 )
 
@@ -417,26 +418,12 @@ class FactsLayer(QuarterFacts):
                     if val is None:
                         continue
                     row = val.to_dict()
-                    row["source"] = self._source_label(val)
+                    row["source"] = source_label(val)
                     row["inputs"] = [] if val.reported else [
-                        {**leaf.to_dict(), "source": self._source_label(leaf)} for leaf in val.reported_leaves()
+                        {**leaf.to_dict(), "source": source_label(leaf)} for leaf in val.reported_leaves()
                     ]
                     rows.append(row)
         return rows
-
-    def _source_label(self, v: Value) -> str:
-        f = v.filing
-        base = f"{f.get('form') or ''} FY{f.get('fiscal_year')}"
-        if v.comparative:
-            base += " (prior-year comparative)"
-        if not v.reported:
-            return base + " · computed"
-        fact = v.fact
-        if fact.section:
-            base += f" · {fact.section}"
-        if fact.page:
-            base += f" p. {fact.page}"
-        return base
 
     def chunk(self, chunk_id: str | None) -> tuple[str, dict] | None:
         if not chunk_id or self.chunk_lookup is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .labels import days_between
 from .metrics import Metric, metric
-from .views import FilingView, Unresolved, Value, When, combine, stamp
+from .views import FilingView, Unresolved, Value, When, combine, source_label, stamp
 
 QUARTERLY_FORMS = ("10-Q", "10-Q/A")
 
@@ -107,22 +107,8 @@ class QuarterFacts:
                         continue
                     row = v.to_dict()
                     row["computed_q4"] = q == 4 and m.period == "duration"
-                    row["source"] = self.quarter_source(v)
+                    row["source"] = source_label(v)
                     row["inputs"] = [] if v.reported else [
-                        {**leaf.to_dict(), "source": self.quarter_source(leaf)} for leaf in v.reported_leaves()]
+                        {**leaf.to_dict(), "source": source_label(leaf)} for leaf in v.reported_leaves()]
                     rows.append(row)
         return rows
-
-    @staticmethod
-    def quarter_source(v: Value) -> str:
-        f = v.filing
-        period = f.get("fiscal_period") or ""
-        base = f"{f.get('form') or ''} {period + ' ' if period and period != 'FY' else ''}FY{f.get('fiscal_year')}"
-        if not v.reported:
-            return base + " · computed"
-        fact = v.fact
-        if fact.section:
-            base += f" · {fact.section}"
-        if fact.page:
-            base += f" p. {fact.page}"
-        return base

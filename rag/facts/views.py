@@ -10,6 +10,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from ..schema import period_label
 from .labels import (
     ANNUAL_DAYS,
     ANNUAL_FORMS,
@@ -479,3 +480,20 @@ def period_name(year: int, when: When | None) -> str:
 
 class Unresolved(Exception):
     """The facts cannot give this figure (missing, ambiguous or disagreeing): the question falls through."""
+
+
+def source_label(v: Value) -> str:
+    """Where a value comes from, for the Financials page and the CLI: '10-Q Q3 FY2025 · Part I Item 1 p. 5', a
+    prior-year comparative marked, a computed value marked."""
+    f = v.filing
+    base = f"{f.get('form') or ''} {period_label(f.get('fiscal_year'), f.get('fiscal_period'))}"
+    if v.comparative:
+        base += " (prior-year comparative)"
+    if not v.reported:
+        return base + " · computed"
+    fact = v.fact
+    if fact.section:
+        base += f" · {fact.section}"
+    if fact.page:
+        base += f" p. {fact.page}"
+    return base
