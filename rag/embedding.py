@@ -91,6 +91,7 @@ def _load_onnx_model(name: str, backend: str, models_dir: str):
             f"Set RAG_EMBED_BACKEND=torch, or RAG_EMBED_MODEL to a local sentence-transformers folder."
         )
     with _load_lock:
+        _quiet_model_libraries()  # the one-off export loads the model through transformers too
         try:
             return load_onnx_embedding(path, Path(models_dir), name, backend)
         except OnnxModelError as exc:

@@ -73,7 +73,7 @@ def _quiet():
     general, not this one, which the tests check against PyTorch's vectors: a user running the one-off export
     sees nothing. Errors still raise."""
     root = logging.getLogger()
-    level = root.level
+    level, handlers = root.level, list(root.handlers)
     root.setLevel(logging.ERROR)
     try:
         with warnings.catch_warnings():
@@ -81,3 +81,8 @@ def _quiet():
             yield
     finally:
         root.setLevel(level)
+        # logging.warning() installs a handler on the root logger when it has none; left there, it would print
+        # every library's debug lines for the rest of the process.
+        for handler in root.handlers[:]:
+            if handler not in handlers:
+                root.removeHandler(handler)
