@@ -8,6 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from .config import EMBED_BACKENDS, get_settings
 from .schema import period_label
@@ -18,6 +19,22 @@ EMPTY_INDEX = "The index is empty: run `python -m rag download TICKER` or `pytho
 
 def _progress(name: str, stage: str, fraction: float) -> None:
     print(f"  [{fraction * 100:5.1f}%] {name}: {stage}", file=sys.stderr, flush=True)
+
+
+def _files_progress(paths) -> Callable[[str, str, float], None]:
+    """Progress that also says which file of how many ("2 of 29") for the files PATHs name."""
+    from .index import filing_files
+
+    try:
+        order = {Path(p).name: i for i, p in enumerate(filing_files(paths), start=1)}
+    except FileNotFoundError:
+        return _progress  # the store reports the missing path itself
+
+    def progress(name: str, stage: str, fraction: float) -> None:
+        position = order.get(Path(name).name)
+        _progress(f"{name} ({position} of {len(order)})" if position else name, stage, fraction)
+
+    return progress
 
 
 def _settings(args):
@@ -65,7 +82,7 @@ def cmd_download(args) -> int:
             print(f"downloaded  {record.ticker} {record.form} {period_label(record.fiscal_year, record.fiscal_period)}"
                   f"  {record.path}")
         return 0
-    report = IndexStore(settings).add([r.path for r in ok], progress=_progress)
+    report = IndexStore(settings).add([r.path for r in ok], progress=_files_progress([r.path for r in ok]))
     _print_report(report)
     return 0 if len(ok) == len(outcomes) and not report.errors else 1
 
@@ -87,7 +104,7 @@ def cmd_index(args) -> int:
 
     overrides = {"ticker": args.ticker, "company": args.company, "form": args.form, "fiscal_year": args.fiscal_year}
     try:
-        report = IndexStore(_settings(args)).add(args.paths, overrides=overrides, progress=_progress)
+        report = IndexStore(_settings(args)).add(args.paths, overrides=overrides, progress=_files_progress(args.paths))
     except (IndexBusy, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
