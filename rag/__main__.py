@@ -53,7 +53,9 @@ def _print_report(report) -> None:
         extra = f"  {row.get('error')}" if row.get("error") else ""
         print(clean_text(f"{row['status']:>8}  {row.get('chunks', 0):>5} chunks  {row['file']}{extra}"))
     if report.errors:
-        print(f"{len(report.errors)} filing(s) failed; the others were indexed.", file=sys.stderr)
+        others = len(report.rows) - len(report.errors)
+        print(f"{len(report.errors)} of {len(report.rows)} file(s) not indexed"
+              + (f"; the other {others} were." if others else "."), file=sys.stderr)
 
 
 def cmd_download(args) -> int:

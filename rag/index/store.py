@@ -266,7 +266,10 @@ class IndexStore:
                     if progress:
                         progress(name, "indexed", 1.0)
                 except Exception as exc:  # noqa: BLE001 - one bad filing must not stop the others
-                    log.exception("indexing %s failed", path)
+                    if isinstance(exc, parse_module.ParseError):  # the file, not the code: its reason says it all
+                        log.info("not indexed: %s", exc)
+                    else:
+                        log.exception("indexing %s failed", path)
                     row.update(status="failed", error=str(exc))
                     report.errors.append({"file": str(path), "error": str(exc)})
                     if progress:
