@@ -100,6 +100,9 @@ _SHARE_OF = re.compile(
 _RATIO_OF = re.compile(r"\bratio\s+(?:of|between)\b")
 _DIFFERENCE = re.compile(r"\bdifference\s+between\b")
 _COMPARED = re.compile(r"\bcompared?\b|\bversus\b|\bvs\b")
+# The period before, as a comparison names it: "compared with a year earlier / the prior year / last year's".
+_PRIOR_PERIOD = re.compile(r"\b(?:a\s+year\s+(?:earlier|ago|before)|(?:the\s+)?(?:prior|previous|preceding)\s+"
+                           r"(?:fiscal\s+)?(?:year|quarter|period)|last\s+year)\b")
 _TOTAL = re.compile(r"\b(?:combined|sum|cumulative|aggregate|altogether|in\s+total|together|add(?:ed)?\s+up)\b")
 _TOTAL_OVER = re.compile(r"\btotal\b.*\b(?:over|across)\b")
 _FROM_TO = re.compile(
@@ -446,7 +449,7 @@ def _calculation(norm: str) -> Calculation:
         first, last = (int(g) + (2000 if len(g) == 2 else 0) for g in span.groups())
         year_range = (first, last)
     return Calculation(
-        growth=bool(CHANGE_WORDS.search(norm)),
+        growth=bool(CHANGE_WORDS.search(norm) or (_COMPARED.search(norm) and _PRIOR_PERIOD.search(norm))),
         compares=bool(_COMPARED.search(norm)),
         share_of_end=share.end() if share else None,
         ratio=bool(_RATIO_OF.search(norm)),

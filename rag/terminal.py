@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import re
 
+from .schema import period_label
+
 # Filing text and model output are untrusted: an escape sequence in them could recolour, move the cursor or retitle
 # the terminal. CSI and OSC sequences go whole; any other C0/C1 control (tab and newline kept) and the Unicode
 # bidirectional overrides, which reorder what is shown, go too.
@@ -206,5 +208,5 @@ def _where(c) -> str:
     pages = None
     if c.page_start is not None:
         pages = f"p. {c.page_start}" + (f"-{c.page_end}" if c.page_end not in (None, c.page_start) else "")
-    year = f"FY{c.fiscal_year}" if c.fiscal_year else None
-    return " ".join(str(part) for part in (c.ticker or c.company, c.form, year, c.section, pages) if part)
+    period = period_label(c.fiscal_year, getattr(c, "fiscal_period", None)) or None
+    return " ".join(str(part) for part in (c.ticker or c.company, c.form, period, c.section, pages) if part)

@@ -143,3 +143,13 @@ def test_short_forms_of_company_names_are_recognised():
 
 def test_every_statement_mapping_names_a_known_metric():
     assert all(key in METRIC_BY_KEY for keys in STATEMENT_METRICS.values() for key in keys)
+
+
+@pytest.mark.parametrize("question, growth", [
+    ("How did revenue compare with a year earlier?", True),
+    ("Revenue compared to the prior fiscal year", True),
+    ("Compare revenue of the two companies", False),  # a comparison across companies is not a change over time
+    ("How much did revenue grow?", True),
+])
+def test_a_comparison_with_the_period_before_asks_for_a_change(catalog, question, growth):
+    assert plan_question(question, catalog).calculation.growth is growth
