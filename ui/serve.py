@@ -7,6 +7,7 @@ first, then hands over to Streamlit; the app's sessions find the same engine (ui
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -14,12 +15,15 @@ from streamlit.web import cli
 
 from rag.config import get_settings
 
-from . import core
-
 APP = Path(__file__).resolve().parents[1] / "app.py"
 
 
 def main(argv: list[str] | None = None) -> None:
+    # The UI's cached functions are declared before Streamlit's runtime exists, and its cache says so on import ("No
+    # runtime found"): expected here, so that logger is quieted first, and ui.core imported after it.
+    logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)
+    from . import core
+
     core.start_warm_up(get_settings())
     sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
     cli.main()
