@@ -421,3 +421,12 @@ def test_financials_page(acme_index, monkeypatch):
     table = at.dataframe[0].value
     assert "$391,035 million" in table.to_string() and "$383,285 million" in table.to_string()
     assert any("Download CSV" in str(b.label) for b in at.get("download_button"))
+
+
+def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
+    # "How much cash did <company> generate from operations": the company stands between the metric's words.
+    (m,) = find_mentions("How much cash did Acme Widgets generate from operations in fiscal 2024?")
+    assert m.metric_key == "operating_cash_flow"
+    assert [x.metric_key for x in find_mentions("How much cash was generated from operating activities?")] == [
+        "operating_cash_flow"]
+    assert [(x.metric_key, x.vetoed) for x in find_mentions("How much cash did Acme hold?")] == [("cash", True)]

@@ -110,7 +110,10 @@ METRICS: list[Metric] = [
     _m("operating_cash_flow", "Operating cash flow",
        [r"(?:net\s+)?cash\s+(?:flows?\s+)?(?:provided\s+by|generated\s+(?:by|from)|from)\s+(?:\(used\s+in\)\s+)?"
         r"operati(?:ng\s+activities|ons)",
-        r"operating\s+cash\s+flows?", r"cash\s+flows?\s+from\s+operati(?:ons|ng\s+activities)", r"ocf"],
+        r"operating\s+cash\s+flows?", r"cash\s+flows?\s+from\s+operati(?:ons|ng\s+activities)", r"ocf",
+        # The question's subject between the words: "how much cash did <company> generate from operations".
+        r"cash\s+(?:did|was|were|has|have)\s+(?:[\w&.'-]+\s+){0,4}?(?:generated?|provided?)\s+(?:by|from|in)\s+"
+        r"(?:its\s+|their\s+)?operati(?:ng\s+activities|ons)"],
        [_G + "NetCashProvidedByUsedInOperatingActivities",
         _G + "NetCashProvidedByUsedInOperatingActivitiesContinuingOperations"],
        negative="{} of net cash used in operating activities"),
