@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .dates import dates_named
+from .dates import MONTH_PATTERN, dates_named, month_number
 from .schema import PeriodAsk
 
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
@@ -28,6 +28,10 @@ _QUARTER_WORDS = re.compile(
 _QUARTER_RANGE = re.compile(r"\bq([1-4])\s*(?:to|through|-|–)\s*q([1-4])\b(?:\s*" + _YEAR + r")?")
 _PERIOD_ENDED = re.compile(
     r"\b(?:(three|six|nine|twelve|3|6|9|12)[\s-]+months?|(quarter|half|year))\s+(?:period\s+)?end(?:ed|ing)\s+")
+# A quarter named by the month it ends in: "the June 2025 quarter", "the quarter ended (in) June 2025".
+_MONTH_QUARTER = re.compile(
+    r"\b(?:(" + MONTH_PATTERN + r")\.?\s+((?:19|20)\d{2})\s+(?:fiscal\s+)?quarter"
+    r"|quarter\s+(?:period\s+)?end(?:ed|ing)\s+(?:in\s+)?(" + MONTH_PATTERN + r")\.?\s+((?:19|20)\d{2}))\b")
 _HALF = re.compile(r"\b(first|1st)\s+half\b(?:\s*" + _YEAR + r")?")
 _FIRST_MONTHS = re.compile(r"\bfirst\s+(six|nine|6|9)\s+months\b(?:\s*" + _YEAR + r")?")
 _YEAR_TO_DATE = re.compile(r"\byear[\s-]to[\s-]date\b|\bytd\b")
@@ -76,6 +80,12 @@ def read_periods(low: str, filings: list[dict]) -> PeriodReading:
             months = _LENGTHS[m.group(1)]
             add(PeriodAsk(months // 3, _year(m.group(2)), months=months), m)
     _periods_ended(low, filings, out, add, free)
+    for m in _MONTH_QUARTER.finditer(low):
+        month, year = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        filing = next((f for f in filings if str(f.get("period_end") or "").startswith(
+            f"{year}-{month_number(month):02d}") and _quarter_of(f) in (1, 2, 3)), None)
+        if filing is not None and free(m):  # the indexed 10-Q whose quarter ends in that month
+            add(PeriodAsk(_quarter_of(filing), int(filing["fiscal_year"])), m)
     _year_to_date_and_trailing(low, out)
     if not out.periods:
         m = _LATEST_QUARTERS.search(low)

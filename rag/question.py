@@ -362,7 +362,9 @@ def _fiscal_years(low: str, catalog: Catalog, plan: QuestionPlan) -> list[int]:
 def _periods(low: str, catalog: Catalog, plan: QuestionPlan) -> None:
     """Quarters, halves, year-to-date and trailing periods; a period without its own year takes the one fiscal
     year the question names (else the latest the index holds, resolved at retrieval)."""
-    reading = read_periods(low, catalog.filings)
+    # A period-end date or month names the filing of the companies asked about (fiscal calendars differ).
+    own = [f for f in catalog.filings if not plan.tickers or str(f.get("ticker") or "").upper() in plan.tickers]
+    reading = read_periods(low, own)
     only_year = plan.fiscal_years[0] if len(plan.fiscal_years) == 1 else None
     plan.periods = [p if p.fiscal_year or only_year is None else replace(p, fiscal_year=only_year)
                     for p in reading.periods]

@@ -62,3 +62,9 @@ def test_the_plan_carries_periods_and_their_years():
     assert plan.label() == "ACME · H1 FY2026 · income statement"  # the year is shown once, with its period
     dated = plan_question("Acme's net income for the quarter ended July 27, 2025", Catalog.build(FILINGS))
     assert dated.periods == [PeriodAsk(2, 2026)] and dated.fiscal_years == [2026]
+
+
+def test_a_quarter_named_by_its_month_is_the_filing_that_ends_then():
+    assert [p.label() for p in read_periods("acme's revenue in the july 2025 quarter", FILINGS).periods] == ["Q2 FY2026"]
+    assert [p.label() for p in read_periods("the quarter ended in april 2025", FILINGS).periods] == ["Q1 FY2026"]
+    assert read_periods("the march 2025 quarter", FILINGS).periods == []  # no indexed quarter ends then
