@@ -430,3 +430,8 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     assert [x.metric_key for x in find_mentions("How much cash was generated from operating activities?")] == [
         "operating_cash_flow"]
     assert [(x.metric_key, x.vetoed) for x in find_mentions("How much cash did Acme hold?")] == [("cash", True)]
+
+
+def test_operating_revenues_is_the_top_line_not_a_qualified_revenue():
+    (m,) = find_mentions("What were the company's net operating revenues in fiscal 2024?")
+    assert m.metric_key == "revenue" and not m.qualified

@@ -41,7 +41,10 @@ def _m(key, label, phrases, concepts=(), **kw) -> Metric:
 _G = "us-gaap:"
 METRICS: list[Metric] = [
     _m("revenue", "Total revenue",
-       [r"total\s+net\s+revenues?", r"total\s+revenues?", r"net\s+revenues?", r"total\s+net\s+sales", r"net\s+sales",
+       # "(net) operating revenues" is the top line's own name in many filers' statements (utilities, transport,
+       # beverages), not a qualified revenue.
+       [r"total\s+net\s+revenues?", r"total\s+revenues?", r"(?:total\s+)?(?:net\s+)?operating\s+revenues?",
+        r"net\s+revenues?", r"total\s+net\s+sales", r"net\s+sales",
         r"total\s+sales", r"revenues?", r"sales", r"top[\s-]line", r"turnover"],
        [_G + "Revenues", _G + "RevenueFromContractWithCustomerExcludingAssessedTax",
         _G + "RevenueFromContractWithCustomerIncludingAssessedTax", _G + "SalesRevenueNet", _G + "SalesRevenueGoodsNet",
