@@ -42,6 +42,16 @@ def built_index(tmp_path_factory) -> Path:
     return root
 
 
+def open_app(b, app):
+    """A page on the app, loaded and idle, and its sidebar."""
+    page = b.new_page(viewport={"width": 1440, "height": 1000})
+    page.set_default_timeout(60_000)
+    page.goto(app.url)
+    page.locator('[data-testid="stChatInput"] textarea').wait_for()
+    wait_idle(page)
+    return page, page.locator('[data-testid="stSidebar"]')
+
+
 def _ask(page, question: str) -> None:
     box = page.locator('[data-testid="stChatInput"] textarea')
     box.fill(question)
@@ -66,12 +76,7 @@ def test_analyst_walkthrough(built_index, tmp_path):
         fake.piece_size = 3
         env.update({"OLLAMA_HOST": fake.url, "RAG_LLM_MODEL": "test-model:latest", "SEC_USER_AGENT": ""})
         with AppServer(env, log_path=tmp_path / "streamlit.log") as app, browser() as b:
-            page = b.new_page(viewport={"width": 1440, "height": 1000})
-            page.set_default_timeout(60_000)
-            page.goto(app.url)
-            page.locator('[data-testid="stChatInput"] textarea').wait_for()
-            wait_idle(page)
-            sidebar = page.locator('[data-testid="stSidebar"]')
+            page, sidebar = open_app(b, app)
             assert sidebar.get_by_text("Ollama running").is_visible()
 
             # Ask: the answer streams in from the model, with its citation.
@@ -167,12 +172,7 @@ def test_filing_added_while_a_question_is_answered(built_index, tmp_path):
         fake.fail, fake.slow_s = "slow", 4.0  # the answer takes a while: the filing is indexed meanwhile
         env.update({"OLLAMA_HOST": fake.url, "RAG_LLM_MODEL": "test-model:latest"})
         with AppServer(env, log_path=tmp_path / "streamlit.log") as app, browser() as b:
-            page = b.new_page(viewport={"width": 1440, "height": 1000})
-            page.set_default_timeout(60_000)
-            page.goto(app.url)
-            page.locator('[data-testid="stChatInput"] textarea').wait_for()
-            wait_idle(page)
-            sidebar = page.locator('[data-testid="stSidebar"]')
+            page, sidebar = open_app(b, app)
             sidebar.get_by_text("Add filings").click()
             sidebar.get_by_role("tab", name="Upload").click()
             upload = tmp_path / "crux-20240630.htm"

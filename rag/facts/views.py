@@ -68,6 +68,11 @@ class FactGroup:
         return cls(best.concept, best.period_start, best.period_end, best.dimensions, best.unit, rows, best, conflict)
 
 
+def _member_ok(g: FactGroup, member) -> bool:
+    """The consolidated figure when no member is asked for, else the figure of exactly the one member asked for."""
+    return not g.dims if member is None else len(g.dims) == 1 and bool(member(g.dims))
+
+
 def _cite_rank(r: FactRow) -> int:
     if r.char_start < 0 or not r.chunk_id:
         return 3
@@ -154,12 +159,8 @@ class FilingView:
                 d = days_between(g.period_start, g.period_end)
                 if g.instant or d is None or not ANNUAL_DAYS[0] <= d <= ANNUAL_DAYS[1]:
                     continue
-            if member is None:
-                if g.dims:
-                    continue
-            elif len(g.dims) != 1 or not member(g.dims):
-                continue
-            cands.append(g)
+            if _member_ok(g, member):
+                cands.append(g)
         return _pick(cands)
 
     def period_ends(self, months: int) -> list[str]:
@@ -196,12 +197,8 @@ class FilingView:
         for g in self.by_concept.get(concept, ()):
             if g.period_end != ends[k] or duration_months(g.period_start, g.period_end) != want:
                 continue
-            if member is None:
-                if g.dims:
-                    continue
-            elif len(g.dims) != 1 or not member(g.dims):
-                continue
-            cands.append(g)
+            if _member_ok(g, member):
+                cands.append(g)
         return _pick(cands, target=sum(PERIOD_DAYS[want]) // 2 if want else 365)
 
     def _cover(self, concept: str) -> FactGroup | str | None:
