@@ -36,6 +36,9 @@ _HALF = re.compile(r"\b(first|1st)\s+half\b(?:\s*" + _YEAR + r")?")
 _FIRST_MONTHS = re.compile(r"\bfirst\s+(six|nine|6|9)\s+months\b(?:\s*" + _YEAR + r")?")
 _YEAR_TO_DATE = re.compile(r"\byear[\s-]to[\s-]date\b|\bytd\b")
 _TRAILING = re.compile(r"\b(?:trailing|last)\s+(?:twelve|12)\s+months\b|\bttm\b|\bltm\b")
+# "Q2 alone, not year to date", "rather than the first half": a period the question sets aside is not asked for.
+_SET_ASIDE = re.compile(r"(?:\bnot|n't|\brather\s+than|\binstead\s+of|\bas\s+opposed\s+to|\bexcluding|\bexcept|\bversus|"
+                        r"\bvs\.?)\s+(?:the\s+|a\s+|its\s+|their\s+|for\s+the\s+)?$")
 _LATEST_QUARTERS = re.compile(
     r"\b(?:latest|most\s+recent|last|past|previous|trailing|recent)\s+(?:(two|three|four|five|six|eight|\d)\s+)?"
     r"(?:fiscal\s+)?quarters?\b")
@@ -45,6 +48,8 @@ _LATEST_QUARTERS = re.compile(
 class PeriodReading:
     periods: list[PeriodAsk] = field(default_factory=list)
     latest_quarters: int = 0
+    # Where the period words sit in the question (those set aside included): they choose a filter, not a topic.
+    spans: list[tuple[int, int]] = field(default_factory=list)
 
 
 def read_periods(low: str, filings: list[dict]) -> PeriodReading:
@@ -58,6 +63,8 @@ def read_periods(low: str, filings: list[dict]) -> PeriodReading:
 
     def add(period: PeriodAsk, m: re.Match) -> None:
         taken.append(m.span())
+        if _SET_ASIDE.search(low, 0, m.start()):
+            return
         if period not in out.periods:
             out.periods.append(period)
 
@@ -86,13 +93,14 @@ def read_periods(low: str, filings: list[dict]) -> PeriodReading:
             f"{year}-{month_number(month):02d}") and _quarter_of(f) in (1, 2, 3)), None)
         if filing is not None and free(m):  # the indexed 10-Q whose quarter ends in that month
             add(PeriodAsk(_quarter_of(filing), int(filing["fiscal_year"])), m)
-    _year_to_date_and_trailing(low, out)
+    _year_to_date_and_trailing(low, out, taken)
     if not out.periods:
         m = _LATEST_QUARTERS.search(low)
         if m:
             count = m.group(1)
             out.latest_quarters = int(count) if count and count.isdigit() else _NUMBER_WORDS.get(count or "", 1)
             taken.append(m.span())
+    out.spans = sorted(taken)
     return out
 
 
@@ -115,15 +123,21 @@ def _periods_ended(low: str, filings: list[dict], out: PeriodReading, add, free)
         add(PeriodAsk(quarter, year, months=months), m)
 
 
-def _year_to_date_and_trailing(low: str, out: PeriodReading) -> None:
+def _year_to_date_and_trailing(low: str, out: PeriodReading, taken: list[tuple[int, int]]) -> None:
     """"year to date" turns a named quarter into its year-to-date length; "trailing twelve months" into the year
     that ends with it (the latest quarter when none is named)."""
-    if _YEAR_TO_DATE.search(low):
+    ytd = _YEAR_TO_DATE.search(low)
+    if ytd:
+        taken.append(ytd.span())
+    if ytd and not _SET_ASIDE.search(low, 0, ytd.start()):
         out.periods = [PeriodAsk(p.quarter, p.fiscal_year, months=3 * p.quarter) if p.quarter in (1, 2, 3) else p
                        for p in out.periods] or out.periods
         if not out.periods:
             out.latest_quarters = 1
-    if _TRAILING.search(low):
+    trailing = _TRAILING.search(low)
+    if trailing:
+        taken.append(trailing.span())
+    if trailing and not _SET_ASIDE.search(low, 0, trailing.start()):
         if out.periods:
             out.periods = [PeriodAsk(p.quarter, p.fiscal_year, months=12, trailing=True) for p in out.periods]
         else:

@@ -369,6 +369,7 @@ def _periods(low: str, catalog: Catalog, plan: QuestionPlan) -> None:
     plan.periods = [p if p.fiscal_year or only_year is None else replace(p, fiscal_year=only_year)
                     for p in reading.periods]
     plan.latest_quarters = reading.latest_quarters
+    plan.spans.extend((start, end, "period", None) for start, end in reading.spans)
     for p in plan.periods:
         if p.fiscal_year and p.fiscal_year not in plan.fiscal_years:
             plan.fiscal_years.append(p.fiscal_year)

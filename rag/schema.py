@@ -108,7 +108,7 @@ class QuestionPlan:
     # print the figures it asks for: their pages are searched as a list of their own, ranked first.
     statements: list[str] = field(default_factory=list)
     # Where each detection sits in the question: (start, end, dimension, value), dimension one of "ticker",
-    # "fiscal_year", "form". Not part of the label.
+    # "fiscal_year", "form", "period" (its value None: `periods` holds what was read). Not part of the label.
     spans: list[tuple[int, int, str, object]] = field(default_factory=list, repr=False)
     # Fiscal periods asked for ("Q2 FY2025", "first half", "three months ended June 28, 2025"), in question order.
     periods: list[PeriodAsk] = field(default_factory=list)

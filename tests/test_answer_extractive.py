@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from rag.answer import Citation, answer, extractive_answer
+from rag.question import Catalog, plan_question
 from rag.schema import QuestionPlan
 from tests.answer_samples import (
     APPLE_MDA,
@@ -78,3 +79,45 @@ def test_exact_figures_stand_alone_when_no_passage_matches():
     text, refused = extractive_answer("What was Acme's total revenue in fiscal 2024?", [], facts_text=facts)
     assert not refused
     assert "$1,234 million" in text and "[F1]" in text
+
+
+BOEING_META = {"ticker": "ACME", "company": "Acme Aircraft", "form": "10-Q", "fiscal_year": 2025,
+               "fiscal_period": "Q2"}
+DELIVERIES = (
+    "Commercial airplane deliveries, including intercompany deliveries, were as follows:\n"
+    "Deliveries during the first six months of 2025 | 190 | 18 | 280\n"
+    "Deliveries during the second quarter of 2025 | 104 | 9 | 150\n"
+    "Deliveries during the second quarter of 2024 | 70 | 6 | 92\n"
+)
+REVENUES = (
+    "Revenues | Six months ended June 30 | Three months ended June 30\n"
+    "Commercial Airplanes | $19,021 | $10,656 | $10,874 | $6,003\n"
+)
+
+
+def test_a_quarter_asked_as_a_code_finds_the_row_that_writes_it_out():
+    """'Q2 ... alone, not year to date' is the row of the second quarter: its words are the period's words, and
+    'deliveries' is what 'deliver' names. The year-to-date row is not quoted."""
+    nodes = [make_node(REVENUES, "rev", **BOEING_META), make_node(DELIVERIES, "del", **BOEING_META)]
+    question = "How many commercial airplanes did Acme deliver in Q2 2025 alone, not year to date?"
+    plan = plan_question(question, Catalog.build([BOEING_META]))
+    assert [p.label() for p in plan.periods] == ["Q2 FY2025"]
+    res = answer(question, retrieval("q", nodes, plan), settings_for(None), use_llm=False)
+    assert not res.refused
+    first_row = next(line for line in res.answer.splitlines() if "|" in line)
+    assert "second quarter of 2025" in first_row and "150" in first_row
+    assert "first six months" not in res.answer
+
+
+def test_words_of_the_question_that_no_passage_uses_do_not_refuse_an_on_topic_passage():
+    """A long question's own phrasing ('spend buying back', 'left') is missing from the passage that answers it;
+    the passage holds several of its topic words, so it is quoted (with a note), not refused."""
+    text = ("During the second quarter, we repurchased 67 million shares of our common stock for $9.7 billion. "
+            "As of quarter end, we were authorized, subject to certain specifications, to repurchase additional "
+            "common stock up to $14.7 billion under the repurchase authorization.")
+    nodes = [make_node(text, "buyback", **TESLA_META)]
+    res = answer("How much did Tesla spend buying back its stock, and how much authorization was left?",
+                 retrieval("q", nodes, QuestionPlan(tickers=["TSLA"])), settings_for(None), use_llm=False)
+    assert not res.refused
+    assert "$9.7 billion" in res.answer and "$14.7 billion" in res.answer
+    assert "Note: no retrieved passage mentions" in res.answer and "'left'" in res.answer

@@ -37,6 +37,10 @@ FILINGS = [
         ("Acme's trailing twelve months revenue", ["TTM"]),
         ("Acme's fourth quarter of fiscal 2025 revenue", ["Q4 FY2025"]),
         ("Acme's revenue in fiscal 2025", []),
+        # A period the question sets aside is not asked for.
+        ("Acme's revenue in Q2 2026 alone, not year to date", ["Q2 FY2026"]),
+        ("Acme's revenue in Q2 2026 rather than the first half", ["Q2 FY2026"]),
+        ("Acme's revenue for the first half of 2026, not Q2", ["H1 FY2026"]),
     ],
 )
 def test_periods_are_read_as_fiscal_periods(question, labels):
@@ -68,3 +72,12 @@ def test_a_quarter_named_by_its_month_is_the_filing_that_ends_then():
     assert [p.label() for p in read_periods("acme's revenue in the july 2025 quarter", FILINGS).periods] == ["Q2 FY2026"]
     assert [p.label() for p in read_periods("the quarter ended in april 2025", FILINGS).periods] == ["Q1 FY2026"]
     assert read_periods("the march 2025 quarter", FILINGS).periods == []  # no indexed quarter ends then
+
+
+def test_the_plan_says_where_the_period_words_sit():
+    question = "Acme's revenue in the second quarter of fiscal 2026, not year to date"
+    reading = read_periods(question.lower(), FILINGS)
+    assert [question[s:e] for s, e in reading.spans] == ["second quarter of fiscal 2026", "year to date"]
+    plan = plan_question(question, Catalog.build(FILINGS))
+    assert [question[s:e] for s, e, dim, _ in plan.spans if dim == "period"] == [
+        "second quarter of fiscal 2026", "year to date"]

@@ -15,6 +15,7 @@ from .terms import (
     content_terms,
     coverage_gap,
     is_covered,
+    period_terms,
     question_terms,
     section_tokens,
     tokens,
@@ -34,6 +35,7 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
     retrieved chunks, with synonyms, bigrams, years, figures) and `coverage`: the share of the question's
     content terms the unit holds (with its table header and its Item title)."""
     terms = question_terms(question, sources, analysis)
+    terms += [t for t in period_terms(analysis) if t not in terms]
     content = content_terms(question, sources, analysis)
     years = {t for t in terms if re.fullmatch(r"(?:19|20)\d\d", t)}
     years |= {str(y) for y in (analysis.fiscal_years if analysis else [])}
@@ -146,6 +148,22 @@ def _render_unit(u: QuotableUnit) -> str:
     return f"- {text} [{u.source.number}]"
 
 
+def _off_topic(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> bool:
+    """No retrieved passage holds half of the question's topic words, nor two of them. A passage, not a sentence:
+    an answer's words spread over a sentence, its neighbours and its table's header. Two words suffice in a longer
+    question because the words a passage lacks are most often the question's own phrasing ("buying back",
+    "remained", "bring in") rather than its subject; a question about something the filings never discuss
+    ("what colour is the headquarters painted") shares at most one word with them."""
+    content = content_terms(question, sources, analysis)
+    if not content:
+        return False
+    best = 0
+    for c in sources:
+        vocab = set(tokens(c.text)) | section_tokens(c)
+        best = max(best, sum(1 for t in content if is_covered(t, vocab)))
+    return best < 2 and best / len(content) < 0.5
+
+
 def extractive_answer(
     question: str,
     sources: list[Citation],
@@ -168,11 +186,9 @@ def extractive_answer(
     chunk_sources = [c for c in sources if c.kind != "fact"]
     units = _score_units(question, chunk_sources, analysis)
     chosen = _select_units(units)
-    n_terms = len(content_terms(question, chunk_sources, analysis))
-    best_coverage = max((u.coverage for u in units), default=0.0)
     missing = coverage_gap(question, chunk_sources, analysis)
-    # No passage says it: no unit matches, or none holds even half of what the question is about.
-    if not chosen or (n_terms >= 1 and best_coverage < 0.5):
+    # No passage says it: no unit matches, or no passage is on the question's topic (see _off_topic).
+    if not chosen or _off_topic(question, chunk_sources, analysis):
         words = ", ".join(f"'{w}'" for w in missing[:6])
         why = (f": none of the {len(chunk_sources)} retrieved passages mentions {words}" if missing else
                ": no retrieved passage holds what the question asks about")

@@ -4,18 +4,11 @@ tokens, synonyms, the question's content terms, and which of them no retrieved p
 
 from __future__ import annotations
 
-import re
-
 from ..schema import Citation, QuestionPlan
+from ..words import STOP_WORDS, TOKEN_RE, stem, tokens
 
-STOP_WORDS = set(
-    """a an the of in on at to for from by with about as and or but if then than that this these those is are was
-    were be been being do does did done has have had having what which who whom whose when where why how much many
-    any some all each per it its it's itself their them they he she his her our we us you your i me my can could
-    would should will shall may might must not no nor so such there here into over under between during through up
-    down out off again further once more most other own same too very just also only both either neither s t vs via
-    tell show give list describe explain according say says said please mention mentioned regarding""".split()
-)
+__all__ = ["STOP_WORDS", "TOKEN_RE", "stem", "tokens"]  # re-exported: the answer package's callers use them here
+
 # Words of a question that say what kind of answer is wanted, or that every filing uses: they count little in
 # scoring and a passage need not contain them.
 _GENERIC_PLAIN = """total amount number value figure overall primary main reason type kind percent percentage
@@ -52,49 +45,13 @@ _SYNONYMS_PLAIN = {
 }
 
 
-def stem(word: str) -> str:
-    """A crude English stem, the same for a question word and a passage word: "companies" -> "company"."""
-    w = word.lower().replace("’", "'")
-    if w.endswith("'s"):
-        w = w[:-2]
-    if len(w) <= 3 or w[0].isdigit():
-        return w
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("sses"):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    for suffix in ("ing", "ed"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
-            w = w[: -len(suffix)]
-            break
-    if w.endswith("e") and len(w) > 4:
-        w = w[:-1]
-    return w
-
-
 GENERIC_TERMS = {stem(w) for w in _GENERIC_PLAIN}
 SYNONYMS = {stem(k): v for k, v in _SYNONYMS_PLAIN.items()}
 
-TOKEN_RE = re.compile(r"\d[\d,]*(?:\.\d+)?|[a-z][a-z&'’-]*[a-z]|[a-z]", re.IGNORECASE)
-
-
-def tokens(text: str) -> list[str]:
-    """The stems of the text's words (no stop words) and its numbers without thousands separators."""
-    out = []
-    for t in TOKEN_RE.findall(text or ""):
-        if t[0].isdigit():
-            out.append(t.replace(",", "").rstrip("."))
-            continue
-        for part in re.split(r"[-]", t.lower()):
-            if part and part not in STOP_WORDS:
-                out.append(stem(part))
-    return out
-
-
-def question_terms(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[str]:
-    """Content terms of the question: not company names or tickers (retrieval already chose the companies)."""
+def question_terms(question: str, sources: list[Citation], analysis: QuestionPlan | None, *,
+                   topic_only: bool = False) -> list[str]:
+    """Terms of the question: not company names or tickers (retrieval already chose the companies). With
+    `topic_only`, not the words the plan read as a period, year or form either (see topic_words)."""
     names: set[str] = set()
     for c in sources:
         for value in (c.company, c.ticker):
@@ -104,11 +61,45 @@ def question_terms(question: str, sources: list[Citation], analysis: QuestionPla
         names.add(stem(t.lower()))
     names |= {"inc", "corp", "corporation", "co", "ltd", "plc", "holding", "group", "company"}
     terms = []
-    for t in tokens(question):
+    for t in tokens(topic_words(question, analysis) if topic_only else question):
         if t in names or t in terms:
             continue
         terms.append(t)
     return terms
+
+
+def topic_words(question: str, analysis: QuestionPlan | None) -> str:
+    """The question without the words its plan read as filters: "the second quarter of fiscal 2026", "10-Q",
+    "year to date" choose which filing and column answer, so a passage need not repeat them ("second", "alone"
+    in "Q2 alone, not year to date" are not what the question is about)."""
+    if analysis is None or analysis.question != question:
+        return question
+    out, last = [], 0
+    for start, end, dimension, _value in sorted(analysis.spans):
+        if dimension not in ("period", "fiscal_year", "form") or start < last:
+            continue
+        out.append(question[last:start])
+        last = end
+    out.append(question[last:])
+    return " ".join(out)
+
+
+_ORDINAL_WORDS = {1: "first", 2: "second", 3: "third", 4: "fourth"}
+_LENGTH_WORDS = {6: "six months first half", 9: "nine months"}
+
+
+def period_terms(analysis: QuestionPlan | None) -> list[str]:
+    """The words filings print for the periods the plan read: a question's "Q2" is a table's "second quarter" or
+    "three months ended", its "H1" the "six months ended" (10-Q tables and MD&A write periods out in words)."""
+    words: list[str] = []
+    for p in (analysis.periods if analysis else []):
+        if p.trailing or p.quarter is None:
+            continue
+        if p.months == 3:
+            words.append(f"{_ORDINAL_WORDS.get(p.quarter, '')} quarter three months")
+        else:
+            words.append(_LENGTH_WORDS.get(p.months, ""))
+    return list(dict.fromkeys(tokens(" ".join(words))))
 
 
 def weighted_synonyms(term: str) -> list[tuple[str, float]]:
@@ -123,7 +114,7 @@ def synonym_phrases(term: str) -> list[tuple[str, ...]]:
 
 def content_terms(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[str]:
     """The question's words that say what it is about: no company names, figures, or generic words."""
-    return [t for t in question_terms(question, sources, analysis)
+    return [t for t in question_terms(question, sources, analysis, topic_only=True)
             if not (t[0].isdigit() or t in GENERIC_TERMS or len(t) < 3)]
 
 
@@ -139,7 +130,7 @@ def coverage_gap(question: str, sources: list[Citation], analysis: QuestionPlan 
         vocab.update(tokens(c.text))
         vocab.update(section_tokens(c))
     raw_words = {}
-    for w in TOKEN_RE.findall(question or ""):
+    for w in TOKEN_RE.findall(topic_words(question, analysis) or ""):
         if w[0].isdigit():
             continue
         for part in w.lower().split("-"):

@@ -1,0 +1,56 @@
+"""Words as the answer and the index compare them: stop words, a crude stem, and a text's tokens. Imports nothing
+from rag: the index keeps each filing's vocabulary in the same tokens the extractive answer reads questions with.
+"""
+
+from __future__ import annotations
+
+import re
+
+STOP_WORDS = set(
+    """a an the of in on at to for from by with about as and or but if then than that this these those is are was
+    were be been being do does did done has have had having what which who whom whose when where why how much many
+    any some all each per it its it's itself their them they he she his her our we us you your i me my can could
+    would should will shall may might must not no nor so such there here into over under between during through up
+    down out off again further once more most other own same too very just also only both either neither s t vs via
+    tell show give list describe explain according say says said please mention mentioned regarding""".split()
+)
+
+
+def stem(word: str) -> str:
+    """A crude English stem, the same for a question word and a passage word: "companies" -> "company"."""
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    if len(w) <= 3 or w[0].isdigit():
+        return w
+    if (w.endswith("eries") and len(w) >= 9) or (w.endswith("ery") and len(w) >= 7):
+        w = w[: w.rindex("er") + 2]  # a noun in -ery names its verb's act: "deliveries", "recovery"
+    elif w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("sses"):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    for suffix in ("ing", "ed"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+            w = w[: -len(suffix)]
+            break
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]
+    return w
+
+
+TOKEN_RE = re.compile(r"\d[\d,]*(?:\.\d+)?|[a-z][a-z&'’-]*[a-z]|[a-z]", re.IGNORECASE)
+
+
+def tokens(text: str) -> list[str]:
+    """The stems of the text's words (no stop words) and its numbers without thousands separators."""
+    out = []
+    for t in TOKEN_RE.findall(text or ""):
+        if t[0].isdigit():
+            out.append(t.replace(",", "").rstrip("."))
+            continue
+        for part in re.split(r"[-]", t.lower()):
+            if part and part not in STOP_WORDS:
+                out.append(stem(part))
+    return out
