@@ -1,5 +1,5 @@
-"""Words as the answer and the index compare them: stop words, a crude stem, and a text's tokens. Imports nothing
-from rag: the index keeps each filing's vocabulary in the same tokens the extractive answer reads questions with.
+"""Words as the extractive answer and the refusals compare a question with a passage: stop words, a crude stem,
+and a text's tokens. Imports nothing from rag, so any stage can read text the same way.
 """
 
 from __future__ import annotations

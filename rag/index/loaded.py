@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..words import tokens
 from .columns import rows_matching
 from .vector_store import FilingVectorStore
 
@@ -24,7 +23,6 @@ class LoadedIndex:
     bm25: object | None  # bm25s.BM25 (None when empty)
     root: Path
     columns: dict[str, np.ndarray] = field(default_factory=dict)
-    _words: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
 
     @property
     def filings(self) -> dict[str, dict]:
@@ -57,9 +55,3 @@ class LoadedIndex:
         shard = self.shard_dir(doc_id)
         return json.loads((shard / "sections.json").read_text()) if shard else []
 
-    def filing_words(self, doc_id: str) -> frozenset[str]:
-        """Every word the filing uses, as rag.words tokens (read once per filing and generation): whether a
-        question's word is one the filing never uses, or only one the retrieved passages lack."""
-        if doc_id not in self._words:
-            self._words[doc_id] = frozenset(tokens(self.filing_text(doc_id)))
-        return self._words[doc_id]
