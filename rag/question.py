@@ -74,15 +74,17 @@ _STOP_CAPS = {
     "Using", "Based", "According", "Per", "Given", "Discuss", "Analyze", "Outline", "Estimate", "Rank",
 } | {m.capitalize() for m in MONTHS}
 
-# A question about prose, segments, quarters or adjusted figures: a consolidated annual fact does not answer it.
+# A question about prose, quarters or adjusted figures: a consolidated annual fact does not answer it.
 _NARRATIVE = re.compile(
     r"\b(?:why|explain\w*|describ\w*|discuss\w*|polic(?:y|ies)|recogni[sz]\w*|risks?|drivers?|drove|driven|"
     r"reasons?|strateg\w*|how\s+does|how\s+do|what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|"
-    r"forecast\w*|project(?:ed|ion|ions)|expect\w*|anticipat\w*|segments?|geograph\w*|regions?|regional|breakdown|"
-    r"broken\s+down|non-gaap|adjusted|pro\s+forma|"
+    r"forecast\w*|project(?:ed|ion|ions)|expect\w*|anticipat\w*|non-gaap|adjusted|pro\s+forma|"
     r"covenants?|maturit\w*|interest\s+rates?|fair\s+value|accounting\s+for|defin\w+|methodolog\w*|"
     r"employees?|headcount|customers?)\b"
 )
+# A part of the company (a segment, a region): its figure is a dimension member's, answered only when the question
+# names a member the filing tags (rag.facts.members), never with the consolidated figure.
+_PART_WORDS = re.compile(r"\b(?:segments?|geograph\w*|regions?|regional|breakdown|broken\s+down)\b")
 # Quarter words: a quarterly figure is the facts layer's when the plan reads the period (plan.periods or
 # latest_quarters); otherwise the question is left to retrieval.
 _QUARTER_WORDS = re.compile(r"\b(?:quarter\w*|q[1-4]|three\s+months|six\s+months|nine\s+months)\b")
@@ -254,6 +256,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     norm = normalize(question)
     quarter_words = bool(_QUARTER_WORDS.search(norm))
     plan.narrative = bool(_NARRATIVE.search(norm)) or (quarter_words and not (plan.periods or plan.latest_quarters))
+    plan.names_part = bool(_PART_WORDS.search(norm))
     plan.annual = bool(plan.fiscal_years) and not (quarter_words or plan.periods or plan.latest_quarters
                                                    or "10-Q" in plan.forms)
     plan.metrics = find_mentions(question, catalog.words)

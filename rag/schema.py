@@ -129,9 +129,12 @@ class QuestionPlan:
     # The question names a fiscal year as a whole: no quarter, half, year to date or quarterly form. Its
     # document of record is the annual report, where the index holds one.
     annual: bool = False
-    # The question asks about prose, segments, quarters or adjusted figures rather than a consolidated annual
+    # The question asks about prose, quarters or adjusted figures rather than a consolidated annual
     # figure: the facts layer leaves it to retrieval.
     narrative: bool = False
+    # The question names a part of the company (a segment, a region, a breakdown): the facts answer it only with a
+    # dimension member the question names, never with the consolidated figure.
+    names_part: bool = False
     calculation: Calculation = field(default_factory=lambda: Calculation())
 
     def label(self) -> str:

@@ -21,6 +21,7 @@ from .labels import (
     tolerance,
     unit_kind,
 )
+from .members import name_members
 from .mentions import member_matcher
 from .metrics import Metric, metric
 from .quarter_block import answer_periods
@@ -293,14 +294,17 @@ class FactsLayer(QuarterFacts):
             notes.append(inferred_note)
         if any(mt.vetoed for mt in plan.metrics):
             return None  # the words around a metric phrase mean something else
-        if _segment_owner(plan):
-            return None
         specs: list[MetricMention] = []
         for mt in plan.metrics:
             if mt.spec() not in {s.spec() for s in specs}:
                 specs.append(mt)
         if len(specs) > 3:
             return None
+        if plan.names_part or _segment_owner(plan):
+            # A segment, region or part of the company: its figure, never the consolidated one.
+            specs = self._with_members(plan.question, specs, tickers)
+            if specs is None:
+                return None
         if plan.periods or plan.latest_quarters:  # quarters and years to date: never a fiscal year's figure
             return answer_periods(self, plan, tickers, specs)
         calc = plan.calculation
@@ -336,6 +340,13 @@ class FactsLayer(QuarterFacts):
         if block.missing and not block.lines:
             return None
         return block.finish(notes)
+
+    def _with_members(self, question: str, specs: list[MetricMention],
+                      tickers: list[str]) -> list[MetricMention] | None:
+        """Each spec qualified by the member the question names (rag.facts.members); None when one names none."""
+        views = [self.view(f) for t in tickers for f in self.filings(t)]
+        named = [name_members(question, s, views, metric(s.metric_key).concepts) for s in specs]
+        return None if any(s is None for s in named) else named
 
     def _company_by_date(self, dates: list[str], mentions: list[MetricMention]) -> tuple | None:
         """No company named, but the exact date of a cover-page figure ("shares outstanding as of October 18,
@@ -440,7 +451,7 @@ _RUNS_ON = re.compile(r"\s+(?!(?:Inc|Corp|Co|Corporation|Company|Ltd|Plc)\b)[A-Z
 
 
 def _segment_owner(plan: QuestionPlan) -> bool:
-    """Does a possessive name a part of a company rather than the company? The facts cannot tell which
-    dimension member it is, so the question is left to retrieval rather than answered with the total."""
+    """Does a possessive name a part of a company rather than the company? Then the figure is that part's
+    dimension member, when the question names one the filing tags, and never the company's total."""
     return any(dim == "ticker" and _RUNS_ON.match(plan.question, end) for _s, end, dim, _v in plan.spans)
 

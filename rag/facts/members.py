@@ -1,0 +1,82 @@
+"""Which dimension member a question names, read from the filing's own members: "Walmart International's net
+sales", "revenue of the energy generation and storage segment". A segment, region or product line that the filing
+tags as a member of an axis can be asked for by the words the filing prints for it (the member's name, or the
+row label printed beside its figure), with no list of segment words written here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Iterable
+
+from ..schema import MetricMention
+from .labels import member_words
+from .mentions import plain_word
+from .views import FilingView
+
+
+def _words(text: str) -> list[str]:
+    """Lower-case words without punctuation ("U.S." -> "us"), plural -s dropped: how members and questions compare."""
+    out = []
+    for raw in re.findall(r"[A-Za-z0-9][A-Za-z0-9.&'’-]*", text or ""):
+        w = re.sub(r"[^a-z0-9&]", "", raw.lower().removesuffix("'s").removesuffix("’s"))
+        if w:
+            out.append(plain_word(w))
+    return out
+
+
+def _runs_in(needle: list[str], hay: list[str]) -> bool:
+    n = len(needle)
+    return n > 0 and any(hay[i:i + n] == needle for i in range(len(hay) - n + 1))
+
+
+def _forms_of(member: str, row_labels: Iterable[str], company: set[str]) -> list[list[str]]:
+    """The ways a filing writes a member: its name's words and its printed row labels, each also without the
+    company's own name in front ("Walmart International" is also "International")."""
+    forms = [_words(" ".join(member_words(member)))] + [_words(label) for label in row_labels if label]
+    out = []
+    for form in forms:
+        for candidate in (form, _without_company(form, company)):
+            if candidate and candidate not in out:
+                out.append(candidate)
+    return out
+
+
+def _without_company(words: list[str], company: set[str]) -> list[str]:
+    i = 0
+    while i < len(words) and words[i] in company:
+        i += 1
+    return words[i:] if 0 < i < len(words) else []
+
+
+def name_members(question: str, mention: MetricMention, views: list[FilingView],
+                 concepts: Iterable[str]) -> MetricMention | None:
+    """The mention qualified by the one member of the metric's concepts that the question names (longest match;
+    None when none or two different members match equally). The qualifier is the member's own words, so the facts
+    layer's member lookup finds exactly that member."""
+    if mention.qualified:
+        return mention
+    asked = _words(question)
+    phrase = set(_words(" ".join(mention.words)))
+    best: dict[tuple[str, ...], int] = {}  # a member's words (filings of different years name it differently)
+    for view in views:
+        company = set(_words(view.filing.get("company") or "")) | set(_words(view.filing.get("ticker") or ""))
+        for concept in concepts:
+            for group in view.by_concept.get(concept, ()):
+                if len(group.dims) != 1:
+                    continue
+                member = next(iter(group.dims.values()))
+                for form in _forms_of(member, {r.row_label for r in group.rows}, company):
+                    # A member that only repeats the metric's or the company's words names nothing more.
+                    if set(form) <= phrase | company or not _runs_in(form, asked):
+                        continue
+                    key = tuple(plain_word(w) for w in member_words(member))
+                    best[key] = max(best.get(key, 0), len(form))
+    if not best:
+        return None
+    top = max(best.values())
+    winners = [m for m, n in best.items() if n == top]
+    if len(winners) != 1:
+        return None
+    return replace(mention, before=list(winners[0]))

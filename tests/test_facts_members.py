@@ -1,0 +1,53 @@
+"""A segment or region the question names is read from the filing's own dimension members (rag.facts.members)."""
+
+from __future__ import annotations
+
+from rag.facts.members import name_members
+from rag.facts.store import FactRow
+from rag.facts.views import FilingView
+from rag.schema import MetricMention
+
+REVENUE = "us-gaap:Revenues"
+FILING = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "form": "10-Q", "fiscal_year": 2025,
+          "fiscal_period": "Q2"}
+
+
+def _row(member: str | None, value: float, row_label: str) -> FactRow:
+    dims = {"us-gaap:StatementBusinessSegmentsAxis": member} if member else {}
+    return FactRow("d", REVENUE, "Revenues", value, f"{value:,.0f}", "usd", "c", "2025-04-01", "2025-06-30", False,
+                   dims, "-6", 6, 1, 2, "chunk", "Part I Item 1", 3, row_label)
+
+
+VIEW = FilingView(FILING, [
+    _row(None, 30_000e6, "Total revenues"),
+    _row("acme:AcmeInternationalSegmentMember", 9_000e6, "Acme International"),
+    _row("acme:AcmeDomesticSegmentMember", 18_000e6, "Acme Domestic"),
+    _row("acme:EnergyGenerationAndStorageMember", 3_000e6, "Energy generation and storage"),
+])
+
+
+def _revenue() -> MetricMention:
+    return MetricMention("revenue", 0, 0, ["revenue"])
+
+
+def test_a_member_named_after_the_company_is_found_by_its_printed_words():
+    named = name_members("What was Acme International's revenue in Q2 2025?", _revenue(), [VIEW], [REVENUE])
+    assert named is not None and named.before == ["acme", "international"]
+
+
+def test_a_member_named_by_its_row_label_inside_the_question():
+    named = name_members("How much revenue did Acme's energy generation and storage segment bring in?",
+                         _revenue(), [VIEW], [REVENUE])
+    assert named is not None and named.before == ["energy", "generation", "and", "storage"]
+
+
+def test_no_member_named_means_no_figure():
+    # "by segment" names no single member: the consolidated figure would be the wrong answer, so none is given.
+    assert name_members("What was Acme's revenue by segment?", _revenue(), [VIEW], [REVENUE]) is None
+    # The company's own name alone is not a member.
+    assert name_members("What was Acme Holdings' segment revenue?", _revenue(), [VIEW], [REVENUE]) is None
+
+
+def test_a_qualified_mention_keeps_its_own_qualifier():
+    mention = MetricMention("revenue", 0, 0, ["revenue"], before=["domestic"])
+    assert name_members("What was Acme's domestic segment revenue?", mention, [VIEW], [REVENUE]) is mention
