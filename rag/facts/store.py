@@ -23,7 +23,7 @@ from .labels import ANNUAL_DAYS, concept_label, days_between, decimal_places, fo
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "2"  # 2: filings carry their fiscal period
+SCHEMA_VERSION = "3"  # 2: filings carry their fiscal period; 3: an indexing run's facts wait in pending_* tables
 DB_NAME = "facts.sqlite3"
 
 # ==============================================================================================================
@@ -90,6 +90,16 @@ FACT_COLUMNS = (
     "doc_id", "concept", "label", "value", "text", "unit", "context_id", "period_start", "period_end", "instant",
     "dimensions", "dim_count", "decimals", "scale", "char_start", "char_end", "chunk_id", "section", "page",
     "row_label",
+)
+
+
+# An indexing run stages its filings' facts here, tagged with the run (the index generation it will publish), and
+# moves them into filings/facts in one transaction once the index generation is live. A run killed before that
+# leaves only staged rows, which the next writer drops: the facts answers read never run ahead of the index.
+PENDING_SCHEMA = (
+    f"CREATE TABLE IF NOT EXISTS pending_filings (run TEXT NOT NULL, {', '.join(FILING_COLUMNS)});\n"
+    f"CREATE TABLE IF NOT EXISTS pending_facts (run TEXT NOT NULL, {', '.join(FACT_COLUMNS)});\n"
+    "CREATE INDEX IF NOT EXISTS pending_facts_run ON pending_facts (run, doc_id);\n"
 )
 
 
@@ -204,7 +214,7 @@ class FactStore:
                     con.execute("PRAGMA journal_mode = WAL")
                 except sqlite3.OperationalError:
                     pass
-                con.executescript(SCHEMA)
+                con.executescript(SCHEMA + PENDING_SCHEMA)
                 cols = {r[1] for r in con.execute("PRAGMA table_info(facts)")}
                 if "row_label" not in cols:  # a store made before row labels were kept
                     con.execute("ALTER TABLE facts ADD COLUMN row_label TEXT")
@@ -217,10 +227,12 @@ class FactStore:
         return con
 
     # ---- writing
-    def add_filing(self, meta: dict, facts: Iterable, chunks: list[dict] | None = None, text: str | None = None) -> int:
+    def add_filing(self, meta: dict, facts: Iterable, chunks: list[dict] | None = None, text: str | None = None,
+                   *, run: str | None = None) -> int:
         """Replace a filing's facts. `facts` are rag.parse.Fact objects; `chunks` are the index chunks' spans
         ({id, char_start, char_end, section, page_start}) used to cite each fact's chunk; `text` is the parsed
-        filing text the facts' spans point into (for each figure's row label). Returns the count."""
+        filing text the facts' spans point into (for each figure's row label). With `run`, the rows are staged
+        for that indexing run and nobody reads them until `publish_run(run)`. Returns the count."""
         facts = [f for f in facts if getattr(f, "concept", None)]
         placed = map_to_chunks(facts, chunks or [])
         doc_id = str(meta["doc_id"])
@@ -247,17 +259,60 @@ class FactStore:
         filing["period_start"] = meta.get("period_start") or _own_period_start(facts, meta.get("period_end"))
         filing["fact_count"] = len(rows)
         filing["indexed_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+        filing_row = tuple(filing[k] for k in FILING_COLUMNS)
         with closing(self._connect()) as con, con:
-            con.execute("DELETE FROM facts WHERE doc_id = ?", (doc_id,))
-            con.execute(
-                f"INSERT OR REPLACE INTO filings ({', '.join(FILING_COLUMNS)}) "
-                f"VALUES ({', '.join('?' for _ in FILING_COLUMNS)})",
-                tuple(filing[k] for k in FILING_COLUMNS),
-            )
-            con.executemany(
-                f"INSERT INTO facts ({', '.join(FACT_COLUMNS)}) VALUES ({', '.join('?' for _ in FACT_COLUMNS)})", rows
-            )
+            if run is None:
+                con.execute("DELETE FROM facts WHERE doc_id = ?", (doc_id,))
+                con.execute(f"INSERT OR REPLACE INTO filings ({', '.join(FILING_COLUMNS)}) "
+                            f"VALUES ({', '.join('?' for _ in FILING_COLUMNS)})", filing_row)
+                con.executemany(f"INSERT INTO facts ({', '.join(FACT_COLUMNS)}) "
+                                f"VALUES ({', '.join('?' for _ in FACT_COLUMNS)})", rows)
+            else:  # one writer at a time: a doc_id staged earlier is this run's own (the same filing twice)
+                con.execute("DELETE FROM pending_facts WHERE doc_id = ?", (doc_id,))
+                con.execute("DELETE FROM pending_filings WHERE doc_id = ?", (doc_id,))
+                con.execute(f"INSERT INTO pending_filings (run, {', '.join(FILING_COLUMNS)}) "
+                            f"VALUES (?, {', '.join('?' for _ in FILING_COLUMNS)})", (run, *filing_row))
+                con.executemany(f"INSERT INTO pending_facts (run, {', '.join(FACT_COLUMNS)}) "
+                                f"VALUES (?, {', '.join('?' for _ in FACT_COLUMNS)})", [(run, *r) for r in rows])
         return len(rows)
+
+    def publish_run(self, run: str) -> int:
+        """Make an indexing run's staged facts the filings' facts, in one transaction (each replaces what its
+        filing had). Returns how many filings it published."""
+        if not self.exists():
+            return 0
+        with closing(self._connect()) as con, con:
+            return _publish_staged(con, run)
+
+    def settle(self, published_run: str | None, live_filings: dict[str, dict] | None) -> dict:
+        """Bring the facts in line with the live index after a writer was killed, in one transaction: the run
+        that published `published_run` (the live generation) but died before moving its facts gets them moved;
+        every other run's staged facts are dropped; with `live_filings` (the live manifest's doc_id -> record),
+        filings the index does not hold, or holds with other bytes, lose their facts, and a correction the
+        index published gets into the filing's row. Returns counts of what it did."""
+        done = {"published": 0, "dropped": 0, "orphans": 0}
+        if not self.exists():
+            return done
+        with closing(self._connect()) as con, con:
+            if published_run:
+                done["published"] = _publish_staged(con, published_run)
+            done["dropped"] = con.execute("DELETE FROM pending_filings").rowcount
+            con.execute("DELETE FROM pending_facts")
+            if live_filings is None:
+                return done
+            stale = [doc_id for doc_id, sha in con.execute("SELECT doc_id, sha256 FROM filings")
+                     if doc_id not in live_filings
+                     or (sha and live_filings[doc_id].get("sha256") not in (None, sha))]
+            for doc_id in stale:
+                con.execute("DELETE FROM facts WHERE doc_id = ?", (doc_id,))
+                con.execute("DELETE FROM filings WHERE doc_id = ?", (doc_id,))
+            done["orphans"] = len(stale)
+            for doc_id, record in live_filings.items():
+                fields = _corrected_fields(record)
+                if fields:
+                    con.execute(f"UPDATE filings SET {', '.join(f'{k} = ?' for k in fields)} WHERE doc_id = ?",
+                                (*fields.values(), doc_id))
+        return done
 
     def remove(self, doc_ids: Iterable[str]) -> int:
         ids = [str(d) for d in doc_ids]
@@ -345,6 +400,26 @@ class FactStore:
         return sorted({f["ticker"] for f in self.filings() if f.get("ticker")})
 
 
+def _publish_staged(con: sqlite3.Connection, run: str) -> int:
+    staged = "SELECT doc_id FROM pending_filings WHERE run = ?"
+    con.execute(f"DELETE FROM facts WHERE doc_id IN ({staged})", (run,))
+    con.execute(f"DELETE FROM filings WHERE doc_id IN ({staged})", (run,))
+    filing_cols, fact_cols = ", ".join(FILING_COLUMNS), ", ".join(FACT_COLUMNS)
+    count = con.execute(f"INSERT INTO filings ({filing_cols}) SELECT {filing_cols} FROM pending_filings "
+                        "WHERE run = ?", (run,)).rowcount
+    con.execute(f"INSERT INTO facts ({fact_cols}) SELECT {fact_cols} FROM pending_facts WHERE run = ? "
+                "ORDER BY rowid", (run,))
+    con.execute("DELETE FROM pending_facts WHERE run = ?", (run,))
+    con.execute("DELETE FROM pending_filings WHERE run = ?", (run,))
+    return count
+
+
+def _corrected_fields(record: dict) -> dict:
+    """The filing-row values a user's correction set in the index record (what update_filing writes)."""
+    keys = [k for name in record.get("corrected") or () for k in (name, f"{name}_source")]
+    return {k: record[k] for k in keys if k in FILING_COLUMNS and k != "doc_id" and k in record}
+
+
 def _row_label(text: str, start: int | None) -> str | None:
     """The label of the table row a figure sits in ('Total net sales'); None for a figure in prose."""
     if start is None or start < 0 or start > len(text):
@@ -377,12 +452,13 @@ def _own_period_start(facts, period_end: str | None) -> str | None:
 # Index hooks (rag/index.py calls these)
 
 
-def record_filing(settings, doc, meta: dict, shard_dir: Path | None) -> int:
-    """Store a just-indexed filing's facts, each mapped to the chunk (node id) that shows it."""
+def record_filing(settings, doc, meta: dict, shard_dir: Path | None, *, run: str | None = None) -> int:
+    """Store a just-indexed filing's facts, each mapped to the chunk (node id) that shows it; with `run`, staged
+    until that indexing run publishes (FactStore.publish_run)."""
     chunks = []
     if shard_dir is not None and (Path(shard_dir) / "nodes.jsonl").exists():
         chunks = chunk_spans_from_nodes(Path(shard_dir) / "nodes.jsonl")
-    return FactStore.for_settings(settings).add_filing(meta, doc.facts, chunks, text=doc.text)
+    return FactStore.for_settings(settings).add_filing(meta, doc.facts, chunks, text=doc.text, run=run)
 
 
 def backfill_filing(settings, entry: dict, shard_dir: Path | None) -> int | None:

@@ -10,6 +10,8 @@ Layout:
 
 Why generations: a writer builds the next index beside the live one and switches CURRENT with one os.replace,
 so a crash or kill part-way leaves the previous index loadable, and readers keep answering from it meanwhile.
+A killed writer's leftovers (CURRENT's and a shard's .<name>.<hex>.tmp, the .tmp-* folders a shard or a generation
+is built in, a generation CURRENT never named, the facts it staged) are cleared by the next writer (_recover).
 Why shards: they are the embedding cache. An unchanged filing (same bytes, same settings) costs no parse and
 no embedding; adding one embeds only its chunks; removing one drops its shard, so no vector is left behind.
 FAISS and BM25 are rebuilt from the shards on every change: flat inner-product search and bm25s indexing of a
@@ -96,6 +98,12 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+# The temporaries a writer makes, by name, so that the next writer can remove what a killed one left:
+# _write_text_atomic's files (CURRENT, a shard's nodes.jsonl), and the folders a shard and a generation are built in.
+_ATOMIC_TMP_GLOB = ".*.tmp"
+_BUILD_DIR_PREFIX = ".tmp-"
+
+
 def _write_text_atomic(path: Path, content: str) -> None:
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -135,6 +143,51 @@ class IndexStore:
     def _lock(self, timeout: float):
         self.root.mkdir(parents=True, exist_ok=True)
         return FileLock(str(self.root / ".writer.lock"), timeout=timeout)
+
+    def _acquire(self, timeout: float):
+        """The writer lock, held, with what a killed writer left cleared away (see _recover)."""
+        try:
+            lock = self._lock(timeout)
+            lock.acquire()
+        except Exception as exc:  # filelock.Timeout
+            raise IndexBusy("another indexing run holds the index; try again when it finishes") from exc
+        try:
+            self._recover()
+        except BaseException:
+            lock.release()
+            raise
+        return lock
+
+    def _recover(self) -> None:
+        """Runs first under the writer lock: a writer killed part-way (kill -9, power loss) leaves temporaries,
+        perhaps a generation it built but never switched CURRENT to, and its filings' staged facts. Readers
+        never read any of these, so removing them is safe while they read."""
+        live = self.current_generation()
+        for path in self.root.glob(_ATOMIC_TMP_GLOB):  # CURRENT's temporary
+            path.unlink(missing_ok=True)
+        gens = self.root / "generations"
+        if gens.is_dir():
+            for path in gens.iterdir():
+                # Every generation is named after the time its run started, under the lock: one named after the
+                # live one was never published.
+                unpublished = path.name != live and (live is None or path.name > live)
+                if path.name.startswith(_BUILD_DIR_PREFIX) or unpublished:
+                    shutil.rmtree(path, ignore_errors=True)
+        shards = self.root / "shards"
+        if shards.is_dir():
+            for path in shards.iterdir():
+                if path.name.startswith(_BUILD_DIR_PREFIX):
+                    shutil.rmtree(path, ignore_errors=True)
+                elif path.is_dir():  # a complete shard stays: it is the embedding cache of the next run
+                    for tmp in path.glob(_ATOMIC_TMP_GLOB):  # nodes.jsonl's temporary (a correction)
+                        tmp.unlink(missing_ok=True)
+        self._facts_settle(live)
+
+    @staticmethod
+    def _new_generation_name() -> str:
+        """Names sort as the runs started (UTC, microseconds before the random part), which _recover relies on."""
+        now = time.time()
+        return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime(now))}-{int(now % 1 * 1e6):06d}{uuid.uuid4().hex[:4]}"
 
     # ---- reading
     def load(self) -> LoadedIndex:
@@ -226,14 +279,13 @@ class IndexStore:
         files = list(filing_files(paths))
         report = IndexReport()
         started = time.perf_counter()
-        try:
-            lock = self._lock(lock_timeout)
-            lock.acquire()
-        except Exception as exc:  # filelock.Timeout
-            raise IndexBusy("another indexing run holds the index; try again when it finishes") from exc
+        lock = self._acquire(lock_timeout)
         try:
             manifest = self._manifest()
             filings = dict(manifest.get("filings", {}))
+            live_sha = {doc_id: f.get("sha256") for doc_id, f in filings.items()}
+            # The run's facts are staged under the name of the generation it will publish (see _recover).
+            generation = self._new_generation_name()
             by_hash = {f["sha256"]: doc_id for doc_id, f in filings.items() if f.get("fingerprint") == self.fingerprint}
             for path in files:
                 name = path.name
@@ -243,7 +295,8 @@ class IndexStore:
                     sha = parse_module.file_sha256(path)
                     if sha in by_hash:
                         row.update(doc_id=by_hash[sha], chunks=filings[by_hash[sha]].get("chunks", 0))
-                        self._facts_backfill(filings[by_hash[sha]])  # facts hook (rag/facts.py)
+                        if live_sha.get(by_hash[sha]) == sha:  # not one this run indexed: those wait to publish
+                            self._facts_backfill(filings[by_hash[sha]])  # facts hook (rag/facts.py)
                         report.rows.append(row)
                         if progress:
                             progress(name, "unchanged", 1.0)
@@ -256,7 +309,7 @@ class IndexStore:
                     old = filings.get(meta["doc_id"])
                     reuse = self._reusable_vectors(old, manifest)
                     entry = self._build_shard(doc, meta, row, progress=progress, name=name, reuse=reuse)
-                    self._facts_record(doc, meta, entry)  # facts hook (rag/facts.py)
+                    self._facts_record(doc, meta, entry, generation)  # facts hook (rag/facts.py)
                     if old and old.get("sha256") in by_hash:
                         by_hash.pop(old["sha256"], None)
                     filings[meta["doc_id"]] = entry
@@ -277,7 +330,7 @@ class IndexStore:
                 report.rows.append(row)
             if report.changed:
                 t0 = time.perf_counter()
-                self._publish(filings)
+                self._publish(filings, generation)
                 report.build_seconds = time.perf_counter() - t0
         finally:
             lock.release()
@@ -288,6 +341,7 @@ class IndexStore:
         """Remove filings by accession/doc id or by file path. Returns the doc ids removed."""
         keys = [str(k) for k in keys]
         with self._lock(lock_timeout):
+            self._recover()
             filings = dict(self._manifest().get("filings", {}))
             removed = []
             for doc_id, entry in list(filings.items()):
@@ -313,11 +367,7 @@ class IndexStore:
         the facts read the metadata. Returns the updated record (unchanged, and nothing published, when no value
         differs). Raises InvalidCorrection (a ValueError) naming each bad value, IndexError_ for an unknown
         doc_id, IndexBusy while another writer holds the index."""
-        try:
-            lock = self._lock(lock_timeout)
-            lock.acquire()
-        except Exception as exc:  # filelock.Timeout
-            raise IndexBusy("another indexing run holds the index; try again when it finishes") from exc
+        lock = self._acquire(lock_timeout)
         try:
             filings = dict(self._manifest().get("filings", {}))
             if doc_id not in filings:
@@ -346,9 +396,9 @@ class IndexStore:
 
     # ---- facts hook (rag/facts.py): each filing's inline XBRL facts in storage/facts.sqlite3, mapped to chunks.
     # A failure here is logged and never stops indexing: answers then fall back to retrieval alone.
-    def _facts_record(self, doc: ParsedFiling, meta: dict, entry: dict) -> None:
+    def _facts_record(self, doc: ParsedFiling, meta: dict, entry: dict, generation: str) -> None:
         try:
-            record_filing(self.settings, doc, meta, self.root / "shards" / entry["shard"])
+            record_filing(self.settings, doc, meta, self.root / "shards" / entry["shard"], run=generation)
         except Exception:  # noqa: BLE001
             log.exception("storing the XBRL facts of %s failed", meta.get("doc_id"))
 
@@ -358,6 +408,32 @@ class IndexStore:
             backfill_filing(self.settings, entry, self.root / "shards" / entry["shard"])
         except Exception:  # noqa: BLE001
             log.exception("storing the XBRL facts of %s failed", entry.get("doc_id"))
+
+    def _facts_publish(self, generation: str) -> None:
+        """The facts staged for `generation`, made live right after it went live. A kill in between leaves them
+        staged; the next writer's _recover publishes them, as their generation is live."""
+        try:
+            FactStore.for_settings(self.settings).publish_run(generation)
+        except Exception:  # noqa: BLE001
+            log.exception("publishing the XBRL facts of generation %s failed", generation)
+
+    def _facts_settle(self, live: str | None) -> None:
+        """The facts store brought in line with the live index (see FactStore.settle). The filings it holds are
+        compared only when the live manifest reads; an unreadable one must not cost every filing its facts."""
+        try:
+            live_filings: dict | None = {}
+            if live is not None:
+                try:
+                    manifest = json.loads((self.root / "generations" / live / "manifest.json").read_text())
+                    live_filings = dict(manifest.get("filings", {}))
+                except (OSError, ValueError) as exc:
+                    log.warning("the live index manifest does not read (%s); facts of other filings stay", exc)
+                    live_filings = None
+            done = FactStore.for_settings(self.settings).settle(live, live_filings)
+            if any(done.values()):
+                log.info("facts store settled after an interrupted run: %s", done)
+        except Exception:  # noqa: BLE001
+            log.exception("settling the XBRL facts with the live index failed")
 
     def _facts_forget(self, doc_ids: list[str]) -> None:
         try:
@@ -413,7 +489,7 @@ class IndexStore:
             row["embed_s"] = max(0.0, time.perf_counter() - t0 - splitter.seconds)
             row["reused"] = embedder.reused
             vectors = np.asarray([n.embedding for n in nodes], dtype="float32").reshape(len(nodes), -1)
-            tmp = shards / f".tmp-{key}-{uuid.uuid4().hex[:8]}"
+            tmp = shards / f"{_BUILD_DIR_PREFIX}{key}-{uuid.uuid4().hex[:8]}"
             tmp.mkdir(parents=True)
             try:
                 with open(tmp / "nodes.jsonl", "w", encoding="utf-8") as fh:
@@ -438,12 +514,13 @@ class IndexStore:
                      indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
         return entry
 
-    def _publish(self, filings: dict) -> None:
-        """Build the next generation from the shards, then switch CURRENT to it in one atomic step."""
+    def _publish(self, filings: dict, name: str | None = None) -> None:
+        """Build the next generation from the shards, then switch CURRENT to it in one atomic step; the facts
+        staged for it follow."""
         gens = self.root / "generations"
         gens.mkdir(parents=True, exist_ok=True)
-        name = f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
-        tmp = gens / f".tmp-{name}"
+        name = name or self._new_generation_name()
+        tmp = gens / f"{_BUILD_DIR_PREFIX}{name}"
         tmp.mkdir()
         try:
             nodes, vectors = [], []
@@ -480,6 +557,7 @@ class IndexStore:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         _write_text_atomic(self.root / "CURRENT", name)
+        self._facts_publish(name)
         self._prune(keep={name}, live_shards={f["shard"] for f in filings.values()})
 
     def _prune(self, keep: set[str], live_shards: set[str]) -> None:
@@ -490,7 +568,7 @@ class IndexStore:
         for path in existing[:-2]:
             if path.name not in keep:
                 shutil.rmtree(path, ignore_errors=True)
-        for path in gens.glob(".tmp-*"):
+        for path in gens.glob(f"{_BUILD_DIR_PREFIX}*"):
             shutil.rmtree(path, ignore_errors=True)
         shards = self.root / "shards"
         if shards.is_dir():

@@ -23,6 +23,10 @@ _BREAK_BEFORE_RE = re.compile(r"(?:page-)?break-before\s*:\s*(?:always|page|left
 _BREAK_AFTER_RE = re.compile(r"(?:page-)?break-after\s*:\s*(?:always|page|left|right|recto|verso)", re.I)
 _PAGEBREAK_COMMENT_RE = re.compile(r"^\s*page\s*break\s*$", re.I)  # <!-- PAGEBREAK --> of 1990s filer software
 
+# libxml2's HTML parser stops at this nesting depth even with huge_tree, and returns the tree read so far as if the
+# document ended there: the reason every fatal parser error refuses the file rather than losing its rest.
+MAX_HTML_DEPTH = 2048
+
 _SKIP_TAGS = frozenset(
     "head script style title noscript template meta link iframe object svg math select option button".split()
 )
@@ -68,9 +72,26 @@ def _html_root(text: str):
         root = etree.fromstring(text, parser)
     except (etree.LxmlError, ValueError) as exc:
         raise ParseError(f"the HTML cannot be read: {exc}") from exc
+    _refuse_cut_short(parser.error_log)
     if root is None:
         raise ParseError("the document holds no HTML")
     return root
+
+
+def _refuse_cut_short(errors) -> None:
+    """ParseError when the parser gave up part-way (a fatal error): what it returns then is only the start of the
+    document, and indexing that would lose the rest without a word."""
+    fatal = [e for e in errors if e.level == etree.ErrorLevels.FATAL]
+    if not fatal:
+        return
+    first = fatal[0]
+    if "depth" in first.message.lower():
+        raise ParseError(
+            f"the HTML is nested too deep: elements inside elements more than {MAX_HTML_DEPTH:,} levels deep "
+            f"(line {first.line}), and the HTML reader stops there, so the rest of the document could not be read. "
+            "Real filings nest a few hundred levels at most; the file is refused rather than indexed in part")
+    raise ParseError(f"the HTML reader stopped at line {first.line} ({first.message.strip()}), so the rest of the "
+                     "document could not be read; the file is refused rather than indexed in part")
 
 
 class _TableCollector:
