@@ -1,14 +1,18 @@
-"""The one escaping path (ui/safe.py)."""
+"""The one escaping path (ui/safe.py) and the scan that keeps every Markdown-rendering Streamlit call on it."""
 
 from __future__ import annotations
 
+import ast
 import re
+from pathlib import Path
 
 import pytest
 
+from tests.markdown_sinks import ModuleCheck, check_files, md_parameters
 from ui.safe import Md, code, download_name, join, link, markdown, md, plain
 from ui.text import WORD_JOINER
 
+ROOT = Path(__file__).resolve().parents[1]
 PAYLOADS = ("![c](http://payload.invalid/x.png)", "<img src=http://payload.invalid/y.png>", ":red[RED]",
             "[link](javascript:alert(1))", "$x^2$", "**bold** `code` # head | pipe ~~s~~")
 
@@ -90,3 +94,88 @@ def test_download_names_have_no_path_or_control_characters(title, expected):
 
 def test_download_name_is_bounded():
     assert len(download_name("x" * 500, ".md")) == 83
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The scan
+
+
+def _findings(source: str) -> list[str]:
+    tree = ast.parse(source)
+    return [f"{f.call}:{f.param}" for f in ModuleCheck("mod.py", tree, md_parameters({"mod.py": tree})).run().findings]
+
+
+UNSAFE = {
+    "caption f-string": ('import streamlit as st\ndef f(name):\n    st.caption(f"Filed by {name}")', "caption:body"),
+    "status label": ('def f(label):\n    with st.status(f"Re-indexing {label}…") as box:\n'
+                     '        box.update(label=label)', "status:label"),
+    "a status's update": ('def f(label):\n    with st.status("x") as box:\n        box.update(label=label)',
+                          "update:label"),
+    "progress bar": ('def f(items):\n    bars = {}\n    for i, (p, label) in enumerate(items):\n'
+                     '        bars[i] = st.progress(0.0, text="waiting")\n        bars[i].progress(1.0, text=label)',
+                     "progress:text"),
+    "column button": ('def f(names):\n    cols = st.columns(2)\n    for col, n in zip(cols, names):\n'
+                      '        col.button(n)', "button:label"),
+    "unpacked columns": ('def f(n):\n    left, right = st.columns(2)\n    right.metric("Name", n)', "metric:value"),
+    "help tooltip": ('def f(url):\n    st.selectbox("Model", [], help=f"At {url}")', "selectbox:help"),
+    "toast": ("def f(x):\n    st.toast(x)", "toast:body"),
+    "expander": ('def f(c):\n    with st.expander(c["title"]):\n        pass', "expander:label"),
+    "tabs": ("def f(t):\n    st.tabs(['Read', t])", "tabs:tabs"),
+    "str.join of escaped parts": ('def f(bits):\n    st.caption(" · ".join(bits))', "caption:body"),
+    "a name bound to untrusted text": ('def f(c):\n    text = c.get("name")\n    st.info(text)', "info:body"),
+    "one unsafe binding of several": ('def f(c):\n    text = plain(c)\n    if c:\n        text = c\n'
+                                      '    st.info(text)', "info:body"),
+    "md with a variable template": ("def f(t, x):\n    st.caption(md(t, x))", "caption:body"),
+    "radio options format": ('def f():\n    st.radio("Mode", MODES, format_func=str.capitalize)',
+                             "radio:format_func"),
+    "download file name": ('def f(c):\n    st.download_button("Export", "", file_name=f"{c}.md")',
+                           "download_button:file_name"),
+    "own Md parameter": ("def notice(message: Md):\n    pass\ndef f(label):\n    notice(f'Removed {label}')",
+                         "notice:message"),
+    "raw HTML": ("def f(x):\n    st.html(x)", "html:body"),
+    "unsafe_allow_html": ('st.markdown("<b>x</b>", unsafe_allow_html=True)', "unsafe_allow_html:"),
+    "write": ("def f(x):\n    st.write('a', x)", "write:*"),
+    "dialog title": ("def f(x):\n    st.dialog(x)(print)", "dialog:title"),
+    "link button address": ('def f(c):\n    st.link_button("Open", c.get("url"))', "link_button:url"),
+    "image address": ("def f(c):\n    st.image(c['logo'])", "image:image"),
+    "Md() is no way around": ("def f(x):\n    st.caption(Md(x))", "caption:body"),
+    "a stream of untrusted text": ("def f(s):\n    st.write_stream(s)", "write_stream:stream"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNSAFE))
+def test_scan_flags_untrusted_text_in_markdown_sinks(case):
+    source, expected = UNSAFE[case]
+    assert expected in _findings(source)
+
+
+SAFE = [
+    'st.caption("Literal **markdown**, no interpolation")',
+    'def f(name):\n    st.caption(md("Filed by **{}**", name))',
+    'def f(name, n):\n    st.caption(f"{len(n):,} chunks · {plain(name)}" + (code(name) if name else ""))',
+    'def f(label):\n    with st.status(md("Re-indexing {}…", label)) as box:\n        box.update(label=plain(label))',
+    'def f(bits):\n    st.caption(join(" · ", bits))',
+    'def f(c):\n    text = plain(c)\n    if c:\n        text = md("**{}**", c)\n    st.info(text)',
+    'LABELS = {"a": "Company"}\ndef f():\n    st.text_input(LABELS["a"])',
+    'YEARS, QUARTERS = "Fiscal years", "Quarters"\ndef f():\n    st.radio("Periods", [YEARS, QUARTERS])',
+    'def f():\n    st.radio("Mode", MODES, format_func=lambda m: plain(m.capitalize()))',
+    'def f(c):\n    st.download_button("Export", "", file_name=download_name(c, ".md"))',
+    "def notice(message: Md):\n    st.success(message)\ndef f(label):\n    notice(md('Removed {}', label))",
+    "from .text import PASSAGE_CSS\ndef f(t):\n    st.html(PASSAGE_CSS + highlight_html('', t, ''))",
+    "def f(s):\n    st.write_stream(escaped_stream(s))",
+    'def f(c):\n    st.link_button("Open", safe_url(c.get("url")))',
+    'def f(x):\n    log.warning(f"not a Streamlit call: {x}")\n    d = {}\n    d.update(label=x)',
+]
+
+
+@pytest.mark.parametrize("source", SAFE)
+def test_scan_passes_the_safe_path(source):
+    assert _findings(source) == []
+
+
+def test_every_markdown_rendering_call_in_the_app_takes_the_safe_path():
+    paths = sorted([*ROOT.glob("ui/*.py"), *ROOT.glob("pages/*.py"), ROOT / "app.py"])
+    findings, checked = check_files(paths, ROOT)
+    assert checked > 150, f"only {checked} Streamlit calls were recognised: the scan has lost track of the app"
+    assert not findings, ("Untrusted text may reach Markdown; build it with ui.safe (md, plain, join, code, link, "
+                          "download_name):\n" + "\n".join(map(str, findings)))
