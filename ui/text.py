@@ -426,8 +426,3 @@ def timings_label(timings: dict | None) -> str:
     if t.get("total_ms") is not None:
         parts.append(f"total {ms_label(t.get('total_ms'))}")
     return " · ".join(parts)
-
-
-def slug(text: str, limit: int = 60) -> str:
-    s = re.sub(r"[^A-Za-z0-9]+", "-", text or "").strip("-").lower()
-    return (s[:limit].rstrip("-") or "conversation")
