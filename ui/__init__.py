@@ -1,6 +1,7 @@
 """The Streamlit UI of the workbench. pages/ stay thin and call in here; rag/ (the engine) knows nothing of it.
 
     text.py        safe Markdown for untrusted text, passage highlighting, labels (no streamlit: unit-tested)
+    safe.py        the one path untrusted text takes into Markdown-rendering elements: md(), plain(), join()
     core.py        settings, the per-process engine (warmed up in the background) and filing queue, Ollama status,
                    conversations, the user's choices
     serve.py       `python -m ui.serve`: the app, with the engine warming up before the first page is opened

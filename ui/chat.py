@@ -11,6 +11,7 @@ from rag.conversations import to_markdown
 from rag.schema import pages_label, period_label
 
 from . import core
+from .safe import download_name, join, md, plain
 from .text import (
     PAGE_DASH,
     PASSAGE_CSS,
@@ -25,7 +26,6 @@ from .text import (
     safe_url,
     section_label,
     short_label,
-    slug,
     timings_label,
 )
 
@@ -96,7 +96,8 @@ def _header(conv: dict | None, messages: list[dict]) -> None:
     with right:
         if conv and messages:
             st.download_button(
-                "Export Markdown", data=to_markdown(conv, messages), file_name=f"{slug(conv['title'])}.md",
+                "Export Markdown", data=to_markdown(conv, messages),
+                file_name=download_name(conv["title"], ".md", fallback="conversation"),
                 mime="text/markdown", icon=":material/download:", key="export_md", on_click="ignore",
                 width="stretch", help="This conversation with every citation, as a Markdown file.",
             )
@@ -143,14 +144,14 @@ def _welcome(known: dict) -> None:
     span = f"FY{years[0]}–FY{years[-1]}" if len(years) > 1 else (f"FY{years[0]}" if years else "")
     who = ", ".join(tickers[:12]) + (f" and {len(tickers) - 12} more" if len(tickers) > 12 else "")
     st.markdown(
-        f"{len(known)} filing{'s' if len(known) != 1 else ''} indexed"
-        + (f": {safe_inline(who)}" if who else "") + (f" · {span}" if span else "") + ". "
+        md("{} filing{} indexed", len(known), "s" if len(known) != 1 else "")
+        + (md(": {}", who) if who else "") + (md(" · {}", span) if span else "") + ". "
         "Ask a question: name the company and fiscal year for exact figures. Every answer cites its passages; "
         "click a citation to read it in its filing."
     )
     cols = st.columns(len(EXAMPLES))
     for i, (col, example) in enumerate(zip(cols, EXAMPLES)):
-        if col.button(example, key=f"example_{i}", icon=":material/lightbulb:",
+        if col.button(plain(example), key=f"example_{i}", icon=":material/lightbulb:",
                       width="stretch", type="secondary"):
             st.session_state[core.K_PENDING] = {"question": example, "use_analysis": True}
 
@@ -188,7 +189,7 @@ def _answer_details(msg_id: int, result: dict, previous: dict | None) -> None:
     if citations:
         with st.container(horizontal=True, gap="xsmall", key=f"cites_{msg_id}"):
             for c in citations:
-                if st.button(f"\\[{c.get('number')}\\] {safe_inline(short_label(c))}",
+                if st.button(md("\\[{}\\] {}", c.get("number"), short_label(c)),
                              key=f"cite_{msg_id}_{c.get('number')}", type="secondary", icon=":material/article:",
                              help=safe_inline(long_label(c))):
                     show_citation(c, result.get("mode"))
@@ -203,7 +204,7 @@ def _answer_details(msg_id: int, result: dict, previous: dict | None) -> None:
         for c in sources:
             icon = ":material/format_quote:" if c.get("number") in cited else ":material/description:"
             score = f" · score {float(c.get('score') or 0):.3f}" if c.get("kind", "chunk") == "chunk" else ""
-            with st.expander(f"\\[{c.get('number')}\\] {safe_inline(long_label(c))}{score}", icon=icon):
+            with st.expander(md("\\[{}\\] {}{}", c.get("number"), long_label(c), score), icon=icon):
                 _source_meta(c, result.get("mode"))
                 st.code(c.get("text") or "", language=None, wrap_lines=True)
                 if st.button("Show in filing", key=f"src_{msg_id}_{c.get('number')}", icon=":material/open_in_new:",
@@ -218,9 +219,9 @@ def _meta_row(msg_id: int, result: dict, previous: dict | None) -> None:
     bits = []
     mode = result.get("mode") or request.get("mode")
     if mode:
-        bits.append(f"**{mode}** retrieval")
+        bits.append(md("**{}** retrieval", mode))
     if result.get("model"):
-        bits.append(f"model {safe_inline(result['model'])}")
+        bits.append(md("model {}", result["model"]))
     elif result.get("extractive"):
         bits.append("extractive (no model)")
     elif result.get("refused"):
@@ -230,7 +231,7 @@ def _meta_row(msg_id: int, result: dict, previous: dict | None) -> None:
     chosen = [*user_filters.get("tickers", []), *[f"FY{y}" for y in user_filters.get("fiscal_years", [])],
               *user_filters.get("fiscal_periods", []), *user_filters.get("forms", [])]
     if chosen:
-        bits.append("your filters: " + safe_inline(" · ".join(map(str, chosen))))
+        bits.append(md("your filters: {}", " · ".join(map(str, chosen))))
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key=f"meta_{msg_id}"):
         if detected and request.get("use_analysis", True):
             st.caption(f":material/filter_alt: Detected **{safe_inline(detected)}**")
@@ -241,10 +242,10 @@ def _meta_row(msg_id: int, result: dict, previous: dict | None) -> None:
                 st.session_state[core.K_PENDING] = {"question": question, "use_analysis": False}
         elif request.get("use_analysis") is False:
             st.caption(":material/filter_alt_off: Asked without detected filters")
-        st.caption(" · ".join(bits))
+        st.caption(join(" · ", bits))
     queries = result.get("generated_queries") or []
     if queries:  # model output: shown escaped, like filing text
-        st.caption(":material/manage_search: Also searched: " + " · ".join(f"“{safe_inline(q)}”" for q in queries))
+        st.caption(":material/manage_search: Also searched: " + join(" · ", (md("“{}”", q) for q in queries)))
 
 
 def _warnings(result: dict) -> None:
@@ -255,8 +256,8 @@ def _warnings(result: dict) -> None:
             continue
         st.warning(safe_markdown(w, citation_color=None), icon=":material/warning:")
     if figures and not any("figure" in (w or "").lower() for w in result.get("warnings") or []):
-        st.warning("Check these figures, found in none of the cited passages: "
-                   + ", ".join(safe_inline(f) for f in figures), icon=":material/warning:")
+        st.warning("Check these figures, found in none of the cited passages: " + join(", ", figures),
+                   icon=":material/warning:")
     if result.get("cut"):
         st.caption(":material/content_cut: The answer stream was cut off; the text above is what arrived.")
 
@@ -278,10 +279,10 @@ def _source_meta(c: dict, mode: str | None) -> None:
     if pages:
         bits.append(pages)
     if c.get("kind", "chunk") == "chunk":
-        bits.append(f"score {float(c.get('score') or 0):.4f}" + (f" ({mode})" if mode else ""))
+        bits.append(md("score {:.4f}", float(c.get("score") or 0)) + (md(" ({})", mode) if mode else md("")))
     else:
         bits.append("exact XBRL fact")
-    st.caption(" · ".join(bits))
+    st.caption(join(" · ", bits))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -294,7 +295,7 @@ def show_citation(c: dict, mode: str | None = None) -> None:
 
 
 def render_citation(c: dict, mode: str | None = None) -> None:
-    st.markdown(f"#### \\[{c.get('number')}\\] {safe_inline(c.get('company') or c.get('ticker') or 'Unknown company')}")
+    st.markdown(md("#### \\[{}\\] {}", c.get("number"), c.get("company") or c.get("ticker") or "Unknown company"))
     _source_meta(c, mode)
     if safe_url(c.get("url")):
         st.link_button("Open the filing on sec.gov", safe_url(c.get("url")), icon=":material/open_in_new:")

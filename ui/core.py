@@ -17,6 +17,7 @@ from rag.engine import Engine
 from rag.jobs import IndexJobs
 from rag.schema import MODES, Filters
 
+from .safe import Md, plain
 from .text import safe_inline
 
 log = logging.getLogger(__name__)
@@ -250,16 +251,18 @@ def open_conversation(conversation_id: str | None) -> None:
             del st.query_params["c"]
 
 
-def notice(message: str, kind: str = "success") -> None:
-    """A message shown once on the next run (after an st.rerun)."""
-    st.session_state[K_NOTICE] = (kind, message)
+def notice(message: Md, kind: str = "success") -> None:
+    """A message shown once on the next run (after an st.rerun). Build it with ui.safe.md(): a plain str is shown
+    escaped, as text."""
+    st.session_state[K_NOTICE] = (kind, plain(message))
 
 
 def show_notice() -> None:
     item = st.session_state.pop(K_NOTICE, None)
     if item:
         kind, message = item
-        {"success": st.success, "error": st.error, "warning": st.warning}.get(kind, st.info)(message)
+        show = {"success": st.success, "error": st.error, "warning": st.warning}.get(kind, st.info)
+        show(plain(message))
 
 
 # --------------------------------------------------------------------------------------------------------------

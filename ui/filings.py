@@ -18,6 +18,7 @@ from rag.edgar.record import FISCAL_PERIODS, RECORD_NAME
 from rag.jobs import CORRECTABLE, correct_record, record_label
 
 from . import core
+from .safe import md
 from .text import safe_inline
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ def index_files(s: Settings, items: list[tuple[Path, str]], overrides: dict | No
     store = core.engine(s).store
     bars = {}
     for i, (_path, label) in enumerate(items):
-        bars[i] = st.progress(0.0, text=f"{label}: waiting")
+        bars[i] = st.progress(0.0, text=md("{}: waiting", label))
     # IndexStore.add reports (file name, stage, fraction) in file order; names repeat (every EDGAR download is
     # primary-document.html), so follow the order: a file is done at 'indexed', 'unchanged' or 'failed'.
     cursor = {"i": 0}
@@ -52,7 +53,7 @@ def index_files(s: Settings, items: list[tuple[Path, str]], overrides: dict | No
         label = items[i][1]
         shown = stage.split(":", 1)[0] if stage.startswith("failed") else stage
         try:
-            bars[i].progress(max(0.0, min(1.0, float(fraction))), text=f"{label}: {shown}")
+            bars[i].progress(max(0.0, min(1.0, float(fraction))), text=md("{}: {}", label, shown))
         except Exception:  # noqa: BLE001 - a progress bar must never break indexing
             pass
         if stage in ("indexed", "unchanged") or stage.startswith("failed"):
@@ -65,13 +66,13 @@ def index_files(s: Settings, items: list[tuple[Path, str]], overrides: dict | No
     except IndexBusy:
         message = "Another indexing run (another session or the CLI) is busy with the index; try again when it ends."
         for i, (_path, label) in enumerate(items):
-            bars[i].progress(1.0, text=f"{label}: not indexed")
+            bars[i].progress(1.0, text=md("{}: not indexed", label))
             lines.append(JobLine(label, "failed", message))
         return lines
     except Exception as exc:  # noqa: BLE001
         log.exception("indexing failed")
         for i, (_path, label) in enumerate(items):
-            bars[i].progress(1.0, text=f"{label}: not indexed")
+            bars[i].progress(1.0, text=md("{}: not indexed", label))
             lines.append(JobLine(label, "failed", f"Indexing failed: {exc}"))
         return lines
     rows = {str(Path(r["file"])): r for r in report.rows}
@@ -80,14 +81,14 @@ def index_files(s: Settings, items: list[tuple[Path, str]], overrides: dict | No
         status = row.get("status")
         if status == "indexed":
             lines.append(JobLine(label, "indexed", f"{row.get('chunks', 0)} chunks"))
-            bars[i].progress(1.0, text=f"{label}: indexed, {row.get('chunks', 0)} chunks")
+            bars[i].progress(1.0, text=md("{}: indexed, {} chunks", label, row.get("chunks", 0)))
         elif status == "skipped":
             lines.append(JobLine(label, "unchanged", "already indexed, unchanged"))
-            bars[i].progress(1.0, text=f"{label}: already indexed")
+            bars[i].progress(1.0, text=md("{}: already indexed", label))
         else:
             error = row.get("error") or "not indexed"
             lines.append(JobLine(label, "failed", error))
-            bars[i].progress(1.0, text=f"{label}: failed")
+            bars[i].progress(1.0, text=md("{}: failed", label))
     return lines
 
 
@@ -151,7 +152,7 @@ def upload_form(s: Settings) -> None:
     files = st.file_uploader(
         "Filing files", type=UPLOAD_TYPES, accept_multiple_files=True, key=f"uploader_{generation}",
         max_upload_size=int(s.max_upload_mb),
-        help=f"EDGAR .htm/.html documents, full-submission .txt files or PDFs, up to {s.max_upload_mb} MB each.",
+        help=md("EDGAR .htm/.html documents, full-submission .txt files or PDFs, up to {} MB each.", s.max_upload_mb),
     )
     if st.button("Read files", key="up_go", type="primary", icon=":material/upload_file:", disabled=not files,
                  width="stretch", help="Reads each file's company, ticker, form, fiscal year and period, for you to "

@@ -13,7 +13,8 @@ import streamlit as st
 from rag.facts import METRICS, concept_label
 
 from . import core
-from .text import PASSAGE_CSS, context_window, highlight_html, safe_inline
+from .safe import join, md
+from .text import PASSAGE_CSS, context_window, highlight_html
 
 DEFAULT_METRICS = ("revenue", "net_income", "operating_income")
 K_COMPANIES, K_METRICS, K_COMPARATIVES = "fin_companies", "fin_metrics", "fin_comparatives"
@@ -36,7 +37,7 @@ def render() -> None:
         layer = engine.facts()
         filings = layer.filings()
     except Exception as exc:  # noqa: BLE001 - a broken store must not take the page down
-        st.error(f"The figures could not be loaded: {exc}")
+        st.error(md("The figures could not be loaded: {}", exc))
         return
 
     tickers = sorted({f["ticker"] for f in filings if f.get("ticker") and f.get("fiscal_year")})
@@ -66,7 +67,7 @@ def render() -> None:
 
     missing = [labels[k] for k in metric_keys if not any(r["metric"] == k for r in rows)]
     if missing:
-        st.caption("Not in these companies' XBRL data: " + ", ".join(safe_inline(m) for m in missing) + ".")
+        st.caption(md("Not in these companies' XBRL data: {}.", join(", ", missing)))
     df = pd.DataFrame(rows)
     df["company_label"] = df["company"].fillna("") + " (" + df["ticker"] + ")"
     if quarterly:
@@ -124,7 +125,7 @@ def _charts(df: pd.DataFrame, metric_keys: list[str], labels: dict[str, str], qu
         chart = part.assign(v=part["value"] / scale).pivot_table(index="FY" if quarterly else "fiscal_year",
                                                                   columns="ticker", values="v", aggfunc="first")
         chart.index = chart.index.astype(str)
-        st.markdown(f"**{safe_inline(labels[key])}** · {unit}")
+        st.markdown(md("**{}** · {}", labels[key], unit))
         st.bar_chart(chart, stack=False, height=220)
 
 
@@ -149,8 +150,8 @@ def _sources(df: pd.DataFrame, rows: list[dict], layer, engine) -> None:
         return
     with st.container(border=True):
         if item["inputs"]:  # a computed figure: its formula, then the source of each reported input
-            st.markdown(f"**{safe_inline(item['label'])}**, {safe_inline(item['ticker'])} {_period(item)}: "
-                        f"**{safe_inline(item['display'])}** = {safe_inline(item['formula'] or '')}")
+            st.markdown(md("**{}**, {} {}: **{}** = {}", item["label"], item["ticker"], _period(item), item["display"],
+                           item["formula"] or ""))
             for i, part in enumerate(item["inputs"]):
                 if i:
                     st.divider()
@@ -161,11 +162,11 @@ def _sources(df: pd.DataFrame, rows: list[dict], layer, engine) -> None:
 
 def _show_source(item: dict, layer, engine) -> None:
     """The passage that reports one reported figure, the figure highlighted in its filing's text."""
-    st.markdown(f"**{safe_inline(item['label'])}**, {safe_inline(item['ticker'])} {_period(item)}: "
-                f"**{safe_inline(item['display'])}** · {safe_inline(item['source'])}")
-    st.caption(f"XBRL {safe_inline(item['concept'] or '')} ({safe_inline(concept_label(item['concept'] or ''))}), "
-               f"period ending {item['period_end']}"
-               + (f", {safe_inline(str(item['dimensions']))}" if item.get("dimensions") else ""))
+    st.markdown(md("**{}**, {} {}: **{}** · {}", item["label"], item["ticker"], _period(item), item["display"],
+                   item["source"]))
+    st.caption(md("XBRL {} ({}), period ending {}", item["concept"] or "", concept_label(item["concept"] or ""),
+                  item["period_end"])
+               + (md(", {}", str(item["dimensions"])) if item.get("dimensions") else md("")))
     fact = next((g.best for g in layer.view(layer.store.filing(item["doc_id"])).groups
                  if g.best.concept == item["concept"] and g.best.period_end == item["period_end"]
                  and g.best.dimensions == (item.get("dimensions") or {}) and g.best.chunk_id == item["chunk_id"]),

@@ -12,6 +12,7 @@ from rag.schema import pages_label, period_label
 
 from . import core
 from .filings import index_files
+from .safe import code, join, link, md, plain
 from .text import PAGE_DASH, code_inline, safe_inline, safe_url, section_label
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ def _summary(ordered: list[dict]) -> None:
     cols[0].metric("Filings", len(ordered))
     cols[1].metric("Companies", len(companies))
     cols[2].metric("Chunks", f"{chunks:,}")
-    cols[3].metric("Fiscal years", f"{years[0]}–{years[-1]}" if len(years) > 1 else (years[0] if years else "–"))
+    cols[3].metric("Fiscal years", plain(f"{years[0]}–{years[-1]}" if len(years) > 1 else (years[0] if years else "–")))
 
 
 def _table(ordered: list[dict]) -> None:
@@ -152,19 +153,19 @@ def _reader(doc_id: str, f: dict) -> None:
     sec = sections[i]
     start, end = int(sec.get("char_start") or 0), int(sec.get("char_end") or len(text))
     body = text[start:end]
-    st.caption(f"{len(body):,} characters · characters {start:,}–{end:,} of the filing's text"
-               + (f" · [open on sec.gov]({safe_url(f.get('url'))})" if safe_url(f.get("url")) else ""))
+    st.caption(md("{:,} characters · characters {:,}–{:,} of the filing's text", len(body), start, end)
+               + (md(" · {}", link("open on sec.gov", f.get("url"))) if safe_url(f.get("url")) else md("")))
     st.code(body or "(empty)", language=None, wrap_lines=True, height=560 if len(body) > 2500 else "content")
 
 
 def _manage(s, doc_id: str, f: dict) -> None:
     path = Path(f.get("path") or "")
-    bits = [f"Id: {code_inline(doc_id)}"]
+    bits = [md("Id: {}", code(doc_id))]
     if f.get("accession"):
-        bits.append(f"accession {safe_inline(f['accession'])}")
+        bits.append(md("accession {}", f["accession"]))
     if f.get("indexed_at"):
-        bits.append(f"indexed {safe_inline(str(f['indexed_at']).replace('T', ' '))}")
-    st.caption(" · ".join(bits))
+        bits.append(md("indexed {}", str(f["indexed_at"]).replace("T", " ")))
+    st.caption(join(" · ", bits))
     st.caption(f"File: {code_inline(str(path))}" if path.name else "File: unknown")
     _edit_details(s, doc_id, f)
     left, right = st.columns(2)
@@ -236,8 +237,8 @@ def _save_details(s, doc_id: str, f: dict, values: dict) -> None:
     if not changed:
         st.info("Nothing to save: the details are as recorded.")
         return
-    core.notice(f"Saved {filing_label(after)}: {', '.join(changed)}. Filters, citations and figures use the new "
-                "details; nothing was re-embedded.")
+    core.notice(md("Saved {}: {}. Filters, citations and figures use the new details; nothing was re-embedded.",
+                   filing_label(after), ", ".join(changed)))
     st.session_state[core.K_LIBRARY_DOC] = doc_id
     st.rerun()
 
@@ -262,9 +263,9 @@ def _remove(s, doc_id: str, f: dict) -> None:
     st.session_state.pop(K_CONFIRM_REMOVE, None)
     st.session_state.pop(K_SELECTED, None)
     if removed:
-        core.notice(f"Removed {filing_label(f)} from the index.")
+        core.notice(md("Removed {} from the index.", filing_label(f)))
     else:
-        core.notice(f"{filing_label(f)} was not in the index any more.", "warning")
+        core.notice(md("{} was not in the index any more.", filing_label(f)), "warning")
     st.rerun()
 
 
@@ -273,7 +274,7 @@ def _reindex(s, doc_id: str, f: dict, path: Path) -> None:
         st.error(safe_inline(f"The filing's file is gone ({path}); download or upload it again."))
         return
     label = filing_label(f)
-    with st.status(f"Re-indexing {label}…", expanded=True) as status:
+    with st.status(md("Re-indexing {}…", label), expanded=True) as status:
         try:
             core.engine(s).store.remove([doc_id], lock_timeout=5.0)
         except IndexBusy:
@@ -285,10 +286,10 @@ def _reindex(s, doc_id: str, f: dict, path: Path) -> None:
         line = lines[0] if lines else None
         if line and line.state != "failed":
             _keep_corrections(s, doc_id, f)
-            status.update(label=f"Re-indexed {label}: {line.detail}", state="complete", expanded=False)
-            core.notice(f"Re-indexed {label}: {line.detail}.")
+            status.update(label=md("Re-indexed {}: {}", label, line.detail), state="complete", expanded=False)
+            core.notice(md("Re-indexed {}: {}.", label, line.detail))
             st.session_state[core.K_LIBRARY_DOC] = doc_id
             st.rerun()
         else:
-            status.update(label=f"Re-indexing {label} failed", state="error")
+            status.update(label=md("Re-indexing {} failed", label), state="error")
             st.error(safe_inline(f"{label}: {line.detail if line else 'not indexed'}"))

@@ -12,6 +12,7 @@ from rag.schema import MODES
 from . import core
 from . import filings as filing_ui
 from . import jobs as jobs_ui
+from .safe import join, md, plain
 from .text import code_inline, safe_inline
 
 K_CONFIRM_DELETE = "confirm_delete_conversation"
@@ -89,7 +90,8 @@ def _conversations(s, pages: dict) -> None:
         left, right = st.columns([0.84, 0.16], vertical_alignment="center", gap="xxsmall")
         if left.button(safe_inline(title), key=f"conv_open_{cid}", width="stretch",
                        type="secondary" if cid == current else "tertiary",
-                       help=f"{conv['messages']} messages · last active {conv['updated_at'][:16].replace('T', ' ')} UTC"):
+                       help=md("{} messages · last active {} UTC", conv["messages"],
+                               conv["updated_at"][:16].replace("T", " "))):
             _go_to_chat(pages, cid)
         if right.button("", key=f"conv_del_{cid}", icon=":material/delete:", type="tertiary",
                         help="Delete this conversation"):
@@ -109,8 +111,8 @@ def _search_settings(s, known: dict) -> None:
     st.segmented_control(
         "Retrieval mode", list(MODES), key=core.K_MODE, default="hybrid", required=True, width="stretch",
         bind="query-params",
-        format_func=str.capitalize,
-        help="  \n".join(f"**{m.capitalize()}**: {core.MODE_HELP[m]}" for m in MODES),
+        format_func=lambda m: plain(m.capitalize()),
+        help=join("  \n", (md("**{}**: {}", m.capitalize(), core.MODE_HELP[m]) for m in MODES)),
     )
     st.slider("Passages per answer (top-k)", 1, 30, value=max(1, min(30, int(s.top_k))), key=core.K_TOP_K,
               bind="query-params",
@@ -189,7 +191,7 @@ def _model(s) -> None:
             current = (_installed(chosen, models) if chosen else None) or _installed(configured, models) or models[0]
             st.session_state[core.K_MODEL] = current
             st.selectbox("Ollama model", models, key=core.K_MODEL,
-                         help=f"Models installed in Ollama at {s.ollama_url}.")
+                         help=md("Models installed in Ollama at {}.", s.ollama_url))
             st.caption(f":green[●] Ollama running · {len(models)} model{'s' if len(models) != 1 else ''} · "
                        f"{safe_inline(s.ollama_url)}")
             if not _installed(configured, models):

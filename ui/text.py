@@ -25,17 +25,37 @@ from rag.schema import citation_label, pages_label, period_label
 WORD_JOINER = "\u2060"
 # Characters escaped with a backslash everywhere in ordinary text.
 _ESCAPE = set("\\[]<>$&!~_:")
+# Escaped too in literal mode (labels): emphasis, code spans, headings and table pipes show as typed.
+_LITERAL_ESCAPE = _ESCAPE | set("*`#|")
 _CITATION = re.compile(r"^\[\s*\d{1,3}(?:\s*,\s*\d{1,3})*\s*\]$")
 _CITATION_CHARS = set("0123456789, ")
 _MAX_INDENT = 3  # four spaces would start an indented code block, which shows backslashes literally
 _INFO_CHARS = re.compile(r"[^A-Za-z0-9_+\-]")
 
 
-class MarkdownEscaper:
-    """Streaming, prefix-stable escaping of untrusted text into harmless Markdown (see the module docstring)."""
+class Md(str):
+    """Markdown the app vouches for: app-written, or untrusted text escaped by this module or ui.safe.
 
-    def __init__(self, citation_color: str | None = "blue"):
+    A plain `str` is untrusted; ui.safe.md() and plain() escape any `str` that is not an `Md`. `Md + Md` is an
+    `Md`; every other operation (`+ str`, slicing, `.format`) gives back a plain `str`, so a mix of trusted and
+    untrusted text is never mistaken for trusted."""
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        joined = str.__add__(self, other)
+        return Md(joined) if isinstance(other, Md) else joined
+
+
+class MarkdownEscaper:
+    """Streaming, prefix-stable escaping of untrusted text into harmless Markdown (see the module docstring).
+
+    literal=True (for labels): stars, backticks, '#' and '|' are escaped too, so the text shows exactly as typed."""
+
+    def __init__(self, citation_color: str | None = "blue", literal: bool = False):
         self.citation_color = citation_color
+        self.literal = literal
+        self._escape = _LITERAL_ESCAPE if literal else _ESCAPE
         self._out: list[str] = []
         self._at_line_start = True
         self._indent = 0  # spaces seen at the start of the current line, not yet written
@@ -107,7 +127,7 @@ class MarkdownEscaper:
             else:
                 self._fence_line += ch
             return
-        if ch == "`":
+        if ch == "`" and not self.literal:
             if self._ticks == 0:
                 self._ticks_at_line_start = self._at_line_start and self._indent == 0 and self._code is None
             self._ticks += 1
@@ -158,7 +178,7 @@ class MarkdownEscaper:
             self._emit(WORD_JOINER + ".")
         elif ch == "@":
             self._emit("@" + WORD_JOINER)
-        elif ch in _ESCAPE:
+        elif ch in self._escape:
             self._emit("\\" + ch)
         else:
             self._emit(ch)
@@ -228,21 +248,25 @@ class MarkdownEscaper:
         return _INFO_CHARS.sub("", word)[:20]
 
 
-def safe_markdown(text: str, *, citation_color: str | None = "blue") -> str:
+def safe_markdown(text: str, *, citation_color: str | None = "blue") -> Md:
     """Untrusted text as Markdown that renders its words and figures and nothing else (see the module doc)."""
     esc = MarkdownEscaper(citation_color=citation_color)
-    return esc.feed(text or "") + esc.flush()
+    return Md(esc.feed(text or "") + esc.flush())
 
 
-def safe_inline(text: str) -> str:
-    """One line of untrusted text for a label, caption or title: escaped, newlines folded, no colored markers."""
-    return safe_markdown(re.sub(r"\s+", " ", str(text or "")).strip(), citation_color=None)
+def safe_inline(text) -> Md:
+    """One line of untrusted text for a label, caption or title: newlines folded, every character shown as typed
+    (no emphasis, code, link, image, HTML, formula or directive). Text that is already `Md` is kept as it is."""
+    if isinstance(text, Md):
+        return text
+    esc = MarkdownEscaper(citation_color=None, literal=True)
+    return Md(esc.feed(re.sub(r"\s+", " ", str("" if text is None else text)).strip()) + esc.flush())
 
 
-def code_inline(text: str) -> str:
+def code_inline(text: str) -> Md:
     """Untrusted text as an inline code span (its content is shown literally; backticks cannot close it)."""
     body = re.sub(r"\s+", " ", str(text or "")).replace("`", "'").strip()
-    return f"`{body}`" if body else ""
+    return Md(f"`{body}`" if body else "")
 
 
 _URL = re.compile(r"^https://[A-Za-z0-9.-]+(?:/[^\s()<>\[\]`\"']*)?$")
@@ -402,8 +426,3 @@ def timings_label(timings: dict | None) -> str:
     if t.get("total_ms") is not None:
         parts.append(f"total {ms_label(t.get('total_ms'))}")
     return " · ".join(parts)
-
-
-def slug(text: str, limit: int = 60) -> str:
-    s = re.sub(r"[^A-Za-z0-9]+", "-", text or "").strip("-").lower()
-    return (s[:limit].rstrip("-") or "conversation")
