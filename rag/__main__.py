@@ -12,7 +12,15 @@ from typing import Callable
 
 from .config import EMBED_BACKENDS, get_settings
 from .schema import period_label
-from .terminal import AnswerPrinter, clean_text, number_sources, source_lines, wants_style
+from .terminal import (
+    AnswerPrinter,
+    WaitNotice,
+    clean_text,
+    number_sources,
+    source_lines,
+    stop_on_interrupt,
+    wants_style,
+)
 
 EMPTY_INDEX = "The index is empty: run `python -m rag download TICKER` or `python -m rag index PATH`."
 
@@ -197,17 +205,37 @@ def cmd_ask(args) -> int:
         args.question, mode=args.mode, top_k=args.top_k, filters=_filters(args), use_llm=not args.no_llm
     )
     if args.json:  # the engine's own numbers and scores: scripts rely on them
-        for _ in stream:
+        for _ in _answer_pieces(stream):
             pass
         print(json.dumps(stream.result.to_dict(), indent=1, ensure_ascii=False))
         return 0
     style = wants_style(sys.stdout)
     printer = AnswerPrinter(sys.stdout, style)
-    for piece in stream:
+    for piece in _answer_pieces(stream):
         printer.feed(piece)
     printer.close()
     _print_sources(stream.result, printer, style)
     return 0
+
+
+def _answer_pieces(stream):
+    """The answer's text pieces, while stderr says how long the model has kept it waiting; the first Ctrl-C stops
+    waiting (the answer then comes from the filings) rather than ending the command."""
+    notice = WaitNotice(sys.stderr, live=bool(getattr(sys.stderr, "isatty", lambda: False)()))
+
+    def stopping() -> None:
+        notice.clear()
+        print("stopping the model (Ctrl-C again quits)", file=sys.stderr, flush=True)
+
+    with stop_on_interrupt(stream, stopping) as can_stop:
+        notice.hint = "Ctrl-C answers from the filings" if can_stop else ""
+        for piece in stream:
+            if piece:
+                notice.clear()
+                yield piece
+            else:
+                notice.show(stream.waiting)
+        notice.clear()
 
 
 def _print_sources(result, printer: AnswerPrinter, style: bool) -> None:
