@@ -51,6 +51,13 @@ def _settings(args):
                         generated_queries=getattr(args, "generated_queries", None), audience="cli")
 
 
+def _writer(settings):
+    """The index store of a command that writes: a wait for another writer's lock is told on stderr."""
+    from .index import IndexStore
+
+    return IndexStore(settings, on_lock_wait=lambda message: print(clean_text(message), file=sys.stderr, flush=True))
+
+
 def _fail(message: str, code: int = 1) -> int:
     print(f"error: {clean_text(message)}", file=sys.stderr)
     return code
@@ -68,7 +75,6 @@ def _print_report(report) -> None:
 
 def cmd_download(args) -> int:
     from .edgar import EdgarError, download_filings
-    from .index import IndexStore
 
     settings = _settings(args)
     years = _parse_years(args.years) if args.years else None
@@ -92,7 +98,7 @@ def cmd_download(args) -> int:
             print(f"downloaded  {record.ticker} {record.form} {period_label(record.fiscal_year, record.fiscal_period)}"
                   f"  {record.path}")
         return 0
-    report = IndexStore(settings).add([r.path for r in ok], progress=_files_progress([r.path for r in ok]))
+    report = _writer(settings).add([r.path for r in ok], progress=_files_progress([r.path for r in ok]))
     _print_report(report)
     return 0 if len(ok) == len(outcomes) and not report.errors else 1
 
@@ -110,11 +116,11 @@ def _parse_years(raw: str) -> list[int]:
 
 
 def cmd_index(args) -> int:
-    from .index import IndexBusy, IndexStore
+    from .index import IndexBusy
 
     overrides = {"ticker": args.ticker, "company": args.company, "form": args.form, "fiscal_year": args.fiscal_year}
     try:
-        report = IndexStore(_settings(args)).add(args.paths, overrides=overrides, progress=_files_progress(args.paths))
+        report = _writer(_settings(args)).add(args.paths, overrides=overrides, progress=_files_progress(args.paths))
     except (IndexBusy, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -144,11 +150,11 @@ def cmd_list(args) -> int:
 
 def cmd_edit(args) -> int:
     """correct a filing's company, ticker, form, fiscal year or period (metadata only: nothing is re-embedded)"""
-    from .index import IndexBusy, IndexError_, IndexStore, InvalidCorrection
+    from .index import IndexBusy, IndexError_, InvalidCorrection
 
     changes = {"ticker": args.ticker, "company": args.company, "form": args.form, "fiscal_year": args.fiscal_year,
                "fiscal_period": args.period}
-    store = IndexStore(_settings(args))
+    store = _writer(_settings(args))
     before = next((f for f in store.list_filings() if f.get("doc_id") == args.doc_id), None)
     try:
         after = store.update_filing(args.doc_id, changes)
@@ -171,9 +177,7 @@ def cmd_edit(args) -> int:
 
 
 def cmd_remove(args) -> int:
-    from .index import IndexStore
-
-    removed = IndexStore(_settings(args)).remove(args.keys)
+    removed = _writer(_settings(args)).remove(args.keys)
     if not removed:
         print("no indexed filing matches " + ", ".join(args.keys), file=sys.stderr)
         return 1

@@ -7,19 +7,25 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
+from filelock import FileLock, Timeout
 
 from rag.__main__ import main
 from rag.answer import answer, answer_stream
 from rag.config import get_settings
 from rag.index import IndexStore
+from rag.index.writer_lock import WriterLock
 from tests.answer_samples import retrieval, settings_for
 from tests.fake_ollama import started_fake_ollama
 from tests.filings import ACME, BOLT, write_filing
 
 fake_ollama = pytest.fixture(started_fake_ollama, name="fake_ollama")
+ROOT = Path(__file__).resolve().parents[1]
 
 QUESTION = "What were total net sales in 2024?"
 DRIP_REPLY = ("Total net sales were $391,035 million in fiscal 2024 [1], up 2% from $383,285 million in 2023 [1]. "
@@ -167,3 +173,50 @@ def test_cli_json_labels_an_answer_cut_at_the_deadline(storage, capsys, monkeypa
     result = json.loads(out)
     assert result["cut"] is True and result["cut_reason"] == "deadline"
     assert result["answer"].startswith("ACME's") and "RAG_LLM_DEADLINE" in result["answer"]
+
+
+# ------------------------------------------------------------------------------------------ the writer lock
+
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from rag.index.writer_lock import WriterLock
+lock = WriterLock(Path(sys.argv[1]))
+lock.acquire(5)
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+lock.release()
+"""
+
+
+def test_a_second_writer_says_whom_it_waits_for_and_since_when(storage, capsys):
+    index_dir = get_settings(storage_dir=storage["storage"]).index_dir
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(index_dir), "2.5"], cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        code = main(["index", storage["acme"], "--storage", storage["storage"]])
+        err = capsys.readouterr().err
+    finally:
+        holder.wait(timeout=30)
+    assert code == 0, err
+    lock_path = re.escape(str(index_dir / ".writer.lock"))
+    waiting = re.search(rf"^waiting for another indexing run \(pid {holder.pid}, started (\d\d:\d\d:\d\d)\) to "
+                        rf"release {lock_path} since (\d\d:\d\d:\d\d)$", err, re.M)
+    assert waiting, err
+    assert waiting.group(1) <= waiting.group(2)
+    assert re.search(rf"^got {lock_path} after [1-3] s of waiting; going on$", err, re.M), err
+    assert err.index("waiting for") < err.index("unchanged")  # said before the work, not after
+    assert not (index_dir / ".writer.lock.holder").exists()  # the note goes with the lock
+
+
+def test_a_lock_held_without_a_note_is_still_explained(tmp_path):
+    messages = []
+    with FileLock(str(tmp_path / ".writer.lock")):  # a writer from before the note existed
+        lock = WriterLock(tmp_path, on_wait=messages.append, report_every_s=0.3)
+        with pytest.raises(Timeout):
+            lock.acquire(0.8)
+    assert messages[0].startswith("waiting for another writer (it left no note of its pid) to release ")
+    assert any(m.startswith("still waiting for another writer") for m in messages)
+    assert messages[-1].startswith("gave up after 1 s")
