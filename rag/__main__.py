@@ -12,7 +12,15 @@ from typing import Callable
 
 from .config import EMBED_BACKENDS, get_settings
 from .schema import period_label
-from .terminal import AnswerPrinter, clean_text, number_sources, source_lines, wants_style
+from .terminal import (
+    AnswerPrinter,
+    WaitNotice,
+    clean_text,
+    number_sources,
+    source_lines,
+    stop_on_interrupt,
+    wants_style,
+)
 
 EMPTY_INDEX = "The index is empty: run `python -m rag download TICKER` or `python -m rag index PATH`."
 
@@ -43,6 +51,13 @@ def _settings(args):
                         generated_queries=getattr(args, "generated_queries", None), audience="cli")
 
 
+def _writer(settings):
+    """The index store of a command that writes: a wait for another writer's lock is told on stderr."""
+    from .index import IndexStore
+
+    return IndexStore(settings, on_lock_wait=lambda message: print(clean_text(message), file=sys.stderr, flush=True))
+
+
 def _fail(message: str, code: int = 1) -> int:
     print(f"error: {clean_text(message)}", file=sys.stderr)
     return code
@@ -60,7 +75,6 @@ def _print_report(report) -> None:
 
 def cmd_download(args) -> int:
     from .edgar import EdgarError, download_filings
-    from .index import IndexStore
 
     settings = _settings(args)
     years = _parse_years(args.years) if args.years else None
@@ -84,7 +98,7 @@ def cmd_download(args) -> int:
             print(f"downloaded  {record.ticker} {record.form} {period_label(record.fiscal_year, record.fiscal_period)}"
                   f"  {record.path}")
         return 0
-    report = IndexStore(settings).add([r.path for r in ok], progress=_files_progress([r.path for r in ok]))
+    report = _writer(settings).add([r.path for r in ok], progress=_files_progress([r.path for r in ok]))
     _print_report(report)
     return 0 if len(ok) == len(outcomes) and not report.errors else 1
 
@@ -102,11 +116,11 @@ def _parse_years(raw: str) -> list[int]:
 
 
 def cmd_index(args) -> int:
-    from .index import IndexBusy, IndexStore
+    from .index import IndexBusy
 
     overrides = {"ticker": args.ticker, "company": args.company, "form": args.form, "fiscal_year": args.fiscal_year}
     try:
-        report = IndexStore(_settings(args)).add(args.paths, overrides=overrides, progress=_files_progress(args.paths))
+        report = _writer(_settings(args)).add(args.paths, overrides=overrides, progress=_files_progress(args.paths))
     except (IndexBusy, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -136,11 +150,11 @@ def cmd_list(args) -> int:
 
 def cmd_edit(args) -> int:
     """correct a filing's company, ticker, form, fiscal year or period (metadata only: nothing is re-embedded)"""
-    from .index import IndexBusy, IndexError_, IndexStore, InvalidCorrection
+    from .index import IndexBusy, IndexError_, InvalidCorrection
 
     changes = {"ticker": args.ticker, "company": args.company, "form": args.form, "fiscal_year": args.fiscal_year,
                "fiscal_period": args.period}
-    store = IndexStore(_settings(args))
+    store = _writer(_settings(args))
     before = next((f for f in store.list_filings() if f.get("doc_id") == args.doc_id), None)
     try:
         after = store.update_filing(args.doc_id, changes)
@@ -163,9 +177,7 @@ def cmd_edit(args) -> int:
 
 
 def cmd_remove(args) -> int:
-    from .index import IndexStore
-
-    removed = IndexStore(_settings(args)).remove(args.keys)
+    removed = _writer(_settings(args)).remove(args.keys)
     if not removed:
         print("no indexed filing matches " + ", ".join(args.keys), file=sys.stderr)
         return 1
@@ -197,17 +209,37 @@ def cmd_ask(args) -> int:
         args.question, mode=args.mode, top_k=args.top_k, filters=_filters(args), use_llm=not args.no_llm
     )
     if args.json:  # the engine's own numbers and scores: scripts rely on them
-        for _ in stream:
+        for _ in _answer_pieces(stream):
             pass
         print(json.dumps(stream.result.to_dict(), indent=1, ensure_ascii=False))
         return 0
     style = wants_style(sys.stdout)
     printer = AnswerPrinter(sys.stdout, style)
-    for piece in stream:
+    for piece in _answer_pieces(stream):
         printer.feed(piece)
     printer.close()
     _print_sources(stream.result, printer, style)
     return 0
+
+
+def _answer_pieces(stream):
+    """The answer's text pieces, while stderr says how long the model has kept it waiting; the first Ctrl-C stops
+    waiting (the answer then comes from the filings) rather than ending the command."""
+    notice = WaitNotice(sys.stderr, live=bool(getattr(sys.stderr, "isatty", lambda: False)()))
+
+    def stopping() -> None:
+        notice.clear()
+        print("stopping the model (Ctrl-C again quits)", file=sys.stderr, flush=True)
+
+    with stop_on_interrupt(stream, stopping) as can_stop:
+        notice.hint = "Ctrl-C answers from the filings" if can_stop else ""
+        for piece in stream:
+            if piece:
+                notice.clear()
+                yield piece
+            else:
+                notice.show(stream.waiting)
+        notice.clear()
 
 
 def _print_sources(result, printer: AnswerPrinter, style: bool) -> None:

@@ -79,7 +79,11 @@ class Settings:
     ollama_url: str = field(default_factory=lambda: _ollama_url(_env("OLLAMA_HOST", "http://127.0.0.1:11434")))
     llm_model: str = field(default_factory=lambda: _env("RAG_LLM_MODEL", "llama3.1:8b"))
     llm_context_window: int = field(default_factory=lambda: _env_int("RAG_LLM_CONTEXT", 8192))
+    # Seconds Ollama may stay silent: before its first piece, and between two pieces of an answer.
     llm_timeout_s: float = field(default_factory=lambda: _env_float("RAG_LLM_TIMEOUT", 120.0))
+    # Seconds one whole answer may take (0 = no limit): a model that drips pieces just inside the timeout would
+    # otherwise hold an answer open for as long as it writes. What arrived by then is kept and marked as cut.
+    llm_deadline_s: float = field(default_factory=lambda: _env_float("RAG_LLM_DEADLINE", 300.0))
     # SEC asks every client to identify itself as "Name email@example.com"; no default, so nobody sends ours.
     sec_user_agent: str = field(default_factory=lambda: _env("SEC_USER_AGENT", ""))
     max_upload_mb: int = field(default_factory=lambda: _env_int("RAG_MAX_UPLOAD_MB", 200))

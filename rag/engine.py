@@ -154,11 +154,20 @@ class Engine:
         """The answer stream for a retrieval already done (the CLI, the app and the eval share it)."""
         tickers, years = self._fact_scope(retrieval, filters)
         found = self._fact_answer(retrieval, filters)
+        unavailable = self._llm_unavailable() if use_llm else None
         stream = answer_stream(
-            question, retrieval, self.settings, use_llm=use_llm,
+            question, retrieval, self.settings, use_llm=use_llm and unavailable is None,
             facts_block=found.block if found else None, fact_citations=found.citations if found else None,
+            llm_unavailable=unavailable,
         )
         return CheckedStream(stream, self.facts(), tickers, years, facts=found)
+
+    def _llm_unavailable(self) -> str | None:
+        """Why the model cannot answer now (Ollama down, stuck, or without the model), from a status check with a
+        short timeout; None when it can. A server that accepts connections and never answers then costs seconds,
+        not the whole answer timeout."""
+        status = ollama_status(self.settings)
+        return None if status.reachable and status.model_available else status.message
 
     def facts(self):
         """The facts layer over storage/facts.sqlite3, citing chunks of the live index."""

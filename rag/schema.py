@@ -270,6 +270,8 @@ class AnswerResult:
     extractive: bool = False
     refused: bool = False
     cut: bool = False
+    # Why a cut answer ended early: deadline (RAG_LLM_DEADLINE), stopped (by the user), connection, length
+    cut_reason: str | None = None
     model: str | None = None  # the Ollama model that wrote the answer; None when extractive or refused
     refusal_reason: str | None = None  # forecast / advice / market_data / unknown_company / off_topic / no_evidence
     unverified_figures: list[str] = field(default_factory=list)  # figures found in none of the cited sources

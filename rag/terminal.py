@@ -8,8 +8,11 @@ A terminal reader wants neither the markup nor the gaps. Nothing here changes a 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
+import threading
 
 from .schema import period_label
 
@@ -210,3 +213,64 @@ def _where(c) -> str:
         pages = f"p. {c.page_start}" + (f"-{c.page_end}" if c.page_end not in (None, c.page_start) else "")
     period = period_label(c.fiscal_year, getattr(c, "fiscal_period", None)) or None
     return " ".join(str(part) for part in (c.ticker or c.company, c.form, period, c.section, pages) if part)
+
+
+class WaitNotice:
+    """Says on stderr that an answer is waiting for the model. On a terminal: one line, rewritten as the seconds
+    pass ("waiting for llama3.1:8b, 12 s") and erased when the answer starts. Elsewhere (a log, a pipe): a line
+    once the wait passes a second, then one every `every_s` seconds, so a quick answer prints none."""
+
+    def __init__(self, out, *, live: bool, hint: str = "", every_s: float = 10.0):
+        self.out = out
+        self.live = live
+        self.hint = hint
+        self.every_s = every_s
+        self.shown = ""  # the line on screen (live) or the last one printed
+        self.next_at = 1.0  # seconds of waiting at which a log line is due
+
+    def show(self, wait) -> None:
+        """`wait`: the stream's WaitState, or None when it is not waiting (then the notice is cleared)."""
+        if wait is None:
+            self.clear()
+            return
+        line = clean_text(wait.label()) + (f" ({self.hint})" if self.hint else "")
+        if self.live:
+            if line != self.shown:
+                self.out.write("\r\x1b[2K" + line)
+                self.out.flush()
+                self.shown = line
+        elif wait.seconds >= self.next_at:
+            self.out.write(line + "\n")
+            self.out.flush()
+            self.shown = line
+            self.next_at = wait.seconds + self.every_s
+
+    def clear(self) -> None:
+        if self.live and self.shown:
+            self.out.write("\r\x1b[2K")
+            self.out.flush()
+        self.shown = ""
+        self.next_at = 1.0
+
+
+@contextlib.contextmanager
+def stop_on_interrupt(stream, say=None):
+    """While the block runs, the first Ctrl-C calls `stream.stop()` (the answer then comes from the filings, or
+    keeps what the model wrote so far) instead of ending the program; a second one interrupts as usual. Yields
+    whether it could (signal handlers belong to the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield False
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def first_interrupt(signum, frame):
+        signal.signal(signal.SIGINT, previous)
+        stream.stop()
+        if say is not None:
+            say()
+
+    signal.signal(signal.SIGINT, first_interrupt)
+    try:
+        yield True
+    finally:
+        signal.signal(signal.SIGINT, previous)

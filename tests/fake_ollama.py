@@ -21,6 +21,9 @@ Failures (`fake.fail`):
     "slow"      /api/chat waits `slow_s` seconds before the first byte
     "error"     /api/chat answers 500 {"error": "something broke"}
     "think400"  /api/chat answers 400 "does not support thinking" when the body has a "think" field
+    "silent"    /api/chat reads the request and then sends nothing at all (no headers) until the server stops
+    "hang"      every route, /api/tags included, reads the request and sends nothing until the server stops
+    "drip"      /api/chat streams its pieces `drip_s` seconds apart
 `fake.done_reason = "length"` ends the stream as a model that hit num_predict does.
 Thinking: `fake.thinking = "..."` sends that text first in "thinking" fields (content ""); a `reply` may itself
 contain <think>...</think>.
@@ -44,6 +47,7 @@ class FakeOllama:
         self.fail: str | None = None
         self.cut_after: int = 5
         self.slow_s: float = 5.0
+        self.drip_s: float = 1.0
         self.done_reason: str = "stop"
         self.requests: list[dict] = []
         self._stop = threading.Event()
@@ -147,8 +151,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     # ---- routes
+    def _hang(self) -> None:
+        """Keep the connection open and say nothing until the server stops."""
+        self.owner._stop.wait()
+        self.close_connection = True
+
     def do_GET(self) -> None:
         self._record(None)
+        if self.owner.fail == "hang":
+            self._hang()
+            return
         if self.path == "/api/tags":
             models = [
                 {"name": m, "model": m, "modified_at": "2025-01-01T00:00:00Z", "size": 4_000_000_000,
@@ -167,6 +179,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._record(body)
         fake = self.owner
         model = body.get("model", "")
+        if fake.fail == "hang" or (fake.fail == "silent" and self.path == "/api/chat"):
+            self._hang()
+            return
         if self.path == "/api/show":
             if fake.fail == "missing" or not fake.has_model(model):
                 self._json(404, {"error": f"model '{model}' not found"})
@@ -215,6 +230,8 @@ class _Handler(BaseHTTPRequestHandler):
                     self.wfile.flush()
                     self.connection.shutdown(socket.SHUT_RDWR)
                     self.close_connection = True
+                    return
+                if fake.fail == "drip" and n and fake._stop.wait(fake.drip_s):
                     return
                 self._chunk({"model": model, "created_at": created, "done": False,
                              "message": {"role": "assistant", "content": piece}})

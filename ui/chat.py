@@ -10,7 +10,7 @@ import streamlit as st
 from rag.conversations import to_markdown
 from rag.schema import pages_label, period_label
 
-from . import core
+from . import core, waiting
 from .safe import download_name, join, md, plain
 from .text import (
     PAGE_DASH,
@@ -56,6 +56,7 @@ def render(pages: dict) -> None:
         conv_id = None
     messages = store.messages(conv_id) if conv else []
     known = core.filings(s)
+    stopped = waiting.take_stopped(conv_id)  # an answer whose wait for the model was stopped: finished below
 
     _header(conv, messages)
     core.show_notice()
@@ -69,12 +70,15 @@ def render(pages: dict) -> None:
     for i, msg in enumerate(messages):
         _render_message(msg, messages[i - 1] if i else None)
         following = messages[i + 1] if i + 1 < len(messages) else None
-        if msg["role"] == "user" and (following is None or following["role"] == "user"):
+        if msg["role"] == "user" and (following is None or following["role"] == "user") and not (
+                stopped and following is None):
             _unanswered(msg, known)
 
     placeholder = "Ask about the indexed filings…" if known else "Add filings first (sidebar: Add filings)"
     prompt = st.chat_input(placeholder, key="question", disabled=not known, max_chars=2000)
     pending = st.session_state.pop(core.K_PENDING, None)
+    if stopped:
+        _finish_stopped(stopped)
     if prompt and prompt.strip():
         ask(prompt.strip(), conv_id=conv_id)
     elif pending and known:
@@ -259,7 +263,7 @@ def _warnings(result: dict) -> None:
         st.warning("Check these figures, found in none of the cited passages: " + join(", ", figures),
                    icon=":material/warning:")
     if result.get("cut"):
-        st.caption(":material/content_cut: The answer stream was cut off; the text above is what arrived.")
+        waiting.show_cut_caption(result)
 
 
 def _source_meta(c: dict, mode: str | None) -> None:
@@ -358,18 +362,48 @@ def ask(question: str, *, conv_id: str | None, use_analysis: bool = True) -> Non
                     question, mode=request.mode, top_k=request.top_k, filters=request.filters,
                     use_llm=request.use_llm, use_analysis=use_analysis, generated_queries=request.generated_queries,
                 )
-            st.write_stream(escaped_stream(stream))
-            result = stream.result.to_dict() if stream.result is not None else None
-            if result is None:
-                raise RuntimeError("the answer stream ended without a result")
-            content = result.get("answer") or ""
+            flight = waiting.begin(stream, conv_id=conv_id, question=question,
+                                   request={**request.to_dict(), "use_analysis": use_analysis})
+            st.write_stream(escaped_stream(waiting.watched(flight)))
+            if flight.taken_over:  # the user stopped the wait: the next run, already started, finishes the answer
+                st.stop()
+            result, content = _finished(stream)
         except Exception as exc:  # noqa: BLE001 - say what went wrong, keep the conversation usable
-            log.exception("answering failed")
-            message = f"The question could not be answered: {type(exc).__name__}: {exc}"
-            st.error(safe_inline(message))
-            result = {"error": message, "question": question,
-                      "timings": {"total_ms": round((time.perf_counter() - started) * 1000, 1)}}
-            content = message
+            result, content = _failed(exc, question, started)
     result["request"] = {**request.to_dict(), "use_analysis": use_analysis}
+    waiting.end()
     store.add_message(conv_id, "assistant", content, result)
+    st.rerun()
+
+
+def _finished(stream) -> tuple[dict, str]:
+    """(the result as stored, the answer's text) of a stream that ran to its end."""
+    result = stream.result.to_dict() if stream.result is not None else None
+    if result is None:
+        raise RuntimeError("the answer stream ended without a result")
+    return result, result.get("answer") or ""
+
+
+def _failed(exc: Exception, question: str, started: float) -> tuple[dict, str]:
+    log.exception("answering failed")
+    message = f"The question could not be answered: {type(exc).__name__}: {exc}"
+    st.error(safe_inline(message))
+    result = {"error": message, "question": question,
+              "timings": {"total_ms": round((time.perf_counter() - started) * 1000, 1)}}
+    return result, message
+
+
+def _finish_stopped(flight: waiting.Flight) -> None:
+    """The answer whose wait the user stopped (waiting.take_stopped): its stream, stopped, goes on to the extractive
+    answer here, and is stored like any other."""
+    started = time.perf_counter()
+    with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
+        try:
+            st.write_stream(escaped_stream(flight.pieces))
+            result, content = _finished(flight.stream)
+        except Exception as exc:  # noqa: BLE001 - say what went wrong, keep the conversation usable
+            result, content = _failed(exc, flight.question, started)
+    result["request"] = flight.request
+    waiting.end()
+    core.conversations(core.settings()).add_message(flight.conv_id, "assistant", content, result)
     st.rerun()

@@ -14,7 +14,10 @@ Order of events in one answer:
 3. With `use_llm`: the prompt (rules + numbered, delimited sources) streams through llama-index's `Ollama`.
    If Ollama is not running, the model is not pulled or the request times out before any text arrives, the
    answer falls back to 4. with the reason (and how to fix it) in `warnings`. A stream that breaks after text
-   arrived keeps that text and is marked `cut`.
+   arrived keeps that text and is marked `cut`. Every wait is bounded and visible: while the model is silent
+   the stream yields "" every WAIT_TICK_S with `stream.waiting` set ("waiting for llama3.1:8b, 12 s"), and
+   `stream.stop()` answers from the filings instead; a whole answer may take llm_deadline_s (RAG_LLM_DEADLINE),
+   after which the text that arrived is kept and marked cut (`cut_reason` says why an answer was cut).
 4. Extractive answer: the sentences and table rows (with their column years) of the retrieved passages that
    best match the question, each with its [n].
 5. Checks on the final text: every [n] must name a given source (others are removed, with a warning); figures
@@ -55,7 +58,7 @@ from .llm import (
 from .prompt import SYSTEM_PROMPT, build_messages, build_user_prompt, format_sources, neutralize
 from .refusals import Refusal, check_refusal
 from .sources import sources_from_retrieval
-from .stream import CUT_MARK, AnswerStream, answer, answer_stream
+from .stream import CUT_MARK, AnswerStream, WaitState, answer, answer_stream, cut_mark
 
 __all__ = [
     "CUT_MARK",
@@ -70,6 +73,7 @@ __all__ = [
     "OllamaStatus",
     "Refusal",
     "StreamBroken",
+    "WaitState",
     "answer",
     "answer_figures",
     "answer_stream",
@@ -78,6 +82,7 @@ __all__ = [
     "check_arithmetic",
     "check_citations",
     "check_refusal",
+    "cut_mark",
     "extractive_answer",
     "format_sources",
     "list_models",

@@ -108,7 +108,11 @@ def list_models(settings: Settings) -> list[str]:
     except httpx.TimeoutException as exc:
         if isinstance(exc, httpx.ConnectTimeout):
             raise LLMUnavailable(_not_running_message(settings)) from exc
-        raise LLMTimeout(f"Ollama at {settings.ollama_url} did not answer within {STATUS_TIMEOUT_S:g} s.") from exc
+        raise LLMTimeout(
+            f"Ollama at {settings.ollama_url} accepted the connection but did not answer within "
+            f"{STATUS_TIMEOUT_S:g} s: it may be stuck or overloaded. Restart it (`ollama serve`) or set OLLAMA_HOST "
+            "to a server that answers. Until then answers are extractive: passages quoted from the filings."
+        ) from exc
     except Exception as exc:  # noqa: BLE001 - every failure becomes a user message
         raise translate_error(exc, settings, settings.llm_model, False) from exc
     names = []

@@ -5,9 +5,13 @@ reasoning (<think>...</think>) out of the stream.
 
 from __future__ import annotations
 
+import contextlib
+import queue
 import re
+import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from ollama import ResponseError
 
@@ -22,8 +26,94 @@ from .refusals import check_refusal, partial_company_note, where_filings_are_lis
 from .sources import prepare_facts, sources_from_retrieval
 
 CUT_MARK = "\n\n*[Answer cut off before the end (see the warning); the text above is what arrived.]*"
+WAIT_TICK_S = 0.25  # how often an answer waiting for the model yields "" and checks stop() and the deadline
 
 
+def cut_mark(reason: str | None, deadline_s: float = 0.0) -> str:
+    """The line that ends a cut answer's text, saying why it ended early."""
+    if reason == "deadline":
+        return (f"\n\n*[Answer cut off at the {deadline_s:g} s limit for a whole answer (RAG_LLM_DEADLINE); the "
+                "text above is what arrived.]*")
+    if reason == "stopped":
+        return "\n\n*[Answer stopped before the end; the text above is what arrived.]*"
+    return CUT_MARK
+
+
+@dataclass(frozen=True)
+class WaitState:
+    """An answer waiting for the model's first words: which model, and since when (a time.monotonic() value)."""
+
+    model: str
+    since: float
+
+    @property
+    def seconds(self) -> float:
+        return max(0.0, time.monotonic() - self.since)
+
+    def label(self) -> str:
+        """'waiting for llama3.1:8b, 12 s'"""
+        return f"waiting for {self.model}, {int(self.seconds)} s"
+
+
+class _LLMFeed:
+    """One streaming chat request, read in a thread into a queue. The answer then waits for each piece with a
+    short timeout, so it can say how long it has waited, honour stop() and end at the deadline, where reading
+    the socket itself would block until the model spoke or the timeout passed."""
+
+    def __init__(self, llm, messages):
+        self._llm = llm
+        self._queue: queue.Queue = queue.Queue()
+        self._cancelled = threading.Event()
+        self._thread = threading.Thread(target=self._read, args=(messages,), name="ollama-answer", daemon=True)
+        self._thread.start()
+
+    def _read(self, messages) -> None:
+        try:
+            responses = self._llm.stream_chat(messages)
+            try:
+                for response in responses:
+                    if self._cancelled.is_set():
+                        return
+                    self._queue.put(("response", response))
+            finally:
+                close = getattr(responses, "close", None)
+                if close is not None:
+                    close()
+            self._queue.put(("end", None))
+        except Exception as exc:  # noqa: BLE001 - handed to the answer, which says what went wrong
+            self._queue.put(("error", exc))
+        finally:
+            with contextlib.suppress(Exception):
+                self._llm.client.close()
+
+    def next(self, timeout: float):
+        """("response", ChatResponse), ("end", None) or ("error", exception); None when nothing came in time."""
+        try:
+            return self._queue.get(timeout=max(0.0, timeout))
+        except queue.Empty:
+            return None
+
+    def cancel(self) -> None:
+        """No more pieces are wanted: the thread stops at its next one, or when closing the client wakes it."""
+        if self._cancelled.is_set():
+            return
+        self._cancelled.set()
+        if self._thread.is_alive():
+            with contextlib.suppress(Exception):
+                self._llm.client.close()
+
+
+@dataclass
+class _Progress:
+    """What one answer's requests to the model have brought so far."""
+
+    got_text: bool = False  # visible answer text (not only hidden reasoning)
+    raw_seen: bool = False  # any content at all
+    done: bool = False  # the model's done line arrived
+    done_reason: str | None = None
+    error: Exception | None = None
+    halted: str | None = None  # "stopped" (stop()) or "deadline": the answer stopped reading the model
+    seconds: float = 0.0  # how long the model was asked
 
 
 class _ThinkFilter:
@@ -85,7 +175,12 @@ _NOT_FOUND = re.compile(
 
 class AnswerStream:
     """Iterate for str pieces (e.g. `st.write_stream(stream)`); after the iteration `.result` is the AnswerResult.
-    Iterating a second time yields nothing. `consume()` runs it to the end and returns the result."""
+    Iterating a second time yields nothing. `consume()` runs it to the end and returns the result.
+
+    Waiting for the model: while it has sent nothing, the stream yields "" every WAIT_TICK_S, so a consumer gets
+    control back to show `.waiting` (a WaitState: "waiting for llama3.1:8b, 12 s") and may call `stop()`, which
+    answers from the filings instead (or, once text arrived, keeps it and marks the answer cut). The setting
+    llm_deadline_s bounds the whole answer the same way."""
 
     def __init__(
         self,
@@ -96,6 +191,7 @@ class AnswerStream:
         use_llm: bool = True,
         facts_block: str | None = None,
         fact_citations: list[Citation] | None = None,
+        llm_unavailable: str | None = None,
     ):
         self.question = question
         self.retrieval = retrieval
@@ -103,6 +199,8 @@ class AnswerStream:
         self.use_llm = use_llm
         self.facts_block = facts_block
         self.fact_citations = list(fact_citations or [])
+        # Why the model is not asked (a status check found it unreachable): the extractive answer says so.
+        self.llm_unavailable = llm_unavailable
         self.result: AnswerResult | None = None
         self._started = False
         # The answer being built, its pieces so far and its start time: set when the iteration starts.
@@ -110,6 +208,20 @@ class AnswerStream:
         self._pieces: list[str] = []
         self._t0 = 0.0
         self._cites: CitationFilter | None = None  # the LLM stream's citation filter, read by the final checks
+        self._stop = threading.Event()
+        self._waiting: WaitState | None = None
+        self._cut_mark = CUT_MARK  # the mark this answer's text ends with, when cut
+        self._fallback_label = "Ollama unavailable"  # why the answer is extractive, in its lead sentence
+
+    @property
+    def waiting(self) -> WaitState | None:
+        """The wait for the model's first words while it lasts; None before, after, and without a model."""
+        return self._waiting
+
+    def stop(self) -> None:
+        """Stop waiting for the model (any thread may call it): without text yet, the answer becomes extractive;
+        with some, that text is kept and the answer marked cut. Takes effect within WAIT_TICK_S."""
+        self._stop.set()
 
     def __iter__(self) -> Iterator[str]:
         if self._started:
@@ -161,6 +273,8 @@ class AnswerStream:
                 self._finish()
                 return
             del self._pieces[1 if partial_note else 0:]
+        elif self.llm_unavailable:
+            fallback_reason = self.llm_unavailable
         yield from self._extractive(fact_sources + chunk_sources, facts_text, fallback_reason)
         self._finish()
 
@@ -222,7 +336,7 @@ class AnswerStream:
         res.sources = sources
         if fallback_reason:
             res.warnings.insert(0, fallback_reason)
-        reason = "Ollama unavailable" if fallback_reason else None
+        reason = self._fallback_label if fallback_reason else None
         text, refused = extractive_answer(
             self.question, res.sources, self.retrieval.plan, facts_text=facts_text, reason=reason
         )
@@ -237,79 +351,132 @@ class AnswerStream:
             res.citations = [by_number[n] for n in sorted(cited) if n in by_number]
 
     def _stream_llm(self, messages, given: list[Citation], res: AnswerResult, emit):
-        """Yields answer pieces. Returns None when the LLM answered (res.cut set when the stream broke), or the
-        reason (a user message) to fall back to the extractive answer when no text arrived."""
+        """Yields answer pieces (and "" while the model is silent). Returns None when the LLM answered (res.cut set
+        when the answer ended early), or the reason (a user message) to fall back to the extractive answer when no
+        text arrived."""
         settings = self.settings
-        model = settings.llm_model
         think = _ThinkFilter()
         cites = CitationFilter({c.number for c in given})
         self._cites = cites
-        got_text = False
-        raw_seen = False
-        done = False
-        done_reason = None
+        got = _Progress()
+        started = time.monotonic()
+        deadline = started + float(settings.llm_deadline_s) if settings.llm_deadline_s > 0 else None
+        self._waiting = WaitState(settings.llm_model, started)
         thinking_setting: bool | None = False
-        for attempt in range(2):
-            llm = make_llm(settings, thinking=thinking_setting)
-            try:
-                for response in llm.stream_chat(messages):
-                    raw = response.raw if isinstance(response.raw, dict) else {}
-                    if raw.get("done"):
-                        done = True
-                        done_reason = raw.get("done_reason")
-                    delta = response.delta or ""
-                    if not delta:
-                        continue
-                    raw_seen = True
-                    out = cites.feed(think.feed(delta))
-                    if out:
-                        got_text = True
-                        res.model = model
-                        yield emit(out)
-                break
-            except Exception as exc:  # noqa: BLE001 - mapped to a user message below
-                if (
-                    attempt == 0 and not raw_seen and isinstance(exc, ResponseError) and exc.status_code == 400
-                    and "think" in str(exc.error).lower()
-                ):
+        try:
+            for attempt in range(2):
+                feed = _LLMFeed(make_llm(settings, thinking=thinking_setting), messages)
+                try:
+                    yield from self._read_feed(feed, got, think, cites, emit, deadline)
+                finally:
+                    feed.cancel()
+                if attempt == 0 and not got.raw_seen and _rejects_think_field(got.error):
+                    got.error = None
                     thinking_setting = None  # an Ollama that rejects think=false: ask again without the field
                     continue
-                err = translate_error(exc, settings, model, got_text)
-                if not got_text:
-                    return str(err)
-                res.cut = True
-                res.warnings.append(str(err) if isinstance(err, StreamBroken) else
-                                    f"The answer is cut off: {err}")
                 break
-            finally:
-                llm.client.close()
+        finally:
+            self._waiting = None
+        got.seconds = time.monotonic() - started
+        return (yield from self._end_llm(got, think, cites, res, emit))
+
+    def _read_feed(self, feed: _LLMFeed, got: _Progress, think: _ThinkFilter, cites: CitationFilter, emit,
+                   deadline: float | None):
+        """Yields the pieces of one request as they come, and "" every WAIT_TICK_S while none does. Ends with the
+        stream, at an error (got.error), or at stop() or the deadline (got.halted)."""
+        while True:
+            if self._stop.is_set():
+                got.halted = "stopped"
+                return
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                got.halted = "deadline"
+                return
+            item = feed.next(WAIT_TICK_S if deadline is None else min(WAIT_TICK_S, deadline - now))
+            if item is None:
+                yield ""
+                continue
+            kind, response = item
+            if kind == "error":
+                got.error = response
+                return
+            if kind == "end":
+                return
+            raw = response.raw if isinstance(response.raw, dict) else {}
+            if raw.get("done"):
+                got.done, got.done_reason = True, raw.get("done_reason")
+            delta = response.delta or ""
+            if not delta:
+                continue
+            got.raw_seen = True
+            out = cites.feed(think.feed(delta))
+            if out:
+                got.got_text = True
+                self._waiting = None
+                self._res.model = self.settings.llm_model
+                yield emit(out)
+
+    def _end_llm(self, got: _Progress, think: _ThinkFilter, cites: CitationFilter, res: AnswerResult, emit):
+        """The end of the model's answer: the fallback reason when no text came; else the held-back tail, and the
+        cut mark and warning when the answer ended early."""
+        settings = self.settings
+        model = settings.llm_model
+        if got.halted and not got.got_text:
+            return self._halted_reason(got)
+        if got.error is not None:
+            err = translate_error(got.error, settings, model, got.got_text)
+            if not got.got_text:
+                return str(err)
+            self._mark_cut(res, "connection",
+                           str(err) if isinstance(err, StreamBroken) else f"The answer is cut off: {err}")
         tail = cites.feed(think.flush()) + cites.flush()
         if tail:
-            got_text = got_text or bool(tail.strip())
+            got.got_text = got.got_text or bool(tail.strip())
             yield emit(tail)
-        if not got_text:
-            if raw_seen:
+        if not got.got_text:
+            if got.raw_seen:
                 return "The model returned only its hidden reasoning and no answer text; showing passages instead."
             return f"Ollama ({model}) returned an empty answer; showing passages instead."
         res.model = model
-        if not res.cut and not done:
-            res.cut = True
-            res.warnings.append(
-                "The connection to Ollama ended before the answer was complete; the text that arrived is kept."
-            )
-        if done_reason == "length":
-            res.cut = True
-            res.warnings.append(
-                f"The answer reached the length limit ({answer_tokens(settings)} tokens) and is cut off."
-            )
+        if got.halted == "deadline":
+            self._mark_cut(res, "deadline", f"The answer took longer than the {settings.llm_deadline_s:g} s allowed "
+                           "for a whole answer (RAG_LLM_DEADLINE) and was cut there; the text that arrived is kept.")
+        elif got.halted == "stopped":
+            self._mark_cut(res, "stopped", f"You stopped the answer after {got.seconds:.0f} s; the text that "
+                           "arrived is kept.")
+        elif not res.cut and not got.done:
+            self._mark_cut(res, "connection", "The connection to Ollama ended before the answer was complete; the "
+                           "text that arrived is kept.")
+        if got.done_reason == "length":
+            self._mark_cut(res, "length", f"The answer reached the length limit ({answer_tokens(settings)} tokens) "
+                           "and is cut off.")
         if res.cut:
-            yield emit(CUT_MARK)
+            self._cut_mark = cut_mark(res.cut_reason, float(settings.llm_deadline_s))
+            yield emit(self._cut_mark)
         if think.saw_orphan_close:
             res.warnings.append("The model's output held a stray </think> tag; check that no reasoning text remains.")
         return None
 
+    @staticmethod
+    def _mark_cut(res: AnswerResult, reason: str, warning: str) -> None:
+        """The answer ended early: the first reason found is the one recorded; every warning is kept."""
+        if not res.cut:
+            res.cut, res.cut_reason = True, reason
+        res.warnings.append(warning)
+
+    def _halted_reason(self, got: _Progress) -> str:
+        """Why the answer is extractive when it stopped reading a model that had sent no text."""
+        model = self.settings.llm_model
+        if got.halted == "stopped":
+            self._fallback_label = "the model was stopped"
+            return (f"You stopped waiting for {model} after {got.seconds:.0f} s; the answer below is quoted from "
+                    "the filings instead.")
+        self._fallback_label = "the model was too slow"
+        return (f"Ollama ({model}) sent no answer within the {self.settings.llm_deadline_s:g} s allowed for a "
+                "whole answer (RAG_LLM_DEADLINE); showing passages instead.")
+
     def _check_llm_answer(self, res: AnswerResult, pieces: list[str], given: list[Citation]) -> None:
-        text = "".join(pieces).replace(CUT_MARK, "")
+        text = "".join(pieces).replace(self._cut_mark, "")
         note = partial_company_note(self.retrieval.plan)
         if note and text.startswith(note):
             text = text[len(note):]
@@ -325,6 +492,11 @@ class AnswerStream:
             res.refused, res.refusal_reason = True, "not_in_sources"
         elif not cited and text.strip():
             res.warnings.append("The answer cites no source; treat it as unverified.")
+
+
+def _rejects_think_field(exc: Exception | None) -> bool:
+    """An Ollama too old for the think field answers 400 "... does not support thinking"."""
+    return isinstance(exc, ResponseError) and exc.status_code == 400 and "think" in str(exc.error).lower()
 
 
 def _nothing_found(retrieval: RetrievalResult, audience: str) -> str:
@@ -353,11 +525,14 @@ def answer_stream(
     use_llm: bool = True,
     facts_block: str | None = None,
     fact_citations: list[Citation] | None = None,
+    llm_unavailable: str | None = None,
 ) -> AnswerStream:
     """Stream an answer: iterate the AnswerStream for str pieces, then read `.result`. `facts_block` (lines citing
-    [F1], [F2] ... that name `fact_citations`) comes from the facts layer; the rag.answer docstring says how."""
+    [F1], [F2] ... that name `fact_citations`) comes from the facts layer; the rag.answer docstring says how.
+    `llm_unavailable` (with use_llm=False): why the model is not asked, shown as the extractive answer's warning."""
     return AnswerStream(
-        question, retrieval, settings, use_llm=use_llm, facts_block=facts_block, fact_citations=fact_citations
+        question, retrieval, settings, use_llm=use_llm, facts_block=facts_block, fact_citations=fact_citations,
+        llm_unavailable=llm_unavailable,
     )
 
 

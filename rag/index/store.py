@@ -6,7 +6,8 @@ Layout:
                                           vectors.faiss (IndexFlatIP, row i == nodes.jsonl line i), bm25/
     storage/index/shards/<key>/           per filing: nodes.jsonl + vectors.npy + text.txt + sections.json,
                                           keyed by the file's sha256 and the chunking settings
-    storage/index/.writer.lock            serialises writers (two app sessions, or the CLI beside the app)
+    storage/index/.writer.lock            serialises writers (two app sessions, or the CLI beside the app);
+                                          .writer.lock.holder says whose turn it is (see writer_lock.py)
 
 Why generations: a writer builds the next index beside the live one and switches CURRENT with one os.replace,
 so a crash or kill part-way leaves the previous index loadable, and readers keep answering from it meanwhile.
@@ -35,7 +36,6 @@ import bm25s
 import faiss
 import numpy as np
 import Stemmer
-from filelock import FileLock
 from llama_index.core import Document
 from llama_index.core.ingestion import IngestionPipeline
 
@@ -52,6 +52,7 @@ from .loaded import LoadedIndex
 from .nodes import node_to_json, read_nodes
 from .transforms import ChunkTransform, EmbedChangedChunks
 from .vector_store import FilingVectorStore
+from .writer_lock import LockWait, WriterLock
 
 log = logging.getLogger(__name__)
 
@@ -117,9 +118,12 @@ def _write_text_atomic(path: Path, content: str) -> None:
 class IndexStore:
     """The persisted index of one storage folder. Cheap to create; `load()` returns the live generation."""
 
-    def __init__(self, settings: Settings | None = None):
+    def __init__(self, settings: Settings | None = None, *, on_lock_wait: LockWait | None = None):
+        """on_lock_wait: told (a message) when a write waits for another writer, as it waits and when it goes on;
+        by default the messages are logged."""
         self.settings = settings or get_settings()
         self.root = self.settings.index_dir
+        self.on_lock_wait = on_lock_wait
         self._embed = None
 
     # ---- paths and identity
@@ -140,17 +144,18 @@ class IndexStore:
             return None
         return name or None
 
-    def _lock(self, timeout: float):
-        self.root.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.root / ".writer.lock"), timeout=timeout)
-
-    def _acquire(self, timeout: float):
-        """The writer lock, held, with what a killed writer left cleared away (see _recover)."""
+    def _writer(self, what: str, timeout: float) -> WriterLock:
+        """The writer lock, taken (waiting up to `timeout` s, saying for whom); IndexBusy when it stays taken."""
+        lock = WriterLock(self.root, what=what, on_wait=self.on_lock_wait)
         try:
-            lock = self._lock(timeout)
-            lock.acquire()
+            lock.acquire(timeout)
         except Exception as exc:  # filelock.Timeout
             raise IndexBusy("another indexing run holds the index; try again when it finishes") from exc
+        return lock
+
+    def _acquire(self, what: str, timeout: float) -> WriterLock:
+        """The writer lock, held, with what a killed writer left cleared away (see _recover)."""
+        lock = self._writer(what, timeout)
         try:
             self._recover()
         except BaseException:
@@ -279,7 +284,7 @@ class IndexStore:
         files = list(filing_files(paths))
         report = IndexReport()
         started = time.perf_counter()
-        lock = self._acquire(lock_timeout)
+        lock = self._acquire("indexing run", lock_timeout)
         try:
             manifest = self._manifest()
             filings = dict(manifest.get("filings", {}))
@@ -340,8 +345,8 @@ class IndexStore:
     def remove(self, keys: Iterable[str], *, lock_timeout: float = 600.0) -> list[str]:
         """Remove filings by accession/doc id or by file path. Returns the doc ids removed."""
         keys = [str(k) for k in keys]
-        with self._lock(lock_timeout):
-            self._recover()
+        lock = self._acquire("removal", lock_timeout)
+        try:
             filings = dict(self._manifest().get("filings", {}))
             removed = []
             for doc_id, entry in list(filings.items()):
@@ -355,6 +360,8 @@ class IndexStore:
             if removed:
                 self._publish(filings)
                 self._facts_forget(removed)  # facts hook (rag/facts.py)
+        finally:
+            lock.release()
         return removed
 
     def update_filing(self, doc_id: str, changes: dict, *, lock_timeout: float = 600.0) -> dict:
@@ -367,7 +374,7 @@ class IndexStore:
         the facts read the metadata. Returns the updated record (unchanged, and nothing published, when no value
         differs). Raises InvalidCorrection (a ValueError) naming each bad value, IndexError_ for an unknown
         doc_id, IndexBusy while another writer holds the index."""
-        lock = self._acquire(lock_timeout)
+        lock = self._acquire("metadata correction", lock_timeout)
         try:
             filings = dict(self._manifest().get("filings", {}))
             if doc_id not in filings:
