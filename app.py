@@ -8,4 +8,4 @@ Pages: Chat (default), Library, and Financials when pages/financials.py exists. 
 from ui import core, frame
 
 core.start_warm_up()  # once per process: the model, index and fact views load while the page draws
-frame.navigation().run()
+frame.run()

@@ -2,5 +2,4 @@
 
 from ui import chat, core, frame
 
-frame.page("chat")
-chat.render(core.PAGES)
+frame.page(lambda: chat.render(core.PAGES))

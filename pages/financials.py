@@ -2,5 +2,4 @@
 
 from ui import financials, frame
 
-frame.page("financials")
-financials.render()
+frame.page(financials.render)

@@ -2,5 +2,4 @@
 
 from ui import frame, library
 
-frame.page("library")
-library.render()
+frame.page(library.render)
