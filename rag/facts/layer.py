@@ -10,6 +10,7 @@ from typing import Callable, Iterable
 
 from ..config import get_settings
 from ..schema import MetricMention, QuestionPlan
+from ..words import tokens
 from .checks import FigureChecker
 from .labels import (
     ANNUAL_FORMS,
@@ -27,6 +28,7 @@ from .metrics import Metric, metric
 from .quarter_block import answer_periods
 from .quarters import QuarterFacts
 from .render import FactAnswer, FactsBlock
+from .row_labels import labelled_mentions
 from .store import FactStore
 from .views import (
     FactGroup,
@@ -272,15 +274,30 @@ class FactsLayer(QuarterFacts):
         default to the plan's; the engine passes the user's filters where they override it."""
         tickers = plan.tickers if tickers is None else tickers
         years = plan.fiscal_years if years is None else years
-        try:
-            return self._answer_for(plan, [t.upper() for t in tickers], [int(y) for y in years])
-        except Unresolved as exc:
-            log.debug("facts cannot answer %r: %s", plan.question, exc)
-            return None
+        tickers, years = [t.upper() for t in tickers], [int(y) for y in years]
+        # The filing's own label (rag.facts.row_labels) replaces the metric phrases the plan found when it holds
+        # every word of them and more ("purchases related to property and equipment" is a cash-flow line, not the
+        # balance of property and equipment): the shorter phrase's figure would answer another question. Else the
+        # label is tried only when the metric vocabulary cannot answer.
+        labelled = self._labelled(plan, tickers, years)
+        phrase_words = set(tokens(" ".join(w for mt in plan.metrics for w in mt.before + mt.words + mt.after)))
+        more_exact = bool(labelled) and phrase_words < set(tokens(" ".join(labelled[0].words)))
+        for mentions in ([labelled] if more_exact else [plan.metrics, labelled]):
+            try:
+                found = self._answer_for(plan, tickers, years, mentions) if mentions else None
+            except Unresolved as exc:
+                log.debug("facts cannot answer %r: %s", plan.question, exc)
+                found = None
+            if found is not None:
+                return found
+        return None
 
-    def _answer_for(self, plan: QuestionPlan, tickers: list[str], years: list[int]) -> FactAnswer | None:
+    def _answer_for(self, plan: QuestionPlan, tickers: list[str], years: list[int],
+                    mentions: list[MetricMention]) -> FactAnswer | None:
         # A company the facts cannot speak for, prose, or no figure asked: retrieval answers it.
-        if plan.narrative or plan.unknown_companies or not plan.metrics:
+        if plan.narrative or plan.unknown_companies:
+            return None
+        if not mentions:
             return None
         notes: list[str] = []
         if not tickers and (plan.periods or plan.latest_quarters):
@@ -292,10 +309,10 @@ class FactsLayer(QuarterFacts):
             ticker, year, inferred_note = inferred
             tickers, years = [ticker], [year]
             notes.append(inferred_note)
-        if any(mt.vetoed for mt in plan.metrics):
+        if any(mt.vetoed for mt in mentions):
             return None  # the words around a metric phrase mean something else
         specs: list[MetricMention] = []
-        for mt in plan.metrics:
+        for mt in mentions:
             if mt.spec() not in {s.spec() for s in specs}:
                 specs.append(mt)
         if len(specs) > 3:
@@ -340,6 +357,16 @@ class FactsLayer(QuarterFacts):
         if block.missing and not block.lines:
             return None
         return block.finish(notes)
+
+    def _labelled(self, plan: QuestionPlan, tickers: list[str], years: list[int]) -> list[MetricMention]:
+        """A figure the metric vocabulary has no word for, named by the label the company's filings print for it
+        (rag.facts.row_labels); only for one named company, read from the filings of the years asked."""
+        if len(tickers) != 1:
+            return []
+        filings = [f for f in self.filings(tickers[0]) if not years or f.get("fiscal_year") in years]
+        views = [self.view(f) for f in filings]
+        company = {w for v in views for w in tokens(f"{v.filing.get('company') or ''} {tickers[0]}")}
+        return labelled_mentions(plan.question, views, company)
 
     def _with_members(self, question: str, specs: list[MetricMention],
                       tickers: list[str]) -> list[MetricMention] | None:

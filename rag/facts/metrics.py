@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 log = logging.getLogger(__name__)
 
@@ -265,7 +266,24 @@ METRIC_PATTERNS = [
 ]
 
 
+# A figure asked for by the label the filing prints beside it (rag.facts.row_labels): one concept, no phrase list.
+# Its key carries what defines it, "concept|<period>|<qname>|<label>", so any stage can rebuild it from a mention.
+LABELLED_PREFIX = "concept|"
+
+
+def labelled_key(concept: str, label: str, instant: bool) -> str:
+    return "|".join((LABELLED_PREFIX.rstrip("|"), "instant" if instant else "duration", concept, label))
+
+
+@lru_cache(maxsize=512)
+def _labelled(key: str) -> Metric:
+    _prefix, period, concept, label = key.split("|", 3)
+    return Metric(key, label, (), (concept,), period=period, listed=False)
+
+
 def metric(key: str) -> Metric:
+    if key.startswith(LABELLED_PREFIX):
+        return _labelled(key)
     return METRIC_BY_KEY[key]
 
 

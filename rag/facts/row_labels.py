@@ -1,0 +1,65 @@
+"""A figure asked for by the words the filing prints beside it: "purchases of property and equipment", "net loss
+attributable to common stockholders", "dividends paid". The metric vocabulary (rag.facts.metrics) names the
+figures analysts ask for most; any other figure the filing tags can still be asked for by its own row label or
+the concept's label, read from the filing, with no phrase list written here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from ..schema import MetricMention
+from ..words import tokens
+from .labels import split_camel
+from .metrics import labelled_key
+from .views import FilingView
+
+# A question that asks for a figure (how much, how many, what was the ...): a label match answers only those.
+_ASKS_FIGURE = re.compile(r"\b(?:how\s+much|how\s+many|what\s+(?:was|were|is|are)|amount|value|figure)\b|\$", re.I)
+# Words that only place a figure (its side of the balance sheet, a subtotal): they say nothing of what it is.
+_PLACING_WORDS = set(tokens("net total current noncurrent non-current gross other"))
+# A label of one word ("Dividends", "Total") is too common across statements to name one figure.
+_MIN_LABEL_WORDS = 2
+
+
+def _label_forms(rows, label: str) -> set[str]:
+    return {r.row_label.strip() for r in rows if r.row_label and r.row_label.strip()} | ({label} if label else set())
+
+
+def _concept_agrees(concept: str, asked: set[str]) -> bool:
+    """A row label is read in its table: "Current and non-current term debt" in a hedging table tags the hedged
+    debt's fair value. The concept's own name must share a word with the question, beyond placing words, so
+    that a label borrowed by another table's figure is not taken for the figure the question means."""
+    words = set(tokens(" ".join(split_camel(concept.split(":")[-1])))) - _PLACING_WORDS
+    return bool(words & asked)
+
+
+def labelled_mentions(question: str, views: Iterable[FilingView], company_words: set[str] = frozenset()
+                      ) -> list[MetricMention]:
+    """The figure whose printed label the question spells out in full (every word of the label is a word of the
+    question), the longest such label winning; [] when none, when two different concepts tie, or when the
+    question does not ask for a figure. Only consolidated facts (no dimension): a member needs its own words."""
+    if not _ASKS_FIGURE.search(question or ""):
+        return []
+    asked = set(tokens(question)) - company_words
+    best: dict[str, tuple[int, str, bool]] = {}  # concept -> (label words, label, instant)
+    for view in views:
+        for concept, groups in view.by_concept.items():
+            for group in groups:
+                if group.dims or group.best.value is None or not _concept_agrees(concept, asked):
+                    continue
+                for form in _label_forms(group.rows, group.best.label or ""):
+                    words = set(tokens(form))
+                    if len(words) < _MIN_LABEL_WORDS or not words <= asked:
+                        continue
+                    if len(words) > best.get(concept, (0, "", False))[0]:
+                        best[concept] = (len(words), form, group.instant)
+    if not best:
+        return []
+    top = max(n for n, _, _ in best.values())
+    winners = [(concept, label, instant) for concept, (n, label, instant) in best.items() if n == top]
+    if len(winners) != 1:
+        return []
+    concept, label, instant = winners[0]
+    return [MetricMention(labelled_key(concept, label, instant), 0, 0, label.lower().split())]
