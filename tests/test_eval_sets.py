@@ -1,0 +1,158 @@
+"""The project's own question sets (tests/eval/*.jsonl): their format, and every evidence string read back from the
+gold filing with the project's parser, so a set that cannot be scored (a typo, a wrong filing, a number as nobody
+prints it) fails here rather than scoring zero in an eval run."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from rag.eval import KINDS, normalize, numeric_correct
+from rag.parse import parse_file
+from tests.filings import SHARED, shared_or_skip
+
+SETS = Path(__file__).resolve().parent / "eval"
+OWN_SET = SETS / "questions-own.jsonl"
+REQUIRED = ("id", "question", "kind", "answerable", "filings", "section", "evidence", "answer", "value", "unit",
+            "tolerance")
+# The strings of one evidence piece must all sit in one retrieved chunk (about 200 word pieces), so in the
+# filing's text they must lie within this many characters of each other.
+PIECE_SPAN = 1200
+
+
+def _load(path: Path) -> list[dict]:
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    pytest.fail(f"{path.name} line {number} is not JSON: {exc}")
+    return rows
+
+
+OWN = _load(OWN_SET)
+
+
+def _format_problems(q: dict) -> list[str]:
+    problems = [f"missing {key}" for key in REQUIRED if key not in q]
+    if problems:
+        return problems
+    if q["kind"] not in KINDS:
+        problems.append(f"kind {q['kind']!r} is not one of {KINDS}")
+    if not isinstance(q["question"], str) or not q["question"].strip():
+        problems.append("empty question")
+    if q["answerable"] is not (q["kind"] != "refusal"):
+        problems.append("answerable must be false exactly for refusal questions")
+    if q["kind"] == "refusal":
+        if q["filings"] or q["evidence"] or q["value"] is not None:
+            problems.append("a refusal names no filings, evidence or value")
+        return problems
+    if not q["filings"] or not q["evidence"]:
+        problems.append("an answerable question needs gold filings and evidence")
+    for filing in q["filings"]:
+        if not (isinstance(filing.get("ticker"), str) and isinstance(filing.get("fiscal_year"), int)
+                and filing.get("form") == "10-K"):
+            problems.append(f"filing {filing} needs a ticker, an int fiscal_year and form 10-K")
+    for piece in q["evidence"]:
+        if not piece or not all(isinstance(s, str) and s.strip() for s in piece):
+            problems.append(f"evidence piece {piece!r} must be a non-empty list of non-empty strings")
+    if q["value"] is not None and (not isinstance(q["value"], (int, float)) or not q["unit"]):
+        problems.append("a numeric value needs a number and a unit")
+    if q["kind"] == "computed" and q["value"] is None:
+        problems.append("a computed question states its computed value")
+    if q["kind"] == "cross-company" and len({f["ticker"] for f in q["filings"]}) < 2:
+        problems.append("a cross-company question names filings of two companies or more")
+    if not isinstance(q["tolerance"], (int, float)) or q["tolerance"] < 0:
+        problems.append("tolerance must be a number >= 0")
+    if not all(isinstance(d, (int, float)) for d in q.get("distractors", [])):
+        problems.append("distractors must be numbers")
+    return problems
+
+
+@pytest.mark.parametrize("q", OWN, ids=[q.get("id", "?") for q in OWN])
+def test_question_has_the_shared_format(q):
+    assert _format_problems(q) == []
+
+
+@pytest.mark.parametrize("q", [q for q in OWN if q.get("value") is not None], ids=lambda q: q["id"])
+def test_gold_answer_passes_its_own_number_rule(q):
+    # A reference answer the scorer would mark wrong (a unit slip, a distractor quoted) makes the value unusable.
+    assert numeric_correct(q["answer"], q["value"], q["unit"], q["tolerance"], q.get("distractors", ()))
+
+
+def test_own_set_ids_are_unique_and_numbered():
+    ids = [q["id"] for q in OWN]
+    assert len(ids) == len(set(ids)) == 20
+    assert all(re.fullmatch(r"own-\d\d", i) for i in ids), ids
+
+
+def test_own_set_mixes_kinds_and_companies():
+    kinds = {q["kind"] for q in OWN}
+    assert {"lookup", "computed", "cross-company", "narrative", "refusal"} <= kinds
+    tickers = {f["ticker"] for q in OWN for f in q["filings"]}
+    assert len(tickers) >= 8, tickers
+
+
+def test_own_set_avoids_the_dev_sets_companies():
+    dev = shared_or_skip("eval", "questions.jsonl")
+    dev_tickers = {f["ticker"] for q in _load(dev) for f in q["filings"] if f.get("form") == "10-K"}
+    own_tickers = {f["ticker"] for q in OWN for f in q["filings"]}
+    assert dev_tickers and not own_tickers & dev_tickers
+
+
+@lru_cache(maxsize=1)
+def _manifest() -> dict[tuple[str, int, str], Path]:
+    corpus = shared_or_skip("corpus", "MANIFEST.tsv").parent
+    with open(corpus / "MANIFEST.tsv", encoding="utf-8", newline="") as handle:
+        rows = [r for r in csv.DictReader(handle, delimiter="\t") if r["kind"] == "filing"]
+    return {(r["ticker"], int(r["fiscal_year"]), r["form"]): corpus / r["path"]
+            for r in rows if r["fiscal_year"].isdigit()}
+
+
+@lru_cache(maxsize=None)
+def _filing_text(path: Path) -> tuple[str, dict]:
+    parsed = parse_file(path)
+    return normalize(parsed.text), parsed.meta
+
+
+def _gold_texts(q: dict) -> list[str]:
+    texts = []
+    for filing in q["filings"]:
+        key = (filing["ticker"], filing["fiscal_year"], filing["form"])
+        path = _manifest().get(key)
+        assert path is not None, f"{key} is not in {SHARED}/corpus/MANIFEST.tsv"
+        text, meta = _filing_text(path)
+        # The gold names the filing by what the filing says of itself, not by its file name.
+        assert (meta.get("fiscal_year"), meta.get("form")) == (filing["fiscal_year"], filing["form"]), path.name
+        texts.append(text)
+    return texts
+
+
+def _piece_within_span(piece: list[str], text: str) -> bool:
+    """Every string of the piece occurs, and some occurrence of the first has all the others within PIECE_SPAN."""
+    wanted = [normalize(s) for s in piece]
+    spots = [[m.start() for m in re.finditer(re.escape(w), text)] for w in wanted]
+    if not all(spots):
+        return False
+    return any(all(any(abs(other - anchor) <= PIECE_SPAN for other in others) for others in spots[1:])
+               for anchor in spots[0])
+
+
+ANSWERABLE = [q for q in OWN if q["evidence"]]
+
+
+@pytest.mark.parametrize("q", ANSWERABLE, ids=[q["id"] for q in ANSWERABLE])
+def test_evidence_is_printed_in_a_gold_filing(q):
+    texts = _gold_texts(q)
+    for piece in q["evidence"]:
+        missing = [s for s in piece if not any(normalize(s) in text for text in texts)]
+        assert not missing, f"{q['id']}: not in the gold filing's text: {missing}"
+        assert any(_piece_within_span(piece, text) for text in texts), (
+            f"{q['id']}: {piece} occur in the gold filing but never within {PIECE_SPAN} characters of each other")
