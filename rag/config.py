@@ -79,6 +79,9 @@ class Settings:
     ollama_url: str = field(default_factory=lambda: _ollama_url(_env("OLLAMA_HOST", "http://127.0.0.1:11434")))
     llm_model: str = field(default_factory=lambda: _env("RAG_LLM_MODEL", "llama3.1:8b"))
     llm_context_window: int = field(default_factory=lambda: _env_int("RAG_LLM_CONTEXT", 8192))
+    # Retrieved passages the model reads (as many as fit its context window). The Sources list shows top_k of them,
+    # and any further passage the answer cites: the model weighs more evidence than a reader wants to scroll.
+    llm_passages: int = field(default_factory=lambda: _env_int("RAG_LLM_PASSAGES", 16))
     # Seconds Ollama may stay silent: before its first piece, and between two pieces of an answer.
     llm_timeout_s: float = field(default_factory=lambda: _env_float("RAG_LLM_TIMEOUT", 120.0))
     # Seconds one whole answer may take (0 = no limit): a model that drips pieces just inside the timeout would

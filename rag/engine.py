@@ -66,10 +66,12 @@ class Engine:
     # ---- operations
     def retrieve(
         self, question: str, *, mode: str = "hybrid", top_k: int | None = None, filters: Filters | None = None,
-        use_analysis: bool = True, generated_queries: int | None = None,
+        use_analysis: bool = True, generated_queries: int | None = None, for_llm: bool = False,
     ) -> RetrievalResult:
-        """generated_queries: extra search queries Ollama writes for the question (None: the setting, 0: off)."""
-        k = top_k or self.settings.top_k
+        """generated_queries: extra search queries Ollama writes for the question (None: the setting, 0: off).
+        for_llm: retrieve the llm_passages the model reads; the first top_k are the ones shown."""
+        shown = top_k or self.settings.top_k
+        k = max(shown, self.settings.llm_passages) if for_llm else shown
         n = self.settings.generated_queries if generated_queries is None else generated_queries
         n = max(0, min(int(n), MAX_GENERATED_QUERIES))
         t0 = time.perf_counter()
@@ -78,6 +80,7 @@ class Engine:
             llm=self._query_llm() if n > 0 else None, generated_queries=n,
         )
         self._lead_with_fact_chunks(result, filters, k)
+        result.shown = shown if k > shown else None
         result.retrieval_ms = (time.perf_counter() - t0) * 1000
         return result
 
@@ -144,7 +147,7 @@ class Engine:
                    generated_queries: int | None = None):
         """An AnswerStream: iterate for text pieces, then read `.result`."""
         retrieval = self.retrieve(question, mode=mode, top_k=top_k, filters=filters, use_analysis=use_analysis,
-                                  generated_queries=generated_queries if use_llm else 0)
+                                  generated_queries=generated_queries if use_llm else 0, for_llm=use_llm)
         return self.answer_stream_for(question, retrieval, use_llm=use_llm, filters=filters)
 
     # ---- exact XBRL figures first, computed in code and cited; the finished answer's figures are checked against

@@ -328,11 +328,11 @@ def run_questions(
     engine.warm(mode)  # model, index and fact views loaded before timing
     rows = []
     for q in questions:
-        retrieval = engine.retrieve(q["question"], mode=mode, top_k=top_k, use_analysis=use_analysis,
+        retrieval = engine.retrieve(q["question"], mode=mode, top_k=top_k, use_analysis=use_analysis, for_llm=use_llm,
                                     generated_queries=None if use_llm else 0, filters=filters)
         # Through the engine, as the app and the CLI answer: exact XBRL figures first (the facts layer).
         result = engine.answer_stream_for(q["question"], retrieval, use_llm=use_llm, filters=filters).consume()
-        row = question_row(q, retrieval.nodes, result)
+        row = question_row(q, retrieval.nodes[:retrieval.shown], result)  # what the Sources list shows
         row.update(detected=retrieval.plan.label(), retrieval_ms=round(retrieval.retrieval_ms, 2))
         rows.append(row)
     return summarize(rows, mode=mode, top_k=top_k, use_analysis=use_analysis, use_llm=use_llm,

@@ -180,6 +180,8 @@ class RetrievalResult:
     # Periods the question names that no indexed filing covers, per company ("AMD Q2 FY2025"): when nothing it asks
     # for is indexed, nothing is retrieved and the answer says which reports are missing.
     unavailable: list[str] = field(default_factory=list)
+    # How many of `nodes` the Sources list shows (None: all). The rest were retrieved for the model to read.
+    shown: int | None = None
 
 
 @dataclass

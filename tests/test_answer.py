@@ -237,3 +237,27 @@ def test_fake_server_speaks_non_streaming_chat_and_show(fake_ollama):
     assert llm.chat([ChatMessage(role="user", content="hi")]).message.content == "plain reply"
     assert fake_ollama.chat_requests()[0]["stream"] is False
     assert llm.client.show("test-model").modelinfo["llama.context_length"] == 8192
+
+
+def test_the_model_reads_more_passages_than_the_sources_list_shows(fake_ollama):
+    """The Sources list shows the first `shown` passages; the model reads them all, and a later passage it cites
+    joins the list so its [n] opens it."""
+    nodes = [make_node(f"Passage {i}: segment note number {i} with figure {i},000.", f"c-{i}") for i in range(1, 7)]
+    retr = retrieval("q", nodes)
+    retr.shown = 3
+    fake_ollama.reply = "The figure is 5,000 [5], beside 1,000 [1]."
+    res = answer("What is the figure?", retr, settings_for(fake_ollama))
+    prompt = user_prompt(fake_ollama)
+    assert all(f"Passage {i}:" in prompt for i in range(1, 7))  # the model read all six
+    assert [c.number for c in res.sources] == [1, 2, 3, 5]  # the three shown, and the cited fifth
+    assert {c.number for c in res.citations} == {1, 5}
+    assert not any("fit the model's context window" in w for w in res.warnings)
+
+
+def test_without_the_model_only_the_shown_passages_are_quoted():
+    nodes = [make_node(f"Passage {i}: the segment figure was {i},000.", f"c-{i}") for i in range(1, 7)]
+    retr = retrieval("q", nodes)
+    retr.shown = 2
+    res = answer("What was the segment figure?", retr, settings_for(None), use_llm=False)
+    assert [c.number for c in res.sources] == [1, 2]
+    assert "Passage 5" not in res.answer

@@ -55,6 +55,15 @@ def test_retrieve_returns_chunks_of_the_index_with_the_question_plan(settings):
     assert result.retrieval_ms > 0
 
 
+def test_retrieval_for_the_model_reads_deeper_and_marks_what_is_shown(settings):
+    engine = Engine(settings.with_overrides(llm_passages=5))
+    plain = engine.retrieve(ACME_Q, top_k=2)
+    deeper = engine.retrieve(ACME_Q, top_k=2, for_llm=True)
+    assert len(plain.nodes) <= 2 and plain.shown is None
+    assert deeper.shown == 2 and 2 < len(deeper.nodes) <= 5
+    assert {n.node.metadata["ticker"] for n in deeper.nodes} == {"ACME"}  # the same filters, only deeper
+
+
 def test_ask_without_ollama_gives_an_extractive_answer_citing_indexed_chunks(settings):
     engine = Engine(settings)
     result = engine.ask(ACME_Q, use_llm=False)

@@ -275,7 +275,8 @@ class AnswerStream:
             del self._pieces[1 if partial_note else 0:]
         elif self.llm_unavailable:
             fallback_reason = self.llm_unavailable
-        yield from self._extractive(fact_sources + chunk_sources, facts_text, fallback_reason)
+        # The extractive answer quotes only what the Sources list shows.
+        yield from self._extractive(fact_sources + chunk_sources[:self.retrieval.shown], facts_text, fallback_reason)
         self._finish()
 
     def _new_result(self) -> AnswerResult:
@@ -312,21 +313,28 @@ class AnswerStream:
         reason to fall back to the extractive answer."""
         res = self._res
         fixed = len(SYSTEM_PROMPT) + len(self.question) + len(facts_text or "") + 600
-        given, dropped = fit_sources(chunk_sources, self.settings, fixed)
+        given, _dropped = fit_sources(chunk_sources, self.settings, fixed)
         # Fact citations keep their numbers (before all retrieved sources) even when passages are dropped.
         given_all = fact_sources + given
         messages = build_messages(self.question, given, facts_text=facts_text)
         outcome = yield from self._stream_llm(messages, given_all, res, self._emit)
         if outcome is not None:
             return outcome
-        res.sources = given_all
-        if dropped:
+        shown = len(chunk_sources) if self.retrieval.shown is None else self.retrieval.shown
+        res.sources = fact_sources + self._shown_and_cited(given, shown)
+        if len(given) < shown:
             res.warnings.append(
-                f"Only the first {len(given)} of {len(chunk_sources)} retrieved passages fit the model's "
+                f"Only the first {len(given)} of {shown} retrieved passages fit the model's "
                 f"context window ({self.settings.llm_context_window} tokens)."
             )
         self._check_llm_answer(res, self._pieces, given_all)
         return None
+
+    def _shown_and_cited(self, given: list[Citation], shown: int) -> list[Citation]:
+        """The passages the Sources list shows: the first `shown` the model read, and any later one the answer
+        cites (the model read more than the list shows; every [n] it writes must open its passage)."""
+        cited = {n for m in CITATION_MARKER.finditer("".join(self._pieces)) for n in citation_numbers(m.group(1))}
+        return [c for i, c in enumerate(given) if i < shown or c.number in cited]
 
     def _extractive(self, sources: list[Citation], facts_text: str | None, fallback_reason: str | None):
         """Yields the extractive answer in blocks and records its citations."""
