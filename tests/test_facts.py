@@ -7,6 +7,7 @@ chunk spans of a chunker-only pass (no embedding); the index/engine tests use sm
 
 from __future__ import annotations
 
+import hashlib
 import io
 from pathlib import Path
 
@@ -435,3 +436,12 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
 def test_operating_revenues_is_the_top_line_not_a_qualified_revenue():
     (m,) = find_mentions("What were the company's net operating revenues in fiscal 2024?")
     assert m.metric_key == "revenue" and not m.qualified
+
+
+def test_reading_a_current_fact_store_writes_nothing(tmp_path):
+    """A reader (the app, `rag eval` over a shared index) must not change the store it reads."""
+    path = tmp_path / "facts.sqlite3"
+    FactStore(path).add_filing({"doc_id": "d", "ticker": "ACME", "fiscal_year": 2024}, [])  # a current store
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert [f["doc_id"] for f in FactStore(path).filings()] == ["d"]
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before

@@ -220,8 +220,10 @@ class FactStore:
                     con.execute("ALTER TABLE facts ADD COLUMN row_label TEXT")
                 if "fiscal_period" not in {r[1] for r in con.execute("PRAGMA table_info(filings)")}:
                     con.execute("ALTER TABLE filings ADD COLUMN fiscal_period TEXT")  # a version 1 store
-                con.execute("INSERT OR REPLACE INTO schema_info (key, value) VALUES ('version', ?)",
-                            (SCHEMA_VERSION,))
+                stored = con.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()
+                if stored is None or stored[0] != str(SCHEMA_VERSION):  # a reader of a current store writes nothing
+                    con.execute("INSERT OR REPLACE INTO schema_info (key, value) VALUES ('version', ?)",
+                                (SCHEMA_VERSION,))
                 con.commit()
                 self._ready = True
         return con
