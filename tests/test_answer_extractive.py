@@ -121,3 +121,32 @@ def test_words_of_the_question_that_no_passage_uses_do_not_refuse_an_on_topic_pa
     assert not res.refused
     assert "$9.7 billion" in res.answer and "$14.7 billion" in res.answer
     assert "Note: no retrieved passage mentions" in res.answer and "'left'" in res.answer
+
+
+_ITEM_703_HEADER = (
+    "Period | Total Number of Shares Repurchased | Average Price Paid Per Share | Approximate Dollar Value that May "
+    "Yet be Purchased Under the Plans (1)\n"
+    "| (in millions, except average price per share)\n"
+)
+# The issuer-purchases table split over two chunks, as the chunker splits it (the header repeated).
+ISSUER_PURCHASES = [
+    "Below is a summary of stock repurchases for the three months ended November 29, 2024.\n" + _ITEM_703_HEADER
+    + "Beginning repurchase authority | $20,150\nAugust 31—September 27, 2024\n"
+    "Accelerated share repurchases | 4.6 | $— | $(2,500)\n",
+    _ITEM_703_HEADER + "October 26—November 29, 2024\nShares repurchased | — | $— | $—\n"
+    "Total | 4.6 | | $17,650\n"
+    "(1)In March 2024, our Board of Directors granted authority to repurchase up to $25 billion in our common stock "
+    "through March 14, 2028.\n",
+]
+
+
+def test_a_total_row_is_read_under_its_tables_column_titles():
+    """The issuer-purchases table (Reg. S-K Item 703) titles its columns in words; its last row says only
+    'Total'. What is left of the program is that row's figure under '... May Yet be Purchased'."""
+    nodes = [make_node(text, f"item5-{i}", section="Item 5", section_title="Market for Common Equity")
+             for i, text in enumerate(ISSUER_PURCHASES)]
+    res = answer("How much stock repurchase authority remained at the end of the year?",
+                 retrieval("q", nodes, QuestionPlan(tickers=["AAPL"])), settings_for(None), use_llm=False)
+    assert not res.refused
+    total = next(line for line in res.answer.splitlines() if "Total | 4.6" in line)
+    assert "$17,650" in total and "May Yet be Purchased" in total  # the row travels with its column titles

@@ -415,8 +415,8 @@ def test_financials_page(acme_index, monkeypatch):
     monkeypatch.setenv("RAG_STORAGE_DIR", str(settings.storage_dir))
     monkeypatch.setenv("RAG_DATA_DIR", str(settings.data_dir))
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:1")
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages" / "financials.py"), default_timeout=60)
-    at.run()
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=60)
+    at.switch_page("pages/financials.py").run()
     assert not at.exception, at.exception
     assert at.multiselect[0].value == ["ACME"]
     table = at.dataframe[0].value

@@ -67,13 +67,15 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
             main = tokens(u.text if u.kind == "sentence" else u.text.split("|")[0])
             toks = set(main)
             context = set(tokens(u.text)) | set(tokens(u.header)) | set(tokens(u.note)) | set(tokens(u.group))
+            label = [t for t in toks if not t[0].isdigit()] if u.kind == "row" else []
+            # A row labelled in generic words only ("Total") takes its meaning from its table's column titles.
+            headed_by_table = u.kind == "row" and bool(u.header) and all(t in GENERIC_TERMS for t in label)
             score = overlap(toks)
             # Values, header years and the Item title count, less than the unit's own words.
-            score += 0.3 * max(0.0, overlap(toks | context | section) - score)
-            if u.kind == "row":
-                label = [t for t in toks if not t[0].isdigit()]
-                if label:  # "Total net sales" fits "total net sales" better than "Total cost of sales" does
-                    score *= sum(1 for t in label if t in weights) / len(label)
+            score += (1.0 if headed_by_table else 0.3) * max(0.0, overlap(toks | context | section) - score)
+            if label and not headed_by_table:
+                # "Total net sales" fits "total net sales" better than "Total cost of sales" does.
+                score *= sum(1 for t in label if t in weights) / len(label)
             score += 0.5 * sum(
                 (weights.get(a, 0) + weights.get(b, 0)) / 2 for a, b in zip(main, main[1:], strict=False)
                 if (a, b) in bigrams

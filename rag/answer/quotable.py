@@ -52,6 +52,25 @@ def _is_column_header(cells: list[str]) -> bool:
     return True
 
 
+def _is_title_header(cells: list[str], following: list[str]) -> bool:
+    """'Period | Total Number of Shares Purchased | ... | Dollar Value that May Yet Be Purchased': a line of
+    column titles in words that heads a table of amounts (the next table lines hold figures). Such a header
+    gives a row labelled only "Total" its meaning."""
+    values = [c for c in cells[1:] if c]
+    if len(values) < 2 or any(len(c) > 160 or not re.search(r"[A-Za-z]{3}", c) for c in values):
+        return False
+    if any(not (1900 <= n.value <= 2100) and n.value >= 32 for c in values for n in parse_numbers(c)):
+        return False
+    for line in following:
+        if "|" not in line:
+            if len(line.split()) <= 6:
+                continue  # a group heading between rows ("October 26—November 29, 2024")
+            return False  # prose before any figure: not a table of amounts
+        if any(parse_numbers(c) for c in line.split("|")[1:]):
+            return True
+    return False
+
+
 def _split_sentences(line: str) -> list[str]:
     parts = []
     start = 0
@@ -84,7 +103,7 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
     last_heading = ""
     group = ""
     pos = 0
-    for raw in lines[start:]:
+    for i, raw in enumerate(lines[start:], start):
         line = raw.strip()
         if not line:
             continue
@@ -93,7 +112,8 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
             note = "in " + re.search(r"millions|thousands|billions", m.group(0), re.I).group(0).lower()
         if "|" in line:
             cells = [c.strip() for c in line.split("|")]
-            if _is_column_header(cells):
+            following = [ln.strip() for ln in lines[i + 1: i + 9] if ln.strip()]
+            if _is_column_header(cells) or _is_title_header(cells, following):
                 if header_closed:
                     header_lines = []
                 header_lines.append(line)

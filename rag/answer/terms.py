@@ -36,6 +36,10 @@ _SYNONYMS_PLAIN = {
     "spend": ["cost", "expenses", "expenditures"],
     "spent": ["cost", "expenses", "expenditures"],
     "buyback": ["repurchase"],
+    # What is left of a repurchase program: the SEC's issuer-purchases table (Reg. S-K Item 703) heads that column
+    # "... that may yet be purchased under the plans or programs".
+    "remain": ["may yet be purchased", "remaining", "available"],
+    "left": ["may yet be purchased", "remaining", "available"],
     "repurchase": ["buyback"],
     "debt": ["borrowings", "notes"],
     "headquarters": ["principal executive offices"],
