@@ -164,3 +164,14 @@ def test_markdown_export_names_the_quarter_of_a_quarterly_report():
                 {"role": "assistant", "content": "A [1].", "result": {"citations": [cited]}}]
     text = to_markdown({"title": "T", "created_at": "2025-08-01T00:00:00+00:00"}, messages)
     assert "**[1]** Acme Widgets Inc. (ACME) · 10-Q · Q3 FY2025 · Part I Item 2 · p. 21" in text
+
+
+def test_sql_in_titles_and_questions_is_stored_as_text(store, db_path):
+    attack = "x'); DROP TABLE messages; --"
+    conv = store.create(attack)
+    store.add_message(conv["id"], "user", "1' OR '1'='1; DELETE FROM conversations; --")
+    assert store.get(conv["id"])["title"] == attack
+    assert [m["content"] for m in store.messages(conv["id"])] == ["1' OR '1'='1; DELETE FROM conversations; --"]
+    with sqlite3.connect(db_path) as db:
+        assert {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} >= {
+            "conversations", "messages"}

@@ -122,6 +122,9 @@ def test_safe_name():
         assert safe_file_name(raw) == "x.htm"
     assert safe_file_name("a b$c.HTML") == "a_b_c.html"
     assert "/" not in safe_file_name("..") and safe_file_name("..") == "filing"
+    # Control characters in an upload's name (NUL, newline) never reach the file system.
+    assert safe_file_name("a\x00b.htm") == "a_b.htm" and safe_file_name("x\n.htm") == "x.htm"
+    assert safe_file_name("\n") == safe_file_name("../\x00") == safe_file_name("") == "filing"
 
 
 def test_fiscal_year_from_period_end():
