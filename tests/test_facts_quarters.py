@@ -185,7 +185,8 @@ def test_financials_page_charts_quarters(corpus, monkeypatch):
     monkeypatch.setenv("RAG_STORAGE_DIR", str(settings.storage_dir))
     monkeypatch.setenv("RAG_DATA_DIR", str(Path(settings.storage_dir) / "data"))
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:1")
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages" / "financials.py"), default_timeout=60)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=60)
+    at.switch_page("pages/financials.py")
     at.run()
     assert not at.exception, at.exception
     at.multiselect(key="fin_companies").set_value(["AAPL"]).run()
