@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from rag.index import filing_meta
 from rag.parse import NotAFiling, ParseError, parse_file, parse_text
 from rag.parse.cover import cover_form, trading_symbol
 from rag.parse.period import (
@@ -100,6 +101,25 @@ def test_text_cover_without_tags_gives_form_name_period_and_quarter():
     assert (meta["fiscal_period"], meta["fiscal_period_source"]) == ("Q3", "statement_periods")
     assert (meta["fiscal_year"], meta["fiscal_year_source"]) == (2023, "fiscal_period")
     assert {"form", "company", "period_end"} <= set(meta["cover_fields"])
+
+
+def test_what_the_user_types_wins_over_what_the_file_says(tmp_path):
+    """An old cover names no ticker and may word the company otherwise than the user: `rag index --ticker` and
+    the uploader's fields are the user's correction, so every filing of one company can share one ticker."""
+    text = ("UNITED STATES\nSECURITIES AND EXCHANGE COMMISSION\n\nFORM 10-Q\n\n"
+            "For the quarterly period ended October 31, 2022\n\nCommission File Number: 001-00001\n\n"
+            "Example Holdings, Inc.\n\n(Exact name of registrant as specified in its charter)\n\n"
+            + "Three Months Ended October 31, 2022 | Nine Months Ended October 31, 2022\n\n" * 4)
+    path = tmp_path / "q3.txt"
+    path.write_text(text)
+    parsed = parse_text(text)
+    read = filing_meta(path, parsed, "0" * 64)
+    assert (read["company"], read["fiscal_year"], read["fiscal_year_source"]) == (
+        "Example Holdings, Inc.", 2023, "fiscal_period")
+    told = filing_meta(path, parsed, "0" * 64, {"ticker": "exh", "company": "Example", "fiscal_year": 2022,
+                                                 "form": None})
+    assert (told["ticker"], told["company"], told["form"]) == ("EXH", "Example", "10-Q")  # None leaves it be
+    assert (told["fiscal_year"], told["fiscal_year_source"]) == (2022, "caller")
 
 
 @pytest.mark.parametrize("content", [

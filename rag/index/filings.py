@@ -20,7 +20,8 @@ FILING_META_KEYS = (
 
 def filing_meta(path: Path, parsed: ParsedFiling, sha256: str, overrides: dict | None = None) -> dict:
     """The filing's metadata: what the download recorded beside the file (filing.json), then what the file
-    itself says, then the caller's overrides for what neither knows."""
+    itself says; the caller's overrides (what the user typed: `rag index --ticker`, the uploader's fields) win over
+    both, as a correction would (an old PDF's cover names no ticker, and a user who knows better says so)."""
     meta: dict = {}
     sidecar = path.parent / "filing.json"
     if sidecar.is_file():
@@ -33,9 +34,9 @@ def filing_meta(path: Path, parsed: ParsedFiling, sha256: str, overrides: dict |
     for key, value in (overrides or {}).items():
         if value in (None, ""):
             continue
-        if key in ("fiscal_year", "fiscal_period") and key not in meta:
+        if key in ("fiscal_year", "fiscal_period") and str(meta.get(key)) != str(value):
             meta[f"{key}_source"] = "caller"
-        meta.setdefault(key, value)
+        meta[key] = value
     if meta.get("ticker"):
         meta["ticker"] = str(meta["ticker"]).upper()
     if meta.get("fiscal_year") not in (None, ""):
