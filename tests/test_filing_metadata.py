@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from rag.index import filing_meta
+from rag.index.filings import shared_ticker
 from rag.parse import NotAFiling, ParseError, parse_file, parse_text
 from rag.parse.cover import cover_form, trading_symbol
 from rag.parse.period import (
@@ -120,6 +121,17 @@ def test_what_the_user_types_wins_over_what_the_file_says(tmp_path):
                                                  "form": None})
     assert (told["ticker"], told["company"], told["form"]) == ("EXH", "Example", "10-Q")  # None leaves it be
     assert (told["fiscal_year"], told["fiscal_year_source"]) == (2022, "caller")
+
+
+def test_a_filing_that_names_no_ticker_takes_its_companys():
+    indexed = [{"ticker": "MMM", "company": "3M COMPANY", "cik": "0000066740"},
+               {"ticker": "BA", "company": "The Boeing Company", "cik": ""}]
+    assert shared_ticker({"company": "3M Co", "cik": "66740"}, indexed) == "MMM"  # the same CIK
+    assert shared_ticker({"company": "Boeing Co"}, indexed) == "BA"  # the same name without its suffix
+    assert shared_ticker({"company": "3M Company", "cik": "99"}, indexed) is None  # another CIK is another company
+    assert shared_ticker({"company": "Acme Corp"}, indexed) is None
+    twice = indexed + [{"ticker": "BA2", "company": "Boeing Co"}]
+    assert shared_ticker({"company": "The Boeing Company"}, twice) is None  # the indexed filings disagree
 
 
 @pytest.mark.parametrize("content", [

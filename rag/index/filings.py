@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 from typing import Iterable
 
+from ..companies import short_names
 from ..parse import ParsedFiling
 
 log = logging.getLogger(__name__)
@@ -86,3 +87,21 @@ def _recorded_primary(record: Path) -> Path | None:
     if primary.parent != record.parent.resolve() or not primary.is_file():
         return None
     return primary
+
+
+def shared_ticker(meta: dict, indexed: Iterable[dict]) -> str | None:
+    """The ticker of the indexed filings of the same company (same CIK, else the same name without its
+    'Inc.'), for a filing that names none: a 10-K's cover printed no trading symbol before 2019, and a company's
+    filings must share one ticker to be searched together. None when none matches or the matches disagree."""
+    cik = str(meta.get("cik") or "").lstrip("0")
+    names = short_names(meta.get("company") or "")
+    found = set()
+    for other in indexed:
+        ticker = str(other.get("ticker") or "").upper()
+        if not ticker:
+            continue
+        other_cik = str(other.get("cik") or "").lstrip("0")
+        if (cik and other_cik == cik) or (not (cik and other_cik) and names & short_names(other.get("company") or "")):
+            found.add(ticker)
+    return found.pop() if len(found) == 1 else None
+

@@ -47,7 +47,7 @@ from ..parse import ParsedFiling
 from .chunking import FilingChunker, chunker_version
 from .columns import metadata_columns
 from .corrections import USER_SOURCE, checked_corrections, with_record
-from .filings import FILING_META_KEYS, filing_files, filing_meta
+from .filings import FILING_META_KEYS, filing_files, filing_meta, shared_ticker
 from .loaded import LoadedIndex
 from .nodes import node_to_json, read_nodes
 from .transforms import ChunkTransform, EmbedChangedChunks
@@ -311,6 +311,9 @@ class IndexStore:
                     doc = (parsed or {}).get(str(path)) or parse_module.parse_file(path)
                     row["parse_s"] = time.perf_counter() - t0
                     meta = filing_meta(path, doc, sha, overrides)
+                    shared = None if meta.get("ticker") else shared_ticker(meta, filings.values())
+                    if shared:
+                        meta["ticker"] = shared
                     old = filings.get(meta["doc_id"])
                     reuse = self._reusable_vectors(old, manifest)
                     entry = self._build_shard(doc, meta, row, progress=progress, name=name, reuse=reuse)
