@@ -25,14 +25,10 @@ def search_text(question: str, plan: QuestionPlan, applied: Filters) -> str:
     """The question without the words that became filters ("Salesforce's", "fiscal 2025", "10-K"): every chunk
     of the filtered filings carries them in its header, so they only blur what the rest of the question asks."""
     values = {"ticker": set(applied.tickers), "fiscal_year": set(applied.fiscal_years), "form": set(applied.forms)}
-    out, last = [], 0
-    for start, end, dimension, value in sorted(plan.spans):
-        if start < last or value not in values.get(dimension, ()):
-            continue
-        out.append(question[last:start])
-        last = end
-    out.append(question[last:])
-    text = re.sub(r"(?<!\w)(?:'s|’s|')(?!\w)", " ", "".join(out))  # the possessive left by a removed name
+    if plan.question != question:
+        return question
+    text = plan.question_without(lambda dimension, value: value in values.get(dimension, ()))
+    text = re.sub(r"(?<!\w)(?:'s|’s|')(?!\w)", " ", text)  # the possessive left by a removed name
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(re.findall(r"\w{3,}", text)) >= 2 else question
 

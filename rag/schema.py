@@ -137,6 +137,18 @@ class QuestionPlan:
     names_part: bool = False
     calculation: Calculation = field(default_factory=lambda: Calculation())
 
+    def question_without(self, drop) -> str:
+        """The question with the detections `drop(dimension, value)` picks cut out (overlapping ones once), the
+        pieces joined by a space: what is left once the words that became filters are set aside."""
+        out, last = [], 0
+        for start, end, dimension, value in sorted(self.spans):
+            if start < last or not drop(dimension, value):
+                continue
+            out.append(self.question[last:start])
+            last = end
+        out.append(self.question[last:])
+        return " ".join(out)
+
     def label(self) -> str:
         """'AAPL · FY2024 · Item 8' for the UI."""
         if self.periods:

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.app_server import AppServer, browser, chromium_missing_reason, wait_idle  # noqa: E402
+from tests.app_server import AppServer, ask, browser, chromium_missing_reason, open_chat, wait_idle  # noqa: E402
 from tests.fake_ollama import FakeOllama  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "corpus"
@@ -131,13 +131,8 @@ def shoot(out: Path, small: bool, workdir: Path | None = None) -> None:
             env.update({"OLLAMA_HOST": fake.url, "RAG_LLM_MODEL": "llama3.1:8b"})
             with AppServer(env, log_path=root / "streamlit.log") as app, browser() as b:
                 page = b.new_page(viewport={"width": 1920, "height": 1080}, device_scale_factor=1)
-                page.set_default_timeout(120_000)
-                page.goto(app.url)
-                box = page.locator('[data-testid="stChatInput"] textarea')
-                box.wait_for()
-                wait_idle(page)
-                box.fill(question)
-                box.press("Enter")
+                open_chat(page, app.url, timeout_ms=120_000)
+                ask(page, question)
                 cite = page.locator("button").filter(has_text=re.compile(rf"^\S*\[{n}\] "))
                 cite.first.wait_for()
                 wait_idle(page, 120)

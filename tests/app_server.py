@@ -150,6 +150,24 @@ def copy_index(src_root: Path, dst_root: Path) -> dict[str, str]:
     return {"RAG_STORAGE_DIR": str(dst_root / "storage"), "RAG_DATA_DIR": str(dst_root / "data")}
 
 
+CHAT_INPUT = '[data-testid="stChatInput"] textarea'
+
+
+def open_chat(page, url: str, timeout_ms: int = 60_000) -> None:
+    """Load the app's Chat page in `page` and wait until its question box is there and the script is idle."""
+    page.set_default_timeout(timeout_ms)
+    page.goto(url)
+    page.locator(CHAT_INPUT).wait_for()
+    wait_idle(page, timeout_ms / 1000)
+
+
+def ask(page, question: str) -> None:
+    """Type a question into the chat box and send it."""
+    box = page.locator(CHAT_INPUT)
+    box.fill(question)
+    box.press("Enter")
+
+
 def wait_idle(page, timeout: float = 60.0) -> None:
     """Until Streamlit has finished running the script (stApp's data-test-script-state leaves 'running') and
     stays so for a moment (a finished run may start another: st.rerun)."""

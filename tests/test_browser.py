@@ -16,12 +16,15 @@ from pathlib import Path
 import pytest
 
 from tests.app_server import (
+    CHAT_INPUT,
     WARM_LINE,
     AppServer,
+    ask,
     browser,
     build_small_index,
     chromium_missing_reason,
     copy_index,
+    open_chat,
     wait_idle,
 )
 from tests.fake_ollama import FakeOllama
@@ -45,17 +48,8 @@ def built_index(tmp_path_factory) -> Path:
 def open_app(b, app):
     """A page on the app, loaded and idle, and its sidebar."""
     page = b.new_page(viewport={"width": 1440, "height": 1000})
-    page.set_default_timeout(60_000)
-    page.goto(app.url)
-    page.locator('[data-testid="stChatInput"] textarea').wait_for()
-    wait_idle(page)
+    open_chat(page, app.url)
     return page, page.locator('[data-testid="stSidebar"]')
-
-
-def _ask(page, question: str) -> None:
-    box = page.locator('[data-testid="stChatInput"] textarea')
-    box.fill(question)
-    box.press("Enter")
 
 
 def _upload(page, path: Path) -> None:
@@ -80,7 +74,7 @@ def test_analyst_walkthrough(built_index, tmp_path):
             assert sidebar.get_by_text("Ollama running").is_visible()
 
             # Ask: the answer streams in from the model, with its citation.
-            _ask(page, QUESTION)
+            ask(page, QUESTION)
             answer = page.locator('[data-testid="stChatMessage"]').filter(has_text="$391,035 million").last
             answer.wait_for()
             cite = page.locator("button").filter(has_text=re.compile(r"^\S*\[1\] ACME · 10-K · FY2024"))
@@ -106,7 +100,7 @@ def test_analyst_walkthrough(built_index, tmp_path):
             # Switch the retrieval mode: the next answer says it used keyword search.
             sidebar.get_by_role("radio", name="Keyword").click()
             wait_idle(page)
-            _ask(page, "What were BOLT's total net sales in fiscal 2023?")
+            ask(page, "What were BOLT's total net sales in fiscal 2023?")
             page.locator('[data-testid="stCaptionContainer"]').filter(has_text="keyword retrieval").first.wait_for()
             wait_idle(page)
 
@@ -140,7 +134,7 @@ def _answer_seconds(page, question: str, expected: str) -> float:
     answers = page.locator('[data-testid="stChatMessage"]').filter(has_text=expected)
     before = answers.count()
     started = time.monotonic()
-    _ask(page, question)
+    ask(page, question)
     answers.nth(before).wait_for(timeout=60_000)
     return time.monotonic() - started
 
@@ -157,7 +151,7 @@ def test_first_answer_right_after_load_is_fast(built_index, tmp_path):
             app.wait_for_log(WARM_LINE)
             page = b.new_page(viewport={"width": 1440, "height": 1000})
             page.goto(app.url)
-            page.locator('[data-testid="stChatInput"] textarea').wait_for(timeout=60_000)
+            page.locator(CHAT_INPUT).wait_for(timeout=60_000)
             first = _answer_seconds(page, QUESTION, "$391,035 million")
             wait_idle(page)
             later = _answer_seconds(page, "What were BOLT's total net sales in fiscal 2023?", "$391,035 million")
@@ -180,7 +174,7 @@ def test_filing_added_while_a_question_is_answered(built_index, tmp_path):
                                           period_end="2024-06-30", revenue=(5120, 4870),
                                           unique_phrase="Crux alone makes the hexaflux sensor."), encoding="utf-8")
             _upload(page, upload)
-            _ask(page, QUESTION)  # asked while the filing is parsed and embedded in the background
+            ask(page, QUESTION)  # asked while the filing is parsed and embedded in the background
             page.locator('[data-testid="stChatMessage"]').filter(has_text="$391,035 million").last.wait_for()
             sidebar.get_by_text(re.compile(r"1 filing indexed")).first.wait_for(timeout=90_000)
             wait_idle(page)

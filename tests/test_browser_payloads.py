@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app_server import AppServer, browser, chromium_missing_reason, wait_idle
+from tests.app_server import AppServer, ask, browser, chromium_missing_reason, open_chat, wait_idle
 from tests.fake_ollama import FakeOllama
 from tests.filings import filing_html
 
@@ -105,18 +105,14 @@ def test_filing_payloads_stay_text_and_call_no_server(payload_index, tmp_path):
             context = b.new_context(viewport={"width": 1440, "height": 1000}, accept_downloads=True)
             seen = Inertness(context)
             page = context.new_page()
-            page.set_default_timeout(60_000)
-            page.goto(app.url)
-            page.locator('[data-testid="stChatInput"] textarea').wait_for()
+            open_chat(page, app.url)
             sidebar = page.locator('[data-testid="stSidebar"]')
             main = page.locator('[data-testid="stMainBlockContainer"]')
             seen.check(page, "chat, before a question")
             assert "![T](HTTP:" in _text(main), "the welcome line lists the ticker as it is"
 
             # Chat: the question, the model's answer, citation buttons and the sources' titles.
-            box = page.locator('[data-testid="stChatInput"] textarea')
-            box.fill(QUESTION)
-            box.press("Enter")
+            ask(page, QUESTION)
             page.locator('[data-testid="stChatMessage"]').filter(has_text="lists supply risks").last.wait_for()
             cite = main.locator("button").filter(has_text=re.compile(r"\[1\] !\[T\]")).first
             cite.wait_for()

@@ -9,7 +9,16 @@ import time
 
 import pytest
 
-from tests.app_server import AppServer, browser, build_small_index, chromium_missing_reason, copy_index, wait_idle
+from tests.app_server import (
+    AppServer,
+    ask,
+    browser,
+    build_small_index,
+    chromium_missing_reason,
+    copy_index,
+    open_chat,
+    wait_idle,
+)
 from tests.fake_ollama import FakeOllama
 
 REASON = chromium_missing_reason()
@@ -31,13 +40,8 @@ def test_waiting_line_counts_up_and_stop_answers_from_the_filings(tmp_path):
         env.update({"OLLAMA_HOST": fake.url, "RAG_LLM_MODEL": MODEL, "SEC_USER_AGENT": ""})
         with AppServer(env, log_path=tmp_path / "streamlit.log") as app, browser() as b:
             page = b.new_page(viewport={"width": 1440, "height": 1000})
-            page.set_default_timeout(60_000)
-            page.goto(app.url)
-            box = page.locator('[data-testid="stChatInput"] textarea')
-            box.wait_for()
-            wait_idle(page)
-            box.fill(QUESTION)
-            box.press("Enter")
+            open_chat(page, app.url)
+            ask(page, QUESTION)
 
             line = page.locator('[data-testid="stCaptionContainer"]').filter(has_text=f"Waiting for {MODEL}")
             line.first.wait_for()

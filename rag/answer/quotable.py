@@ -38,18 +38,18 @@ _UNIT_NOTE = re.compile(
 _ABBREV = re.compile(r"\b(?:Inc|Corp|Co|Ltd|No|Nos|U\.S|U\.K|Mr|Ms|Dr|Jr|Sr|vs|etc|approx|e\.g|i\.e|St|Fig)\.$")
 
 
+def _holds_amount(values: list[str]) -> bool:
+    """A figure among the cells: a number that is neither a year nor a small footnote mark like '(1)'."""
+    return any(not (1900 <= n.value <= 2100 and n.ulp == 1.0) and n.value >= 32
+               for c in values for n in parse_numbers(c))
+
+
 def _is_column_header(cells: list[str]) -> bool:
     """'| 2024 | 2023', 'Year Ended December 31, | 2023 | 2022': periods in the value cells, no amounts."""
     values = [c for c in cells[1:] if c]
     if not values or any(len(c) > 40 for c in values):
         return False
-    if not any(_YEARISH.search(c) for c in values):
-        return False
-    for c in values:
-        for n in parse_numbers(c):
-            if not (1900 <= n.value <= 2100 and n.ulp == 1.0) and n.value >= 32:
-                return False
-    return True
+    return any(_YEARISH.search(c) for c in values) and not _holds_amount(values)
 
 
 def _is_title_header(cells: list[str], following: list[str]) -> bool:
@@ -59,7 +59,7 @@ def _is_title_header(cells: list[str], following: list[str]) -> bool:
     values = [c for c in cells[1:] if c]
     if len(values) < 2 or any(len(c) > 160 or not re.search(r"[A-Za-z]{3}", c) for c in values):
         return False
-    if any(not (1900 <= n.value <= 2100) and n.value >= 32 for c in values for n in parse_numbers(c)):
+    if _holds_amount(values):
         return False
     for line in following:
         if "|" not in line:

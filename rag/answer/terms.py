@@ -78,14 +78,7 @@ def topic_words(question: str, analysis: QuestionPlan | None) -> str:
     in "Q2 alone, not year to date" are not what the question is about)."""
     if analysis is None or analysis.question != question:
         return question
-    out, last = [], 0
-    for start, end, dimension, _value in sorted(analysis.spans):
-        if dimension not in ("period", "fiscal_year", "form") or start < last:
-            continue
-        out.append(question[last:start])
-        last = end
-    out.append(question[last:])
-    return " ".join(out)
+    return analysis.question_without(lambda dimension, _value: dimension in ("period", "fiscal_year", "form"))
 
 
 _ORDINAL_WORDS = {1: "first", 2: "second", 3: "third", 4: "fourth"}
