@@ -262,7 +262,7 @@ def cmd_eval(args) -> int:
     if args.financebench:
         report = evaluation.run_financebench(
             Path(args.financebench), settings, mode=args.mode, top_k=args.top_k, progress=_progress,
-            use_analysis=not args.no_analysis,
+            use_analysis=not args.no_analysis, split=args.split,
         )
     else:
         report = evaluation.run_questions(
@@ -391,7 +391,7 @@ def _question_parsers(sub) -> None:
     p.add_argument("--no-llm", action="store_true")
     p.add_argument("--no-analysis", action="store_true", help="turn query analysis off (to measure its gain)")
     p.add_argument("--split", default="all", choices=["all", "tune", "blind"],
-                   help="--questions only: score one half of the set's companies (tune on one, report the other)")
+                   help="score one half of the set's companies (tune on one, report the other)")
     p.set_defaults(func=cmd_eval)
 
     p = _period(_fusion(_common(sub.add_parser("bench", help="benchmarks that print numbers"))))

@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from .config import Settings
+from .engine import Engine
+from .index import IndexStore
 from .dates import MONTH_PATTERN
 from .schema import Filters, period_label
 
@@ -318,8 +320,6 @@ def run_questions(
     use_analysis: bool = True, split: str = "all", filters: Filters | None = None,
 ) -> dict:
     """`filters`: the user's own filters, applied to every question (e.g. one fiscal period)."""
-    from .engine import Engine
-
     engine = Engine(settings)
     if not len(engine.index()):
         raise SystemExit("the index is empty: index the filings first (python -m rag index PATH)")
@@ -418,15 +418,32 @@ def print_report(report: dict) -> None:
 # FinanceBench: one shared store over all its PDFs
 
 
-def run_financebench(folder: Path, settings: Settings, *, mode: str = "hybrid", top_k: int = 10,
-                     progress=None, use_analysis: bool = True) -> dict:
-    from .engine import Engine
-    from .index import IndexStore
+def financebench_ticker(document: dict) -> str:
+    """The ticker a FinanceBench PDF is indexed under (its covers of before 2019 print none): the company's name,
+    letters and digits only."""
+    return re.sub(r"[^A-Z0-9]", "", document["company"].upper())[:12] or document["doc_name"].split("_")[0]
 
-    if settings.storage_dir.resolve() == Settings().storage_dir.resolve():
-        settings = settings.with_overrides(storage_dir=settings.storage_dir / "financebench")
+
+def financebench_questions(folder: Path, split: str = "all") -> tuple[dict, list[dict], list[str], int]:
+    """(documents by name, the questions of one half of the companies, those companies, questions in the set).
+    Companies are halved by the ticker they are indexed under, as the question sets are."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
     documents = {d["doc_name"]: d for d in map(json.loads, open(folder / "documents.jsonl", encoding="utf-8"))}
     questions = [json.loads(line) for line in open(folder / "questions.jsonl", encoding="utf-8") if line.strip()]
+    half = {name: _stable_half(financebench_ticker(doc)) for name, doc in documents.items()}
+    chosen = [q for q in questions if split == "all" or half.get(q["doc_name"]) == split]
+    companies = sorted({financebench_ticker(documents[q["doc_name"]]) for q in chosen if q["doc_name"] in documents})
+    return documents, chosen, companies, len(questions)
+
+
+def run_financebench(folder: Path, settings: Settings, *, mode: str = "hybrid", top_k: int = 10,
+                     progress=None, use_analysis: bool = True, split: str = "all") -> dict:
+    """Page and document hits of FinanceBench's questions over its PDFs (indexed first where they are not);
+    `split`: one half of its companies only."""
+    documents, questions, companies, in_set = financebench_questions(folder, split)
+    if settings.storage_dir.resolve() == Settings().storage_dir.resolve():
+        settings = settings.with_overrides(storage_dir=settings.storage_dir / "financebench")
     store = IndexStore(settings)
     # Held by the current chunker and model; a PDF indexed by an older one is brought up to date (and re-embeds only
     # its changed chunks).
@@ -437,7 +454,7 @@ def run_financebench(folder: Path, settings: Settings, *, mode: str = "hybrid", 
         if not pdf.exists() or pdf.name in indexed_paths:
             continue
         store.add([pdf], progress=progress, overrides={
-            "ticker": re.sub(r"[^A-Z0-9]", "", doc["company"].upper())[:12] or name.split("_")[0],
+            "ticker": financebench_ticker(doc),
             "company": doc["company"], "form": "10-K", "fiscal_year": doc.get("doc_period"),
         })
     engine = Engine(settings)
@@ -459,7 +476,8 @@ def run_financebench(folder: Path, settings: Settings, *, mode: str = "hybrid", 
         rows.append(row)
     lat = np.array([r["retrieval_ms"] for r in rows]) if rows else np.zeros(1)
     return {
-        "mode": mode, "top_k": top_k, "use_analysis": use_analysis, "storage": str(settings.storage_dir),
+        "mode": mode, "top_k": top_k, "use_analysis": use_analysis, "split": split, "split_companies": companies,
+        "questions_in_set": in_set, "storage": str(settings.storage_dir),
         "fusion": settings.fusion + (f" {settings.fusion_weights}" if settings.fusion_weights else ""),
         "questions_total": len(rows),
         "page_hit@5": _mean(float(r["page_hit@5"]) for r in rows),

@@ -156,3 +156,18 @@ def test_evidence_is_printed_in_a_gold_filing(q):
         assert not missing, f"{q['id']}: not in the gold filing's text: {missing}"
         assert any(_piece_within_span(piece, text) for text in texts), (
             f"{q['id']}: {piece} occur in the gold filing but never within {PIECE_SPAN} characters of each other")
+
+
+def test_financebench_halves_split_its_companies():
+    from rag.eval import financebench_questions
+
+    folder = shared_or_skip("corpus/financebench")
+    _docs, everything, all_companies, total = financebench_questions(folder)
+    _docs, tune, tune_companies, _ = financebench_questions(folder, "tune")
+    _docs, blind, blind_companies, _ = financebench_questions(folder, "blind")
+    # Every question in exactly one half, and no company on both sides.
+    assert len(everything) == total == len(tune) + len(blind) and tune and blind
+    assert not set(tune_companies) & set(blind_companies)
+    assert sorted(tune_companies + blind_companies) == all_companies
+    with pytest.raises(ValueError):
+        financebench_questions(folder, "half")
