@@ -51,3 +51,21 @@ def test_no_member_named_means_no_figure():
 def test_a_qualified_mention_keeps_its_own_qualifier():
     mention = MetricMention("revenue", 0, 0, ["revenue"], before=["domestic"])
     assert name_members("What was Acme's domestic segment revenue?", mention, [VIEW], [REVENUE]) is mention
+
+
+def test_a_segment_tagged_on_two_axes_is_named_by_its_segment():
+    # Segment disclosures of 2024 on tag each figure also with ConsolidationItemsAxis = OperatingSegmentsMember.
+    def tagged(member: str, value: float, label: str) -> FactRow:
+        row = _row(member, value, label)
+        row.dimensions = {"srt:ConsolidationItemsAxis": "us-gaap:OperatingSegmentsMember", **row.dimensions}
+        return row
+
+    view = FilingView(FILING, [_row(None, 30_000e6, "Total revenues"),
+                               tagged("acme:CloudMember", 7_000e6, "Cloud"),
+                               tagged("acme:DevicesMember", 23_000e6, "Devices")])
+    named = name_members("What revenue did the Cloud segment post?", _revenue(), [view], [REVENUE])
+    assert named is not None and named.before == ["cloud"]
+    cloud = [g for g in view.by_concept[REVENUE] if g.dims]
+    assert sorted(g.dims["us-gaap:StatementBusinessSegmentsAxis"] for g in cloud) == ["acme:CloudMember",
+                                                                                      "acme:DevicesMember"]
+    assert all(len(g.dims) == 1 for g in cloud)

@@ -65,7 +65,23 @@ class FactGroup:
             abs(r.value - best.value) > tolerance(r.decimals) + tolerance(best.decimals) + 1e-9 * abs(best.value)
             for r in rows
         )
-        return cls(best.concept, best.period_start, best.period_end, best.dimensions, best.unit, rows, best, conflict)
+        return cls(best.concept, best.period_start, best.period_end, named_dims(best.dimensions), best.unit, rows, best,
+                   conflict)
+
+
+# Segment disclosures under ASU 2023-07 tag a segment's figure on two axes: the segment's own member, and
+# srt:ConsolidationItemsAxis = us-gaap:OperatingSegmentsMember, which only says that the figure is a segment's.
+# That second axis names no part of the company, so a segment's figure is read as the one member it names.
+_SEGMENT_MARKERS = {("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember")}
+
+
+def named_dims(dims: dict) -> dict:
+    """The dimensions that name a part of the company: a segment marker beside a member of another axis is
+    dropped."""
+    if len(dims) < 2:
+        return dims
+    named = {axis: member for axis, member in dims.items() if (axis, member) not in _SEGMENT_MARKERS}
+    return named or dims
 
 
 def _member_ok(g: FactGroup, member) -> bool:
@@ -88,7 +104,8 @@ class FilingView:
         for r in rows:
             if r.value is None or not math.isfinite(r.value):
                 continue
-            groups[(r.concept, r.period_start, r.period_end, json.dumps(r.dimensions, sort_keys=True), r.unit)].append(r)
+            dims = json.dumps(named_dims(r.dimensions), sort_keys=True)
+            groups[(r.concept, r.period_start, r.period_end, dims, r.unit)].append(r)
         self.groups = [FactGroup.build(v) for v in groups.values()]
         self.by_concept: dict[str, list[FactGroup]] = defaultdict(list)
         for g in self.groups:
