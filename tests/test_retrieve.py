@@ -103,8 +103,6 @@ def test_fusion_is_a_checked_setting(small_index, monkeypatch):
 
 
 def test_a_named_statement_is_searched_first(small_index):
-    from rag.index import statement_pages
-
     index = small_index.load()
     kinds = list(index.columns["statement"])
     statement_rows = [n for n, k in zip(index.nodes, kinds) if k == "income statement"]
@@ -117,16 +115,6 @@ def test_a_named_statement_is_searched_first(small_index):
     assert result.plan.statements == ["income statement"] and "income statement" in result.plan.label()
     first = result.nodes[0].node
     assert first.metadata["ticker"] == "ACME" and first.node_id in {n.node_id for n in statement_rows}
-
-    class _N:  # a prose page that names the statement, and a PDF-split caption over a page of figures
-        def __init__(self, text, page):
-            self.text, self.metadata = "header\n" + text, {"doc_id": "d", "page_start": page, "page_end": page}
-
-    prose = _N("See the consolidated statements of cash flows for the details of 2024 and 2023.", 3)
-    rows = " ".join(f"Line {i} 1,{i:03d} 2,{i:03d} ({i})" for i in range(12))
-    pdf = _N("Consolidated Statement of Cash Flow s (Millions) " + rows, 7)
-    same_page = _N(rows, 7)
-    assert statement_pages([prose, pdf, same_page]) == ["", "cash flow statement", "cash flow statement"]
 
 
 def _hit(ticker, year, body, score=1.0):

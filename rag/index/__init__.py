@@ -13,7 +13,7 @@ Modules:
 """
 
 from .chunking import CHUNKER_VERSION, FilingChunker
-from .columns import FILTER_COLUMNS, STATEMENT_CAPTIONS, fiscal_period_of, metadata_columns, statement_pages
+from .columns import FILTER_COLUMNS, fiscal_period_of, metadata_columns
 from .corrections import EDITABLE_FIELDS, FISCAL_PERIODS, InvalidCorrection, checked_corrections
 from .filings import FILING_META_KEYS, filing_files, filing_meta
 from .loaded import LoadedIndex
@@ -23,7 +23,7 @@ from .vector_store import FilingVectorStore
 
 __all__ = [
     "CHUNKER_VERSION", "EDITABLE_FIELDS", "FILING_META_KEYS", "FILTER_COLUMNS", "FISCAL_PERIODS", "NODE_META_KEYS",
-    "STATEMENT_CAPTIONS", "FilingChunker", "FilingVectorStore", "IndexBusy", "IndexError_", "IndexReport", "IndexStore",
+    "FilingChunker", "FilingVectorStore", "IndexBusy", "IndexError_", "IndexReport", "IndexStore",
     "InvalidCorrection", "LoadedIndex", "Progress", "checked_corrections", "fiscal_period_of", "filing_files",
-    "filing_meta", "keyword_stemmer", "metadata_columns", "statement_pages",
+    "filing_meta", "keyword_stemmer", "metadata_columns",
 ]

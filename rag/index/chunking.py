@@ -7,11 +7,11 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..parse import ParsedFiling, Section
+from ..parse import ParsedFiling, Section, statement_pages
 
 # Bump when the parsed text or the chunk layout changes: shards are rebuilt rather than mixed with new ones (only
 # chunks whose text changed are embedded again).
-CHUNKER_VERSION = "5"
+CHUNKER_VERSION = "6"
 
 
 def chunker_version() -> str:
@@ -88,7 +88,7 @@ class FilingChunker:
         return " · ".join(parts)
 
     def split(self, parsed: ParsedFiling, meta: dict) -> list[dict]:
-        """Chunks as dicts: text, section, section_title, char_start, char_end, page_start, page_end."""
+        """Chunks as dicts: text, section, section_title, char_start, char_end, page_start, page_end, statement."""
         text = parsed.text
         sections = parsed.sections or [Section("Document", "", 0, len(text), 1, _page_at(parsed, len(text) - 1))]
         blocks = sorted(parsed.blocks, key=lambda b: b.char_start)
@@ -121,6 +121,7 @@ class FilingChunker:
             head = self.header(meta, section)
             budget = self.chunk_tokens - self.count([head])[0] - 1
             chunks.extend(self._pack(parsed, section, head, budget, section_blocks))
+        _mark_statements(parsed, chunks)
         return chunks
 
     def _pieces(self, text: str, section_blocks, budget: int) -> list[_ChunkPiece]:
@@ -205,6 +206,17 @@ class FilingChunker:
             used += unit.tokens
         flush()
         return out
+
+
+def _mark_statements(parsed: ParsedFiling, chunks: list[dict]) -> None:
+    """Each chunk's primary statement ("" for none): that of the page it starts on, or of the page it runs onto
+    when that page's caption (which opens the page) is inside the chunk."""
+    pages = statement_pages(parsed)
+    for chunk in chunks:
+        kind = pages.get(chunk["page_start"], "")
+        if not kind and chunk["page_end"] != chunk["page_start"]:
+            kind = pages.get(chunk["page_end"], "")
+        chunk["statement"] = kind
 
 
 def _page_at(parsed: ParsedFiling, offset: int) -> int:

@@ -1,7 +1,7 @@
 """The per-row columns of a loaded index (what filters match on) and the rows a filter selects.
 
-Besides the chunk metadata, two columns are derived from the text: the primary statement a chunk belongs to, and
-the tiny Item the chunker merged into a chunk's section.
+Besides the chunk metadata (including the primary statement a chunk's page carries, found at parse time), one
+column is derived: the tiny Item the chunker merged into a chunk's section.
 """
 
 from __future__ import annotations
@@ -21,46 +21,6 @@ def _merged_item(section_title: str) -> str:
     return m.group(1) if m else ""
 
 
-# The primary financial statements, as their captions read in 10-Ks, matched with spaces removed because PDF text
-# layers split words ("Balance Shee t", "Cash Flow s").
-STATEMENT_CAPTIONS = {
-    "income statement": re.compile(r"statements?of(?:consolidated)?(?:operations|income|earnings)|incomestatements?"),
-    "balance sheet": re.compile(r"balancesheets?|statements?offinancial(?:position|condition)"),
-    "cash flow statement": re.compile(r"statements?ofcashflows?"),
-}
-_NUMBER = re.compile(r"(?<![\w.])\(?\$?\d[\d,]*(?:\.\d+)?\)?(?![\w])")
-_WORD = re.compile(r"\S+")
-
-
-def _is_tabular(text: str) -> bool:
-    """Mostly figures: a statement's rows, not prose that mentions one."""
-    numbers = len(_NUMBER.findall(text))
-    return numbers >= 12 and numbers >= 0.2 * len(_WORD.findall(text))
-
-
-def statement_pages(nodes) -> list[str]:
-    """Which primary statement each chunk belongs to ("" for none): a page where a chunk made mostly of figures
-    carries a statement's caption is that statement's page, and every such chunk on it belongs to it (a
-    statement's later rows no longer show the caption). A caption in prose has too few figures beside it."""
-    def body(node) -> str:
-        return node.text.split("\n", 1)[-1]  # without the chunk's own header line
-
-    dense = [_is_tabular(body(n)) for n in nodes]
-    page_kind: dict[tuple, str] = {}
-    for node, is_dense in zip(nodes, dense):
-        if not is_dense:
-            continue
-        squeezed = re.sub(r"\s+", "", body(node)).lower()
-        hits = [(m.start(), kind) for kind, rx in STATEMENT_CAPTIONS.items() if (m := rx.search(squeezed))]
-        if hits:
-            kind = min(hits)[1]  # the caption that comes first names the page
-            # Both pages of a chunk that runs onto the next one: its caption may open either.
-            for page in {node.metadata.get("page_start"), node.metadata.get("page_end")}:
-                page_kind.setdefault((node.metadata.get("doc_id"), page), kind)
-    return [page_kind.get((n.metadata.get("doc_id"), n.metadata.get("page_start")), "") if d else ""
-            for n, d in zip(nodes, dense)]
-
-
 # Forms that report a whole fiscal year: a chunk indexed before fiscal periods were recorded is "FY" when its
 # filing is one of these.
 ANNUAL_FORMS = ("10-K", "10-K/A", "10-KT", "20-F", "20-F/A", "40-F", "40-F/A")
@@ -78,7 +38,7 @@ def metadata_columns(nodes) -> dict[str, np.ndarray]:
     """Per-row arrays of what filters match on (row i == nodes[i]), so a filter is one vectorised comparison."""
     meta = [n.metadata for n in nodes]
     return {
-        "statement": np.array(statement_pages(nodes), dtype=object),
+        "statement": np.array([m.get("statement") or "" for m in meta], dtype=object),
         "ticker": np.array([str(m.get("ticker") or "").upper() for m in meta], dtype=object),
         "fiscal_year": np.array([int(m.get("fiscal_year") or 0) for m in meta], dtype=np.int64),
         "form": np.array([str(m.get("form") or "").upper() for m in meta], dtype=object),

@@ -12,7 +12,7 @@ from llama_index.core.schema import TextNode
 NODE_META_KEYS = (
     "doc_id", "ticker", "company", "cik", "form", "fiscal_year", "fiscal_year_source", "fiscal_period", "period_end",
     "filing_date", "accession", "section", "section_title", "page_start", "page_end", "char_start", "char_end",
-    "source", "url", "path", "chunk_index",
+    "source", "url", "path", "chunk_index", "statement",
 )
 
 

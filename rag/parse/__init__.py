@@ -14,6 +14,7 @@ Inputs: EDGAR HTML (inline XBRL or plain), EDGAR full-submission .txt (SGML), pl
     plaintext   plain-text filings and their fixed-width tables
     submission  the SGML of a full submission
     cover       dates as filings spell them, and what the cover page says (form, name, ticker)
+    statements  the pages that carry the primary financial statements
     period      the fiscal period (Q1, Q2, Q3, FY) and a quarter's fiscal year where no dei: tag says them
     tables      table rows -> `label | v1 | v2` lines
     builder     blocks -> one text with offsets, pages and fact spans
@@ -32,9 +33,11 @@ from .results import (
     Section,
     SubmissionDocument,
 )
+from .statements import STATEMENT_CAPTIONS, statement_pages
 from .submission import read_full_submission
 
 __all__ = [
+    "STATEMENT_CAPTIONS",
     "Block",
     "Fact",
     "FullSubmission",
@@ -50,4 +53,5 @@ __all__ = [
     "parse_submission",
     "parse_text",
     "read_full_submission",
+    "statement_pages",
 ]

@@ -1,0 +1,53 @@
+"""The pages that carry the primary financial statements: a caption opening a page of figures, in the run of
+pages where the statements sit together; not a caption inside a sentence, on a page of prose, or on a note's page
+far from the statements."""
+
+from rag.parse import ParsedFiling, parse_file, statement_pages
+from tests.filings import shared_or_skip
+
+
+def _rows(n: int, seed: int = 0) -> str:
+    return "\n".join(f"Line item {i} | {1000 + seed + i:,} | {2000 + seed + i:,} | ({30 + i})" for i in range(n))
+
+
+def _filing(pages: list[str]) -> ParsedFiling:
+    text, starts = "", []
+    for page in pages:
+        starts.append(len(text))
+        text += page + "\n\n"
+    return ParsedFiling(text=text, blocks=[], sections=[], page_starts=starts, meta={})
+
+
+def test_captions_that_open_pages_of_figures_are_the_statements():
+    parsed = _filing([
+        "Item 7. Management's Discussion\n\nRevenue grew on the consolidated balance sheets we show below.\n"
+        + _rows(15),  # the caption inside a sentence
+        "Acme Inc. and subsidiaries\n\nCONSOLIDATED STATEMENTS OF OPERATIONS\n(in millions)\n" + _rows(15),
+        "Table of Contents 52\n\nConsolidated Balance Shee ts\n$ in millions\n" + _rows(15, 7),  # a PDF's split word
+        "Consolidated Statements of Cash Flows\n\nWe describe below how cash moved during the year, in words "
+        "rather than figures, because this page of the filing holds prose only and no table at all.",
+        "Consolidated Statement of Cash Flow s (Millions)\n" + _rows(15, 3),
+        "Notes to Consolidated Financial Statements\n\n" + _rows(15, 5),
+    ] + ["Prose page." for _ in range(10)] + [
+        "Condensed Consolidated Balance Sheets\n(parent company only)\n" + _rows(15, 9),  # outside the run
+    ])
+    assert statement_pages(parsed) == {2: "income statement", 3: "balance sheet", 5: "cash flow statement"}
+
+
+def test_a_filing_without_statements_has_none():
+    parsed = _filing(["Item 1. Business\n\nWe make widgets.", "Item 8. The financial statements are in the "
+                      "annual report to shareholders, incorporated by reference.\n" + _rows(15)])
+    assert statement_pages(parsed) == {}
+
+
+def test_real_pdf_statements_are_found_where_their_captions_open_the_page():
+    # A PDF whose statement captions share their chunk with the audit report on the page before, and whose notes
+    # open pages with a statement's caption too.
+    pages = statement_pages(parse_file(shared_or_skip("corpus", "financebench", "pdfs", "PFIZER_2021_10K.pdf")))
+    assert {kind for kind in pages.values()} == {"income statement", "balance sheet", "cash flow statement"}
+    assert max(pages) - min(pages) < 8 and pages[min(pages)] == "income statement"
+
+
+def test_real_html_statements_are_one_page_each():
+    pages = statement_pages(parse_file(shared_or_skip("corpus", "filings", "TSLA", "tsla-20241231.htm")))
+    assert sorted(pages.values()) == ["balance sheet", "cash flow statement", "income statement"]
