@@ -237,6 +237,9 @@ def test_metric_words_map_to_concepts():
                     "long_term_debt"]
     (m,) = find_mentions("What was Apple's iPhone revenue?")
     assert m.metric_key == "revenue" and m.before == ["iphone"]
+    # The short forms analysts write for net property, plant and equipment; not inside another word.
+    assert [m.metric_key for m in find_mentions("Did PPNE grow, and PP&E, and PPE?")] == ["ppe"] * 3
+    assert find_mentions("the shopper engagement and the apex of the upper bound") == []
 
 
 def test_labels_and_units():

@@ -186,7 +186,8 @@ METRICS: list[Metric] = [
     _m("payables", "Accounts payable", [r"accounts\s+payable"], [_G + "AccountsPayableCurrent"], period="instant"),
     _m("goodwill", "Goodwill", [r"goodwill"], [_G + "Goodwill"], period="instant"),
     _m("ppe", "Property, plant and equipment, net",
-       [r"property,?\s+(?:plant,?\s+)?and\s+equipment(?:,?\s+net)?", r"pp\s*&\s*e"],
+       # Analysts shorten it to PP&E, PPE, or PPNE for the net figure.
+       [r"property,?\s+(?:plant,?\s+)?and\s+equipment(?:,?\s+net)?", r"pp\s*&\s*e", r"ppn?e"],
        [_G + "PropertyPlantAndEquipmentNet"], period="instant"),
     _m("retained_earnings", "Retained earnings (accumulated deficit)",
        [r"retained\s+earnings", r"accumulated\s+deficit"], [_G + "RetainedEarningsAccumulatedDeficit"],
