@@ -33,6 +33,13 @@ def search_text(question: str, plan: QuestionPlan, applied: Filters) -> str:
     return text if len(re.findall(r"\w{3,}", text)) >= 2 else question
 
 
+# Questions about the documents a filing lists as exhibits (agreements, charters, indentures, certifications), and
+# the Items that hold the exhibit index: only these search it.
+_EXHIBIT_QUESTION = re.compile(
+    r"\bexhibits?\b|\bagreements?\b|\bindentures?\b|\bcertificat(?:e|ion)s?\b|\bby-?laws\b|\barticles\s+of\b|"
+    r"\bincorporated\s+by\s+reference\b|\bamendments?\b|\bcharter\b", re.I)
+EXHIBIT_ITEMS = ("Item 15", "Item 16", "Part II Item 6", "Signatures")
+
 # ==============================================================================================================
 # Retrievers
 
@@ -157,10 +164,13 @@ class Retriever:
             bundle.embedding = _embed_query(self.embed_model, search_text(question, plan, applied))
         lists, statement_lists = [], []
         depth = top_k * 2  # room for the repeats that drop_repeats takes out
+        # An exhibit index answers only a question about the documents filed (see is_exhibit_list).
+        exhibits_asked = bool(_EXHIBIT_QUESTION.search(question)) or any(
+            s in EXHIBIT_ITEMS for s in applied.sections)
         for group in groups:
             subset = self.index.subset(
                 tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms, sections=group.sections,
-                fiscal_periods=group.fiscal_periods,
+                fiscal_periods=group.fiscal_periods, without_exhibit_lists=not exhibits_asked,
             )
             lists.append(drop_repeats(self._search(bundle, mode, depth, subset, extra), top_k, self._signatures))
             if plan.statements and group.tickers:  # one company's statements, not every company's

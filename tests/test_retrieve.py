@@ -235,3 +235,41 @@ def test_a_quarter_is_an_exact_filter_and_several_quarters_are_retrieved_each(tm
 
     result = answer(missing.query, missing, get_settings(storage_dir=tmp_path / "storage"), use_llm=False)
     assert result.refused and "ACME Q3 FY2025" in result.answer and not result.citations
+
+
+def test_exhibit_index_chunks_are_told_apart():
+    from rag.index.columns import is_exhibit_list
+
+    head = "ACME (ACME) · 10-K · FY2024 · Item 15: Exhibits, Financial Statement Schedules\n"
+    table = ("Exhibit Number | Exhibit Description | Form | Filing Date\n"
+             "10.1† | Employment Agreement with the Chief Executive Officer | 8-K | 3/1/2022\n"
+             "10.2† | 2020 Stock Incentive Plan | DEF 14A | 4/22/2020\n")
+    long_rows = ("10.5 | Supplemental Executive Retirement Plan, as amended, is incorporated by reference to Exhibit "
+                 "10.5 to the Annual Report on Form 10-K for the fiscal year ended January 31, 2023 (C)\n")
+    assert is_exhibit_list(head + table) and is_exhibit_list(head + long_rows)
+    # Figures in numbered rows, and prose that names a form, are not an exhibit index.
+    assert not is_exhibit_list(head + "1.5 | Medical cost trend | (1.0)% | 2.0%\n2.5 | Completion factor | 3 | 4\n")
+    assert not is_exhibit_list(head + "We employed 32,439 people, as our Form 10-K for 2023 also said.")
+
+
+def test_exhibit_index_is_searched_only_when_asked(small_index, monkeypatch):
+    import numpy as np
+
+    index = small_index.load()
+    exhibits = np.zeros(len(index), dtype=bool)
+    exhibits[0] = True  # pretend the first chunk is an exhibit index
+    monkeypatch.setitem(index.columns, "exhibit_list", exhibits)
+    everything = index.subset()
+    assert everything is None
+    assert 0 not in set(index.subset(without_exhibit_lists=True).tolist())
+    assert len(index.subset(without_exhibit_lists=True)) == len(index) - 1
+    acme = index.subset(tickers=["ACME"], without_exhibit_lists=True)
+    assert 0 not in set(acme.tolist()) and len(acme)
+
+    retriever = Retriever(index, small_index.embed_model())
+    first = index.nodes[0].node_id
+    words = "securities exchange commission trading symbol"  # the cover's own words, in no other chunk
+    plain = retriever.retrieve(words, mode="keyword", top_k=len(index))
+    asked = retriever.retrieve(f"Which agreements are filed as exhibits? {words}", mode="keyword", top_k=len(index))
+    assert first not in {n.node.node_id for n in plain.nodes}
+    assert first in {n.node.node_id for n in asked.nodes}

@@ -21,6 +21,26 @@ def _merged_item(section_title: str) -> str:
     return m.group(1) if m else ""
 
 
+# The exhibit index (Item 15, sometimes under Item 16 or the signatures): numbered exhibits, each a document filed or
+# incorporated by reference. It lists agreements and plans by title, so their words ("Employment Agreement",
+# "Stock Incentive Plan") match questions about employees or stock that the index itself never answers.
+_EXHIBIT_LINE = re.compile(r"^(?:exhibit\s+)?\d{1,3}(?:\.\d{1,3})+(?:\s*\([a-z0-9]+\))?\*?\s*(?:\||[A-Z†*])",
+                           re.M | re.I)
+_EXHIBIT_REFERENCE = re.compile(r"incorporated\s+(?:herein\s+)?by\s+reference|\bexhibit\b|\bform\s+(?:8-K|10-K|10-Q|S-\d)\b",
+                                re.I)
+
+
+_BY_REFERENCE = re.compile(r"by\s+reference\s+to\s+exhibit", re.I)
+
+
+def is_exhibit_list(text: str) -> bool:
+    """A chunk of the exhibit index: numbered exhibit lines and the words that file them (long descriptions leave
+    room for only two lines in a chunk, or one that is itself incorporated by reference to an exhibit)."""
+    body = text.split("\n", 1)[-1]
+    lines = len(_EXHIBIT_LINE.findall(body))
+    return bool(_EXHIBIT_REFERENCE.search(body)) and (lines >= 2 or (lines == 1 and bool(_BY_REFERENCE.search(body))))
+
+
 # Forms that report a whole fiscal year: a chunk indexed before fiscal periods were recorded is "FY" when its
 # filing is one of these.
 ANNUAL_FORMS = ("10-K", "10-K/A", "10-KT", "20-F", "20-F/A", "40-F", "40-F/A")
@@ -47,6 +67,7 @@ def metadata_columns(nodes) -> dict[str, np.ndarray]:
         "merged_section": np.array([_merged_item(m.get("section_title") or "") for m in meta], dtype=object),
         "doc_id": np.array([m.get("doc_id") or "" for m in meta], dtype=object),
         "node_id": np.array([n.node_id for n in nodes], dtype=object),
+        "exhibit_list": np.array([is_exhibit_list(n.text) for n in nodes], dtype=bool),
     }
 
 

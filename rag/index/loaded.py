@@ -32,12 +32,19 @@ class LoadedIndex:
         return len(self.nodes)
 
     def subset(self, tickers=(), fiscal_years=(), forms=(), sections=(), doc_ids=(), statements=(),
-               fiscal_periods=()) -> np.ndarray | None:
-        """Row ids matching every given filter (None = no filter at all)."""
-        return rows_matching(self.columns, {
+               fiscal_periods=(), without_exhibit_lists: bool = False) -> np.ndarray | None:
+        """Row ids matching every given filter (None = no filter at all); `without_exhibit_lists` leaves out the
+        chunks of exhibit indexes."""
+        rows = rows_matching(self.columns, {
             "statement": statements, "ticker": tickers, "fiscal_year": fiscal_years, "form": forms,
             "section": sections, "doc_id": doc_ids, "fiscal_period": fiscal_periods,
         })
+        exhibits = self.columns["exhibit_list"]
+        if not without_exhibit_lists or not exhibits.any():
+            return rows
+        if rows is None:
+            return np.flatnonzero(~exhibits)
+        return rows[~exhibits[rows]]
 
     def node_ids(self, rows: np.ndarray) -> list[str]:
         """The chunk ids of some rows (what a VectorStoreQuery names to search only those)."""
