@@ -39,6 +39,7 @@ FILES = {
     ("NVDA", 2025): "NVDA/nvda-20250126.htm",
     ("ADBE", 2024): "ADBE/adbe-20241129.htm",
     ("CRM", 2025): "CRM/crm-20250131.htm",
+    ("AMZN", 2024): "AMZN/amzn-20241231.htm",  # no "Total liabilities" line; segments printed by short names
 }
 
 
@@ -206,6 +207,26 @@ def test_share_of_a_segment_named_after_from(corpus):
     assert r["value"] == pytest.approx(66_952 / 391_035 * 100)
     assert "17.12%" in fa.block and "Greater China" in fa.block
     assert ask(corpus, "What percentage of Apple's fiscal 2024 revenue came from Antarctica?") is None
+
+
+def test_a_member_asked_by_the_label_printed_beside_its_figure(corpus):
+    # The filing's member is "Amazon Web Services"; its disaggregation table prints the row as "AWS".
+    fa = ask(corpus, "What share of AMZN's 2024 net sales came from AWS?")
+    (r,) = fa.results
+    layer = corpus["layer"]
+    total = layer.value("revenue", "AMZN", 2024).amount
+    assert r["value"] == pytest.approx(107_556_000_000 / total * 100) and "Amazon Web Services" in fa.block
+
+
+def test_total_liabilities_from_the_statement_totals_when_no_line_reports_them(corpus):
+    layer = corpus["layer"]
+    assert layer.value("total_liabilities", "TSLA", 2024).fact.concept == "us-gaap:Liabilities"  # reported: read
+    derived = layer.value("total_liabilities", "AMZN", 2024)
+    both = layer.value("liabilities_and_equity", "AMZN", 2024).amount
+    equity = layer.value("total_equity", "AMZN", 2024).amount
+    assert derived.amount == both - equity and both > equity > 0
+    fa = ask(corpus, "What were AMZN's total liabilities at the end of 2024?")
+    assert "total liabilities and equity − total equity" in fa.block
 
 
 def test_an_exact_date_names_the_one_filing_when_no_company_is_named(corpus):

@@ -224,7 +224,7 @@ class FactsLayer(QuarterFacts):
             for g in view.by_concept.get(concept, ()):
                 if len(g.dims) != 1:
                     continue
-                n = match(g.dims)
+                n = match(g.dims, {r.row_label for r in g.rows if r.row_label})
                 if not n:
                     continue
                 found = view.find(concept, k, m.period, member=lambda d, g=g: d == g.dims, months=months)

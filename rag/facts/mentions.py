@@ -5,6 +5,7 @@ questions with these; the answer checks read answer sentences with the same rule
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 from ..companies import WORD_PATTERN
 from ..dates import MONTHS
@@ -144,8 +145,8 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
 
 
 def member_matcher(mention: MetricMention):
-    """A predicate on a fact's dimensions: its single member's words equal a run of the question's words that
-    covers every qualifier word. Returns (predicate, length of the matched run) pairs, longest first."""
+    """A scorer of a fact's single dimension member: the length of the run of the question's words, covering every
+    qualifier word, that the member's words (or a row label printed beside its figure) equal; 0 for none."""
     quals = mention.before + mention.after
     if not quals:
         return None
@@ -165,12 +166,15 @@ def member_matcher(mention: MetricMention):
     def words_of(dims: dict) -> list[str]:
         return [plain_word(w) for w in member_words(next(iter(dims.values())))]
 
-    def match(dims: dict) -> int:
-        mw = words_of(dims)
-        joined = "".join(mw)
-        if not joined or (excluded & set(mw)):
-            return 0
-        return max((len(w) for w in windows if w == joined), default=0)
+    def match(dims: dict, row_labels: Iterable[str] = ()) -> int:
+        """How long a run of the question's words names the member: by the member's own words, or by a row label
+        the filing prints beside its figure (a member named "Amazon Web Services" printed as "AWS")."""
+        best = 0
+        for mw in [words_of(dims)] + [[plain_word(w) for w in normalize(label).split()] for label in row_labels]:
+            joined = "".join(mw)
+            if joined and not (excluded & set(mw)):
+                best = max(best, max((len(w) for w in windows if w == joined), default=0))
+        return best
 
     return match
 

@@ -162,13 +162,20 @@ METRICS: list[Metric] = [
     _m("total_assets", "Total assets", [r"total\s+assets", r"assets"], [_G + "Assets"], period="instant"),
     _m("current_assets", "Total current assets", [r"(?:total\s+)?current\s+assets"], [_G + "AssetsCurrent"],
        period="instant"),
+    # Many balance sheets print no "Total liabilities" line (nor tag us-gaap:Liabilities): it is then what the
+    # statement's own totals leave, total liabilities and equity less total equity.
     _m("total_liabilities", "Total liabilities", [r"total\s+liabilities", r"liabilities"], [_G + "Liabilities"],
-       period="instant"),
+       period="instant", fallback=("sub", "liabilities_and_equity", "total_equity"),
+       formula="total liabilities and equity − total equity"),
     _m("current_liabilities", "Total current liabilities", [r"(?:total\s+)?current\s+liabilities"],
        [_G + "LiabilitiesCurrent"], period="instant"),
     _m("liabilities_and_equity", "Total liabilities and equity",
        [r"total\s+liabilities\s+and\s+(?:(?:stock|share)holders'?\s+|shareowners'?\s+)?equity"],
        [_G + "LiabilitiesAndStockholdersEquity"], period="instant"),
+    # Equity with the noncontrolling interests: what a balance sheet's total liabilities and equity adds to.
+    _m("total_equity", "Total equity", [],
+       [_G + "StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest", _G + "StockholdersEquity"],
+       period="instant", listed=False),
     _m("equity", "Stockholders' equity",
        [r"(?:total\s+)?(?:stock|share)holders?'?s?'?\s+equity", r"(?:total\s+)?shareowners?'?s?'?\s+equity",
         r"total\s+equity", r"book\s+value"],
