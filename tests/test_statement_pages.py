@@ -51,3 +51,23 @@ def test_real_pdf_statements_are_found_where_their_captions_open_the_page():
 def test_real_html_statements_are_one_page_each():
     pages = statement_pages(parse_file(shared_or_skip("corpus", "filings", "TSLA", "tsla-20241231.htm")))
     assert sorted(pages.values()) == ["balance sheet", "cash flow statement", "income statement"]
+
+
+def test_a_chunk_running_onto_a_statement_page_belongs_to_it_only_with_its_caption():
+    from rag.index.chunking import _mark_statements
+
+    notes = "Index to the notes | Page\nNote 1 | 70\nNote 2 | 75\n"
+    statement = "CONSOLIDATED BALANCE SHEETS\n(in millions)\n" + _rows(15)
+    parsed = _filing([notes, statement])
+    at = parsed.page_starts[1]
+    caption_end = at + len("CONSOLIDATED BALANCE SHEETS")
+
+    def chunk(start, end, page_start, page_end):
+        return {"text": parsed.text[start:end], "char_start": start, "char_end": end,
+                "page_start": page_start, "page_end": page_end}
+
+    chunks = [chunk(0, caption_end + 10, 1, 2),  # the notes' index, then the statement's caption
+              chunk(0, at + 1, 1, 2),  # the notes' index up to the page break only
+              chunk(caption_end + 10, len(parsed.text), 2, 2)]
+    _mark_statements(parsed, chunks)
+    assert [c["statement"] for c in chunks] == ["balance sheet", "", "balance sheet"]

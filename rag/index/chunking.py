@@ -7,11 +7,11 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..parse import ParsedFiling, Section, statement_pages
+from ..parse import STATEMENT_CAPTIONS, ParsedFiling, Section, statement_pages
 
 # Bump when the parsed text or the chunk layout changes: shards are rebuilt rather than mixed with new ones (only
 # chunks whose text changed are embedded again).
-CHUNKER_VERSION = "6"
+CHUNKER_VERSION = "7"
 
 
 def chunker_version() -> str:
@@ -210,12 +210,15 @@ class FilingChunker:
 
 def _mark_statements(parsed: ParsedFiling, chunks: list[dict]) -> None:
     """Each chunk's primary statement ("" for none): that of the page it starts on, or of the page it runs onto
-    when that page's caption (which opens the page) is inside the chunk."""
+    when that page's caption is inside the chunk (a chunk that ends just before it does not hold the statement)."""
     pages = statement_pages(parsed)
     for chunk in chunks:
         kind = pages.get(chunk["page_start"], "")
         if not kind and chunk["page_end"] != chunk["page_start"]:
             kind = pages.get(chunk["page_end"], "")
+            on_page = parsed.text[parsed.page_starts[chunk["page_end"] - 1]:chunk["char_end"]]
+            if kind and not STATEMENT_CAPTIONS[kind].search(re.sub(r"\s+", "", on_page).lower()):
+                kind = ""
         chunk["statement"] = kind
 
 
