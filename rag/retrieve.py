@@ -162,7 +162,7 @@ class Retriever:
         bundle = QueryBundle(question)
         if mode != "keyword" and len(self.index):
             bundle.embedding = _embed_query(self.embed_model, search_text(question, plan, applied))
-        lists, statement_lists = [], []
+        lists, statement_lists, item_lists = [], [], []
         depth = top_k * 2  # room for the repeats that drop_repeats takes out
         # An exhibit index answers only a question about the documents filed (see is_exhibit_list).
         exhibits_asked = bool(_EXHIBIT_QUESTION.search(question)) or any(
@@ -181,7 +181,18 @@ class Retriever:
                 if pages is not None and len(pages):
                     statement_lists.append(
                         drop_repeats(self._search(bundle, mode, depth, pages, extra), top_k, self._signatures))
+            topic_items = [s for s in plan.topic_sections if s in self.indexed_sections]
+            if topic_items and not group.sections and (not group.forms or "10-K" in group.forms):
+                items = self.index.subset(
+                    tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms,
+                    fiscal_periods=group.fiscal_periods, sections=topic_items, without_exhibit_lists=True,
+                )
+                if items is not None and len(items):
+                    item_lists.append(drop_repeats(self._search(bundle, mode, depth, items, extra), 1, self._signatures))
         nodes = _round_robin(lists, top_k)  # interleaved: each group gets its share, and k come back in all
+        if item_lists:
+            # Each company's best passage of the Items its question's topic points to, right after the first result.
+            nodes = _after_first(nodes, _round_robin(item_lists, top_k), top_k)
         if statement_lists:
             # The statement the question names first, alternating with the general results.
             nodes = _round_robin([_round_robin(statement_lists, top_k), nodes], top_k)
@@ -383,6 +394,16 @@ def drop_repeats(results: list, k: int, signatures_by_id: dict | None = None) ->
             kept[twin] = NodeWithScore(node=result.node, score=kept[twin].score)
             signatures[twin] = signature
     return kept[:k]
+
+
+def _after_first(nodes: list, inserted: list, k: int) -> list:
+    """`inserted` placed after the first of `nodes` (each once), the rest of `nodes` after them; one already that
+    high in `nodes` keeps its place."""
+    high = {n.node.node_id for n in nodes[:1 + len(inserted)]}
+    inserted = [n for n in inserted if n.node.node_id not in high]
+    ids = {n.node.node_id for n in inserted}
+    rest = [n for n in nodes if n.node.node_id not in ids]
+    return (rest[:1] + inserted + rest[1:])[:k]
 
 
 def _round_robin(lists: list[list], k: int) -> list:

@@ -95,6 +95,23 @@ def test_the_statements_a_metric_needs_are_searched_first(catalog, question, sta
     assert plan_question(question, catalog).statements == statements
 
 
+@pytest.mark.parametrize(
+    ("question", "items"),
+    [
+        ("How many people did Home Depot employ at the end of fiscal 2024?", ["Item 1"]),
+        ("How many distribution centers and stores does Home Depot operate?", ["Item 2"]),
+        ("How many shareowners of record did Apple have?", ["Item 5"]),
+        ("How much may yet be purchased under Apple's repurchase program?", ["Item 5"]),
+        # An Item named is a filter of its own; a figure's statement is searched instead; other questions neither.
+        ("What does Item 1A say about Apple's employees?", []),
+        ("What was Home Depot's total revenue in fiscal 2024?", []),
+        ("What are Apple's main risk factors?", []),
+    ],
+)
+def test_the_items_whose_content_a_question_asks_about(catalog, question, items):
+    assert plan_question(question, catalog).topic_sections == items
+
+
 def test_search_text_drops_only_the_words_that_became_filters(catalog):
     question = "What is Gemini, according to Alphabet's fiscal 2024 10-K?"
     analysis = plan_question(question, catalog)

@@ -273,3 +273,16 @@ def test_exhibit_index_is_searched_only_when_asked(small_index, monkeypatch):
     asked = retriever.retrieve(f"Which agreements are filed as exhibits? {words}", mode="keyword", top_k=len(index))
     assert first not in {n.node.node_id for n in plain.nodes}
     assert first in {n.node.node_id for n in asked.nodes}
+
+
+def test_the_item_a_question_points_to_joins_the_top(small_index):
+    retriever = Retriever(small_index.load(), small_index.embed_model())
+    # Keyword search ranks the risk paragraphs first for these words; the number of employees is Item 1's to
+    # disclose (Regulation S-K 101(c)), so Acme's best Item 1 passage comes right after the first result.
+    result = retriever.retrieve("How many employees does Acme have, given the supply of widget parts?",
+                                mode="keyword", top_k=4)
+    assert result.plan.topic_sections == ["Item 1"]
+    sections = [n.node.metadata["section"] for n in result.nodes]
+    assert sections[0] != "Item 1" and sections[1] == "Item 1"
+    plain = retriever.retrieve("How does Acme's supply of widget parts look?", mode="keyword", top_k=4)
+    assert not plain.plan.topic_sections and "Item 1" not in [n.node.metadata["section"] for n in plain.nodes[:2]]
