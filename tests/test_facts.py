@@ -229,6 +229,13 @@ def test_total_liabilities_from_the_statement_totals_when_no_line_reports_them(c
     assert "total liabilities and equity − total equity" in fa.block
 
 
+def test_cash_as_the_means_of_payment_leaves_the_metric_it_pays_for(corpus):
+    # "cash" followed by "use" is no cash balance; the repurchases it paid for are still the figure asked.
+    fa = ask(corpus, "How much cash did Apple use for share repurchases in fiscal 2024?")
+    assert "Share repurchases" in fa.block and "$94,949 million [F1] spent on repurchases of common stock" in fa.block
+    assert ask(corpus, "How much cash did Apple return to shareholders in fiscal 2024?") is None  # nothing named
+
+
 def test_an_exact_date_names_the_one_filing_when_no_company_is_named(corpus):
     fa = ask(corpus, "How many common shares were outstanding on October 18, 2024?")
     assert "15,115,823,000 shares" in fa.block and "No company was named" in fa.block

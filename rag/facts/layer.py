@@ -309,8 +309,11 @@ class FactsLayer(QuarterFacts):
             ticker, year, inferred_note = inferred
             tickers, years = [ticker], [year]
             notes.append(inferred_note)
-        if any(mt.vetoed for mt in mentions):
-            return None  # the words around a metric phrase mean something else
+        # A metric phrase whose next words give it another meaning ("cash" in "how much cash did it use for
+        # repurchases") names no figure; the question's other metrics still do, and with none left it is prose.
+        mentions = [mt for mt in mentions if not mt.vetoed]
+        if not mentions:
+            return None
         specs: list[MetricMention] = []
         for mt in mentions:
             if mt.spec() not in {s.spec() for s in specs}:
