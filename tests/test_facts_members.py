@@ -69,3 +69,22 @@ def test_a_segment_tagged_on_two_axes_is_named_by_its_segment():
     assert sorted(g.dims["us-gaap:StatementBusinessSegmentsAxis"] for g in cloud) == ["acme:CloudMember",
                                                                                       "acme:DevicesMember"]
     assert all(len(g.dims) == 1 for g in cloud)
+
+
+def test_a_metric_printed_on_its_own_label_but_tagged_with_a_narrower_concept():
+    from rag.facts.metrics import metric
+    from rag.facts.views import printed_as
+
+    def instant(concept: str, value: float, label: str, end: str = "2025-06-30") -> FactRow:
+        return FactRow("d", concept, label, value, f"{value:,.0f}", "usd", "c", None, end, True, {}, "-6", 6, 1, 2,
+                       "chunk", "Part I Item 1", 3, label)
+
+    annual = {**FILING, "form": "10-K", "fiscal_period": "FY", "period_end": "2025-06-30"}
+    rows = [_row(None, 30_000e6, "Total revenues"),
+            instant("us-gaap:InventoryFinishedGoodsNetOfReserves", 7_489e6, "Inventories"),
+            # A tax note prints the same label beside a deferred tax asset: not an inventory.
+            instant("us-gaap:DeferredTaxAssetsInventory", 98e6, "Inventories")]
+    view = FilingView(annual, rows)
+    found = printed_as(metric("inventory"), view, 0, "instant")
+    assert found is not None and found.value == 7_489e6
+    assert printed_as(metric("inventory"), FilingView(annual, [rows[0], rows[2]]), 0, "instant") is None

@@ -40,6 +40,7 @@ from .views import (
     combine,
     period_name,
     primary_statement,
+    printed_as,
     source_label,
     stamp,
 )
@@ -171,6 +172,10 @@ class FactsLayer(QuarterFacts):
                 raise Unresolved("extension concepts disagree")
             if found is not None:
                 return self._reported(m, found, view, year, comparative, when=when)
+        if m.period != "cover":
+            printed = printed_as(m, view, k, m.period, months)
+            if printed is not None:
+                return self._reported(m, printed, view, year, comparative, when=when)
         if m.fallback:
             return self._derived(m, m.fallback, ticker, year, when)
         raise Unresolved(f"no {m.label} in the {period_name(year, when)} data of {ticker}")

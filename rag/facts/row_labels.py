@@ -11,14 +11,11 @@ from typing import Iterable
 
 from ..schema import MetricMention
 from ..words import tokens
-from .labels import split_camel
 from .metrics import labelled_key
-from .views import FilingView
+from .views import FilingView, concept_words
 
 # A question that asks for a figure (how much, how many, what was the ...): a label match answers only those.
 _ASKS_FIGURE = re.compile(r"\b(?:how\s+much|how\s+many|what\s+(?:was|were|is|are)|amount|value|figure)\b|\$", re.I)
-# Words that only place a figure (its side of the balance sheet, a subtotal): they say nothing of what it is.
-_PLACING_WORDS = set(tokens("net total current noncurrent non-current gross other"))
 # A label of one word ("Dividends", "Total") is too common across statements to name one figure.
 _MIN_LABEL_WORDS = 2
 
@@ -31,8 +28,7 @@ def _concept_agrees(concept: str, asked: set[str]) -> bool:
     """A row label is read in its table: "Current and non-current term debt" in a hedging table tags the hedged
     debt's fair value. The concept's own name must share a word with the question, beyond placing words, so
     that a label borrowed by another table's figure is not taken for the figure the question means."""
-    words = set(tokens(" ".join(split_camel(concept.split(":")[-1])))) - _PLACING_WORDS
-    return bool(words & asked)
+    return bool(concept_words(concept) & asked)
 
 
 def labelled_mentions(question: str, views: Iterable[FilingView], company_words: set[str] = frozenset()

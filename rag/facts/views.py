@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from ..schema import period_label
+from ..words import tokens
 from .labels import (
     ANNUAL_DAYS,
     ANNUAL_FORMS,
@@ -22,6 +23,7 @@ from .labels import (
     format_amount,
     nice_date,
     precision_digits,
+    split_camel,
     tolerance,
 )
 from .mentions import normalize
@@ -303,6 +305,42 @@ def primary_statement(chosen: FactGroup, candidates: list[FactGroup]) -> FactGro
         return _cite_rank(r), r.char_start if r.char_start >= 0 else 1 << 40
 
     return min(same, key=place) if same else chosen
+
+
+# Words that only place a figure (its side of the balance sheet, a subtotal): they say nothing of what it is.
+PLACING_WORDS = set(tokens("net total current noncurrent non-current gross other"))
+
+
+def concept_words(concept: str) -> set[str]:
+    """The stems of a concept's local name that say what the figure is (not where it sits)."""
+    return set(tokens(" ".join(split_camel(concept.split(":")[-1])))) - PLACING_WORDS
+
+
+def printed_as(m: Metric, view: "FilingView", k: int, period: str, months: int | None = None) -> FactGroup | None:
+    """The figure a filing prints on a row labelled exactly as the metric ("Inventories") but tags with another
+    concept than the metric's own (InventoryFinishedGoodsNetOfReserves for a filer holding finished goods only):
+    the concept's name must open with a word of the metric's own concept names, and every such candidate must
+    agree."""
+    own = set().union(*(concept_words(c) for c in m.concepts)) if m.concepts else set()
+    candidates = []
+    for concept, groups in view.by_concept.items():
+        # The name's first word is what the element measures: InventoryFinishedGoods... is an inventory,
+        # DeferredTaxAssetsInventory a tax asset that a note also prints beside the label "Inventories".
+        head = split_camel(concept.split(":")[-1])[:1]
+        if concept in m.concepts or not head or not (set(tokens(head[0])) & own):
+            continue
+        if not any(not g.dims and _label_score(m, g) == 2 for g in groups):
+            continue
+        found = view.find(concept, k, period, months=months)
+        if isinstance(found, FactGroup):
+            candidates.append(found)
+    if not candidates:
+        return None
+    chosen = primary_statement(candidates[0], candidates)
+    if any(abs(g.value - chosen.value) > tolerance(g.best.decimals) + tolerance(chosen.best.decimals)
+           + 1e-9 * abs(chosen.value) for g in candidates):
+        return None  # two rows labelled as the metric with different figures: neither is the answer
+    return chosen
 
 
 def _pick(cands: list[FactGroup], target: int = 365) -> FactGroup | str | None:
