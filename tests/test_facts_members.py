@@ -88,3 +88,16 @@ def test_a_metric_printed_on_its_own_label_but_tagged_with_a_narrower_concept():
     found = printed_as(metric("inventory"), view, 0, "instant")
     assert found is not None and found.value == 7_489e6
     assert printed_as(metric("inventory"), FilingView(annual, [rows[0], rows[2]]), 0, "instant") is None
+
+
+def test_the_kind_of_part_said_after_its_name_is_not_part_of_the_member():
+    from rag.facts.mentions import member_matcher
+
+    cloud = {"us-gaap:StatementBusinessSegmentsAxis": "acme:CloudMember"}
+    devices = {"us-gaap:StatementBusinessSegmentsAxis": "acme:DevicesMember"}
+    for after in (["cloud", "segment"], ["cloud", "region"], ["cloud"]):
+        match = member_matcher(MetricMention("operating_income", 0, 0, ["operating", "income"], after=after))
+        assert match(cloud) > 0 and match(devices) == 0
+    # A kind word alone still has to name something.
+    match = member_matcher(MetricMention("operating_income", 0, 0, ["operating", "income"], after=["segment"]))
+    assert match(cloud) == 0

@@ -144,17 +144,25 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
     return out
 
 
+# Words that say what kind of part of a company a member is; filings name the member without them.
+PART_KIND_WORDS = {plain_word(w) for w in "segment segments region regions division divisions unit units".split()}
+
+
 def member_matcher(mention: MetricMention):
     """A scorer of a fact's single dimension member: the length of the run of the question's words, covering every
     qualifier word, that the member's words (or a row label printed beside its figure) equal; 0 for none."""
     quals = mention.before + mention.after
     if not quals:
         return None
+    # "the North America segment", "the Greater China region": the kind of part, said after its name, is not part
+    # of the name the filing gives the member.
+    before = [w for w in mention.before if w not in PART_KIND_WORDS] or mention.before
+    after = [w for w in mention.after if w not in PART_KIND_WORDS] or mention.after
     phrase = [plain_word(w) for w in mention.words]
-    seq = mention.before + phrase if mention.before else phrase + mention.after
-    if mention.before and mention.after:
-        seq = mention.before + phrase + mention.after
-    need = set(quals)
+    seq = before + phrase if before else phrase + after
+    if before and after:
+        seq = before + phrase + after
+    need = set(before + after)
     windows = []
     for i in range(len(seq)):
         for j in range(i + 1, min(len(seq), i + 7) + 1):
