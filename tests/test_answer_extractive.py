@@ -65,6 +65,17 @@ def test_extractive_says_so_when_passages_do_not_answer():
     assert "coffee" in res.answer
 
 
+def test_a_light_verb_of_the_question_is_not_a_missing_topic():
+    # "keep" is how the question is phrased, not what it asks about: the passage on the headquarters answers it.
+    nodes = [make_node(TESLA_HQ, "t-hq", **TESLA_META), make_node(TESLA_RISK, "t-risk", **TESLA_META)]
+    res = answer("Where does Tesla keep its global headquarters?",
+                 retrieval("q", nodes, QuestionPlan(tickers=["TSLA"])), settings_for(None), use_llm=False)
+    assert not res.refused and "Austin, Texas" in res.answer
+    res = answer("Where does Tesla keep its coffee beans?",
+                 retrieval("q", nodes, QuestionPlan(tickers=["TSLA"])), settings_for(None), use_llm=False)
+    assert res.refused
+
+
 def test_extractive_matches_common_synonyms():
     text = TESLA_HQ + " As of December 31, 2023, we employed 140,473 full-time employees."
     nodes = [make_node(text, "t-hq", **TESLA_META), make_node(TESLA_RISK, "t-risk", **TESLA_META)]

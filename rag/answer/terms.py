@@ -9,14 +9,17 @@ from ..words import STOP_WORDS, TOKEN_RE, stem, tokens
 
 __all__ = ["STOP_WORDS", "TOKEN_RE", "stem", "tokens"]  # re-exported: the answer package's callers use them here
 
-# Words of a question that say what kind of answer is wanted, or that every filing uses: they count little in
-# scoring and a passage need not contain them.
+# Words of a question that say what kind of answer is wanted, or that every filing uses, and the light verbs a
+# question is phrased with ("where does it keep", "what did it bring in"), which a filing words its own way: they
+# count little in scoring and a passage need not contain them.
 _GENERIC_PLAIN = """total amount number value figure overall primary main reason type kind percent percentage
     change changed changes compare compared big large small size level state states stated report reports reported
     company companies filing filings annual form fiscal year years fy quarter quarterly disclose disclosed discuss
     discussed note noted provide provided related relating current currently latest last recent period ended
     end as of name named names identify identified include includes including january february march april may
-    june july august september october november december""".split()
+    june july august september october november december
+    keep keeps kept get gets got make makes made take takes took go goes went come comes came bring brings brought
+    give gives gave find finds found look looks""".split()
 # Plain words; keys are stemmed below, values go through tokens (which stems them).
 _SYNONYMS_PLAIN = {
     "revenue": ["sales"],
