@@ -80,6 +80,8 @@ class Engine:
             llm=self._query_llm() if n > 0 else None, generated_queries=n,
         )
         self._lead_with_fact_chunks(result, filters, k)
+        if self._fact_answer(result, filters) is None:
+            result.warnings.extend(self._unreported(result, filters))
         result.shown = shown if k > shown else None
         result.retrieval_ms = (time.perf_counter() - t0) * 1000
         return result
@@ -136,6 +138,15 @@ class Engine:
             return None
         self._fact_memo = (key, found)
         return found
+
+    def _unreported(self, retrieval: RetrievalResult, filters: Filters | None) -> list[str]:
+        """The facts layer's notes on metrics asked for that a named filing does not tag (never an error)."""
+        tickers, years = self._fact_scope(retrieval, filters)
+        try:
+            return self.facts().unreported(retrieval.plan, tickers, years)
+        except Exception:  # noqa: BLE001 - a note, not an answer: its failure must not stop one
+            log.exception("facts notes failed for %r", retrieval.plan.question)
+            return []
 
     @staticmethod
     def _fact_scope(retrieval: RetrievalResult, filters: Filters | None) -> tuple[list[str], list[int]]:

@@ -381,6 +381,20 @@ def test_engine_answers_from_facts_without_llm(acme_index):
     assert "+$7,750 million (+2.02%)" in growth.answer and "prior-year comparative" in growth.answer
 
 
+def test_a_figure_the_filing_does_not_tag_is_said_so(acme_index):
+    from rag.engine import Engine
+
+    settings, _, _ = acme_index
+    engine = Engine(settings)
+    # The synthetic 10-K tags revenue but no goodwill: passages quoted for goodwill may hold another figure.
+    missing = engine.ask("What was ACME's goodwill at the end of fiscal 2024?", use_llm=False)
+    assert any("holds no goodwill" in w and "ACME's FY2024 10-K" in w for w in missing.warnings)
+    found = engine.ask("What was ACME's total revenue in fiscal 2024?", use_llm=False)
+    assert not any("holds no" in w for w in found.warnings)
+    prose = engine.ask("Which supply risks does Acme describe?", use_llm=False)
+    assert not any("holds no" in w for w in prose.warnings)
+
+
 def test_retrieval_leads_with_the_chunk_that_holds_the_asked_figure(acme_index):
     from rag.engine import Engine
 

@@ -297,6 +297,34 @@ class FactsLayer(QuarterFacts):
                 return found
         return None
 
+    def unreported(self, plan: QuestionPlan, tickers: Iterable[str] | None = None,
+                   years: Iterable[int] | None = None) -> list[str]:
+        """Notes on the reported metrics a question asks for that the XBRL data of a named company's annual
+        filing does not hold (a 10-K that incorporates its statements by reference from the annual report tags
+        none): the passages then quoted may print another figure under similar words."""
+        if plan.narrative or plan.periods or plan.latest_quarters:
+            return []
+        tickers = [t.upper() for t in (plan.tickers if tickers is None else tickers)]
+        years = [int(y) for y in (plan.fiscal_years if years is None else years)]
+        notes: list[str] = []
+        for mention in plan.metrics:
+            m = metric(mention.metric_key)
+            if mention.vetoed or mention.qualified or m.derive or m.period == "cover":
+                continue
+            for ticker in tickers:
+                held = [f for f in self.filings(ticker) if str(f.get("form") or "").upper().startswith("10-K")]
+                for filing in held:
+                    year = int(filing.get("fiscal_year") or 0)
+                    if (years and year not in years) or not self.view(filing).groups:
+                        continue
+                    try:
+                        self.resolve(m, ticker, year, None)
+                    except Unresolved as exc:
+                        if str(exc).startswith(f"no {m.label} in"):
+                            notes.append(f"The XBRL data of {ticker}'s FY{year} {filing.get('form')} holds no "
+                                         f"{m.label.lower()}; check that the passages quoted state it.")
+        return list(dict.fromkeys(notes))
+
     def _answer_for(self, plan: QuestionPlan, tickers: list[str], years: list[int],
                     mentions: list[MetricMention]) -> FactAnswer | None:
         # A company the facts cannot speak for, prose, or no figure asked: retrieval answers it.
