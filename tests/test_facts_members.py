@@ -101,3 +101,25 @@ def test_the_kind_of_part_said_after_its_name_is_not_part_of_the_member():
     # A kind word alone still has to name something.
     match = member_matcher(MetricMention("operating_income", 0, 0, ["operating", "income"], after=["segment"]))
     assert match(cloud) == 0
+
+
+def test_the_questions_own_words_pick_the_line_the_filing_prints_under_them():
+    from rag.facts.layer import _as_worded
+
+    def annual(concept: str, value: float, label: str) -> FactRow:
+        return FactRow("d", concept, label, value, f"{value:,.0f}", "usd", "c", "2024-02-01", "2025-01-31", False,
+                       {}, "-6", 6, 1, 2, "chunk", "Item 8", 3, label)
+
+    view = FilingView({**FILING, "form": "10-K", "fiscal_period": "FY"}, [
+        annual("us-gaap:Revenues", 680_985e6, "Total revenues"),
+        annual("us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax", 674_538e6, "Net sales")])
+    groups = [g for gs in view.by_concept.values() for g in gs]
+    total = view.by_concept["us-gaap:Revenues"][0]
+    net = next(g for g in groups if g is not total)
+    said = _as_worded(MetricMention("revenue", 0, 0, ["net", "sales"]), total, groups)
+    assert [g.value for g in said] == [674_538e6]
+    # The metric's own choice printed under the question's words, or no line printed so: nothing changes.
+    assert _as_worded(MetricMention("revenue", 0, 0, ["total", "revenues"]), total, groups) == []
+    assert _as_worded(MetricMention("revenue", 0, 0, ["revenue"]), total, groups) == []
+    assert [g.value for g in _as_worded(MetricMention("revenue", 0, 0, ["total", "revenues"]), net, groups)] == [
+        680_985e6]

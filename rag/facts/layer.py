@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from dataclasses import replace
 from typing import Callable, Iterable
 
 from ..config import get_settings
@@ -23,7 +24,7 @@ from .labels import (
     unit_kind,
 )
 from .members import name_members
-from .mentions import member_matcher
+from .mentions import member_matcher, normalize
 from .metrics import Metric, metric
 from .quarter_block import answer_periods
 from .quarters import QuarterFacts
@@ -163,6 +164,12 @@ class FactsLayer(QuarterFacts):
                 total = self._cover_classes(m, view, concept, year)
                 if total is not None:
                     return total
+        worded = _as_worded(mention, by_label(m, candidates), candidates) if candidates and mention else None
+        if worded:
+            # Named as the filing prints it: "Net sales" is not Walmart's total revenue.
+            label = next(r.row_label for r in worded[0].rows if r.row_label).strip(" :")
+            chosen = primary_statement(worded[0], worded)
+            return self._reported(replace(m, label=label), chosen, view, year, comparative, when=when)
         if candidates:
             chosen = primary_statement(by_label(m, candidates), candidates)
             return self._reported(m, chosen, view, year, comparative, when=when)
@@ -506,6 +513,29 @@ class FactsLayer(QuarterFacts):
             return self.chunk_lookup(chunk_id)
         except Exception:  # noqa: BLE001
             return None
+
+
+def _as_worded(mention: MetricMention, first: FactGroup, candidates: list[FactGroup]) -> list[FactGroup]:
+    """The candidates the filing prints under the question's own words for the metric, when the metric's own
+    choice (`first`) is printed otherwise: Walmart's "Net sales" and "Total revenues" (net sales plus membership
+    income) are both the top line to the metric vocabulary, and "net sales" asks for the first. [] when the words
+    pick out no different figure, or when the metric's choice is printed under them too ("Net loss attributable
+    to Boeing shareholders" is the net loss asked for, beside a "Net loss" that includes noncontrolling interests)."""
+    phrase = " ".join(mention.words).lower()
+
+    def labels(g: FactGroup) -> list[str]:
+        return [normalize(r.row_label or "").strip(" :") for r in g.rows]
+
+    def says(g: FactGroup) -> bool:
+        return any(label in (phrase, f"total {phrase}") for label in labels(g))
+
+    if any(label.startswith((phrase, f"total {phrase}")) for label in labels(first)):
+        return []
+    worded = [g for g in candidates if says(g)]
+    others = [g for g in candidates if not says(g)]
+    if not worded or not others or all(g.value == worded[0].value for g in others):
+        return []
+    return worded
 
 
 # A company's name that runs on into a possessive ("Walmart International's net sales"): a segment or subsidiary
