@@ -89,7 +89,7 @@ def test_gold_answer_passes_its_own_number_rule(q):
 
 def test_own_set_ids_are_unique_and_numbered():
     ids = [q["id"] for q in OWN]
-    assert len(ids) == len(set(ids)) == 20
+    assert len(ids) == len(set(ids)) >= 20  # the issue asks for 20 at least
     assert all(re.fullmatch(r"own-\d\d", i) for i in ids), ids
 
 
