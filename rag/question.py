@@ -86,13 +86,20 @@ _STOP_CAPS = {
     "Using", "Based", "According", "Per", "Given", "Discuss", "Analyze", "Outline", "Estimate", "Rank",
 } | {m.capitalize() for m in MONTHS}
 
+# "What weighed on ...", "what caused ...": a question whose subject is the cause asks for prose, unless the verb
+# says an amount ("what remained under the program"); "how is Nike working off its inventory": an action under
+# way, told in prose. Both forms hold for any verb, so no list of verbs is written here.
+_CAUSE_OR_ACTION = (
+    r"\bwhat\s+(?!(?:remained|totall?ed|amounted|exceeded)\b)\w{3,}ed\s+(?:on|in|to|up|down|off)?\b"
+    r"|\bhow\s+(?:is|are)\s+(?:[\w.&'’-]+\s+){1,4}?\w{3,}ing\b"
+)
 # A question about prose, quarters or adjusted figures: a consolidated annual fact does not answer it.
 _NARRATIVE = re.compile(
     r"\b(?:why|explain\w*|describ\w*|discuss\w*|polic(?:y|ies)|recogni[sz]\w*|risks?|drivers?|drove|driven|"
     r"reasons?|strateg\w*|how\s+does|how\s+do|what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|"
     r"forecast\w*|project(?:ed|ion|ions)|expect\w*|anticipat\w*|non-gaap|adjusted|pro\s+forma|"
     r"covenants?|maturit\w*|interest\s+rates?|fair\s+value|accounting\s+for|defin\w+|methodolog\w*|"
-    r"employees?|headcount|customers?)\b"
+    r"employees?|headcount|customers?)\b|" + _CAUSE_OR_ACTION
 )
 # A part of the company (a segment, a region): its figure is a dimension member's, answered only when the question
 # names a member the filing tags (rag.facts.members), never with the consolidated figure.
@@ -105,7 +112,8 @@ _QUARTER_WORDS = re.compile(r"\b(?:quarter\w*|q[1-4]|three\s+months|six\s+months
 # metric ("defined as") wants figures.
 _PROSE_INTENT = re.compile(
     r"\b(?:why|explain\w*|describ\w*|discuss\w*|polic(?:y|ies)|risks?|drivers?|drove|driven|reasons?|strateg\w*|"
-    r"what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|forecast\w*|expect\w*|anticipat\w*)\b"
+    r"what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|forecast\w*|expect\w*|anticipat\w*)\b|"
+    + _CAUSE_OR_ACTION
 )
 _SHARE_OF = re.compile(
     r"\b(?:percent(?:age)?|share|proportion|portion|fraction)\s+of\b|%\s+of\b|"

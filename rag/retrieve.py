@@ -196,6 +196,9 @@ class Retriever:
         if statement_lists:
             # The statement the question names first, alternating with the general results.
             nodes = _round_robin([_round_robin(statement_lists, top_k), nodes], top_k)
+        if unavailable and nodes:
+            warnings.append(f"No indexed report covers {', '.join(unavailable)}; the passages come from the "
+                            f"filings that are indexed, so check the period each one speaks of.")
         return RetrievalResult(
             query=question, mode=mode, nodes=nodes, plan=plan, filters=applied,
             retrieval_ms=(time.perf_counter() - t0) * 1000, generated_queries=extra, warnings=warnings,
@@ -237,13 +240,24 @@ class Retriever:
         a wrong answer, not a nearby one)."""
         if not user.fiscal_years and not user.fiscal_periods and (plan.periods or plan.latest_quarters):
             quarters, unavailable = self._quarter_groups(applied, plan)
-            if quarters or unavailable:
+            if quarters or (unavailable and not (plan.narrative and applied.fiscal_years)):
                 return quarters, unavailable
+            if unavailable:
+                # A question in prose about a quarter no 10-Q covers ("what weighed on margins in the second
+                # quarter of fiscal 2025") is read from that fiscal year's filings, whose annual report tells the
+                # year's quarters in its MD&A and risk factors; a figure for the quarter never is (the facts layer
+                # leaves prose alone). The periods stay listed as not covered.
+                return self._year_groups(applied, plan, user), unavailable
+        return self._year_groups(applied, plan, user), []
+
+    def _year_groups(self, applied: Filters, plan: QuestionPlan, user: Filters) -> list[Filters]:
+        """One group per (company, fiscal year) the question spans, each the annual report when it asks for a
+        whole year."""
         tickers = applied.tickers or [None]
         years = applied.fiscal_years or [None]
         annual = plan.annual and not user.forms and not user.fiscal_periods
         if len(tickers) * len(years) <= 1:
-            return [self._annual_report(applied) if annual else applied], []
+            return [self._annual_report(applied) if annual else applied]
         groups = []
         for t in tickers:
             have = set(self.catalog.years_by_ticker.get(t, [])) if t else None
@@ -251,7 +265,7 @@ class Retriever:
             for y in own or [None]:  # a company none of whose years is indexed: search all its filings
                 group = replace(applied, tickers=[t] if t else [], fiscal_years=[y] if y else [])
                 groups.append(self._annual_report(group) if annual else group)
-        return groups, []
+        return groups
 
     def _annual_report(self, group: Filters) -> Filters:
         """A fiscal year asked as a whole is read from the annual report when the index holds one for every company

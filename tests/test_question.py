@@ -112,6 +112,19 @@ def test_the_items_whose_content_a_question_asks_about(catalog, question, items)
     assert plan_question(question, catalog).topic_sections == items
 
 
+@pytest.mark.parametrize(("question", "narrative"), [
+    ("What weighed on Apple's gross margin in fiscal 2024?", True),  # the cause is asked: prose
+    ("How is Home Depot working off its surplus inventory?", True),  # an action under way: prose
+    ("What remained under Apple's share repurchase program at the end of fiscal 2024?", False),  # an amount
+    ("How did Apple's total net sales change from fiscal 2023 to fiscal 2024?", False),
+    ("What was Apple's gross margin in fiscal 2024?", False),
+])
+def test_questions_that_ask_for_prose_by_their_form(catalog, question, narrative):
+    plan = plan_question(question, catalog)
+    assert plan.narrative is narrative
+    assert (plan.statements == []) if narrative else True  # prose is not looked up on a statement's pages
+
+
 def test_search_text_drops_only_the_words_that_became_filters(catalog):
     question = "What is Gemini, according to Alphabet's fiscal 2024 10-K?"
     analysis = plan_question(question, catalog)

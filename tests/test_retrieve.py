@@ -286,3 +286,16 @@ def test_the_item_a_question_points_to_joins_the_top(small_index):
     assert sections[0] != "Item 1" and sections[1] == "Item 1"
     plain = retriever.retrieve("How does Acme's supply of widget parts look?", mode="keyword", top_k=4)
     assert not plain.plan.topic_sections and "Item 1" not in [n.node.metadata["section"] for n in plain.nodes[:2]]
+
+
+def test_prose_about_a_quarter_no_quarterly_report_covers_reads_the_years_annual_report(small_index):
+    retriever = Retriever(small_index.load(), small_index.embed_model())
+    prose = retriever.retrieve("What weighed on ACME's supply of parts in the second quarter of fiscal 2024?",
+                               mode="keyword", top_k=4)
+    assert prose.plan.narrative and prose.unavailable == ["ACME Q2 FY2024"]
+    assert prose.nodes and {n.node.metadata["fiscal_year"] for n in prose.nodes} == {2024}
+    assert any("No indexed report covers ACME Q2 FY2024" in w for w in prose.warnings)
+    # A figure for that quarter is another matter: the annual report's figure would be a wrong answer.
+    figure = retriever.retrieve("What were ACME's total net sales in the second quarter of fiscal 2024?",
+                                mode="keyword", top_k=4)
+    assert figure.nodes == [] and figure.unavailable == ["ACME Q2 FY2024"]
