@@ -326,7 +326,8 @@ class Retriever:
             use_async=False,
             retriever_weights=self.weights if self.weights and len(retrievers) == 2 else None,
         )
-        return fusion.retrieve(bundle)
+        fused = fusion.retrieve(bundle)
+        return _with_list_heads(fused, fusion.lists, LIST_HEADS)[:k]
 
 
 class _FusionOverQueries(QueryFusionRetriever):
@@ -336,9 +337,28 @@ class _FusionOverQueries(QueryFusionRetriever):
     def __init__(self, *args, extra_queries: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         self._extra_queries = list(extra_queries)
+        self.lists: list[list] = []  # each retriever's own results for each query of the last search, best first
 
     def _get_queries(self, original_query: str) -> list[QueryBundle]:
         return [QueryBundle(q) for q in self._extra_queries]
+
+    def _run_sync_queries(self, queries):
+        results = super()._run_sync_queries(queries)
+        self.lists = [sorted(found, key=lambda n: n.score or 0.0, reverse=True) for found in results.values()]
+        return results
+
+
+def _with_list_heads(fused: list, lists: list[list], heads: int) -> list:
+    """The fused results with each list's best `heads` passages among the first: reciprocal rank fusion scores a
+    passage only one retriever finds below passages both find at middling ranks, so a passage keyword search
+    ranks second (an exact phrase dense search misses) fell out of the results. The fused first stays first."""
+    lead = [r for found in lists for r in found[:heads]]
+    order, seen = [], set()
+    for r in fused[:1] + lead + fused[1:]:
+        if r.node.node_id not in seen:
+            seen.add(r.node.node_id)
+            order.append(r)
+    return order
 
 
 QUERY_PROMPT = (
@@ -370,6 +390,7 @@ def generate_queries(llm, question: str, n: int) -> list[str]:
 
 _SIGNATURE_TOKEN = re.compile(r"[a-z]+|\d[\d,.]*\d|\d")
 REPEAT_SIMILARITY = 0.9  # share of distinct words and figures two chunks must have in common to be one passage
+LIST_HEADS = 2  # each retriever's best passages kept among the first fused results (see _with_list_heads)
 
 
 def _signature(node) -> frozenset[str]:

@@ -299,3 +299,19 @@ def test_prose_about_a_quarter_no_quarterly_report_covers_reads_the_years_annual
     figure = retriever.retrieve("What were ACME's total net sales in the second quarter of fiscal 2024?",
                                 mode="keyword", top_k=4)
     assert figure.nodes == [] and figure.unavailable == ["ACME Q2 FY2024"]
+
+
+def test_each_retrievers_best_passages_stay_near_the_top_of_the_fused_list():
+    from rag.retrieve import _with_list_heads
+
+    both = [_hit("ACME", 2024, f"shared passage {i}") for i in range(8)]
+    exact = _hit("ACME", 2024, "the one sentence with the exact phrase")
+    dense = both[:]
+    keyword = [both[0], exact] + both[1:]
+    # Reciprocal rank fusion puts the passages both lists hold first and the keyword-only one last.
+    fused = both + [exact]
+    out = _with_list_heads(fused, [dense, keyword], heads=2)
+    ids = [r.node.node_id for r in out]
+    assert ids[0] == both[0].node.node_id  # the fused first stays first
+    assert ids.index(exact.node.node_id) <= 3 and len(ids) == len(set(ids)) == 9
+    assert _with_list_heads(fused, [], heads=2) == fused
