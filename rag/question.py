@@ -52,13 +52,15 @@ _ITEM_TOPICS = [
 # Item 101(c)(2) human capital (the number of persons employed) in Item 1; Item 102 the location and character of
 # the principal physical properties in Item 2; Item 201 the approximate number of holders of record, and Item 703
 # what may yet be purchased under the issuer's repurchase plans, in Item 5. Soft: the Item's best passage joins
-# the results, it does not filter them.
+# the results, it does not filter them, also beside the statements a figure's question searches.
 _ITEM_CONTENT = [
     (r"\b(?:employees?|employ(?:s|ed)?|headcount|workforce|human\s+capital)\b", "1"),
     (r"\b(?:properties|facilities|square\s+f(?:ee|oo)t(?:age)?|warehouses?|distribution\s+centers?|"
      r"fulfillment\s+centers?|data\s+centers?|stores|retail\s+units?|headquarters)\b", "2"),
     (r"\b(?:holders?\s+of\s+record|record\s+holders?|(?:stock|share)(?:holders|owners)\s+of\s+record|"
-     r"yet\s+be\s+purchased|remaining\s+(?:\w+\s+){0,3}authori[sz]ation)\b", "5"),
+     r"yet\s+be\s+purchased|remaining\s+(?:\w+\s+){0,3}authori[sz](?:ation|ed)|"
+     r"(?:available|left|remain\w*)\s+(?:to\s+\w+\s+)?under\s+(?:[\w.&'’-]+\s+){0,4}?(?:repurchase|buyback)\s+"
+     r"(?:programs?|plans?|authori[sz]ations?))\b", "5"),
 ]
 _ITEM_NUMBER = re.compile(r"\b(?:part\s+(i{1,2}|iv|iii)\s*[,.:;-]?\s*)?item\s+(1[0-6]|[1-9])([abc])?\b")
 _STATEMENT_WORDS = [
@@ -285,7 +287,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.year_of_company = _year_of_company(norm, plan.tickers, plan.fiscal_years, catalog)
     plan.statements = _statements(low, norm, plan.metrics)
     plan.sections = _sections(low, plan, catalog)
-    if not plan.sections and not plan.statements:
+    if not plan.sections:
         plan.topic_sections = [f"Item {n}" for pattern, n in _ITEM_CONTENT if re.search(pattern, low)]
     return plan
 

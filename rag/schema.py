@@ -107,7 +107,7 @@ class QuestionPlan:
     # Primary statements the question names ("income statement", "balance sheet", "cash flow statement"), or that
     # print the figures it asks for: their pages are searched as a list of their own, ranked first.
     statements: list[str] = field(default_factory=list)
-    # 10-K Items whose required content the question asks about without naming the Item (Regulation S-K: the number
+    # 10-K Items whose required content the question asks about without naming an Item (Regulation S-K: the number
     # of employees in Item 1, the principal physical properties in Item 2, holders of record and what may yet be
     # repurchased in Item 5): their best passage per company joins the results, near the top.
     topic_sections: list[str] = field(default_factory=list)

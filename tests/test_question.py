@@ -102,7 +102,10 @@ def test_the_statements_a_metric_needs_are_searched_first(catalog, question, sta
         ("How many distribution centers and stores does Home Depot operate?", ["Item 2"]),
         ("How many shareowners of record did Apple have?", ["Item 5"]),
         ("How much may yet be purchased under Apple's repurchase program?", ["Item 5"]),
-        # An Item named is a filter of its own; a figure's statement is searched instead; other questions neither.
+        # Beside a statement the figures need: the Item still joins.
+        ("After its buybacks, how much was still available under Apple's share repurchase program?", ["Item 5"]),
+        ("What is the remaining amount authorized under Apple's repurchase program?", ["Item 5"]),
+        # An Item named is a filter of its own; questions about neither an Item's content nor its name get none.
         ("What does Item 1A say about Apple's employees?", []),
         ("What was Home Depot's total revenue in fiscal 2024?", []),
         ("What are Apple's main risk factors?", []),
