@@ -62,6 +62,15 @@ _ITEM_CONTENT = [
      r"(?:available|left|remain\w*)\s+(?:to\s+\w+\s+)?under\s+(?:[\w.&'’-]+\s+){0,4}?(?:repurchase|buyback)\s+"
      r"(?:programs?|plans?|authori[sz]ations?))\b", "5"),
 ]
+# The regulation's own words for what each of those Items must disclose: an Item's passages are also searched by
+# them, since a filing words its disclosure after the rule ("we employed approximately 470,100 associates") more
+# often than after the question ("how many employees").
+ITEM_CONTENT_WORDS = {
+    "Item 1": "human capital resources number of persons employed",
+    "Item 2": "location and general character of the principal plants and materially important physical properties",
+    "Item 5": "approximate number of holders of record; dollar value of shares that may yet be purchased under the "
+              "plans or programs",
+}
 _ITEM_NUMBER = re.compile(r"\b(?:part\s+(i{1,2}|iv|iii)\s*[,.:;-]?\s*)?item\s+(1[0-6]|[1-9])([abc])?\b")
 _STATEMENT_WORDS = [
     (r"\bincome\s+statements?\b|\bstatements?\s+of\s+(?:operations|income|earnings)\b|\bp\s*&\s*l\b|"

@@ -14,7 +14,7 @@ from llama_index.core.vector_stores.types import VectorStoreQuery
 from llama_index.retrievers.bm25 import BM25Retriever
 
 from .index import keyword_stemmer
-from .question import Catalog, plan_question
+from .question import ITEM_CONTENT_WORDS, Catalog, plan_question
 from .schema import MODES, Filters, QuestionPlan, RetrievalResult
 
 # ==============================================================================================================
@@ -188,7 +188,10 @@ class Retriever:
                     fiscal_periods=group.fiscal_periods, sections=topic_items, without_exhibit_lists=True,
                 )
                 if items is not None and len(items):
-                    item_lists.append(drop_repeats(self._search(bundle, mode, depth, items, extra), 1, self._signatures))
+                    by_rule = QueryBundle(" ".join([question] + [ITEM_CONTENT_WORDS[i] for i in topic_items]))
+                    by_rule.embedding = bundle.embedding
+                    item_lists.append(drop_repeats(self._search(by_rule, mode, depth, items, extra), 1,
+                                                   self._signatures))
         nodes = _round_robin(lists, top_k)  # interleaved: each group gets its share, and k come back in all
         if item_lists:
             # Each company's best passage of the Items its question's topic points to, right after the first result.

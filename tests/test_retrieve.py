@@ -315,3 +315,10 @@ def test_each_retrievers_best_passages_stay_near_the_top_of_the_fused_list():
     assert ids[0] == both[0].node.node_id  # the fused first stays first
     assert ids.index(exact.node.node_id) <= 3 and len(ids) == len(set(ids)) == 9
     assert _with_list_heads(fused, [], heads=2) == fused
+
+
+def test_every_item_a_question_can_point_to_has_the_regulations_words():
+    from rag.question import _ITEM_CONTENT, ITEM_CONTENT_WORDS
+
+    assert {f"Item {n}" for _pattern, n in _ITEM_CONTENT} == set(ITEM_CONTENT_WORDS)
+    assert all(len(words.split()) >= 5 for words in ITEM_CONTENT_WORDS.values())
