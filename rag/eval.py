@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 
 from .config import Settings
+from .dates import MONTH_PATTERN
 from .engine import Engine
 from .index import IndexStore
-from .dates import MONTH_PATTERN
 from .schema import Filters, period_label
 
 # The question kinds FORMAT.md defines, in its order: every report lists an answer accuracy for each.

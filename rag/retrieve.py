@@ -38,7 +38,7 @@ def search_text(question: str, plan: QuestionPlan, applied: Filters) -> str:
 _EXHIBIT_QUESTION = re.compile(
     r"\bexhibits?\b|\bagreements?\b|\bindentures?\b|\bcertificat(?:e|ion)s?\b|\bby-?laws\b|\barticles\s+of\b|"
     r"\bincorporated\s+by\s+reference\b|\bamendments?\b|\bcharter\b", re.I)
-EXHIBIT_ITEMS = ("Item 15", "Item 16", "Part II Item 6", "Signatures")
+_EXHIBIT_ITEMS = ("Item 15", "Item 16", "Part II Item 6", "Signatures")
 
 # ==============================================================================================================
 # Retrievers
@@ -166,7 +166,7 @@ class Retriever:
         depth = top_k * 2  # room for the repeats that drop_repeats takes out
         # An exhibit index answers only a question about the documents filed (see is_exhibit_list).
         exhibits_asked = bool(_EXHIBIT_QUESTION.search(question)) or any(
-            s in EXHIBIT_ITEMS for s in applied.sections)
+            s in _EXHIBIT_ITEMS for s in applied.sections)
         for group in groups:
             subset = self.index.subset(
                 tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms, sections=group.sections,

@@ -34,6 +34,7 @@ from .store import FactStore
 from .views import (
     FactGroup,
     FilingView,
+    NotReported,
     Unresolved,
     Value,
     When,
@@ -164,15 +165,15 @@ class FactsLayer(QuarterFacts):
                 total = self._cover_classes(m, view, concept, year)
                 if total is not None:
                     return total
-        worded = _as_worded(mention, by_label(m, candidates), candidates) if candidates and mention else None
-        if worded:
-            # Named as the filing prints it: "Net sales" is not Walmart's total revenue.
-            label = next(r.row_label for r in worded[0].rows if r.row_label).strip(" :")
-            chosen = primary_statement(worded[0], worded)
-            return self._reported(replace(m, label=label), chosen, view, year, comparative, when=when)
         if candidates:
-            chosen = primary_statement(by_label(m, candidates), candidates)
-            return self._reported(m, chosen, view, year, comparative, when=when)
+            first = by_label(m, candidates)
+            worded = _as_worded(mention, first, candidates) if mention else []
+            if worded:
+                # Named as the filing prints it: "Net sales" is not Walmart's total revenue.
+                label = next(r.row_label for r in worded[0].rows if r.row_label).strip(" :")
+                return self._reported(replace(m, label=label), primary_statement(worded[0], worded), view, year,
+                                      comparative, when=when)
+            return self._reported(m, primary_statement(first, candidates), view, year, comparative, when=when)
         if m.ext:
             found = view.extension(m.ext, k, m.period, months=months)
             if found == "conflict":
@@ -185,7 +186,7 @@ class FactsLayer(QuarterFacts):
                 return self._reported(m, printed, view, year, comparative, when=when)
         if m.fallback:
             return self._derived(m, m.fallback, ticker, year, when)
-        raise Unresolved(f"no {m.label} in the {period_name(year, when)} data of {ticker}")
+        raise NotReported(f"no {m.label} in the {period_name(year, when)} data of {ticker}")
 
     def _where(self, ticker: str, year: int, when: When | None) -> tuple[FilingView, int, bool, int | None]:
         """The filing to read from, how many years back in it, whether that is a comparative column, and the
@@ -326,10 +327,11 @@ class FactsLayer(QuarterFacts):
                         continue
                     try:
                         self.resolve(m, ticker, year, None)
-                    except Unresolved as exc:
-                        if str(exc).startswith(f"no {m.label} in"):
-                            notes.append(f"The XBRL data of {ticker}'s FY{year} {filing.get('form')} holds no "
-                                         f"{m.label.lower()}; check that the passages quoted state it.")
+                    except NotReported:
+                        notes.append(f"The XBRL data of {ticker}'s FY{year} {filing.get('form')} holds no "
+                                     f"{m.label.lower()}; check that the passages quoted state it.")
+                    except Unresolved:
+                        pass  # there, but ambiguous or disagreeing: not a figure the filing lacks
         return list(dict.fromkeys(notes))
 
     def _answer_for(self, plan: QuestionPlan, tickers: list[str], years: list[int],

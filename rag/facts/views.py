@@ -316,12 +316,12 @@ def concept_words(concept: str) -> set[str]:
     return set(tokens(" ".join(split_camel(concept.split(":")[-1])))) - PLACING_WORDS
 
 
-def printed_as(m: Metric, view: "FilingView", k: int, period: str, months: int | None = None) -> FactGroup | None:
+def printed_as(m: Metric, view: FilingView, k: int, period: str, months: int | None = None) -> FactGroup | None:
     """The figure a filing prints on a row labelled exactly as the metric ("Inventories") but tags with another
     concept than the metric's own (InventoryFinishedGoodsNetOfReserves for a filer holding finished goods only):
     the concept's name must open with a word of the metric's own concept names, and every such candidate must
     agree."""
-    own = set().union(*(concept_words(c) for c in m.concepts)) if m.concepts else set()
+    own = set().union(*(concept_words(c) for c in m.concepts))
     candidates = []
     for concept, groups in view.by_concept.items():
         # The name's first word is what the element measures: InventoryFinishedGoods... is an inventory,
@@ -334,13 +334,10 @@ def printed_as(m: Metric, view: "FilingView", k: int, period: str, months: int |
         found = view.find(concept, k, period, months=months)
         if isinstance(found, FactGroup):
             candidates.append(found)
-    if not candidates:
-        return None
-    chosen = primary_statement(candidates[0], candidates)
-    if any(abs(g.value - chosen.value) > tolerance(g.best.decimals) + tolerance(chosen.best.decimals)
-           + 1e-9 * abs(chosen.value) for g in candidates):
-        return None  # two rows labelled as the metric with different figures: neither is the answer
-    return chosen
+    picked = _pick(candidates)
+    if not isinstance(picked, FactGroup):
+        return None  # none, or two rows labelled as the metric with different figures: neither is the answer
+    return primary_statement(picked, candidates)
 
 
 def _pick(cands: list[FactGroup], target: int = 365) -> FactGroup | str | None:
@@ -532,6 +529,10 @@ def period_name(year: int, when: When | None) -> str:
 
 class Unresolved(Exception):
     """The facts cannot give this figure (missing, ambiguous or disagreeing): the question falls through."""
+
+
+class NotReported(Unresolved):
+    """No fact of the filing reports the metric for the period asked, and none computes it."""
 
 
 def source_label(v: Value) -> str:

@@ -26,10 +26,8 @@ def _merged_item(section_title: str) -> str:
 # "Stock Incentive Plan") match questions about employees or stock that the index itself never answers.
 _EXHIBIT_LINE = re.compile(r"^(?:exhibit\s+)?\d{1,3}(?:\.\d{1,3})+(?:\s*\([a-z0-9]+\))?\*?\s*(?:\||[A-Z†*])",
                            re.M | re.I)
-_EXHIBIT_REFERENCE = re.compile(r"incorporated\s+(?:herein\s+)?by\s+reference|\bexhibit\b|\bform\s+(?:8-K|10-K|10-Q|S-\d)\b",
-                                re.I)
-
-
+_EXHIBIT_REFERENCE = re.compile(
+    r"incorporated\s+(?:herein\s+)?by\s+reference|\bexhibit\b|\bform\s+(?:8-K|10-K|10-Q|S-\d)\b", re.I)
 _BY_REFERENCE = re.compile(r"by\s+reference\s+to\s+exhibit", re.I)
 
 

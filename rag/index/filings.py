@@ -104,4 +104,3 @@ def shared_ticker(meta: dict, indexed: Iterable[dict]) -> str | None:
         if (cik and other_cik == cik) or (not (cik and other_cik) and names & short_names(other.get("company") or "")):
             found.add(ticker)
     return found.pop() if len(found) == 1 else None
-

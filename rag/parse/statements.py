@@ -68,11 +68,9 @@ def statement_pages(parsed: ParsedFiling) -> dict[int, str]:
             found[i + 1] = kind
     if not found:
         return {}
-    best: tuple[int, int, int] | None = None  # (distinct statements, pages, -first page)
-    for first in found:
-        run = [p for p in found if first <= p < first + _STATEMENT_RUN_PAGES]
-        key = (len({found[p] for p in run}), len(run), -first)
-        if best is None or key > best:
-            best = key
-    first = -best[2]
-    return {p: kind for p, kind in found.items() if first <= p < first + _STATEMENT_RUN_PAGES}
+
+    def run(first: int) -> dict[int, str]:
+        return {p: kind for p, kind in found.items() if first <= p < first + _STATEMENT_RUN_PAGES}
+
+    # The run with the most different statements, then the most pages, then the earliest.
+    return run(max(found, key=lambda first: (len(set(run(first).values())), len(run(first)), -first)))
