@@ -12,10 +12,15 @@ FILING = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "for
           "fiscal_period": "Q2"}
 
 
+def _fact(concept: str, value: float, row_label: str, start: str | None, end: str, dims: dict | None = None) -> FactRow:
+    """One tagged fact, in millions, printed under `row_label`; an instant when `start` is None."""
+    return FactRow("d", concept, row_label, value, f"{value:,.0f}", "usd", "c", start, end, start is None,
+                   dims or {}, "-6", 6, 1, 2, "chunk", "Part I Item 1", 3, row_label)
+
+
 def _row(member: str | None, value: float, row_label: str) -> FactRow:
     dims = {"us-gaap:StatementBusinessSegmentsAxis": member} if member else {}
-    return FactRow("d", REVENUE, "Revenues", value, f"{value:,.0f}", "usd", "c", "2025-04-01", "2025-06-30", False,
-                   dims, "-6", 6, 1, 2, "chunk", "Part I Item 1", 3, row_label)
+    return _fact(REVENUE, value, row_label, "2025-04-01", "2025-06-30", dims)
 
 
 VIEW = FilingView(FILING, [
@@ -54,11 +59,11 @@ def test_a_qualified_mention_keeps_its_own_qualifier():
 
 
 def test_a_segment_tagged_on_two_axes_is_named_by_its_segment():
-    # Segment disclosures of 2024 on tag each figure also with ConsolidationItemsAxis = OperatingSegmentsMember.
+    # Segment disclosures from 2024 on also tag each figure with ConsolidationItemsAxis = OperatingSegmentsMember.
     def tagged(member: str, value: float, label: str) -> FactRow:
-        row = _row(member, value, label)
-        row.dimensions = {"srt:ConsolidationItemsAxis": "us-gaap:OperatingSegmentsMember", **row.dimensions}
-        return row
+        return _fact(REVENUE, value, label, "2025-04-01", "2025-06-30", {
+            "srt:ConsolidationItemsAxis": "us-gaap:OperatingSegmentsMember",
+            "us-gaap:StatementBusinessSegmentsAxis": member})
 
     view = FilingView(FILING, [_row(None, 30_000e6, "Total revenues"),
                                tagged("acme:CloudMember", 7_000e6, "Cloud"),
@@ -75,9 +80,8 @@ def test_a_metric_printed_on_its_own_label_but_tagged_with_a_narrower_concept():
     from rag.facts.metrics import metric
     from rag.facts.views import printed_as
 
-    def instant(concept: str, value: float, label: str, end: str = "2025-06-30") -> FactRow:
-        return FactRow("d", concept, label, value, f"{value:,.0f}", "usd", "c", None, end, True, {}, "-6", 6, 1, 2,
-                       "chunk", "Part I Item 1", 3, label)
+    def instant(concept: str, value: float, label: str) -> FactRow:
+        return _fact(concept, value, label, None, "2025-06-30")
 
     annual = {**FILING, "form": "10-K", "fiscal_period": "FY", "period_end": "2025-06-30"}
     rows = [_row(None, 30_000e6, "Total revenues"),
@@ -107,8 +111,7 @@ def test_the_questions_own_words_pick_the_line_the_filing_prints_under_them():
     from rag.facts.layer import _as_worded
 
     def annual(concept: str, value: float, label: str) -> FactRow:
-        return FactRow("d", concept, label, value, f"{value:,.0f}", "usd", "c", "2024-02-01", "2025-01-31", False,
-                       {}, "-6", 6, 1, 2, "chunk", "Item 8", 3, label)
+        return _fact(concept, value, label, "2024-02-01", "2025-01-31")
 
     view = FilingView({**FILING, "form": "10-K", "fiscal_period": "FY"}, [
         annual("us-gaap:Revenues", 680_985e6, "Total revenues"),
