@@ -30,6 +30,10 @@ def short_names(company: str) -> set[str]:
         names.add(current)
     if current.startswith("the "):
         names.add(current[4:])
+    # A filer named after its web address ("Amazon.com, Inc.") is called by the name alone.
+    domain = re.fullmatch(r"(.+?)\.(?:com|net|org)", current)
+    if domain:
+        names.add(domain.group(1))
     return {n for n in names if len(n) >= 3}
 
 

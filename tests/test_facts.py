@@ -218,6 +218,24 @@ def test_a_member_asked_by_the_label_printed_beside_its_figure(corpus):
     assert r["value"] == pytest.approx(107_556_000_000 / total * 100) and "Amazon Web Services" in fa.block
 
 
+def test_a_segments_margin_divides_the_segments_own_figures(corpus):
+    # The segment's operating income over the segment's revenue, never over the company's total revenue; "&" in
+    # the question is the "And" of the member's name (ComputeAndNetworkingSegmentMember).
+    fa = ask(corpus, "What operating margin did NVIDIA's Compute & Networking segment earn in fiscal 2025?")
+    (r,) = fa.results
+    assert r["value"] == pytest.approx(82_875 / 116_193)
+    assert "Operating margin — Compute And Networking" in fa.block
+    # A segment named by its initials ("AWS": Amazon Web Services), in a company named after its web address.
+    fa = ask(corpus, "What was Amazon's AWS operating margin in 2024?")
+    (r,) = fa.results
+    assert r["value"] == pytest.approx(39_834 / 107_556) and "Amazon Web Services" in fa.block
+    # The owner between "of" and the segment is not part of the segment's name.
+    fa = ask(corpus, "What was the operating income of Amazon's North America segment in 2024?")
+    assert "Operating income — North America" in fa.block and "$24,967 million" in fa.block
+    # A margin of a part no member names is no figure at all, never the company's own margin.
+    assert ask(corpus, "What operating margin did NVIDIA's Automotive Robotics segment earn in fiscal 2025?") is None
+
+
 def test_total_liabilities_from_the_statement_totals_when_no_line_reports_them(corpus):
     layer = corpus["layer"]
     assert layer.value("total_liabilities", "TSLA", 2024).fact.concept == "us-gaap:Liabilities"  # reported: read

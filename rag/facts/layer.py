@@ -25,7 +25,7 @@ from .labels import (
 )
 from .members import name_members
 from .mentions import member_matcher, normalize
-from .metrics import Metric, metric
+from .metrics import Metric, member_concepts, metric
 from .quarter_block import answer_periods
 from .quarters import QuarterFacts
 from .render import FactAnswer, FactsBlock
@@ -137,8 +137,10 @@ class FactsLayer(QuarterFacts):
         """value(), raising Unresolved with the reason when the facts cannot give the figure. `when` asks for a
         quarter or a year to date of fiscal year `year` instead of the whole year."""
         if mention is not None and mention.qualified:
-            if not m.members:
+            if not member_concepts(m):
                 raise Unresolved(f"{m.label} cannot be narrowed to {' '.join(mention.before + mention.after)}")
+            if m.derive:  # a segment's margin: both inputs narrowed to the same member
+                return self._derived(m, m.derive, ticker, year, when, mention)
             return self._member_value(m, ticker, year, mention, when)
         if m.derive:
             return self._derived(m, m.derive, ticker, year, when)
@@ -215,13 +217,17 @@ class FactsLayer(QuarterFacts):
             total = combine(m, "add", total, p) if total is not None else None
         return total
 
-    def _derived(self, m: Metric, spec: tuple, ticker: str, year: int, when: When | None = None) -> Value:
+    def _derived(self, m: Metric, spec: tuple, ticker: str, year: int, when: When | None = None,
+                 mention: MetricMention | None = None) -> Value:
+        """`mention`: a qualified mention narrows both inputs to the member it names."""
         op, a_key, b_key = spec
-        a = self.resolve(metric(a_key), ticker, year, None, when)
-        b = self.resolve(metric(b_key), ticker, year, None, when)
+        a = self.resolve(metric(a_key), ticker, year, mention, when)
+        b = self.resolve(metric(b_key), ticker, year, mention, when)
         out = combine(m, op, a, b)
         if out is None:
             raise Unresolved("inputs cannot be combined")
+        if mention is not None and a.member:  # labelled as the part it is of: "Operating margin — Google Cloud"
+            out = replace(out, member=a.member, member_axis=a.member_axis)
         return stamp(out, when)
 
     def _member_value(self, m: Metric, ticker: str, year: int, mention: MetricMention,
@@ -417,7 +423,7 @@ class FactsLayer(QuarterFacts):
                       tickers: list[str]) -> list[MetricMention] | None:
         """Each spec qualified by the member the question names (rag.facts.members); None when one names none."""
         views = [self.view(f) for t in tickers for f in self.filings(t)]
-        named = [name_members(question, s, views, metric(s.metric_key).concepts) for s in specs]
+        named = [name_members(question, s, views, member_concepts(metric(s.metric_key))) for s in specs]
         return None if any(s is None for s in named) else named
 
     def _company_by_date(self, dates: list[str], mentions: list[MetricMention]) -> tuple | None:

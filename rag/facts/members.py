@@ -12,17 +12,18 @@ from typing import Iterable
 
 from ..schema import MetricMention
 from .labels import member_words
-from .mentions import plain_word
+from .mentions import initials, plain_word
 from .views import FilingView
 
 
 def _words(text: str) -> list[str]:
     """Lower-case words without punctuation ("U.S." -> "us"), plural -s dropped: how members and questions compare."""
     out = []
-    for raw in re.findall(r"[A-Za-z0-9][A-Za-z0-9.&'’-]*", text or ""):
+    for raw in re.findall(r"&|[A-Za-z0-9][A-Za-z0-9.&'’-]*", text or ""):
         w = re.sub(r"[^a-z0-9&]", "", raw.lower().removesuffix("'s").removesuffix("’s"))
         if w:
-            out.append(plain_word(w))
+            # "Compute & Networking" is the member ComputeAndNetworking: an ampersand is the word "and".
+            out.append("and" if w == "&" else plain_word(w))
     return out
 
 
@@ -34,7 +35,8 @@ def _runs_in(needle: list[str], hay: list[str]) -> bool:
 def _forms_of(member: str, row_labels: Iterable[str], company: set[str]) -> list[list[str]]:
     """The ways a filing writes a member: its name's words and its printed row labels, each also without the
     company's own name in front ("Walmart International" is also "International")."""
-    forms = [_words(" ".join(member_words(member)))] + [_words(label) for label in row_labels if label]
+    name = [w for w in _words(" ".join(member_words(member))) if w != "and"]
+    forms = [_words(" ".join(member_words(member))), initials(name)] + [_words(label) for label in row_labels if label]
     out = []
     for form in forms:
         for candidate in (form, _without_company(form, company)):

@@ -296,6 +296,17 @@ def metric(key: str) -> Metric:
 
 
 
+def member_concepts(metric_: Metric) -> tuple[str, ...]:
+    """The concepts whose dimension members can narrow a metric ("Google Cloud operating income"): its own, or, for
+    a figure computed from two that both can be narrowed (a segment's operating margin), its inputs'. Empty when
+    the metric is only ever the company's total."""
+    if metric_.members:
+        return metric_.concepts
+    if metric_.derive and all(METRIC_BY_KEY[key].members for key in metric_.derive[1:]):
+        return tuple(c for key in metric_.derive[1:] for c in METRIC_BY_KEY[key].concepts)
+    return ()
+
+
 # Where each reported metric is printed: the primary statement an analyst turns to for it. A computed metric lives
 # where its inputs do ("inventory turnover" needs the income statement and the balance sheet).
 STATEMENT_METRICS = {
