@@ -133,6 +133,9 @@ _SHARE_OF = re.compile(
 _RATIO_OF = re.compile(r"\bratio\s+(?:of|between)\b")
 _DIFFERENCE = re.compile(r"\bdifference\s+between\b")
 _COMPARED = re.compile(r"\bcompared?\b|\bversus\b|\bvs\b")
+# A question that ranks figures against each other: which is larger, or by how much.
+_RANKS = re.compile(r"\b(?:more|fewer|less|larger|bigger|higher|lower|greater|smaller|difference|gap|exceed\w*|"
+                    r"outnumber\w*)\b|\bby\s+how\s+much\b")
 # The period before, as a comparison names it: "compared with a year earlier / the prior year / last year's".
 _PRIOR_PERIOD = re.compile(r"\b(?:a\s+year\s+(?:earlier|ago|before)|(?:the\s+)?(?:prior|previous|preceding)\s+"
                            r"(?:fiscal\s+)?(?:year|quarter|period)|last\s+year)\b")
@@ -493,6 +496,7 @@ def _calculation(norm: str) -> Calculation:
         share_of_end=share.end() if share else None,
         ratio=bool(_RATIO_OF.search(norm)),
         difference=bool(_DIFFERENCE.search(norm)),
+        ranks=bool(_RANKS.search(norm) or _COMPARED.search(norm)),
         total=bool(_TOTAL.search(norm)),
         total_over=bool(_TOTAL_OVER.search(norm)),
         year_range=year_range,

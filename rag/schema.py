@@ -86,6 +86,7 @@ class Calculation:
     share_of_end: int | None = None  # where "percentage / share / portion of" ends: the whole follows it
     ratio: bool = False  # "ratio of / between"
     difference: bool = False  # "difference between"
+    ranks: bool = False  # which is larger or smaller, or by how much: "more", "fewer", "bigger", "the difference"
     total: bool = False  # combined, sum, cumulative, in total
     total_over: bool = False  # "total ... over / across" (a sum when several years are asked)
     year_range: tuple[int, int] | None = None  # "from 2022 to 2024": first and last year

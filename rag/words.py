@@ -35,7 +35,9 @@ def stem(word: str) -> str:
         if w.endswith(suffix) and len(w) - len(suffix) >= 4:
             w = w[: -len(suffix)]
             break
-    if w.endswith("e") and len(w) > 4:
+    if w.endswith("ee") and len(w) >= 7:
+        w = w[:-2]  # a noun in -ee names whom its verb acts on: "employees" are whom a company "employed"
+    elif w.endswith("e") and len(w) > 4:
         w = w[:-1]
     return w
 

@@ -8,6 +8,7 @@ import re
 from rag.answer import Citation, answer, extractive_answer
 from rag.question import Catalog, plan_question
 from rag.schema import QuestionPlan
+from rag.words import stem, tokens
 from tests.answer_samples import (
     APPLE_MDA,
     APPLE_TABLE,
@@ -161,3 +162,48 @@ def test_a_total_row_is_read_under_its_tables_column_titles():
     assert not res.refused
     total = next(line for line in res.answer.splitlines() if "Total | 4.6" in line)
     assert "$17,650" in total and "May Yet be Purchased" in total  # the row travels with its column titles
+
+
+# Two companies' workforce passages, worded as filings word them: a count beside other figures (a share, a prior
+# year, a cost), and the headcount in different words ("persons", "employees").
+_WORKFORCE_A = ("Human Capital. The total cost of our workforce for the year ended December 31, 2024 was $6.7 billion. "
+                "As of December 31, 2024, we employed approximately 35,300 persons globally, of which approximately "
+                "69% were employed outside of the U.S. in more than 90 countries.")
+_WORKFORCE_B = ("Human Capital. This year, we grew our total workforce from approximately 28,800 in fiscal 2023 to "
+                "approximately 31,600 employees in fiscal 2024, an increase of 10 percent year over year.")
+
+
+def _two_companies(question: str) -> str:
+    catalog = Catalog.build([{"ticker": "AAA", "company": "Alpha Payments Inc.", "fiscal_year": 2024},
+                             {"ticker": "BBB", "company": "Beta Networks Inc.", "fiscal_year": 2024}])
+    sources = [Citation(number=1, text=_WORKFORCE_A, ticker="AAA", company="Alpha Payments Inc."),
+               Citation(number=2, text=_WORKFORCE_B, ticker="BBB", company="Beta Networks Inc.")]
+    return extractive_answer(question, sources, plan_question(question, catalog))[0]
+
+
+def test_two_companies_ranked_by_a_figure_they_state_in_prose():
+    text = _two_companies("Did Alpha Payments or Beta Networks employ more people in 2024, and by how much?")
+    line = next(ln for ln in text.splitlines() if ln.startswith("Comparison"))
+    # The headcounts, not the share employed abroad, the prior year's count or the cost of the workforce.
+    assert "Alpha Payments Inc. states the larger, 35,300 [1], against 31,600 for Beta Networks Inc. [2]" in line
+    assert "difference 3,700" in line and "not from tagged XBRL data" in line
+    # Both companies' passages are quoted, each with its own citation.
+    assert "35,300 persons" in text and "31,600 employees" in text
+
+
+def test_no_comparison_unless_the_question_ranks_them():
+    text = _two_companies("How many people did Alpha Payments and Beta Networks employ in 2024?")
+    assert "Comparison" not in text and "35,300" in text and "31,600" in text
+
+
+def test_no_comparison_when_a_company_states_the_figure_twice_over():
+    # Both years' counts beside the topic word and no year asked: which one to compare is a guess, so none is made.
+    text = _two_companies("Which of Alpha Payments and Beta Networks has the larger workforce?")
+    assert "Comparison" not in text
+
+
+def test_a_noun_in_ee_shares_its_verbs_stem():
+    # "employees" are whom a company "employed": a question in one word finds a passage in the other.
+    assert stem("employees") == stem("employed") == stem("employ")
+    assert stem("franchisees") == stem("franchise") and stem("retirees") == stem("retire")
+    assert tokens("licensee fees") == [stem("license"), "fee"]  # short words keep their -ee

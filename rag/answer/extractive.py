@@ -8,7 +8,7 @@ import math
 import re
 
 from ..schema import Citation, QuestionPlan
-from .figures import parse_numbers, worth_checking
+from .figures import WrittenNumber, answer_figures, parse_numbers, worth_checking
 from .quotable import QuotableUnit, quotable_units
 from .terms import (
     GENERIC_TERMS,
@@ -122,6 +122,19 @@ def _select_units(units: list[QuotableUnit], limit: int = 7, per_source: int = 3
     return chosen
 
 
+def _select_per_company(units: list[QuotableUnit], analysis: QuestionPlan | None) -> list[QuotableUnit]:
+    """The units to quote. A question about several companies is answered by each one's best passages: each
+    company gets its own share of the quotes, so one filing's many close matches cannot crowd out the other's."""
+    tickers = analysis.tickers if analysis else []
+    if len(tickers) < 2:
+        return _select_units(units)
+    share = max(2, 7 // len(tickers))
+    chosen: list[QuotableUnit] = []
+    for ticker in tickers:
+        chosen += _select_units([u for u in units if u.source.ticker == ticker], limit=share)
+    return sorted(chosen, key=lambda u: -u.score)
+
+
 def _near_duplicate(a: QuotableUnit, b: QuotableUnit) -> bool:
     if a.text == b.text:
         return True
@@ -148,6 +161,66 @@ def _render_unit(u: QuotableUnit) -> str:
         suffix = f" ({'; '.join(context)})" if context else ""
         return f"- `{text}`{suffix} [{u.source.number}]"
     return f"- {text} [{u.source.number}]"
+
+
+_PERCENT_Q = re.compile(r"\bpercent\w*|%|\b(?:rates?|ratios?|margins?|shares?\s+of|proportion)\b", re.I)
+
+
+def _figure_text(value: float, money: bool, pct: bool) -> str:
+    if pct:
+        return f"{value:,.2f}%".replace(".00%", "%")
+    text = f"{value:,.0f}" if abs(value) >= 100 or value == int(value) else f"{value:,.2f}"
+    return f"${text}" if money else text
+
+
+def _figures_about(u: QuotableUnit, content: list[str], percent_asked: bool, years: set[str]) -> list[WrittenNumber]:
+    """The figures of a sentence that a word of the question's topic stands next to ("employed approximately
+    35,300 persons", "31,600 employees"): the counts of what was asked, not the other figures around them, nor
+    one the sentence gives for a year not asked ("from 28,800 in fiscal 2023 to 31,600 in fiscal 2024")."""
+    out = []
+    for n in answer_figures(u.text):
+        if n.pct and not percent_asked:
+            continue  # "approximately 69% were employed outside the U.S.": a share, when a count is asked
+        after = tokens(u.text[n.end:])[:3]
+        if years and any(re.fullmatch(r"(?:19|20)\d\d", t) and t not in years for t in after):
+            continue
+        near = set(tokens(u.text[:n.start])[-2:]) | set(after[:1])
+        if any(is_covered(t, near) for t in content):
+            out.append(n)
+    return out
+
+
+def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None, content: list[str]) -> str | None:
+    """A question that ranks two or more companies by a figure their filings state in prose only (headcount,
+    stores, customers): each company's best quoted sentence that states a figure of what was asked, and the
+    difference of those figures. Said only when each such sentence states exactly one such figure, all of one
+    kind (a count, an amount, a percentage), so the figures compared are the ones quoted; never a guess."""
+    if analysis is None or len(analysis.tickers) < 2 or not analysis.calculation.ranks:
+        return None
+    percent_asked = bool(_PERCENT_Q.search(analysis.question or ""))
+    years = {str(y) for y in analysis.fiscal_years}
+    picks: list[tuple[QuotableUnit, WrittenNumber]] = []
+    for ticker in analysis.tickers:
+        stating = [(u, _figures_about(u, content, percent_asked, years)) for u in chosen if u.source.ticker == ticker]
+        stating = [(u, figures) for u, figures in stating if figures]
+        if not stating or stating[0][0].kind != "sentence" or len(stating[0][1]) != 1:
+            return None
+        picks.append((stating[0][0], stating[0][1][0]))
+    kinds = {(n.money, n.pct) for _, n in picks}
+    if len(kinds) != 1:
+        return None
+    money, pct = kinds.pop()
+    ranked = sorted(picks, key=lambda p: -p[1].value * p[1].scale)
+    (top_unit, top), (next_unit, second) = ranked[0], ranked[1]
+    if top.value * top.scale == second.value * second.scale:
+        return None
+    diff = top.value * top.scale - second.value * second.scale
+    others = "; ".join(f"{u.source.company or u.source.ticker}: {n.raw} [{u.source.number}]" for u, n in ranked[2:])
+    return (f"Comparison of the figures quoted below: {top_unit.source.company or top_unit.source.ticker} states "
+            f"the larger, {top.raw} [{top_unit.source.number}], against {second.raw} for "
+            f"{next_unit.source.company or next_unit.source.ticker} [{next_unit.source.number}]; difference "
+            f"{_figure_text(diff, money, pct)}{'; ' + others if others else ''}. These figures are read from prose, "
+            "not from tagged XBRL data: check that they count the same thing at comparable dates.")
 
 
 def _off_topic(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> bool:
@@ -187,7 +260,7 @@ def extractive_answer(
     parts = [lead]
     chunk_sources = [c for c in sources if c.kind != "fact"]
     units = _score_units(question, chunk_sources, analysis)
-    chosen = _select_units(units)
+    chosen = _select_per_company(units, analysis)
     missing = coverage_gap(question, chunk_sources, analysis)
     # No passage says it: no unit matches, or no passage is on the question's topic (see _off_topic).
     if not chosen or _off_topic(question, chunk_sources, analysis):
@@ -214,6 +287,9 @@ def extractive_answer(
     if best.kind == "sentence" and best.following and len(best.text) < 250 and \
             not any(v.text == best.following for v in chosen):
         best.text = f"{best.text} {best.following}"  # the sentence after the best one often says why or how
+    comparison = _prose_comparison(chosen, analysis, content_terms(question, chunk_sources, analysis))
+    if comparison:
+        parts.append(comparison)
     for number in order:
         group = sorted((u for u in chosen if u.source.number == number), key=lambda u: u.pos)
         head = f"**[{number}] {group[0].source.label()}**"
