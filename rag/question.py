@@ -61,6 +61,16 @@ _ITEM_CONTENT = [
      r"yet\s+be\s+purchased|remaining\s+(?:\w+\s+){0,3}authori[sz](?:ation|ed)|"
      r"(?:available|left|remain\w*)\s+(?:to\s+\w+\s+)?under\s+(?:[\w.&'’-]+\s+){0,4}?(?:repurchase|buyback)\s+"
      r"(?:programs?|plans?|authori[sz]ations?))\b", "5"),
+    # Part III: what the executives are paid (Item 402), who owns the shares (Item 403) and what the auditor is paid
+    # (Item 9(e) of Schedule 14A). Stock-based compensation as an expense is a statement figure, not Item 11.
+    (r"\b(?:executives?|ceo|cfo|chief\s+\w+\s+officer|named\s+executive\s+officers?|officers?|directors?)(?:'s?|’s?)?"
+     r"\s+(?:total\s+|annual\s+)?(?:compensation|pay|salar(?:y|ies)|bonus(?:es)?|remuneration)\b|"
+     r"\bpay\s+ratio\b|\b(?:total|annual)\s+(?:compensation|pay)\b(?!\s+(?:expense|cost))|"
+     r"\bcompensation\s+(?:did|does|was|were)\s+(?:[\w.'’-]+\s+){1,4}?(?:receive|earn|get|paid|awarded)\b", "11"),
+    (r"\bbeneficial(?:ly)?\s+own\w*|\bsecurity\s+ownership\b|"
+     r"\b(?:largest|biggest|major|principal)\s+(?:share|stock)?(?:holders?|owners?)\b", "12"),
+    (r"\b(?:audit|auditor'?s?|accountant'?s?|accounting\s+firm'?s?)\s+fees\b|"
+     r"\bfees\s+(?:paid|billed)\s+(?:to|by)\s+(?:its\s+|the\s+)?(?:independent\s+)?(?:auditor|accountant|registered)", "14"),
 ]
 # The regulation's own words for what each of those Items must disclose: an Item's passages are also searched by
 # them, since a filing words its disclosure after the rule ("we employed approximately 470,100 associates") more
@@ -70,6 +80,9 @@ ITEM_CONTENT_WORDS = {
     "Item 2": "location and general character of the principal plants and materially important physical properties",
     "Item 5": "approximate number of holders of record; dollar value of shares that may yet be purchased under the "
               "plans or programs",
+    "Item 11": "executive compensation: summary compensation table of the named executive officers",
+    "Item 12": "security ownership of certain beneficial owners and management",
+    "Item 14": "principal accountant fees and services",
 }
 _ITEM_NUMBER = re.compile(r"\b(?:part\s+(i{1,2}|iv|iii)\s*[,.:;-]?\s*)?item\s+(1[0-6]|[1-9])([abc])?\b")
 _STATEMENT_WORDS = [

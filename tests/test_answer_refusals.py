@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rag.answer import answer, check_refusal
+from rag.question import Catalog, plan_question
 from rag.schema import QuestionPlan
-from tests.answer_samples import retrieval, run_stream, settings_for
+from tests.answer_samples import APPLE_MDA, make_node, retrieval, run_stream, settings_for
 from tests.fake_ollama import started_fake_ollama
 
 fake_ollama = pytest.fixture(started_fake_ollama, name="fake_ollama")
@@ -83,3 +84,39 @@ def test_indexed_and_unknown_company_answers_the_indexed_one(fake_ollama):
     assert res.answer.endswith(fake_ollama.reply)
     assert [c.number for c in res.citations] == [1]
     assert any("Microsoft" in w for w in res.warnings)
+
+
+_ITEM_11_POINTER = ("Item 11. Executive Compensation  The information required by this item is incorporated by "
+                    "reference to our Proxy Statement for the 2025 Annual Meeting of Stockholders.")
+_ITEM_11_IN_FULL = ("Item 11. Executive Compensation  Summary Compensation Table. Our chief executive officer "
+                    "received total compensation of $1,250,000 in fiscal 2024, of which salary was $900,000.")
+
+
+def _pay_question(question: str, item_11_text: str):
+    plan = plan_question(question, Catalog.build([{"ticker": "AAPL", "company": "Apple Inc.", "fiscal_year": 2024}]))
+    nodes = [make_node(APPLE_MDA, "c-mda", 0.033, section="Item 7"),
+             make_node(item_11_text, "c-item11", 0.031, section="Item 11", section_title="Executive Compensation",
+                       page_start=97)]
+    return answer(question, retrieval(question, nodes, plan), settings_for(None), use_llm=False)
+
+
+@pytest.mark.parametrize("question", [
+    "How much total compensation did Apple's CEO receive for 2024?",
+    "What was Apple's CEO pay ratio in 2024?",
+])
+def test_a_disclosure_left_to_the_proxy_statement_is_refused_with_where_it_is(question):
+    res = _pay_question(question, _ITEM_11_POINTER)
+    assert res.refused and res.refusal_reason == "incorporated_by_reference" and res.citations == []
+    assert "Item 11 (Executive Compensation, p. 97)" in res.answer and "Apple Inc. (AAPL)" in res.answer
+    assert "proxy statement" in res.answer and "[1]" not in res.answer
+
+
+def test_an_item_printed_in_full_or_named_is_answered():
+    res = _pay_question("How much total compensation did Apple's CEO receive for 2024?", _ITEM_11_IN_FULL)
+    assert not res.refused and "$1,250,000" in res.answer
+    # Asked what Item 11 says, the pointer itself is the answer.
+    res = _pay_question("What does Item 11 of Apple's 2024 10-K say about executive compensation?", _ITEM_11_POINTER)
+    assert not res.refused and "incorporated by reference" in res.answer
+    # Compensation as an expense is a statement figure, not a Part III disclosure.
+    res = _pay_question("What was Apple's stock-based compensation expense in 2024?", _ITEM_11_POINTER)
+    assert res.refusal_reason != "incorporated_by_reference"

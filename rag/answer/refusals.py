@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from ..schema import Filters, QuestionPlan
+from ..schema import Citation, Filters, QuestionPlan
 from .terms import STOP_WORDS
 
 
@@ -18,7 +18,7 @@ from .terms import STOP_WORDS
 class Refusal:
     """Why a question is not answered, and the message that says so."""
 
-    kind: str  # forecast / advice / market_data / unknown_company / off_topic
+    kind: str  # forecast / advice / market_data / unknown_company / off_topic / incorporated_by_reference
     message: str
 
 
@@ -153,6 +153,50 @@ def add_filings_hint(audience: str, whose: str = "its") -> str:
 def where_filings_are_listed(audience: str) -> str:
     """Where a reader sees which filings are indexed (Settings.audience as above)."""
     return "`python -m rag list`" if audience == "cli" else "Library page"
+
+
+# Part III of Form 10-K may be left out and incorporated by reference from the proxy statement (General Instruction
+# G(3)); most filers do, and then the 10-K holds only a pointer. Titles as Form 10-K gives them.
+PROXY_ITEM_TITLES = {
+    "Item 11": "Executive Compensation",
+    "Item 12": "Security Ownership of Certain Beneficial Owners and Management",
+    "Item 14": "Principal Accountant Fees and Services",
+}
+_PROXY_POINTER = re.compile(r"proxy\s+statement", re.I)
+_INCORPORATED = re.compile(r"\bincorporated\b[^.]{0,80}\breference\b|\brefer\s+to\b", re.I)
+
+
+def incorporated_by_reference(analysis: QuestionPlan | None, sources: list[Citation]) -> Refusal | None:
+    """A question on what a 10-K leaves to the proxy statement (executive pay, who owns the shares, the auditor's
+    fees), asked without naming the Item: refused when, for every company asked about, the retrieved passage of
+    that Item only points to the proxy statement. The refusal says where the answer is instead, and cites
+    nothing. A filing that prints the Item in full, or a question naming the Item, is answered as usual."""
+    if analysis is None or analysis.sections:
+        return None
+    items = [i for i in analysis.topic_sections if i in PROXY_ITEM_TITLES]
+    if not items:
+        return None
+    chunks = [c for c in sources if c.kind != "fact"]
+    tickers = analysis.tickers or list(dict.fromkeys(c.ticker for c in chunks[:1] if c.ticker))
+    pointers = []
+    for ticker in tickers:
+        pointer = next((c for c in chunks if c.ticker == ticker and c.section in items
+                        and _PROXY_POINTER.search(c.text) and _INCORPORATED.search(c.text)), None)
+        if pointer is None:
+            return None
+        pointers.append(pointer)
+    if not pointers:
+        return None
+    where = " and ".join(
+        f"{c.section} ({PROXY_ITEM_TITLES[c.section]}{f', p. {c.page_start}' if c.page_start else ''}) of the "
+        f"{c.form or '10-K'} for FY{c.fiscal_year} of {c.company or c.ticker} ({c.ticker})" for c in pointers)
+    return Refusal(
+        "incorporated_by_reference",
+        "The indexed filings do not state this. Form 10-K lets a company leave this disclosure to its proxy "
+        "statement (Schedule 14A), which is not among the indexed filings, and here it does: "
+        f"{where} only incorporate{'s' if len(pointers) == 1 else ''} the information by reference from the proxy "
+        "statement. Nothing is cited, since no indexed passage gives the answer.",
+    )
 
 
 def check_refusal(
