@@ -496,6 +496,25 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     assert [(x.metric_key, x.vetoed) for x in find_mentions("How much cash did Acme hold?")] == [("cash", True)]
 
 
+@pytest.mark.parametrize("question, key", [
+    # Statement lines in an analyst's own words, the verb before the metric never its qualifier.
+    ("How much did Acme spend buying back its own stock in fiscal 2025?", "buybacks"),
+    ("What did Acme pay out to shareholders in dividends in 2024?", "dividends_paid"),
+    ("How much did Acme put into capital spending in fiscal 2024?", "capex"),
+    ("How big was Acme's balance sheet at the end of 2024?", "total_assets"),
+    ("How much cash did Acme's operations bring in during 2024?", "operating_cash_flow"),
+])
+def test_statement_lines_asked_in_an_analysts_words(question, key):
+    (m,) = find_mentions(question, {"acme"})
+    assert m.metric_key == key and not m.qualified, m
+
+
+def test_a_hyphenated_company_name_is_the_owner_not_a_qualifier():
+    # The filer "COCA COLA CO" is written "Coca-Cola" in a question.
+    (m,) = find_mentions("What did Coca-Cola pay in dividends in 2024?", {"coca", "cola"})
+    assert m.metric_key == "dividends_paid" and not m.qualified
+
+
 def test_operating_revenues_is_the_top_line_not_a_qualified_revenue():
     (m,) = find_mentions("What were the company's net operating revenues in fiscal 2024?")
     assert m.metric_key == "revenue" and not m.qualified

@@ -34,6 +34,7 @@ attributable available common basic diluted reported stated disclosed statement 
 million millions billion billions thousand thousands usd dollars dollar
 fiscal-year report-period filing filings 10-k 10-q form annual-report
 came come comes coming totaled totalled totaling amounted reached stood derived generate rise rose fall fell
+put puts spend spends spent invest invests invested pay pays paid into onto toward towards
 """.split())
 # Words that never narrow a metric, even capitalised ("Total Revenue").
 _CORE_STOP = set("""
@@ -96,8 +97,10 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
     def is_stop(word: str) -> bool:
         w = word.strip(".'")
         base = w.removesuffix("'s").removesuffix("'")
+        # "Coca-Cola" of the filer "COCA COLA CO": a name hyphenated in the question, spaced in the filing.
+        owned = base in company_words or ("-" in base and all(p in company_words for p in base.split("-") if p))
         return (
-            base in STOP_WORDS or w in STOP_WORDS or base in company_words or base in MONTH_WORDS
+            base in STOP_WORDS or w in STOP_WORDS or owned or base in MONTH_WORDS
             or bool(re.fullmatch(r"[\d.,$%'-]+|fy\d+|q\d|\d+(?:st|nd|rd|th)", base))
         )
 

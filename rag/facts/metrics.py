@@ -117,7 +117,10 @@ METRICS: list[Metric] = [
         r"operating\s+cash\s+flows?", r"cash\s+flows?\s+from\s+operati(?:ons|ng\s+activities)", r"ocf",
         # The question's subject between the words: "how much cash did <company> generate from operations".
         r"cash\s+(?:did|was|were|has|have)\s+(?:[\w&.'-]+\s+){0,4}?(?:generated?|provided?)\s+(?:by|from|in)\s+"
-        r"(?:its\s+|their\s+)?operati(?:ng\s+activities|ons)"],
+        r"(?:its\s+|their\s+)?operati(?:ng\s+activities|ons)",
+        # The operations as the subject: "how much cash did <company>'s operations bring in / generate".
+        r"cash\s+(?:did|do|does)\s+(?:[\w&.'’-]+\s+){0,3}?operations\s+(?:bring\s+in|generate|produce|throw\s+off)",
+        r"cash\s+(?:brought\s+in|generated|produced|thrown\s+off)\s+by\s+(?:its\s+|their\s+)?operations"],
        [_G + "NetCashProvidedByUsedInOperatingActivities",
         _G + "NetCashProvidedByUsedInOperatingActivitiesContinuingOperations"],
        negative="{} of net cash used in operating activities"),
@@ -144,7 +147,8 @@ METRICS: list[Metric] = [
        derive=("sub", "operating_cash_flow", "capex"), formula="operating cash flow − capital expenditures"),
     _m("dividends_paid", "Dividends paid",
        [r"(?:cash\s+)?dividends\s+paid", r"payments?\s+(?:of|for)\s+dividends", r"dividend\s+payments",
-        r"pa(?:y|id)\s+(?:out\s+)?in\s+(?:cash\s+)?dividends"],
+        r"pa(?:y|id)\s+(?:out\s+)?(?:to\s+(?:its\s+|their\s+)?(?:share|stock)(?:holders|owners)\s+)?in\s+(?:cash\s+)?"
+        r"dividends"],
        [_G + "PaymentsOfDividends", _G + "PaymentsOfDividendsCommonStock"], outflow="{} paid out in dividends"),
     _m("dps", "Dividends declared per share",
        [r"dividends?\s+(?:declared\s+|paid\s+)?per\s+(?:common\s+)?share"],
@@ -152,14 +156,18 @@ METRICS: list[Metric] = [
     _m("buybacks", "Share repurchases",
        [r"(?:share|stock)\s+repurchases?", r"(?:share\s+|stock\s+)?buybacks?",
         r"repurchases?\s+of\s+(?:its\s+)?(?:common\s+)?(?:stock|shares)",
-        r"payments?\s+for\s+repurchases?\s+of\s+common\s+stock"],
+        r"payments?\s+for\s+repurchases?\s+of\s+common\s+stock",
+        r"(?:bu(?:y|ys|ying)|bought)\s+back\s+(?:(?:its|their)\s+)?(?:own\s+)?(?:common\s+)?(?:stock|shares)"],
        [_G + "PaymentsForRepurchaseOfCommonStock"], outflow="{} spent on repurchases of common stock"),
     _m("repurchase_remaining", "Remaining share repurchase authorization",
        [r"remaining\s+(?:\w+\s+){0,2}?(?:repurchase\s+)?(?:authority|authorization)",
         r"(?:repurchase\s+)?(?:authority|authorization)\s+(?:that\s+)?remain\w*",
         r"(?:stock|share)\s+repurchase\s+(?:authority|authorization)\s+(?:that\s+)?remain\w*"],
        [_G + "StockRepurchaseProgramRemainingAuthorizedRepurchaseAmount1"], period="instant"),
-    _m("total_assets", "Total assets", [r"total\s+assets", r"assets"], [_G + "Assets"], period="instant"),
+    # A balance sheet's size is its total assets, as analysts say it.
+    _m("total_assets", "Total assets", [r"total\s+assets", r"assets", r"size\s+of\s+(?:[\w&.'’-]+\s+){0,3}?balance\s+sheet",
+                                          r"how\s+(?:big|large)\s+(?:was|is)\s+(?:[\w&.'’-]+\s+){0,3}?balance\s+sheet"],
+       [_G + "Assets"], period="instant"),
     _m("current_assets", "Total current assets", [r"(?:total\s+)?current\s+assets"], [_G + "AssetsCurrent"],
        period="instant"),
     # Many balance sheets print no "Total liabilities" line (nor tag us-gaap:Liabilities): it is then what the
