@@ -76,7 +76,7 @@ _ITEM_CONTENT = [
 # them, since a filing words its disclosure after the rule ("we employed approximately 470,100 associates") more
 # often than after the question ("how many employees").
 ITEM_CONTENT_WORDS = {
-    "Item 1": "human capital resources number of persons employed",
+    "Item 1": "human capital resources number of persons employed employees",
     "Item 2": "location and general character of the principal plants and materially important physical properties",
     "Item 5": "approximate number of holders of record; dollar value of shares that may yet be purchased under the "
               "plans or programs",

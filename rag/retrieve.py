@@ -188,7 +188,10 @@ class Retriever:
                     fiscal_periods=group.fiscal_periods, sections=topic_items, without_exhibit_lists=True,
                 )
                 if items is not None and len(items):
-                    by_rule = QueryBundle(" ".join([question] + [ITEM_CONTENT_WORDS[i] for i in topic_items]))
+                    # The subset is already one company's Item of one year: its name and year in the query would
+                    # only favour passages that repeat them over the one holding the disclosure.
+                    topic = plan.question_without(lambda dimension, _v: dimension in ("ticker", "fiscal_year"))
+                    by_rule = QueryBundle(" ".join([topic] + [ITEM_CONTENT_WORDS[i] for i in topic_items]))
                     by_rule.embedding = bundle.embedding
                     item_lists.append(drop_repeats(self._search(by_rule, mode, depth, items, extra), 1,
                                                    self._signatures))
