@@ -236,6 +236,15 @@ def test_a_segments_margin_divides_the_segments_own_figures(corpus):
     assert ask(corpus, "What operating margin did NVIDIA's Automotive Robotics segment earn in fiscal 2025?") is None
 
 
+def test_a_count_asked_is_never_answered_with_money(corpus):
+    # R&D headcount shares its words with R&D expense: the expense would answer another question.
+    assert ask(corpus, "How many of NVIDIA's people work in research and development in fiscal 2025?") is None
+    assert ask(corpus, "How much did NVIDIA spend on research and development in fiscal 2025?") is not None
+    # A count of shares is a count.
+    fa = ask(corpus, "How many weighted-average diluted shares did Apple have in fiscal 2024?")
+    assert fa is not None and "diluted" in fa.block.lower()
+
+
 def test_total_liabilities_from_the_statement_totals_when_no_line_reports_them(corpus):
     layer = corpus["layer"]
     assert layer.value("total_liabilities", "TSLA", 2024).fact.concept == "us-gaap:Liabilities"  # reported: read
