@@ -56,3 +56,16 @@ def tokens(text: str) -> list[str]:
             if part and part not in STOP_WORDS:
                 out.append(stem(part))
     return out
+
+
+# Where a period does not end a sentence: an abbreviation ("Inc.", "U.S.", "No.") or a person's initial ("Robert A.
+# Michael"), though a lone letter that names a class, series or exhibit does ("... of Class B. The ...").
+_ABBREVIATION = re.compile(r"\b(?:Inc|Corp|Co|Ltd|No|Nos|U\.S|U\.K|Mr|Mrs|Ms|Dr|Jr|Sr|vs|etc|approx|e\.g|i\.e|St|Fig)\.$")
+_INITIAL = re.compile(r"(?:^|[\s(])(?<!Class )(?<!Series )(?<!Schedule )(?<!Exhibit )(?<!Appendix )(?<!Annex )[A-Z]\.$")
+
+
+def ends_sentence(text_before: str) -> bool:
+    """Does a period at the end of `text_before` end a sentence?"""
+    tail = text_before.rstrip()[-40:]
+    return not (_ABBREVIATION.search(tail) or _INITIAL.search(tail))
+

@@ -24,6 +24,7 @@ from llama_index.core.vector_stores.types import (
 
 from rag.config import get_settings
 from rag.index import NODE_META_KEYS, FilingVectorStore, IndexBusy, IndexStore
+from rag.index.chunking import _sentence_spans as sentence_spans
 from rag.retrieve import Retriever
 from rag.schema import Filters
 from tests.filings import ACME, BOLT, write_filing
@@ -365,3 +366,15 @@ def test_vector_store_serves_llamaindex_retrievers(two_filings):
     ours = Retriever(index, embed_model).retrieve("Which company builds the quintaphonic drivetrain?", mode="dense",
                                                   top_k=4, filters=Filters(tickers=["BOLT"]), use_analysis=False)
     assert [n.node.node_id for n in ours.nodes][:1] == [hits[0].node.node_id]
+
+
+def test_a_paragraph_too_long_for_one_chunk_breaks_between_sentences_only():
+    # A person's initial and an abbreviation end no sentence: a chunk must not end at "Richard A." and start the next
+    # one at "Gonzalez", which leaves each half without the sentence a question asks about.
+    sentence = ("On July 1, 2024, Robert A. Michael, the president of the U.S. business, succeeded Richard A. Gonzalez "
+                "as chief executive officer of Acme Widgets Inc. and joined the board.")
+    closing = "The board also named a new chair for the holders of Class B. Each such sentence ends at its period."
+    paragraph = " ".join([sentence] * 3 + [closing])
+    pieces = [paragraph[a:b].strip() for a, b in sentence_spans(paragraph, 0, len(paragraph))]
+    assert pieces == [sentence] * 3 + ["The board also named a new chair for the holders of Class B.",
+                                       "Each such sentence ends at its period."]

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from ..schema import Citation
+from ..words import ends_sentence
 from .figures import parse_numbers
 
 
@@ -35,7 +36,6 @@ _UNIT_NOTE = re.compile(
     r"(?:millions|thousands|billions)\b(?:,?\s+except[^.|\n]{0,60})?",
     re.I,
 )
-_ABBREV = re.compile(r"\b(?:Inc|Corp|Co|Ltd|No|Nos|U\.S|U\.K|Mr|Ms|Dr|Jr|Sr|vs|etc|approx|e\.g|i\.e|St|Fig)\.$")
 
 
 def _holds_amount(values: list[str]) -> bool:
@@ -76,7 +76,7 @@ def _split_sentences(line: str) -> list[str]:
     start = 0
     for m in re.finditer(r"[.!?][\"”’)]?\s+(?=[A-Z(“\"$\d])", line):
         candidate = line[start: m.end()].strip()
-        if _ABBREV.search(line[start: m.start() + 1].strip()):
+        if line[m.start()] == "." and not ends_sentence(line[start: m.start() + 1]):
             continue
         if len(candidate) < 25:
             continue

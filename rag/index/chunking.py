@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..parse import STATEMENT_CAPTIONS, ParsedFiling, Section, statement_pages
+from ..words import ends_sentence
 
 # Bump when the parsed text or the chunk layout changes: shards are rebuilt rather than mixed with new ones (only
 # chunks whose text changed are embedded again).
-CHUNKER_VERSION = "7"
+CHUNKER_VERSION = "8"
 
 
 def chunker_version() -> str:
@@ -47,6 +48,8 @@ def _line_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
 def _sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     spans, pos = [], start
     for match in _SENTENCE_END.finditer(text, start, end):
+        if text[match.start() - 1] == "." and not ends_sentence(text[max(pos, match.start() - 40):match.start()]):
+            continue  # "Richard A. Gonzalez", "U.S. Department": one sentence
         spans.append((pos, match.start()))
         pos = match.end()
     if pos < end:
