@@ -16,6 +16,7 @@ from llama_index.retrievers.bm25 import BM25Retriever
 from .index import keyword_stemmer
 from .question import ITEM_CONTENT_WORDS, Catalog, plan_question
 from .schema import MODES, Filters, QuestionPlan, RetrievalResult
+from .words import STOP_WORDS, stem
 
 # ==============================================================================================================
 # The search text
@@ -193,8 +194,8 @@ class Retriever:
                     topic = plan.question_without(lambda dimension, _v: dimension in ("ticker", "fiscal_year"))
                     by_rule = QueryBundle(" ".join([topic] + [ITEM_CONTENT_WORDS[i] for i in topic_items]))
                     by_rule.embedding = bundle.embedding
-                    item_lists.append(drop_repeats(self._search(by_rule, mode, depth, items, extra), 1,
-                                                   self._signatures))
+                    found = drop_repeats(self._search(by_rule, mode, depth, items, extra), depth, self._signatures)
+                    item_lists.append(_counting_first(found, question, topic_items)[:1])
         nodes = _round_robin(lists, top_k)  # interleaved: each group gets its share, and k come back in all
         if item_lists:
             # Each company's best passage of the Items its question's topic points to, right after the first result.
@@ -402,6 +403,30 @@ LIST_HEADS = 2  # each retriever's best passages kept among the first fused resu
 def _signature(node) -> frozenset[str]:
     """A chunk's words and figures, without its header line (which differs between filings)."""
     return frozenset(_SIGNATURE_TOKEN.findall(node.text.split("\n", 1)[-1].lower()))
+
+
+_HOW_MANY = re.compile(r"\bhow\s+many\s+((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'’-]*)", re.I)
+_COUNT = r"\d[\d,]*(?:\.\d+)?(?:\s+(?:thousand|million))?\s+(?:[a-z][\w-]*\s+){0,2}?"
+
+
+def _counting_first(nodes: list, question: str, items: list[str]) -> list:
+    """For a question that counts something ("how many employees / holders of record / stores"), the passages
+    where a number counts it ("nearly 400,000 employees", "194,162 holders of record") first, in their order: a
+    passage that only shares the words ("Employee Retirement Income Security Act") states no count. The counted
+    words are the question's own after "how many" and the regulation's words for the Item."""
+    asked = _HOW_MANY.search(question or "")
+    if not asked:
+        return nodes
+    words = asked.group(1).split() + " ".join(ITEM_CONTENT_WORDS[i] for i in items).split()
+    stems = {stem(w) for w in words if len(w) > 3 and w.lower() not in STOP_WORDS}
+    if not stems:
+        return nodes
+    counted = re.compile(_COUNT + r"(\w[\w-]*)", re.I)
+
+    def counts(text: str) -> bool:
+        return any(stem(m.group(1)) in stems for m in counted.finditer(text))
+
+    return [n for n in nodes if counts(n.node.text)] + [n for n in nodes if not counts(n.node.text)]
 
 
 def drop_repeats(results: list, k: int, signatures_by_id: dict | None = None) -> list:

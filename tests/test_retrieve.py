@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from llama_index.core.schema import NodeWithScore, TextNode
 
 from rag.config import get_settings
 from rag.index import IndexStore
-from rag.retrieve import Retriever
+from rag.retrieve import Retriever, _counting_first
 from rag.schema import Filters
 from tests.filings import ACME, BOLT, write_filing
 
@@ -322,3 +323,19 @@ def test_every_item_a_question_can_point_to_has_the_regulations_words():
 
     assert {f"Item {n}" for _pattern, n in _ITEM_CONTENT} == set(ITEM_CONTENT_WORDS)
     assert all(len(words.split()) >= 5 for words in ITEM_CONTENT_WORDS.values())
+
+
+def test_a_count_question_puts_the_passage_that_counts_first():
+    def node(text: str) -> NodeWithScore:
+        return NodeWithScore(node=TextNode(text=text), score=1.0)
+
+    erisa = node("ERISA. The Employee Retirement Income Security Act regulates employee benefit plans for employees.")
+    mission = node("Our nearly 400,000 employees, as of December 31, 2024, are guided by our mission.")
+    officers = node("Jane Doe has served as Chief People Officer since 2021.")
+    nodes = [erisa, officers, mission]
+    # The passage where a number counts what is asked (or what the Item's rule asks for) leads; the rest keep order.
+    assert _counting_first(nodes, "How many employees did Acme have at the end of 2024?", ["Item 1"]) == [
+        mission, erisa, officers]
+    assert _counting_first(nodes, "How many people work at Acme?", ["Item 1"])[0] is mission  # the rule's words
+    # No count asked: the search's own order.
+    assert _counting_first(nodes, "What does Acme say about its employees?", ["Item 1"]) == nodes
