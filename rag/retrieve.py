@@ -182,20 +182,8 @@ class Retriever:
                 if pages is not None and len(pages):
                     statement_lists.append(
                         drop_repeats(self._search(bundle, mode, depth, pages, extra), top_k, self._signatures))
-            topic_items = [s for s in plan.topic_sections if s in self.indexed_sections]
-            if topic_items and not group.sections and (not group.forms or "10-K" in group.forms):
-                items = self.index.subset(
-                    tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms,
-                    fiscal_periods=group.fiscal_periods, sections=topic_items, without_exhibit_lists=True,
-                )
-                if items is not None and len(items):
-                    # The subset is already one company's Item of one year: its name and year in the query would
-                    # only favour passages that repeat them over the one holding the disclosure.
-                    topic = plan.question_without(lambda dimension, _v: dimension in ("ticker", "fiscal_year"))
-                    by_rule = QueryBundle(" ".join([topic] + [ITEM_CONTENT_WORDS[i] for i in topic_items]))
-                    by_rule.embedding = bundle.embedding
-                    found = drop_repeats(self._search(by_rule, mode, depth, items, extra), depth, self._signatures)
-                    item_lists.append(_counting_first(found, question, topic_items)[:1])
+            item_lists.append(self._item_passage(plan, group, bundle, mode, depth, extra))
+        item_lists = [found for found in item_lists if found]
         nodes = _round_robin(lists, top_k)  # interleaved: each group gets its share, and k come back in all
         if item_lists:
             # Each company's best passage of the Items its question's topic points to, right after the first result.
@@ -211,6 +199,27 @@ class Retriever:
             retrieval_ms=(time.perf_counter() - t0) * 1000, generated_queries=extra, warnings=warnings,
             unavailable=unavailable,
         )
+
+    def _item_passage(self, plan: QuestionPlan, group: Filters, bundle: QueryBundle, mode: str, depth: int,
+                      extra: list[str]) -> list:
+        """The group's best passage (a list of one, or none) of the 10-K Items the question's topic points to
+        without naming them (plan.topic_sections), searched with the regulation's words for what they disclose."""
+        topic_items = [s for s in plan.topic_sections if s in self.indexed_sections]
+        if not topic_items or group.sections or (group.forms and "10-K" not in group.forms):
+            return []
+        items = self.index.subset(
+            tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms,
+            fiscal_periods=group.fiscal_periods, sections=topic_items, without_exhibit_lists=True,
+        )
+        if items is None or not len(items):
+            return []
+        # The subset is already one company's Item of one year: its name and year in the query would only favour
+        # passages that repeat them over the one holding the disclosure.
+        topic = plan.question_without(lambda dimension, _v: dimension in ("ticker", "fiscal_year"))
+        by_rule = QueryBundle(" ".join([topic] + [ITEM_CONTENT_WORDS[i] for i in topic_items]))
+        by_rule.embedding = bundle.embedding
+        found = drop_repeats(self._search(by_rule, mode, depth, items, extra), depth, self._signatures)
+        return _counting_first(found, plan.question, topic_items)[:1]
 
     def _effective_filters(self, plan: QuestionPlan, user: Filters) -> Filters:
         """The user's own filters win, dimension by dimension; detected ones fill the rest."""
