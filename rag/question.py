@@ -146,6 +146,9 @@ _SHARE_OF = re.compile(
 _RATIO_OF = re.compile(r"\bratio\s+(?:of|between)\b")
 _DIFFERENCE = re.compile(r"\bdifference\s+between\b")
 _COMPARED = re.compile(r"\bcompared?\b|\bversus\b|\bvs\b")
+# A count asked: the (up to three) words after "how many" name what is counted, unless they count money.
+_HOW_MANY = re.compile(r"\bhow\s+many\s+((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'’-]*)")
+_COUNTS_MONEY = re.compile(r"(?:dollars|usd|euros?|millions|billions|thousands)\b")
 # A question that ranks figures against each other: which is larger, or by how much.
 _RANKS = re.compile(r"\b(?:more|fewer|less|larger|bigger|higher|lower|greater|smaller|difference|gap|exceed\w*|"
                     r"outnumber\w*)\b|\bby\s+how\s+much\b")
@@ -308,6 +311,8 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
                                                    or "10-Q" in plan.forms)
     plan.metrics = find_mentions(question, catalog.words)
     plan.calculation = _calculation(norm)
+    counted = _HOW_MANY.search(norm)
+    plan.counted = counted.group(1).split() if counted and not _COUNTS_MONEY.match(counted.group(1)) else []
     plan.share_part = _share_part(norm, plan, catalog)
     plan.year_of_company = _year_of_company(norm, plan.tickers, plan.fiscal_years, catalog)
     plan.statements = _statements(low, norm, plan.metrics)

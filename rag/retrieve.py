@@ -219,7 +219,7 @@ class Retriever:
         by_rule = QueryBundle(" ".join([topic] + [ITEM_CONTENT_WORDS[i] for i in topic_items]))
         by_rule.embedding = bundle.embedding
         found = drop_repeats(self._search(by_rule, mode, depth, items, extra), depth, self._signatures)
-        return _counting_first(found, plan.question, topic_items)[:1]
+        return _counting_first(found, plan.counted, topic_items)[:1]
 
     def _effective_filters(self, plan: QuestionPlan, user: Filters) -> Filters:
         """The user's own filters win, dimension by dimension; detected ones fill the rest."""
@@ -414,28 +414,21 @@ def _signature(node) -> frozenset[str]:
     return frozenset(_SIGNATURE_TOKEN.findall(node.text.split("\n", 1)[-1].lower()))
 
 
-_HOW_MANY = re.compile(r"\bhow\s+many\s+((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'’-]*)", re.I)
-_COUNT = r"\d[\d,]*(?:\.\d+)?(?:\s+(?:thousand|million))?\s+(?:[a-z][\w-]*\s+){0,2}?"
+_COUNT = re.compile(r"\d[\d,]*(?:\.\d+)?(?:\s+(?:thousand|million))?\s+(?:[a-z][\w-]*\s+){0,2}?(\w[\w-]*)", re.I)
 
 
-def _counting_first(nodes: list, question: str, items: list[str]) -> list:
-    """For a question that counts something ("how many employees / holders of record / stores"), the passages
-    where a number counts it ("nearly 400,000 employees", "194,162 holders of record") first, in their order: a
-    passage that only shares the words ("Employee Retirement Income Security Act") states no count. The counted
-    words are the question's own after "how many" and the regulation's words for the Item."""
-    asked = _HOW_MANY.search(question or "")
-    if not asked:
+def _counting_first(nodes: list, counted: list[str], items: list[str]) -> list:
+    """For a question that counts something (`counted`, QuestionPlan.counted: "employees", "holders of record"),
+    the passages where a number counts it ("nearly 400,000 employees", "194,162 holders of record") first, in their
+    order: a passage that only shares the words ("Employee Retirement Income Security Act") states no count. The
+    counted words are the question's own and the regulation's words for the Item."""
+    if not counted:
         return nodes
-    words = asked.group(1).split() + " ".join(ITEM_CONTENT_WORDS[i] for i in items).split()
+    words = counted + " ".join(ITEM_CONTENT_WORDS[i] for i in items).split()
     stems = {stem(w) for w in words if len(w) > 3 and w.lower() not in STOP_WORDS}
-    if not stems:
-        return nodes
-    counted = re.compile(_COUNT + r"(\w[\w-]*)", re.I)
-
-    def counts(text: str) -> bool:
-        return any(stem(m.group(1)) in stems for m in counted.finditer(text))
-
-    return [n for n in nodes if counts(n.node.text)] + [n for n in nodes if not counts(n.node.text)]
+    holds_count = {n.node.node_id: any(stem(m.group(1)) in stems for m in _COUNT.finditer(n.node.text))
+                   for n in nodes}
+    return sorted(nodes, key=lambda n: not holds_count[n.node.node_id])  # stable: search order within each
 
 
 def drop_repeats(results: list, k: int, signatures_by_id: dict | None = None) -> list:

@@ -186,3 +186,12 @@ def test_every_statement_mapping_names_a_known_metric():
 ])
 def test_a_comparison_with_the_period_before_asks_for_a_change(catalog, question, growth):
     assert plan_question(question, catalog).calculation.growth is growth
+
+
+def test_a_count_question_names_what_it_counts(catalog):
+    # Read once, here: the facts layer (no money for a count) and retrieval (the passage that counts it) share it.
+    assert plan_question("How many employees did Apple have in 2024?", catalog).counted[0] == "employees"
+    assert plan_question("How many holders of record did Tesla have?", catalog).counted[:3] == ["holders", "of",
+                                                                                               "record"]
+    assert plan_question("How many dollars did Apple spend on R&D in 2024?", catalog).counted == []
+    assert plan_question("What was Apple's headcount in 2024?", catalog).counted == []

@@ -7,6 +7,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 
 from rag.config import get_settings
 from rag.index import IndexStore
+from rag.question import Catalog, plan_question
 from rag.retrieve import Retriever, _counting_first
 from rag.schema import Filters
 from tests.filings import ACME, BOLT, write_filing
@@ -334,8 +335,12 @@ def test_a_count_question_puts_the_passage_that_counts_first():
     officers = node("Jane Doe has served as Chief People Officer since 2021.")
     nodes = [erisa, officers, mission]
     # The passage where a number counts what is asked (or what the Item's rule asks for) leads; the rest keep order.
-    assert _counting_first(nodes, "How many employees did Acme have at the end of 2024?", ["Item 1"]) == [
+    def counted(question: str) -> list[str]:
+        return plan_question(question, Catalog.build([{"ticker": "ACME", "company": "Acme Inc."}])).counted
+
+    assert _counting_first(nodes, counted("How many employees did Acme have at the end of 2024?"), ["Item 1"]) == [
         mission, erisa, officers]
-    assert _counting_first(nodes, "How many people work at Acme?", ["Item 1"])[0] is mission  # the rule's words
+    # "people": the regulation's words for Item 1 count "employees" too.
+    assert _counting_first(nodes, counted("How many people work at Acme?"), ["Item 1"])[0] is mission
     # No count asked: the search's own order.
-    assert _counting_first(nodes, "What does Acme say about its employees?", ["Item 1"]) == nodes
+    assert _counting_first(nodes, counted("What does Acme say about its employees?"), ["Item 1"]) == nodes

@@ -52,9 +52,6 @@ log = logging.getLogger(__name__)
 ChunkLookup = Callable[[str], "tuple[str, dict] | None"]
 
 
-# "How many ..." asks for a count, unless it counts money ("how many dollars", "how many millions").
-_COUNT_ASKED = re.compile(r"\bhow\s+many\b(?!\s+(?:dollars|usd|euros?|millions|billions|thousands)\b)", re.I)
-
 class FactsLayer(QuarterFacts):
     """Selection, question answering and answer checks over the fact store. `chunk_lookup(chunk_id)` returns the
     chunk's (text, metadata) from the live index; `live_doc_ids()` the doc ids of the live index (facts of other
@@ -312,8 +309,7 @@ class FactsLayer(QuarterFacts):
                 found = None
             # "How many of its people work in research and development": a count of people or things is asked,
             # and an amount of money under the same words (R&D expense) answers another question.
-            if found is not None and _COUNT_ASKED.search(plan.question or "") and \
-                    all(v.kind in ("money", "per_share") for v in found.values):
+            if found is not None and plan.counted and all(v.kind in ("money", "per_share") for v in found.values):
                 found = None
             if found is not None:
                 return found

@@ -35,8 +35,8 @@ def _runs_in(needle: list[str], hay: list[str]) -> bool:
 def _forms_of(member: str, row_labels: Iterable[str], company: set[str]) -> list[list[str]]:
     """The ways a filing writes a member: its name's words and its printed row labels, each also without the
     company's own name in front ("Walmart International" is also "International")."""
-    name = [w for w in _words(" ".join(member_words(member))) if w != "and"]
-    forms = [_words(" ".join(member_words(member))), initials(name)] + [_words(label) for label in row_labels if label]
+    name = _words(" ".join(member_words(member)))
+    forms = [name, initials([w for w in name if w != "and"])] + [_words(label) for label in row_labels if label]
     out = []
     for form in forms:
         for candidate in (form, _without_company(form, company)):

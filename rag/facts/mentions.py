@@ -151,10 +151,15 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
 _CONJUNCTION = {"and", "&"}
 
 
+def without_conjunction(words: list[str]) -> list[str]:
+    return [w for w in words if w not in _CONJUNCTION]
+
+
 def initials(words: list[str]) -> list[str]:
     """A member's name as its initials ("Amazon Web Services" -> "aws"), as filings and analysts abbreviate a
     segment of three words or more; empty for shorter names, whose initials would name too much."""
     return ["".join(w[0] for w in words)] if len(words) >= 3 else []
+
 
 # Words that say what kind of part of a company a member is; filings name the member without them.
 PART_KIND_WORDS = {plain_word(w) for w in "segment segments region regions division divisions unit units".split()}
@@ -176,7 +181,7 @@ def member_matcher(mention: MetricMention):
         seq = before + phrase + after
     # A name joined by "and" is printed with "&" as often ("Compute & Networking"), and the question's qualifier
     # words hold neither: names compare without the conjunction.
-    seq = [w for w in seq if w not in _CONJUNCTION]
+    seq = without_conjunction(seq)
     need = set(before + after) - _CONJUNCTION
     windows = []
     for i in range(len(seq)):
@@ -189,16 +194,13 @@ def member_matcher(mention: MetricMention):
     def words_of(dims: dict) -> list[str]:
         return [plain_word(w) for w in member_words(next(iter(dims.values())))]
 
-    def without_conjunction(words: list[str]) -> list[str]:
-        return [w for w in words if w not in _CONJUNCTION]
-
     def match(dims: dict, row_labels: Iterable[str] = ()) -> int:
         """How long a run of the question's words names the member: by the member's own words, or by a row label
         the filing prints beside its figure (a member named "Amazon Web Services" printed as "AWS")."""
         best = 0
         own = without_conjunction(words_of(dims))
-        for mw in [own, initials(own)] + [[plain_word(w) for w in normalize(label).split()] for label in row_labels]:
-            mw = without_conjunction(mw)
+        labels = [without_conjunction([plain_word(w) for w in normalize(label).split()]) for label in row_labels]
+        for mw in [own, initials(own)] + labels:
             joined = "".join(mw)
             if joined and not (excluded & set(mw)):
                 best = max(best, max((len(w) for w in windows if w == joined), default=0))
