@@ -65,6 +65,9 @@ class Settings:
     embed_model: str = field(default_factory=lambda: _env("RAG_EMBED_MODEL", OFFLINE_EMBED_MODEL))
     # Word pieces per chunk, header included; the embedder reads 256 and drops the rest.
     chunk_tokens: int = field(default_factory=lambda: _env_int("RAG_CHUNK_TOKENS", 200))
+    # Word pieces per chunk of a primary statement's table: room for revenue down to net income in one passage, so
+    # a computed figure's inputs are cited together. The embedder reads the caption and top rows of it.
+    statement_chunk_tokens: int = field(default_factory=lambda: _env_int("RAG_STATEMENT_CHUNK_TOKENS", 512))
     embed_batch_size: int = field(default_factory=lambda: _env_int("RAG_EMBED_BATCH", 32))
     # One of EMBED_BACKENDS. The index records it: a query is embedded the same way, and a switch re-embeds.
     embed_backend: str = field(default_factory=lambda: _env("RAG_EMBED_BACKEND", DEFAULT_EMBED_BACKEND))

@@ -108,7 +108,7 @@ def test_fingerprint_changes_with_backend(tmp_path):
     assert len(set(prints.values())) == len(EMBED_BACKENDS)
     # torch keeps the fingerprint indexes had before backends existed, so they are not rebuilt for nothing.
     settings = get_settings(storage_dir=tmp_path)
-    legacy = f"{settings.embed_model}|{settings.chunk_tokens}|{chunker_version()}"
+    legacy = f"{settings.embed_model}|{settings.chunk_tokens}/{settings.statement_chunk_tokens}|{chunker_version()}"
     assert prints["torch"] == hashlib.sha256(legacy.encode()).hexdigest()[:10]
 
 

@@ -2,6 +2,14 @@
 pages where the statements sit together; not a caption inside a sentence, on a page of prose, or on a note's page
 far from the statements."""
 
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from rag.config import get_settings
+from rag.index import IndexStore
 from rag.parse import ParsedFiling, parse_file, statement_pages
 from tests.filings import shared_or_skip
 
@@ -69,5 +77,22 @@ def test_a_chunk_running_onto_a_statement_page_belongs_to_it_only_with_its_capti
     chunks = [chunk(0, caption_end + 10, 1, 2),  # the notes' index, then the statement's caption
               chunk(0, at + 1, 1, 2),  # the notes' index up to the page break only
               chunk(caption_end + 10, len(parsed.text), 2, 2)]
-    _mark_statements(parsed, chunks)
+    _mark_statements(parsed, chunks, statement_pages(parsed))
     assert [c["statement"] for c in chunks] == ["balance sheet", "", "balance sheet"]
+
+
+@pytest.mark.parametrize("ticker, name", [("CRM", "crm-20250131.htm"), ("UNH", "unh-20241231.htm"),
+                                          ("BA", "ba-20241231.htm")])
+def test_an_income_statement_from_revenue_to_net_income_is_one_passage(ticker, name):
+    """A margin divides a row near the statement's foot by its first total: an analyst checks both in the one
+    passage cited, so the chunk that opens the statement runs at least down to the net income line."""
+    parsed = parse_file(shared_or_skip("corpus", "filings", ticker, name))
+    chunker = IndexStore(get_settings(storage_dir=Path(tempfile.gettempdir()) / "rag-statement-chunks")).chunker()
+    chunks = [c for c in chunker.split(parsed, {"ticker": ticker, "form": "10-K", "fiscal_year": 2024})
+              if c["statement"] == "income statement"]
+    opening = chunks[0]["text"].split("\n", 1)[1]
+    lines = [line.split(" | ")[0].strip().lower() for line in opening.splitlines()]
+    assert any(re.match(r"(total )?(net )?revenues?$|(total )?net sales$|total revenues", x) for x in lines), lines
+    assert any(re.match(r"net (income|earnings|loss)", x) for x in lines), lines
+    sizes = chunker.count([c["text"] for c in chunks])
+    assert max(sizes) <= chunker.statement_tokens

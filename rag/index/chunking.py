@@ -12,7 +12,7 @@ from ..words import ends_sentence
 
 # Bump when the parsed text or the chunk layout changes: shards are rebuilt rather than mixed with new ones (only
 # chunks whose text changed are embedded again).
-CHUNKER_VERSION = "8"
+CHUNKER_VERSION = "9"
 
 
 def chunker_version() -> str:
@@ -64,13 +64,23 @@ class FilingChunker:
     breaks between rows, and a chunk that starts inside a table repeats the table's header line (the years).
     Every chunk text starts with a one-line header (company, form, fiscal year, Item) and stays within
     `chunk_tokens` word pieces, header included, so the embedder reads all of it.
+
+    A primary statement's table is the exception: it starts its own chunk, caption first, and its chunks hold up to
+    `statement_tokens`. A computed figure (a margin, a ratio, free cash flow) takes its inputs from rows a dozen
+    lines apart, and the one passage an analyst checks it against must hold both; the embedder reads the caption
+    and top rows, and keyword search and the facts layer read every row.
     """
 
     MIN_SECTION_TOKENS = 40
+    # A line between a statement and the next page ("The accompanying notes are an integral part of these
+    # statements.", a running header with the company's name) is no longer than this: one under a statement rides
+    # with it, one above a statement's caption rides with the caption.
+    _PAGE_LINE_TOKENS = 24
 
-    def __init__(self, tokenizer, chunk_tokens: int):
+    def __init__(self, tokenizer, chunk_tokens: int, statement_tokens: int | None = None):
         self.tokenizer = tokenizer
         self.chunk_tokens = chunk_tokens
+        self.statement_tokens = max(statement_tokens or chunk_tokens, chunk_tokens)
 
     def count(self, texts: Sequence[str]) -> list[int]:
         if not texts:
@@ -95,6 +105,8 @@ class FilingChunker:
         text = parsed.text
         sections = parsed.sections or [Section("Document", "", 0, len(text), 1, _page_at(parsed, len(text) - 1))]
         blocks = sorted(parsed.blocks, key=lambda b: b.char_start)
+        pages = statement_pages(parsed)
+        statement_tables = {(blk.char_start, blk.char_end) for blk in blocks if _is_statement_table(parsed, blk, pages)}
         chunks: list[dict] = []
         b = 0
         carried: tuple[Section, list] | None = None
@@ -122,9 +134,8 @@ class FilingChunker:
                 carried = (section, section_blocks)
                 continue
             head = self.header(meta, section)
-            budget = self.chunk_tokens - self.count([head])[0] - 1
-            chunks.extend(self._pack(parsed, section, head, budget, section_blocks))
-        _mark_statements(parsed, chunks)
+            chunks.extend(self._pack(parsed, section, head, section_blocks, statement_tables))
+        _mark_statements(parsed, chunks, pages)
         return chunks
 
     def _pieces(self, text: str, section_blocks, budget: int) -> list[_ChunkPiece]:
@@ -160,8 +171,13 @@ class FilingChunker:
             window = offsets[i : i + budget]
             yield start + window[0][0], start + window[-1][1], len(window)
 
-    def _pack(self, parsed: ParsedFiling, section: Section, head: str, budget: int, section_blocks) -> list[dict]:
+    def _pack(self, parsed: ParsedFiling, section: Section, head: str, section_blocks,
+              statement_tables: set[tuple[int, int]]) -> list[dict]:
         text = parsed.text
+        head_tokens = self.count([head])[0] + 1
+        budget = self.chunk_tokens - head_tokens
+        statement_budget = self.statement_tokens - head_tokens
+        statements = {i for i, blk in enumerate(section_blocks) if (blk.char_start, blk.char_end) in statement_tables}
         units = self._pieces(text, section_blocks, budget)
         # What a chunk that starts inside a table repeats: the table's caption (statement title, "in millions")
         # and its column headers (the years).
@@ -195,7 +211,22 @@ class FilingChunker:
             current, used, prefix = [], 0, ""
 
         for unit in units:
-            if current and used + unit.tokens > budget:
+            if unit.table in statements and current and current[-1].table != unit.table:
+                # A statement starts its own chunk; its caption lines and the page's running header go along.
+                caption = getattr(section_blocks[unit.table], "caption", "")
+                page = _page_at(parsed, unit.start)
+                lead = len(current)
+                while lead and current[lead - 1].table < 0 and _page_at(parsed, current[lead - 1].start) == page and (
+                        current[lead - 1].tokens <= self._PAGE_LINE_TOKENS
+                        or text[current[lead - 1].start:current[lead - 1].end].strip() in caption):
+                    lead -= 1
+                if lead:
+                    carried, current = current[lead:], current[:lead]
+                    flush()
+                    current, used = carried, sum(u.tokens for u in carried)
+            in_statement = (unit.table in statements and all(u.table in (-1, unit.table) for u in current)) or (
+                unit.table < 0 and unit.tokens <= self._PAGE_LINE_TOKENS and bool(current) and current[-1].table in statements)
+            if current and used + unit.tokens > (statement_budget if in_statement else budget):
                 flush()
             if not current and unit.table >= 0 and not unit.is_table_head and unit.table in table_headers:
                 # Starting inside a table: repeat its column headers so every number keeps its year.
@@ -211,10 +242,20 @@ class FilingChunker:
         return out
 
 
-def _mark_statements(parsed: ParsedFiling, chunks: list[dict]) -> None:
+def _is_statement_table(parsed: ParsedFiling, block, pages: dict[int, str]) -> bool:
+    """The statement's own table on a statement page: its caption (or first line) names the statement, which the
+    footnote tables printed under it and a contents page listing the statements do not."""
+    kind = pages.get(_page_at(parsed, block.char_start)) if block.kind == "table" else None
+    if not kind:
+        return False
+    first_line = parsed.text[block.char_start:block.char_end].split("\n", 1)[0]
+    named = re.sub(r"\s+", "", f"{getattr(block, 'caption', '')}{first_line}").lower()
+    return bool(STATEMENT_CAPTIONS[kind].search(named))
+
+
+def _mark_statements(parsed: ParsedFiling, chunks: list[dict], pages: dict[int, str]) -> None:
     """Each chunk's primary statement ("" for none): that of the page it starts on, or of the page it runs onto
     when that page's caption is inside the chunk (a chunk that ends just before it does not hold the statement)."""
-    pages = statement_pages(parsed)
     for chunk in chunks:
         kind = pages.get(chunk["page_start"], "")
         if not kind and chunk["page_end"] != chunk["page_start"]:

@@ -130,7 +130,8 @@ class IndexStore:
     @property
     def fingerprint(self) -> str:
         """Names a shard's chunking and embedding settings."""
-        raw = f"{self.settings.embed_model}|{self.settings.chunk_tokens}|{chunker_version()}"
+        raw = (f"{self.settings.embed_model}|{self.settings.chunk_tokens}/{self.settings.statement_chunk_tokens}"
+               f"|{chunker_version()}")
         if self.settings.embed_backend != "torch":
             # Vectors differ by backend; torch adds nothing so indexes made before backends existed stay current.
             raw += f"|{self.settings.embed_backend}"
@@ -268,7 +269,8 @@ class IndexStore:
 
     def chunker(self) -> FilingChunker:
         limit = max_model_tokens(self.settings.embed_model) - 2  # [CLS] and [SEP]
-        return FilingChunker(get_tokenizer(self.settings.embed_model), min(self.settings.chunk_tokens, limit))
+        return FilingChunker(get_tokenizer(self.settings.embed_model), min(self.settings.chunk_tokens, limit),
+                             self.settings.statement_chunk_tokens)
 
     def add(
         self,
