@@ -48,42 +48,59 @@ _ITEM_TOPICS = [
     (r"\bexecutive\s+compensation\b", "Executive Compensation"),
     (r"\bprincipal\s+account(?:ant|ing)\s+fees\b", "Principal Accountant Fees and Services"),
 ]
-# What Regulation S-K requires each 10-K Item to disclose, as a question asks for it without naming the Item:
-# Item 101(c)(2) human capital (the number of persons employed) in Item 1; Item 102 the location and character of
-# the principal physical properties in Item 2; Item 201 the approximate number of holders of record, and Item 703
-# what may yet be purchased under the issuer's repurchase plans, in Item 5. Soft: the Item's best passage joins
-# the results, it does not filter them, also beside the statements a figure's question searches.
+# What Regulation S-K requires each 10-K Item to disclose, as a question asks for it without naming the Item, and
+# the regulation's own words for it: an Item's passages are also searched by them, since a filing words its
+# disclosure after the rule ("we employed approximately 470,100 associates") more often than after the question
+# ("how many employees"). Item 101(c)(2) human capital (the number of persons employed) in Item 1; Item 102 the
+# location and character of the principal physical properties in Item 2; Item 201 the approximate number of holders
+# of record, and Item 703 what may yet be purchased under the issuer's repurchase plans, in Item 5. Soft: the
+# Item's best passage joins the results, it does not filter them, also beside the statements a figure's question
+# searches.
+_NAME = r"[\w.&'’-]+(?:\s+[\w.&'’-]+){0,4}?"  # a company or segment named inside the question
 _ITEM_CONTENT = [
-    (r"\b(?:employees?|employ(?:s|ed)?|headcount|workforce|human\s+capital)\b", "1"),
+    (r"\b(?:employees?|employ(?:s|ed)?|headcount|workforce|human\s+capital)\b", "1",
+     "human capital resources number of persons employed employees"),
+    # Item 101(c)(1): the business done, its products and services, its segments; asked as what the company is,
+    # what it sells or makes, or what its segments are and hold. Only when no figure is asked (see _topic_items).
+    (r"\bwhat\s+(?:kind|type|sort)s?\s+of\s+(?:company|business)\b|\bdescrib\w*\s+(?:(?:its|their|the)\s+)?"
+     r"(?:own\s+)?business\b|\bline\s+of\s+business\b|\bbusiness\s+model\b|"
+     rf"\b(?:does|do|did)\s+{_NAME}\s+(?:actually\s+|currently\s+|mainly\s+|primarily\s+)?"
+     r"(?:sell|make|produce|manufacture|offer|provide|develop|market|deliver)\b|"
+     rf"\b(?:fall|belong|sit)s?\s+(?:under|in|within)\s+{_NAME}\s+segment\b|"
+     r"\b(?:reportable|operating|business|product)\s+segments\b|\bsegments\s+(?:does|do|did|make\s+up)\b|"
+     r"\borgani[sz]e\w*\s+(?:its\s+|their\s+)?(?:operations|business(?:es)?)\b|\bwhich\s+(?:two\s+|three\s+)?"
+     r"businesses\b|\b(?:two|three|four|five)\s+businesses\b", "1",
+     "description of the business: revenue-generating activities, principal products and services, product "
+     "families, reportable segments"),
     (r"\b(?:properties|facilities|square\s+f(?:ee|oo)t(?:age)?|warehouses?|distribution\s+centers?|"
-     r"fulfillment\s+centers?|data\s+centers?|stores|retail\s+units?|headquarters)\b", "2"),
+     r"fulfillment\s+centers?|data\s+centers?|stores|retail\s+units?|headquarters)\b", "2",
+     "location and general character of the principal plants and materially important physical properties"),
     (r"\b(?:holders?\s+of\s+record|record\s+holders?|(?:stock|share)(?:holders|owners)\s+of\s+record|"
      r"yet\s+be\s+purchased|remaining\s+(?:\w+\s+){0,3}authori[sz](?:ation|ed)|"
      r"(?:available|left|remain\w*)\s+(?:to\s+\w+\s+)?under\s+(?:[\w.&'’-]+\s+){0,4}?(?:repurchase|buyback)\s+"
-     r"(?:programs?|plans?|authori[sz]ations?))\b", "5"),
+     r"(?:programs?|plans?|authori[sz]ations?))\b", "5",
+     "approximate number of holders of record; dollar value of shares that may yet be purchased under the plans "
+     "or programs"),
     # Part III: what the executives are paid (Item 402), who owns the shares (Item 403) and what the auditor is paid
     # (Item 9(e) of Schedule 14A). Stock-based compensation as an expense is a statement figure, not Item 11.
     (r"\b(?:executives?|ceo|cfo|chief\s+\w+\s+officer|named\s+executive\s+officers?|officers?|directors?)(?:'s?|’s?)?"
      r"\s+(?:total\s+|annual\s+)?(?:compensation|pay|salar(?:y|ies)|bonus(?:es)?|remuneration)\b|"
      r"\bpay\s+ratio\b|\b(?:total|annual)\s+(?:compensation|pay)\b(?!\s+(?:expense|cost))|"
-     r"\bcompensation\s+(?:did|does|was|were)\s+(?:[\w.'’-]+\s+){1,4}?(?:receive|earn|get|paid|awarded)\b", "11"),
+     r"\bcompensation\s+(?:did|does|was|were)\s+(?:[\w.'’-]+\s+){1,4}?(?:receive|earn|get|paid|awarded)\b", "11",
+     "executive compensation: summary compensation table of the named executive officers"),
     (r"\bbeneficial(?:ly)?\s+own\w*|\bsecurity\s+ownership\b|"
-     r"\b(?:largest|biggest|major|principal)\s+(?:share|stock)?(?:holders?|owners?)\b", "12"),
+     r"\b(?:largest|biggest|major|principal)\s+(?:share|stock)?(?:holders?|owners?)\b", "12",
+     "security ownership of certain beneficial owners and management"),
     (r"\b(?:audit|auditor'?s?|accountant'?s?|accounting\s+firm'?s?)\s+fees\b|"
-     r"\bfees\s+(?:paid|billed)\s+(?:to|by)\s+(?:its\s+|the\s+)?(?:independent\s+)?(?:auditor|accountant|registered)", "14"),
+     r"\bfees\s+(?:paid|billed)\s+(?:to|by)\s+(?:its\s+|the\s+)?(?:independent\s+)?(?:auditor|accountant|registered)",
+     "14", "principal accountant fees and services"),
 ]
-# The regulation's own words for what each of those Items must disclose: an Item's passages are also searched by
-# them, since a filing words its disclosure after the rule ("we employed approximately 470,100 associates") more
-# often than after the question ("how many employees").
-ITEM_CONTENT_WORDS = {
-    "Item 1": "human capital resources number of persons employed employees",
-    "Item 2": "location and general character of the principal plants and materially important physical properties",
-    "Item 5": "approximate number of holders of record; dollar value of shares that may yet be purchased under the "
-              "plans or programs",
-    "Item 11": "executive compensation: summary compensation table of the named executive officers",
-    "Item 12": "security ownership of certain beneficial owners and management",
-    "Item 14": "principal accountant fees and services",
-}
+BUSINESS_WORDS = _ITEM_CONTENT[1][2]  # the description of the business, Item 101(c)(1)
+# "What is Agentforce", "What are Blackwell GPUs": a term the filing introduces, defined where Item 1 describes the
+# products and services (Item 101(c)(1)(i), the principal products and services, and new ones); not a company's
+# attribute ("What is Visa's ...") nor a company itself.
+PRODUCT_WORDS = "principal products produced and services rendered; new products and services introduced"
+_DEFINED_TERM = re.compile(r"^\s*(?i:what)\s+(?i:is|are)\s+([A-Z][\w&-]*(?:\s+[A-Z][\w&-]*)*)(?![\w'’])")
 _ITEM_NUMBER = re.compile(r"\b(?:part\s+(i{1,2}|iv|iii)\s*[,.:;-]?\s*)?item\s+(1[0-6]|[1-9])([abc])?\b")
 _STATEMENT_WORDS = [
     (r"\bincome\s+statements?\b|\bstatements?\s+of\s+(?:operations|income|earnings)\b|\bp\s*&\s*l\b|"
@@ -318,8 +335,22 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.statements = _statements(low, norm, plan.metrics)
     plan.sections = _sections(low, plan, catalog)
     if not plan.sections:
-        plan.topic_sections = [f"Item {n}" for pattern, n in _ITEM_CONTENT if re.search(pattern, low)]
+        _topic_items(question, low, plan, spans)
     return plan
+
+
+def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: list[tuple[int, int]]) -> None:
+    """plan.topic_sections and plan.topic_words: the Items whose required content the question asks about, and the
+    regulation's words for that content."""
+    asks_figure = bool(plan.metrics) or bool(re.search(r"\bhow\s+much\b", low))
+    found = [(f"Item {n}", words) for pattern, n, words in _ITEM_CONTENT
+             if re.search(pattern, low) and not (words == BUSINESS_WORDS and asks_figure)]
+    term = _DEFINED_TERM.match(question)
+    if term and not asks_figure and not any(
+            start < term.end(1) and term.start(1) < end for start, end in company_spans):
+        found.append(("Item 1", PRODUCT_WORDS))
+    plan.topic_sections = list(dict.fromkeys(item for item, _words in found))
+    plan.topic_words = list(dict.fromkeys(words for _item, words in found))
 
 
 def _find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> list[tuple[int, int]]:

@@ -14,7 +14,7 @@ from llama_index.core.vector_stores.types import VectorStoreQuery
 from llama_index.retrievers.bm25 import BM25Retriever
 
 from .index import keyword_stemmer
-from .question import ITEM_CONTENT_WORDS, Catalog, plan_question
+from .question import BUSINESS_WORDS, Catalog, plan_question
 from .schema import MODES, Filters, QuestionPlan, RetrievalResult
 from .words import STOP_WORDS, stem
 
@@ -216,10 +216,28 @@ class Retriever:
         # The subset is already one company's Item of one year: its name and year in the query would only favour
         # passages that repeat them over the one holding the disclosure.
         topic = plan.question_without(lambda dimension, _v: dimension in ("ticker", "fiscal_year"))
-        by_rule = QueryBundle(" ".join([topic] + [ITEM_CONTENT_WORDS[i] for i in topic_items]))
+        by_rule = QueryBundle(" ".join([topic] + plan.topic_words))
         by_rule.embedding = bundle.embedding
         found = drop_repeats(self._search(by_rule, mode, depth, items, extra), depth, self._signatures)
-        return _counting_first(found, plan.counted, topic_items)[:1]
+        best = _counting_first(found, plan.counted, plan.topic_words)[:1]
+        if BUSINESS_WORDS in plan.topic_words:
+            # What the company is and does: Item 1 opens with that description (Regulation S-K 101(c)), in the
+            # filing's own words for its business, which seldom share the question's ("what kind of company").
+            opening = self._opening_passage(items, "Item 1")
+            if opening is not None and all(r.node.node_id != opening.node.node_id for r in best):
+                best.append(opening)
+        return best
+
+    def _opening_passage(self, rows, section: str):
+        """The first chunk of `section` in the latest filing among `rows`; None when they hold none of it, or when
+        they span several companies (whose would it be?)."""
+        nodes = [self.index.nodes[int(r)] for r in rows]
+        nodes = [n for n in nodes if n.metadata.get("section") == section]
+        if not nodes or len({n.metadata.get("ticker") for n in nodes}) > 1:
+            return None
+        first = min(nodes, key=lambda n: (-int(n.metadata.get("fiscal_year") or 0), n.metadata.get("doc_id", ""),
+                                          int(n.metadata.get("char_start") or 0)))
+        return NodeWithScore(node=first, score=0.0)
 
     def _effective_filters(self, plan: QuestionPlan, user: Filters) -> Filters:
         """The user's own filters win, dimension by dimension; detected ones fill the rest."""
@@ -417,14 +435,14 @@ def _signature(node) -> frozenset[str]:
 _COUNT = re.compile(r"\d[\d,]*(?:\.\d+)?(?:\s+(?:thousand|million))?\s+(?:[a-z][\w-]*\s+){0,2}?(\w[\w-]*)", re.I)
 
 
-def _counting_first(nodes: list, counted: list[str], items: list[str]) -> list:
+def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> list:
     """For a question that counts something (`counted`, QuestionPlan.counted: "employees", "holders of record"),
     the passages where a number counts it ("nearly 400,000 employees", "194,162 holders of record") first, in their
     order: a passage that only shares the words ("Employee Retirement Income Security Act") states no count. The
     counted words are the question's own and the regulation's words for the Item."""
     if not counted:
         return nodes
-    words = counted + " ".join(ITEM_CONTENT_WORDS[i] for i in items).split()
+    words = counted + " ".join(topic_words).split()
     stems = {stem(w) for w in words if len(w) > 3 and w.lower() not in STOP_WORDS}
     holds_count = {n.node.node_id: any(stem(m.group(1)) in stems for m in _COUNT.finditer(n.node.text))
                    for n in nodes}

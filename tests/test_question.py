@@ -105,6 +105,14 @@ def test_the_statements_a_metric_needs_are_searched_first(catalog, question, sta
         # Beside a statement the figures need: the Item still joins.
         ("After its buybacks, how much was still available under Apple's share repurchase program?", ["Item 5"]),
         ("What is the remaining amount authorized under Apple's repurchase program?", ["Item 5"]),
+        # Item 101(c)(1): what the company is, sells or makes, and what its segments are, when no figure is asked.
+        ("What kinds of trucks does Tesla build and sell today?", ["Item 1"]),
+        ("What sort of company is Adobe?", ["Item 1"]),
+        ("Which reportable segments does Apple have?", ["Item 1"]),
+        ("What is Vision Pro, according to Apple's 10-K?", ["Item 1"]),
+        ("How much revenue did Apple's Services segment make?", []),
+        ("What is Apple's total revenue?", []),
+        ("What is Adobe's gross margin?", []),
         # An Item named is a filter of its own; questions about neither an Item's content nor its name get none.
         ("What does Item 1A say about Apple's employees?", []),
         ("What was Home Depot's total revenue in fiscal 2024?", []),

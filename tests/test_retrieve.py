@@ -320,13 +320,18 @@ def test_each_retrievers_best_passages_stay_near_the_top_of_the_fused_list():
 
 
 def test_every_item_a_question_can_point_to_has_the_regulations_words():
-    from rag.question import _ITEM_CONTENT, ITEM_CONTENT_WORDS
+    from rag.question import _ITEM_CONTENT
 
-    assert {f"Item {n}" for _pattern, n in _ITEM_CONTENT} == set(ITEM_CONTENT_WORDS)
-    assert all(len(words.split()) >= 5 for words in ITEM_CONTENT_WORDS.values())
+    assert all(len(words.split()) >= 5 for _pattern, _item, words in _ITEM_CONTENT)
+    catalog = Catalog.build([{"ticker": "ACME", "company": "Acme Inc."}])
+    plan = plan_question("How many employees does Acme have, and where is its headquarters?", catalog)
+    assert plan.topic_sections == ["Item 1", "Item 2"]
+    assert [words.split()[0] for words in plan.topic_words] == ["human", "location"]
 
 
 def test_a_count_question_puts_the_passage_that_counts_first():
+    from rag.question import _ITEM_CONTENT
+
     def node(text: str) -> NodeWithScore:
         return NodeWithScore(node=TextNode(text=text), score=1.0)
 
@@ -338,9 +343,28 @@ def test_a_count_question_puts_the_passage_that_counts_first():
     def counted(question: str) -> list[str]:
         return plan_question(question, Catalog.build([{"ticker": "ACME", "company": "Acme Inc."}])).counted
 
-    assert _counting_first(nodes, counted("How many employees did Acme have at the end of 2024?"), ["Item 1"]) == [
+    human_capital = [_ITEM_CONTENT[0][2]]
+    assert _counting_first(nodes, counted("How many employees did Acme have at the end of 2024?"), human_capital) == [
         mission, erisa, officers]
     # "people": the regulation's words for Item 1 count "employees" too.
-    assert _counting_first(nodes, counted("How many people work at Acme?"), ["Item 1"])[0] is mission
+    assert _counting_first(nodes, counted("How many people work at Acme?"), human_capital)[0] is mission
     # No count asked: the search's own order.
-    assert _counting_first(nodes, counted("What does Acme say about its employees?"), ["Item 1"]) == nodes
+    assert _counting_first(nodes, counted("What does Acme say about its employees?"), human_capital) == nodes
+
+
+def test_a_question_about_what_the_company_is_gets_item_1s_opening(tmp_path):
+    """Regulation S-K 101(c) has Item 1 open with what the company does, in its own words ("Acme makes widgets"),
+    which seldom share the question's ("what kind of company"): that opening passage joins the top results."""
+    store = IndexStore(get_settings(storage_dir=tmp_path / "storage"))
+    store.add([write_filing(tmp_path / "in", "acme.htm", **ACME, business_paragraphs=30)])
+    index = store.load()
+    retriever = Retriever(index, store.embed_model())
+    item_1 = sorted((n for n in index.nodes if n.metadata["section"] == "Item 1"),
+                    key=lambda n: n.metadata["char_start"])
+    assert len(item_1) >= 3 and "makes widgets" in item_1[0].text
+    asked = retriever.retrieve("What kind of company is Acme, and what does paragraph 20 discuss?", mode="keyword",
+                               top_k=4)
+    assert asked.plan.topic_sections == ["Item 1"]
+    assert item_1[0].node_id in [n.node.node_id for n in asked.nodes[:3]]
+    plain = retriever.retrieve("What does paragraph 20 of Acme's business section discuss?", mode="keyword", top_k=4)
+    assert not plain.plan.topic_sections and item_1[0].node_id not in [n.node.node_id for n in plain.nodes[:3]]
