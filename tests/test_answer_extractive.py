@@ -207,3 +207,33 @@ def test_a_noun_in_ee_shares_its_verbs_stem():
     assert stem("employees") == stem("employed") == stem("employ")
     assert stem("franchisees") == stem("franchise") and stem("retirees") == stem("retire")
     assert tokens("licensee fees") == [stem("license"), "fee"]  # short words keep their -ee
+
+
+# A count a filing states for two dates in one sentence, and one it states as a total beside its parts.
+_SERVED = ("Optimal Care served approximately 100 million people as of December 31, 2024 compared to 103 million "
+           "people as of December 31, 2023. Its clinics grew in number.")
+_STAFF = ("As of the end of fiscal year 2024, we had approximately 36,000 employees in 38 countries; 27,100 were "
+          "engaged in research and development.")
+
+
+def _one_company(question: str, text: str) -> str:
+    catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2024}])
+    sources = [Citation(number=1, text=text, ticker="CCC", company="Gamma Health Inc.", form="10-K",
+                        fiscal_year=2024)]
+    return extractive_answer(question, sources, plan_question(question, catalog))[0]
+
+
+def test_a_count_stated_for_two_dates_answers_with_the_year_asked():
+    text = _one_company("How many people was Gamma Health's Optimal Care serving at the end of 2024?", _SERVED)
+    assert text.startswith("Figure read from prose: **100 million**")
+    assert '"100 million people as of December 31, 2024" [1]' in text
+    assert "103" not in text  # the other date's count would read as a second answer
+    # No year asked: the filing's own year.
+    assert "**100 million**" in _one_company("How many people does Gamma Health's Optimal Care serve?", _SERVED)
+    # The year asked is the other one: its count.
+    assert "**103 million**" in _one_company("How many people did Optimal Care serve at the end of 2023?", _SERVED)
+
+
+def test_a_total_beside_its_parts_is_quoted_whole_not_picked():
+    text = _one_company("How many of Gamma Health's people work in research and development?", _STAFF)
+    assert not text.startswith("Figure read from prose") and "36,000 employees" in text and "27,100" in text

@@ -223,6 +223,50 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
             "not from tagged XBRL data: check that they count the same thing at comparable dates.")
 
 
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+
+
+def _counts_of_the_year(u: QuotableUnit, years: set[str]) -> tuple[list[WrittenNumber], list[WrittenNumber]]:
+    """(every count a sentence states, those whose own clause does not name only another year). A clause runs from
+    its figure to the next one: in "100 million people as of December 31, 2024 compared to 103 million people as
+    of December 31, 2023" the second names 2023 alone. The year wanted is the one asked, else the filing's own."""
+    figures = [n for n in answer_figures(u.text) if not n.pct and not n.money]
+    wanted = years or ({str(u.source.fiscal_year)} if u.source.fiscal_year else set())
+    kept = []
+    for i, n in enumerate(figures):
+        named = set(_YEAR.findall(u.text[n.start:figures[i + 1].start if i + 1 < len(figures) else len(u.text)]))
+        if not (named and wanted and not named & wanted):
+            kept.append(n)
+    return figures, kept
+
+
+def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, content: list[str]) -> str | None:
+    """A period trap in prose: one company's count (people served, stores, employees) that the best sentence states
+    for two periods, the year asked (or the filing's own) and another. The figure of the year wanted is the answer,
+    quoted with its clause; the sentence itself is left out, as its other year's figure would read as a second
+    answer. Said only when exactly one count of the year wanted remains and its clause is about the question's
+    topic; a sentence with several counts of one year (a total and its parts) is quoted whole, never guessed at."""
+    if analysis is None or not analysis.counted or len(analysis.tickers) > 1 or not content:
+        return None
+    stating = [u for u in chosen if u.kind == "sentence" and any(
+        not n.pct and not n.money for n in answer_figures(u.text))]
+    if not stating:
+        return None
+    unit = stating[0]
+    figures, kept = _counts_of_the_year(unit, {str(y) for y in analysis.fiscal_years})
+    if len(figures) < 2 or len(kept) != 1:
+        return None
+    figure = kept[0]
+    later = [n for n in figures if n.start > figure.start]
+    clause = " ".join(unit.text[figure.start:later[0].start if later else len(unit.text)].split())
+    clause = re.sub(r"[\s,;:]*(?:\b(?:and|or|compared\s+to|compared\s+with|versus|from))?[\s,;:]*$", "", clause)
+    before = " ".join(tokens(unit.text[:figure.start])[-2:])
+    if not any(is_covered(t, set(tokens(clause)) | set(before.split())) for t in content):
+        return None
+    return (f"Figure read from prose: **{figure.raw}**, as {unit.source.label()} states it: \"{clause}\" "
+            f"[{unit.source.number}]. It is not tagged XBRL data: the whole passage is under Sources.")
+
+
 def _off_topic(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> bool:
     """No retrieved passage holds half of the question's topic words, nor two of them. A passage, not a sentence:
     an answer's words spread over a sentence, its neighbours and its table's header. Two words suffice in a longer
@@ -283,11 +327,15 @@ def extractive_answer(
     for u in chosen:
         if u.source.number not in order:
             order.append(u.source.number)
+    content = content_terms(question, chunk_sources, analysis)
+    count = _prose_count(chosen, analysis, content)
+    if count:
+        return "\n\n".join(parts[1:] + [count]), False
     best = chosen[0]
     if best.kind == "sentence" and best.following and len(best.text) < 250 and \
             not any(v.text == best.following for v in chosen):
         best.text = f"{best.text} {best.following}"  # the sentence after the best one often says why or how
-    comparison = _prose_comparison(chosen, analysis, content_terms(question, chunk_sources, analysis))
+    comparison = _prose_comparison(chosen, analysis, content)
     if comparison:
         parts.append(comparison)
     for number in order:
