@@ -30,7 +30,7 @@ from .quarter_block import answer_periods
 from .quarters import QuarterFacts
 from .render import FactAnswer, FactsBlock
 from .row_labels import labelled_mentions
-from .store import FactStore
+from .store import FactRow, FactStore
 from .views import (
     FactGroup,
     FilingView,
@@ -421,7 +421,12 @@ class FactsLayer(QuarterFacts):
         filings = [f for f in self.filings(tickers[0]) if not years or f.get("fiscal_year") in years]
         views = [self.view(f) for f in filings]
         company = {w for v in views for w in tokens(f"{v.filing.get('company') or ''} {tickers[0]}")}
-        return labelled_mentions(plan.question, views, company)
+        return labelled_mentions(plan.question, views, company, self._on_statement)
+
+    def _on_statement(self, row: FactRow) -> bool:
+        """Is the fact printed in a primary statement (its chunk's `statement`)?"""
+        found = self.chunk_lookup(row.chunk_id) if self.chunk_lookup and row.chunk_id else None
+        return bool(found and found[1].get("statement"))
 
     def _with_members(self, question: str, specs: list[MetricMention],
                       tickers: list[str]) -> list[MetricMention] | None:

@@ -7,11 +7,12 @@ the concept's label, read from the filing, with no phrase list written here.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..schema import MetricMention
 from ..words import tokens
 from .metrics import labelled_key
+from .store import FactRow
 from .views import FilingView, concept_words
 
 # A question that asks for a figure (how much, how many, what was the ...): a label match answers only those.
@@ -31,31 +32,45 @@ def _concept_agrees(concept: str, asked: set[str]) -> bool:
     return bool(concept_words(concept) & asked)
 
 
-def labelled_mentions(question: str, views: Iterable[FilingView], company_words: set[str] = frozenset()
-                      ) -> list[MetricMention]:
+def labelled_mentions(question: str, views: Iterable[FilingView], company_words: set[str] = frozenset(),
+                      on_statement: Callable[[FactRow], bool] = lambda _row: False) -> list[MetricMention]:
     """The figure whose printed label the question spells out in full (every word of the label is a word of the
     question), the longest such label winning; [] when none, when two different concepts tie, or when the
-    question does not ask for a figure. Only consolidated facts (no dimension): a member needs its own words."""
+    question does not ask for a figure. Only consolidated facts (no dimension): a member needs its own words.
+
+    A label printed on a primary statement (`on_statement`) names its line whatever the concept is called: an
+    industry's own line ("Medical costs", tagged PolicyholderBenefitsAndClaimsIncurredNet) is asked for by the
+    words the statement prints. Elsewhere the concept must agree with the question (see _concept_agrees)."""
     if not _ASKS_FIGURE.search(question or ""):
         return []
     asked = set(tokens(question)) - company_words
-    best: dict[str, tuple[int, str, bool]] = {}  # concept -> (label words, label, instant)
+    best: dict[str, tuple[int, str, bool, bool]] = {}  # concept -> (label words, label, instant, on a statement)
     for view in views:
         for concept, groups in view.by_concept.items():
             for group in groups:
-                if group.dims or group.best.value is None or not _concept_agrees(concept, asked):
+                if group.dims or group.best.value is None:
                     continue
-                for form in _label_forms(group.rows, group.best.label or ""):
+                printed = [r for r in group.rows if on_statement(r)]
+                rows = group.rows if _concept_agrees(concept, asked) else printed
+                if not rows:
+                    continue
+                label = group.best.label if rows is group.rows else ""
+                for form in _label_forms(rows, label or ""):
                     words = set(tokens(form))
                     if len(words) < _MIN_LABEL_WORDS or not words <= asked:
                         continue
-                    if len(words) > best.get(concept, (0, "", False))[0]:
-                        best[concept] = (len(words), form, group.instant)
+                    stated = any(r.row_label.strip() == form for r in printed)
+                    if (len(words), stated) > best.get(concept, (0, "", False, False))[::3]:
+                        best[concept] = (len(words), form, group.instant, stated)
     if not best:
         return []
-    top = max(n for n, _, _ in best.values())
-    winners = [(concept, label, instant) for concept, (n, label, instant) in best.items() if n == top]
+    top = max(n for n, _, _, _ in best.values())
+    winners = [(concept, label, instant, stated) for concept, (n, label, instant, stated) in best.items() if n == top]
+    if len(winners) > 1:
+        # The same label on a statement line and in a note ("Interest income" of the discontinued operations): the
+        # statement's line is the figure asked. Two statement lines under one label stay ambiguous.
+        winners = [w for w in winners if w[3]]
     if len(winners) != 1:
         return []
-    concept, label, instant = winners[0]
+    concept, label, instant, _stated = winners[0]
     return [MetricMention(labelled_key(concept, label, instant), 0, 0, label.lower().split())]

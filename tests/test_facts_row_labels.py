@@ -1,0 +1,44 @@
+"""A figure asked for by the label the filing prints beside it (rag.facts.row_labels), whatever its concept is
+called when the label is a primary statement's line."""
+
+from __future__ import annotations
+
+from rag.facts.row_labels import labelled_mentions
+from rag.facts.store import FactRow
+from rag.facts.views import FilingView
+
+FILING = {"doc_id": "d", "ticker": "ACME", "company": "ACME HEALTH INC.", "form": "10-K", "fiscal_year": 2024}
+
+
+def _fact(concept: str, value: float, row_label: str, chunk: str) -> FactRow:
+    """A fiscal-2024 figure in millions, printed under `row_label` in chunk `chunk`."""
+    return FactRow("d", concept, "", value, f"{value:,.0f}", "usd", "c", "2024-01-01", "2024-12-31", False, {}, "-6",
+                   6, 1, 2, chunk, "Item 8", 40, row_label)
+
+
+def _on_statement(row: FactRow) -> bool:
+    return row.chunk_id == "income-statement"
+
+
+def _asked(question: str, *facts: FactRow) -> list[str]:
+    found = labelled_mentions(question, [FilingView(FILING, list(facts))], {"acme"}, _on_statement)
+    return [m.metric_key.split("|")[2] for m in found]
+
+
+def test_a_statement_line_is_asked_by_its_printed_words_whatever_its_concept():
+    medical = _fact("us-gaap:PolicyholderBenefitsAndClaimsIncurredNet", 264_185e6, "Medical costs", "income-statement")
+    assert _asked("What were Acme's medical costs in 2024?", medical) == [
+        "us-gaap:PolicyholderBenefitsAndClaimsIncurredNet"]
+    # The same words under a concept that shares none of them, printed in a note's table: a borrowed label.
+    in_a_note = _fact("us-gaap:PolicyholderBenefitsAndClaimsIncurredNet", 264_185e6, "Medical costs", "note-7")
+    assert _asked("What were Acme's medical costs in 2024?", in_a_note) == []
+
+
+def test_a_label_on_a_statement_line_and_in_a_note_names_the_statement_line():
+    statement = _fact("us-gaap:InvestmentIncomeInterest", 1_332e6, "Interest income", "income-statement")
+    note = _fact("us-gaap:DisposalGroupIncludingDiscontinuedOperationInterestIncome", 117e6, "Interest income",
+                 "note-21")
+    assert _asked("What was Acme's interest income in 2024?", statement, note) == ["us-gaap:InvestmentIncomeInterest"]
+    # Two statement lines under one label: ambiguous, nothing is picked.
+    other = _fact("us-gaap:InterestIncomeOperating", 90e6, "Interest income", "income-statement")
+    assert _asked("What was Acme's interest income in 2024?", statement, other) == []
