@@ -12,6 +12,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.app_server import (
     AppServer,
@@ -56,8 +57,13 @@ def _check_page(page, path: str, label: str, heading: str, mode: str, when: str)
     assert urlsplit(page.url).path == path, f"{when}: the browser shows {page.url}"
     assert page.get_by_text("Page not found").count() == 0, f"{when}: Streamlit said 'Page not found'"
     sidebar = page.locator('[data-testid="stSidebar"]')
-    assert sidebar.get_by_role("button", name="New chat").is_visible(), f"{when}: no conversations in the sidebar"
-    assert sidebar.get_by_text("Company").first.is_visible(), f"{when}: no company filter in the sidebar"
+    # The sidebar's widgets arrive with the run's last messages, which may trail the script's end on a slow machine.
+    for element, missing in ((sidebar.get_by_role("button", name="New chat"), "no conversations in the sidebar"),
+                             (sidebar.get_by_text("Company").first, "no company filter in the sidebar")):
+        try:
+            element.wait_for(state="visible", timeout=15_000)
+        except PlaywrightTimeout:
+            raise AssertionError(f"{when}: {missing}") from None
     assert sidebar.get_by_role("radio", name=mode).get_attribute("aria-checked") == "true", (
         f"{when}: the sidebar's retrieval mode is not {mode}")
     if mode != "Hybrid":
