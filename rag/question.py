@@ -58,7 +58,8 @@ _ITEM_TOPICS = [
 # searches.
 _NAME = r"[\w.&'’-]+(?:\s+[\w.&'’-]+){0,4}?"  # a company or segment named inside the question
 _ITEM_CONTENT = [
-    (r"\b(?:employees?|employ(?:s|ed)?|headcount|workforce|human\s+capital)\b", "1",
+    (r"\b(?:employees?|employ(?:s|ed)?|headcount|workforce|human\s+capital|staff|personnel|workers)\b|"
+     r"\bpeople\s+(?:\w+\s+){0,2}?(?:work|works|worked|working)\b", "1",
      "human capital resources number of persons employed employees"),
     # Item 101(c)(1): the business done, its products and services, its segments; asked as what the company is,
     # what it sells or makes, or what its segments are and hold. Only when no figure is asked (see _topic_items).

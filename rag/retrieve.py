@@ -219,6 +219,11 @@ class Retriever:
         by_rule = QueryBundle(" ".join([topic] + plan.topic_words))
         by_rule.embedding = bundle.embedding
         found = drop_repeats(self._search(by_rule, mode, depth, items, extra), depth, self._signatures)
+        if not group.fiscal_years and found:
+            # No year named: the company as it is now, so the best-matching company's latest filing comes first.
+            ticker = found[0].node.metadata.get("ticker")
+            found = sorted(found, key=lambda r: (r.node.metadata.get("ticker") != ticker,
+                                                 -int(r.node.metadata.get("fiscal_year") or 0)))
         best = _counting_first(found, plan.counted, plan.topic_words)[:1]
         if BUSINESS_WORDS in plan.topic_words:
             # What the company is and does: Item 1 opens with that description (Regulation S-K 101(c)), in the

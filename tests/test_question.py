@@ -99,6 +99,7 @@ def test_the_statements_a_metric_needs_are_searched_first(catalog, question, sta
     ("question", "items"),
     [
         ("How many people did Home Depot employ at the end of fiscal 2024?", ["Item 1"]),
+        ("How many of Apple's people work in research and development?", ["Item 1"]),
         ("How many distribution centers and stores does Home Depot operate?", ["Item 2"]),
         ("How many shareowners of record did Apple have?", ["Item 5"]),
         ("How much may yet be purchased under Apple's repurchase program?", ["Item 5"]),

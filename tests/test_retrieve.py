@@ -368,3 +368,22 @@ def test_a_question_about_what_the_company_is_gets_item_1s_opening(tmp_path):
     assert item_1[0].node_id in [n.node.node_id for n in asked.nodes[:3]]
     plain = retriever.retrieve("What does paragraph 20 of Acme's business section discuss?", mode="keyword", top_k=4)
     assert not plain.plan.topic_sections and item_1[0].node_id not in [n.node.node_id for n in plain.nodes[:3]]
+
+
+def test_a_question_that_names_no_year_gets_the_latest_filings_item_passage(tmp_path):
+    """Two years of one company state their headcount in Item 1; asked without a year, the count of the latest
+    filing is the Item passage that joins the top (the company as it is now), not an older year's."""
+    # The older passage matches the question's words better, and is no copy of the newer one.
+    older = dict(ACME, fiscal_year=2023, period_end="2023-09-30", business_paragraphs=1,
+                 unique_phrase="As of the end of fiscal 2023 we had 1,100 employees: people work at Acme in shifts.")
+    newer = dict(ACME, business_paragraphs=4, unique_phrase="As of the end of fiscal 2024 we had 1,250 employees.")
+    store = IndexStore(get_settings(storage_dir=tmp_path / "storage"))
+    store.add([write_filing(tmp_path / "in", "acme-2023.htm", **older),
+               write_filing(tmp_path / "in", "acme-2024.htm", **newer)])
+    retriever = Retriever(store.load(), store.embed_model())
+    result = retriever.retrieve("How many people work at Acme, given the supply of widget parts?", mode="keyword",
+                                top_k=4)
+    assert result.plan.topic_sections == ["Item 1"] and not result.filters.fiscal_years
+    # The older passage is the first result; the latest count joins right after it.
+    assert "1,100 employees" in result.nodes[0].node.text
+    assert "1,250 employees" in result.nodes[1].node.text, [n.node.text[:120] for n in result.nodes]
