@@ -47,19 +47,19 @@ def labelled_mentions(question: str, views: Iterable[FilingView], company_words:
     best: dict[str, tuple[int, str, bool, bool]] = {}  # concept -> (label words, label, instant, on a statement)
     for view in views:
         for concept, groups in view.by_concept.items():
+            agrees = _concept_agrees(concept, asked)
             for group in groups:
                 if group.dims or group.best.value is None:
                     continue
-                printed = [r for r in group.rows if on_statement(r)]
-                rows = group.rows if _concept_agrees(concept, asked) else printed
-                if not rows:
-                    continue
-                label = group.best.label if rows is group.rows else ""
-                for form in _label_forms(rows, label or ""):
+                for form in _label_forms(group.rows, (group.best.label or "") if agrees else ""):
                     words = set(tokens(form))
                     if len(words) < _MIN_LABEL_WORDS or not words <= asked:
                         continue
-                    stated = any(r.row_label.strip() == form for r in printed)
+                    # Looked up only for a label the question spells out: a chunk lookup per fact would cost
+                    # more than the search.
+                    stated = any((r.row_label or "").strip() == form and on_statement(r) for r in group.rows)
+                    if not (agrees or stated):
+                        continue
                     if (len(words), stated) > best.get(concept, (0, "", False, False))[::3]:
                         best[concept] = (len(words), form, group.instant, stated)
     if not best:
