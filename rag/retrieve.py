@@ -236,12 +236,13 @@ class Retriever:
     def _opening_passage(self, rows, section: str):
         """The first chunk of `section` in the latest filing among `rows`; None when they hold none of it, or when
         they span several companies (whose would it be?)."""
-        nodes = [self.index.nodes[int(r)] for r in rows]
-        nodes = [n for n in nodes if n.metadata.get("section") == section]
-        if not nodes or len({n.metadata.get("ticker") for n in nodes}) > 1:
+        columns = self.index.columns
+        rows = rows[columns["section"][rows] == section]
+        if not len(rows) or len(set(columns["ticker"][rows])) > 1:
             return None
-        first = min(nodes, key=lambda n: (-int(n.metadata.get("fiscal_year") or 0), n.metadata.get("doc_id", ""),
-                                          int(n.metadata.get("char_start") or 0)))
+        latest = rows[columns["fiscal_year"][rows] == columns["fiscal_year"][rows].max()]
+        first = min((self.index.nodes[int(r)] for r in latest),
+                    key=lambda n: (n.metadata.get("doc_id", ""), int(n.metadata.get("char_start") or 0)))
         return NodeWithScore(node=first, score=0.0)
 
     def _effective_filters(self, plan: QuestionPlan, user: Filters) -> Filters:

@@ -163,6 +163,7 @@ def _render_unit(u: QuotableUnit) -> str:
     return f"- {text} [{u.source.number}]"
 
 
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _PERCENT_Q = re.compile(r"\bpercent\w*|%|\b(?:rates?|ratios?|margins?|shares?\s+of|proportion)\b", re.I)
 
 
@@ -182,7 +183,7 @@ def _figures_about(u: QuotableUnit, content: list[str], percent_asked: bool, yea
         if n.pct and not percent_asked:
             continue  # "approximately 69% were employed outside the U.S.": a share, when a count is asked
         after = tokens(u.text[n.end:])[:3]
-        if years and any(re.fullmatch(r"(?:19|20)\d\d", t) and t not in years for t in after):
+        if years and any(_YEAR.fullmatch(t) and t not in years for t in after):
             continue
         near = set(tokens(u.text[:n.start])[-2:]) | set(after[:1])
         if any(is_covered(t, near) for t in content):
@@ -221,9 +222,6 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
             f"{next_unit.source.company or next_unit.source.ticker} [{next_unit.source.number}]; difference "
             f"{_figure_text(diff, money, pct)}{'; ' + others if others else ''}. These figures are read from prose, "
             "not from tagged XBRL data: check that they count the same thing at comparable dates.")
-
-
-_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 
 
 def _counts_of_the_year(u: QuotableUnit, years: set[str]) -> tuple[list[WrittenNumber], list[WrittenNumber]]:

@@ -12,7 +12,7 @@ from typing import Iterable
 
 from ..schema import MetricMention
 from .labels import member_words
-from .mentions import initials, plain_word
+from .mentions import initials, plain_word, without_conjunction
 from .views import FilingView
 
 
@@ -36,7 +36,7 @@ def _forms_of(member: str, row_labels: Iterable[str], company: set[str]) -> list
     """The ways a filing writes a member: its name's words and its printed row labels, each also without the
     company's own name in front ("Walmart International" is also "International")."""
     name = _words(" ".join(member_words(member)))
-    forms = [name, initials([w for w in name if w != "and"])] + [_words(label) for label in row_labels if label]
+    forms = [name, initials(without_conjunction(name))] + [_words(label) for label in row_labels if label]
     out = []
     for form in forms:
         for candidate in (form, _without_company(form, company)):
