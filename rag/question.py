@@ -57,10 +57,16 @@ _ITEM_TOPICS = [
 # Item's best passage joins the results, it does not filter them, also beside the statements a figure's question
 # searches.
 _NAME = r"[\w.&'’-]+(?:\s+[\w.&'’-]+){0,4}?"  # a company or segment named inside the question
+# The persons employed (Regulation S-K 101(c)(2)(ii)) as filings name them. A headcount asked in other words ("how
+# many people", "the bigger headcount", "the size of its workforce") counts these: "29.7 million people" served is
+# not a headcount.
+HEADCOUNT_NOUNS = ["employees", "persons", "associates", "colleagues", "workers"]
+_GENERIC_COUNT = {"people", "individuals"}
+_SIZE_ASKED = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bhow\s+(?:big|large)\b|\bsize\b|\bheadcount\b")
 _ITEM_CONTENT = [
     (r"\b(?:employees?|employ(?:s|ed)?|headcount|workforce|human\s+capital|staff|personnel|workers)\b|"
      r"\bpeople\s+(?:\w+\s+){0,2}?(?:work|works|worked|working)\b", "1",
-     "human capital resources number of persons employed employees"),
+     "human capital resources number of persons employed " + " ".join(HEADCOUNT_NOUNS)),
     # Item 101(c)(1): the business done, its products and services, its segments; asked as what the company is,
     # what it sells or makes, or what its segments are and hold. Only when no figure is asked (see _topic_items).
     (r"\bwhat\s+(?:kind|type|sort)s?\s+of\s+(?:company|business)\b|\bdescrib\w*\s+(?:(?:its|their|the)\s+)?"
@@ -96,6 +102,7 @@ _ITEM_CONTENT = [
      r"\bfees\s+(?:paid|billed)\s+(?:to|by)\s+(?:its\s+|the\s+)?(?:independent\s+)?(?:auditor|accountant|registered)",
      "14", "principal accountant fees and services"),
 ]
+HEADCOUNT_WORDS = _ITEM_CONTENT[0][2]  # human capital and the persons employed, Item 101(c)(2)(ii)
 BUSINESS_WORDS = _ITEM_CONTENT[1][2]  # the description of the business, Item 101(c)(1)
 # "What is Agentforce", "What are Blackwell GPUs": a term the filing introduces, defined where Item 1 describes the
 # products and services (Item 101(c)(1)(i), the principal products and services, and new ones); not a company's
@@ -337,6 +344,9 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.sections = _sections(low, plan, catalog)
     if not plan.sections:
         _topic_items(question, low, plan, spans)
+    if HEADCOUNT_WORDS in plan.topic_words and (plan.calculation.ranks or _SIZE_ASKED.search(norm)) and (
+            not plan.counted or _GENERIC_COUNT & set(plan.counted)):
+        plan.counted = list(HEADCOUNT_NOUNS)
     return plan
 
 

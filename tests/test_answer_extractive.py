@@ -196,10 +196,42 @@ def test_no_comparison_unless_the_question_ranks_them():
     assert "Comparison" not in text and "35,300" in text and "31,600" in text
 
 
-def test_no_comparison_when_a_company_states_the_figure_twice_over():
-    # Both years' counts beside the topic word and no year asked: which one to compare is a guess, so none is made.
+def test_a_headcount_compared_is_the_count_its_noun_follows():
+    # "from approximately 28,800 in fiscal 2023 to approximately 31,600 employees": only the second figure is
+    # followed by what a headcount counts, and "69% were employed" is a share.
     text = _two_companies("Which of Alpha Payments and Beta Networks has the larger workforce?")
-    assert "Comparison" not in text
+    line = next(ln for ln in text.splitlines() if ln.startswith("Comparison"))
+    assert "35,300 [1], against 31,600" in line and "difference 3,700" in line
+
+
+def test_no_comparison_when_a_company_states_the_count_twice_over():
+    # Both years' headcounts with their noun and no year asked: which one to compare is a guess, so none is made.
+    twice = "We had approximately 28,800 employees in fiscal 2023 and approximately 31,600 employees in fiscal 2024."
+    catalog = Catalog.build([{"ticker": "AAA", "company": "Alpha Payments Inc.", "fiscal_year": 2024},
+                             {"ticker": "BBB", "company": "Beta Networks Inc.", "fiscal_year": 2024}])
+    sources = [Citation(number=1, text=_WORKFORCE_A, ticker="AAA", company="Alpha Payments Inc."),
+               Citation(number=2, text=twice, ticker="BBB", company="Beta Networks Inc.")]
+    question = "Which of Alpha Payments and Beta Networks has the larger workforce?"
+    assert "Comparison" not in extractive_answer(question, sources, plan_question(question, catalog))[0]
+
+
+def test_a_headcount_is_not_the_people_a_company_serves():
+    # A health company counts the people it serves in the sentence its retrieval ranks first; its headcount is
+    # the count of its employees, and a total beside its parts ("36,000 employees in 38 countries; 27,100 ...") is
+    # compared by the total.
+    served = ("Our businesses served approximately 29.7 million people in 2024. Our nearly 400,000 employees, "
+              "as of December 31, 2024, including more than 140,000 clinical professionals, share one mission.")
+    staff = ("As of the end of fiscal year 2024, we had approximately 36,000 employees in 38 countries; 27,100 were "
+             "engaged in research and development.")
+    catalog = Catalog.build([{"ticker": "AAA", "company": "Alpha Health Inc.", "fiscal_year": 2024},
+                             {"ticker": "BBB", "company": "Beta Chips Inc.", "fiscal_year": 2024}])
+    sources = [Citation(number=1, text=served, ticker="AAA", company="Alpha Health Inc."),
+               Citation(number=2, text=staff, ticker="BBB", company="Beta Chips Inc.")]
+    question = "Which had the bigger headcount at the end of 2024, Alpha Health or Beta Chips, and by how many people?"
+    text = extractive_answer(question, sources, plan_question(question, catalog))[0]
+    line = next(ln for ln in text.splitlines() if ln.startswith("Comparison"))
+    assert "Alpha Health Inc. states the larger, 400,000 [1], against 36,000 for Beta Chips Inc. [2]" in line
+    assert "difference 364,000" in line
 
 
 def test_a_noun_in_ee_shares_its_verbs_stem():

@@ -6,7 +6,7 @@ import pytest
 
 from rag.companies import short_names
 from rag.facts import METRIC_BY_KEY, STATEMENT_METRICS
-from rag.question import Catalog, plan_question
+from rag.question import HEADCOUNT_NOUNS, Catalog, plan_question
 from rag.retrieve import search_text
 from rag.schema import Filters
 
@@ -203,4 +203,7 @@ def test_a_count_question_names_what_it_counts(catalog):
     assert plan_question("How many holders of record did Tesla have?", catalog).counted[:3] == ["holders", "of",
                                                                                                "record"]
     assert plan_question("How many dollars did Apple spend on R&D in 2024?", catalog).counted == []
-    assert plan_question("What was Apple's headcount in 2024?", catalog).counted == []
+    # A headcount asked by its size or ranked counts the persons employed, whatever word the question counts in.
+    for question in ("What was Apple's headcount in 2024?", "Which has the bigger workforce, Apple or Tesla, and by roughly how many people?",
+                     "What was the size of Apple's workforce in 2024?", "How many people work at Tesla?"):
+        assert plan_question(question, catalog).counted == HEADCOUNT_NOUNS, question

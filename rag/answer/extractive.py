@@ -164,6 +164,7 @@ def _render_unit(u: QuotableUnit) -> str:
 
 
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_CLAUSE = re.compile(r"[^,;:.()]*")  # from a figure to the next punctuation
 _PERCENT_Q = re.compile(r"\bpercent\w*|%|\b(?:rates?|ratios?|margins?|shares?\s+of|proportion)\b", re.I)
 
 
@@ -191,6 +192,24 @@ def _figures_about(u: QuotableUnit, content: list[str], percent_asked: bool, yea
     return out
 
 
+def _counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[WrittenNumber]:
+    """The figures a sentence gives as counts of what is counted: the noun follows its figure within the clause
+    ("approximately 470,100 associates", "36,000 full-time employees"), so "of whom approximately 50,600 were
+    salaried" and "employees in 38 countries" are not counts of employees; nor is a count whose clause names only
+    a year not asked."""
+    stems = set(tokens(" ".join(counted)))
+    out = []
+    for n in answer_figures(u.text):
+        if n.pct or n.money:
+            continue
+        after = tokens(_CLAUSE.match(u.text, n.end).group(0))[:3]
+        if years and any(_YEAR.fullmatch(t) and t not in years for t in after):
+            continue
+        if stems & set(after):
+            out.append(n)
+    return out
+
+
 def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None, content: list[str]) -> str | None:
     """A question that ranks two or more companies by a figure their filings state in prose only (headcount,
     stores, customers): each company's best quoted sentence that states a figure of what was asked, and the
@@ -202,8 +221,14 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
     years = {str(y) for y in analysis.fiscal_years}
     picks: list[tuple[QuotableUnit, WrittenNumber]] = []
     for ticker in analysis.tickers:
-        stating = [(u, _figures_about(u, content, percent_asked, years)) for u in chosen if u.source.ticker == ticker]
+        own = [u for u in chosen if u.source.ticker == ticker]
+        # What is counted, when the question says ("how many stores", a headcount's employees), before any other
+        # word of the question: "29.7 million people" served is not a count of the people employed.
+        stating = [(u, _counts_named(u, analysis.counted, years)) for u in own]
         stating = [(u, figures) for u, figures in stating if figures]
+        if not stating:
+            stating = [(u, _figures_about(u, content, percent_asked, years)) for u in own]
+            stating = [(u, figures) for u, figures in stating if figures]
         if not stating or stating[0][0].kind != "sentence" or len(stating[0][1]) != 1:
             return None
         picks.append((stating[0][0], stating[0][1][0]))
@@ -329,11 +354,12 @@ def extractive_answer(
     count = _prose_count(chosen, analysis, content)
     if count:
         return "\n\n".join(parts[1:] + [count]), False
+    # Compared before the best sentence takes the one after it: that one's figures are not the ones compared.
+    comparison = _prose_comparison(chosen, analysis, content)
     best = chosen[0]
     if best.kind == "sentence" and best.following and len(best.text) < 250 and \
             not any(v.text == best.following for v in chosen):
         best.text = f"{best.text} {best.following}"  # the sentence after the best one often says why or how
-    comparison = _prose_comparison(chosen, analysis, content)
     if comparison:
         parts.append(comparison)
     for number in order:
