@@ -416,11 +416,13 @@ def _unknown_companies(q: str, spans: list[tuple[int, int]], catalog: Catalog) -
         # The name is the run of capitalised words right before the possessive: "Are Apple's" and "Summarize
         # Nike's" name a known company (nothing unknown), "Compare Acme Widgets'" names Acme Widgets.
         words: list[str] = []
+        runs_on = False  # "Optum Health's", "Google Cloud's": a known company's name running on names its part
         for w in reversed(list(re.finditer(r"\S+", m.group(1)))):
-            if w.group() in _STOP_CAPS or any(s <= m.start(1) + w.start() < e for s, e in spans):
+            runs_on = any(s <= m.start(1) + w.start() < e for s, e in spans)
+            if w.group() in _STOP_CAPS or runs_on:
                 break
             words.insert(0, w.group())
-        if not words:
+        if not words or runs_on:
             continue
         name = normalize(" ".join(words))
         # Every word belongs to an indexed company's name or ticker: a known company written another way.

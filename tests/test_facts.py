@@ -236,6 +236,22 @@ def test_a_segments_margin_divides_the_segments_own_figures(corpus):
     assert ask(corpus, "What operating margin did NVIDIA's Automotive Robotics segment earn in fiscal 2025?") is None
 
 
+def test_a_part_named_without_a_segment_word_or_its_company(corpus):
+    # "What operating margin did AWS earn": no "segment", no possessive, no company; the member is the part, and
+    # the one company whose filings tag it owns the figure. The company's total would be a confident wrong answer.
+    fa = ask(corpus, "What operating margin did AWS earn in 2024?")
+    (r,) = fa.results
+    assert r["value"] == pytest.approx(39_834 / 107_556) and "Amazon Web Services" in fa.block
+    assert any("only AMAZON.COM, INC.'s (AMZN) filings tag" in n for n in fa.notes)
+    fa = ask(corpus, "How much operating income did Amazon's North America business make in 2024?")
+    assert "Operating income — North America" in fa.block and "$24,967 million" in fa.block
+    # A part that no company's filings tag names no company: nothing is answered for it.
+    assert ask(corpus, "What operating margin did Antarctica earn in 2024?") is None
+    # The company's own figure is still the company's when no part is named.
+    fa = ask(corpus, "What was Amazon's operating income in 2024?")
+    assert "Operating income ·" in fa.block and "—" not in fa.block
+
+
 def test_a_count_asked_is_never_answered_with_money(corpus):
     # R&D headcount shares its words with R&D expense: the expense would answer another question.
     assert ask(corpus, "How many of NVIDIA's people work in research and development in fiscal 2025?") is None

@@ -74,6 +74,10 @@ def test_latest_year_sections_forms_and_unknown_companies(catalog):
     assert plan_question("Summarize Apple's MD&A for fiscal 2025", catalog).unknown_companies == []
     assert plan_question("Are Apple's margins higher than Globex Widgets's?", catalog).unknown_companies == ["Globex Widgets"]
     assert plan_question("Summarize Microsoft's risk factors", catalog).unknown_companies == ["Microsoft"]
+    # A known company's name running on names a part of it ("Optum Health's", "Google Cloud's"), here one no
+    # passage names, not a company missing from the index.
+    part = plan_question("What was Apple Zorblax's revenue in 2024?", catalog)
+    assert part.tickers == ["AAPL"] and part.unknown_companies == []
     assert analysis.label() == "AAPL · FY2025 · 10-K · Item 1A"
 
 

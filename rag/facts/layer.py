@@ -355,11 +355,11 @@ class FactsLayer(QuarterFacts):
         if not tickers and (plan.periods or plan.latest_quarters):
             return None  # a quarter of no named company: a cover-page date names a 10-K, not a quarter
         if not tickers:
-            inferred = self._company_by_date(plan.dates, plan.metrics)
+            inferred = self._company_by_date(plan.dates, plan.metrics) or self._company_by_member(plan, years)
             if inferred is None:
                 return None
             ticker, year, inferred_note = inferred
-            tickers, years = [ticker], [year]
+            tickers, years = [ticker], [year] if year else years
             notes.append(inferred_note)
         # A metric phrase whose next words give it another meaning ("cash" in "how much cash did it use for
         # repurchases") names no figure; the question's other metrics still do, and with none left it is prose.
@@ -375,8 +375,13 @@ class FactsLayer(QuarterFacts):
         if plan.names_part or _segment_owner(plan):
             # A segment, region or part of the company: its figure, never the consolidated one.
             specs = self._with_members(plan.question, specs, tickers)
-            if specs is None:
-                return None
+        elif plan.calculation.share_of_end is None:
+            # A part named with no word that says so ("What operating margin did Google Cloud earn"): a member the
+            # filing tags for the metric, named by its own words, still owns the figure. (A share names its part
+            # beside the whole: see plan.share_part.)
+            specs = self._with_members(plan.question, specs, tickers, every=False)
+        if specs is None:
+            return None
         if plan.periods or plan.latest_quarters:  # quarters and years to date: never a fiscal year's figure
             return answer_periods(self, plan, tickers, specs)
         calc = plan.calculation
@@ -428,12 +433,39 @@ class FactsLayer(QuarterFacts):
         found = self.chunk_lookup(row.chunk_id) if self.chunk_lookup and row.chunk_id else None
         return bool(found and found[1].get("statement"))
 
-    def _with_members(self, question: str, specs: list[MetricMention],
-                      tickers: list[str]) -> list[MetricMention] | None:
-        """Each spec qualified by the member the question names (rag.facts.members); None when one names none."""
+    def _with_members(self, question: str, specs: list[MetricMention], tickers: list[str], *,
+                      every: bool = True) -> list[MetricMention] | None:
+        """Each spec qualified by the member the question names (rag.facts.members); None when one names none.
+        every=False (the question does not say it asks for a part): the specs as they are when none names a
+        member, and None when some do and some do not, as which figures are the part's is then a guess."""
         views = [self.view(f) for t in tickers for f in self.filings(t)]
         named = [name_members(question, s, views, member_concepts(metric(s.metric_key))) for s in specs]
-        return None if any(s is None for s in named) else named
+        if every:
+            return None if any(s is None for s in named) else named
+        narrowed = [n is not None and n is not s for n, s in zip(named, specs)]
+        if not any(narrowed):
+            return specs
+        return named if all(narrowed) else None
+
+    def _company_by_member(self, plan: QuestionPlan, years: list[int]) -> tuple | None:
+        """No company named, but a part of one ("What operating margin did AWS earn"): the one company whose
+        filings tag a member that the question names for every figure asked."""
+        mentions = [mt for mt in plan.metrics if not mt.vetoed]
+        if not mentions or len(mentions) > 2:
+            return None
+        owners = []
+        for ticker in sorted({str(f.get("ticker")).upper() for f in self.filings() if f.get("ticker")}):
+            views = [self.view(f) for f in self.filings(ticker) if not years or f.get("fiscal_year") in years]
+            named = [name_members(plan.question, mt, views, member_concepts(metric(mt.metric_key)))
+                     for mt in mentions]
+            if views and all(n is not None and n is not mt for n, mt in zip(named, mentions)):
+                owners.append(ticker)
+        if len(owners) != 1:
+            return None
+        ticker = owners[0]
+        company = next((f.get("company") for f in self.filings(ticker) if f.get("company")), ticker)
+        return ticker, None, (f"No company was named: only {company}'s ({ticker}) filings tag the part of a company "
+                              "that the question names.")
 
     def _company_by_date(self, dates: list[str], mentions: list[MetricMention]) -> tuple | None:
         """No company named, but the exact date of a cover-page figure ("shares outstanding as of October 18,
