@@ -528,10 +528,22 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     ("How much did Acme put into capital spending in fiscal 2024?", "capex"),
     ("How big was Acme's balance sheet at the end of 2024?", "total_assets"),
     ("How much cash did Acme's operations bring in during 2024?", "operating_cash_flow"),
+    # A cash-flow section by its name, the cash around it: never the cash balance.
+    ("How much cash did Acme's operating activities bring in during 2024?", "operating_cash_flow"),
+    ("How much net cash came in from Acme's financing activities in 2024?", "financing_cash_flow"),
+    ("How much cash did Acme's investing activities use in fiscal 2024?", "investing_cash_flow"),
+    ("What did Acme's financing activities provide in 2024?", "financing_cash_flow"),
 ])
 def test_statement_lines_asked_in_an_analysts_words(question, key):
     (m,) = find_mentions(question, {"acme"})
     assert m.metric_key == key and not m.qualified, m
+
+
+def test_cash_spent_on_a_line_inside_a_section_is_not_the_sections_net_line():
+    # "spend on purchases of property and equipment in investing activities" asks for one line of the section.
+    keys = [m.metric_key for m in find_mentions(
+        "How much cash did Acme spend on purchases of property and equipment in investing activities in 2024?")]
+    assert "investing_cash_flow" not in keys
 
 
 def test_a_hyphenated_company_name_is_the_owner_not_a_qualifier():

@@ -39,6 +39,17 @@ def _m(key, label, phrases, concepts=(), **kw) -> Metric:
     return Metric(key, label, tuple(phrases), tuple(concepts), **kw)
 
 
+def _activities(kind: str) -> list[str]:
+    """A cash-flow section's net line asked in the question's own words around the section's name: "how much cash
+    did <company>'s financing activities use", "net cash came in from its investing activities", "what did its
+    operating activities bring in". "<kind> activities" names that section in every filing's cash-flow statement;
+    cash spent "on" or "for" something inside it names one of the section's lines instead."""
+    between = r"(?:(?!on\b|for\b)[\w&.'’()-]+\s+){0,6}?"
+    verb = r"(?:bring\s+in|brought\s+in|generat\w*|provid\w*|produc\w*|us(?:e|ed|es)|consum\w*)"
+    return [rf"(?:net\s+)?cash\s+{between}{kind}\s+activities(?:\s+{verb}\b)?",
+            rf"(?:did|do|does)\s+(?:[\w&.'’-]+\s+){{0,3}}?{kind}\s+activities\s+{verb}\b"]
+
+
 _G = "us-gaap:"
 METRICS: list[Metric] = [
     _m("revenue", "Total revenue",
@@ -120,19 +131,20 @@ METRICS: list[Metric] = [
         r"(?:its\s+|their\s+)?operati(?:ng\s+activities|ons)",
         # The operations as the subject: "how much cash did <company>'s operations bring in / generate".
         r"cash\s+(?:did|do|does)\s+(?:[\w&.'’-]+\s+){0,3}?operations\s+(?:bring\s+in|generate|produce|throw\s+off)",
-        r"cash\s+(?:brought\s+in|generated|produced|thrown\s+off)\s+by\s+(?:its\s+|their\s+)?operations"],
+        r"cash\s+(?:brought\s+in|generated|produced|thrown\s+off)\s+by\s+(?:its\s+|their\s+)?operations",
+        *_activities("operating")],
        [_G + "NetCashProvidedByUsedInOperatingActivities",
         _G + "NetCashProvidedByUsedInOperatingActivitiesContinuingOperations"],
        negative="{} of net cash used in operating activities"),
     _m("investing_cash_flow", "Investing cash flow",
        [r"(?:net\s+)?cash\s+(?:flows?\s+)?(?:used\s+in|provided\s+by|from)\s+(?:\(used\s+in\)\s+)?investing\s+activities",
-        r"investing\s+cash\s+flows?"],
+        r"investing\s+cash\s+flows?", *_activities("investing")],
        [_G + "NetCashProvidedByUsedInInvestingActivities",
         _G + "NetCashProvidedByUsedInInvestingActivitiesContinuingOperations"],
        negative="{} of net cash used in investing activities"),
     _m("financing_cash_flow", "Financing cash flow",
        [r"(?:net\s+)?cash\s+(?:flows?\s+)?(?:used\s+in|provided\s+by|from)\s+(?:\(used\s+in\)\s+)?financing\s+activities",
-        r"financing\s+cash\s+flows?"],
+        r"financing\s+cash\s+flows?", *_activities("financing")],
        [_G + "NetCashProvidedByUsedInFinancingActivities",
         _G + "NetCashProvidedByUsedInFinancingActivitiesContinuingOperations"],
        negative="{} of net cash used in financing activities"),
