@@ -164,8 +164,9 @@ _PROSE_INTENT = re.compile(
     r"what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|forecast\w*|expect\w*|anticipat\w*)\b|"
     + _CAUSE_OR_ACTION
 )
+# "How much of its revenue did it put into R&D" asks for a share as surely as "what share of".
 _SHARE_OF = re.compile(
-    r"\b(?:percent(?:age)?|share|proportion|portion|fraction)\s+of\b|%\s+of\b|"
+    r"\b(?:percent(?:age)?|share|proportion|portion|fraction)\s+of\b|%\s+of\b|\bhow\s+much\s+of\b|"
     r"\bas\s+an?\s+(?:percent(?:age)?|share|proportion|fraction)\s+of\b"
 )
 _RATIO_OF = re.compile(r"\bratio\s+(?:of|between)\b")
@@ -330,11 +331,14 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.forms = _forms(low, catalog, plan)
     norm = normalize(question)
     quarter_words = bool(_QUARTER_WORDS.search(norm))
-    plan.narrative = bool(_NARRATIVE.search(norm)) or (quarter_words and not (plan.periods or plan.latest_quarters))
+    plan.narrative_words = [m.group(0) for m in _NARRATIVE.finditer(norm)]
+    if quarter_words and not (plan.periods or plan.latest_quarters):
+        plan.narrative_words += [m.group(0) for m in _QUARTER_WORDS.finditer(norm)]
+    plan.narrative = bool(plan.narrative_words)
     plan.names_part = bool(_PART_WORDS.search(norm))
     plan.annual = bool(plan.fiscal_years) and not (quarter_words or plan.periods or plan.latest_quarters
                                                    or "10-Q" in plan.forms)
-    plan.metrics = find_mentions(question, catalog.words)
+    plan.metrics = _without_restated_inputs(find_mentions(question, catalog.words))
     plan.calculation = _calculation(norm)
     counted = _HOW_MANY.search(norm)
     plan.counted = counted.group(1).split() if counted and not _COUNTS_MONEY.match(counted.group(1)) else []
@@ -543,6 +547,20 @@ def _sections(low: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
                 if t == title:
                     add(f"Part {p} Item {n}")
     return out
+
+
+def _without_restated_inputs(mentions: list[MetricMention]) -> list[MetricMention]:
+    """"What net margin did it earn, taking net earnings over sales?": a computed metric followed by the figures it
+    is computed from, as its definition. The computed line cites both inputs; listing them again as figures of
+    their own would read as further answers."""
+    derived = [m for m in mentions if metric(m.metric_key).derive]
+    if len(derived) != 1:
+        return mentions
+    inputs = set(metric(derived[0].metric_key).derive[1:])
+    rest = [m for m in mentions if m is not derived[0]]
+    if rest and all(m.metric_key in inputs and m.start > derived[0].start for m in rest):
+        return derived
+    return mentions
 
 
 def _calculation(norm: str) -> Calculation:

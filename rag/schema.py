@@ -140,6 +140,8 @@ class QuestionPlan:
     # The question asks about prose, quarters or adjusted figures rather than a consolidated annual
     # figure: the facts layer leaves it to retrieval.
     narrative: bool = False
+    # The words that make it so ("why", "customers", a quarter word no period was read from), in question order.
+    narrative_words: list[str] = field(default_factory=list)
     # The question names a part of the company (a segment, a region, a breakdown): the facts answer it only with a
     # dimension member the question names, never with the consolidated figure.
     names_part: bool = False

@@ -252,6 +252,29 @@ def test_a_part_named_without_a_segment_word_or_its_company(corpus):
     assert "Operating income ·" in fa.block and "—" not in fa.block
 
 
+def test_a_word_of_prose_inside_a_printed_label_is_the_figures_name(corpus):
+    # "maturities" asks for prose (debt maturities) unless it sits in a line the statement prints and the question
+    # spells out in full.
+    fa = ask(corpus, "What were Apple's proceeds from maturities of marketable securities in fiscal 2024?")
+    assert "Proceeds from maturities of marketable securities" in fa.block and "$51,211 million" in fa.block
+    assert ask(corpus, "Why did Apple's proceeds from maturities of marketable securities fall in fiscal 2024?") is None
+    assert ask(corpus, "What are the maturities of Apple's marketable securities in fiscal 2024?") is None
+
+
+def test_a_computed_metric_defined_in_the_question_and_a_share_asked_as_how_much_of(corpus):
+    # The margin's own inputs named as its definition: the computed line, not the inputs again as answers.
+    fa = ask(corpus, "What net margin did Apple earn in fiscal 2024, taking net income over net sales?")
+    (r,) = fa.results
+    assert r["value"] == pytest.approx(93_736 / 391_035) and "· Total revenue ·" not in fa.block
+    # "How much of its net sales went to R&D": the part over the whole, whatever verb joins them.
+    fa = ask(corpus, "How much of its fiscal 2024 net sales did Apple put into research and development?")
+    (r,) = fa.results
+    assert r["value"] == pytest.approx(31_370 / 391_035 * 100) and "as a percentage of total revenue" in fa.block
+    fa = ask(corpus, "How much of Apple's fiscal 2024 net sales went to research and development?")
+    (r,) = fa.results
+    assert r["value"] == pytest.approx(31_370 / 391_035 * 100)
+
+
 def test_a_count_asked_is_never_answered_with_money(corpus):
     # R&D headcount shares its words with R&D expense: the expense would answer another question.
     assert ask(corpus, "How many of NVIDIA's people work in research and development in fiscal 2025?") is None

@@ -3,9 +3,10 @@ called when the label is a primary statement's line."""
 
 from __future__ import annotations
 
-from rag.facts.row_labels import labelled_mentions
+from rag.facts.row_labels import labelled_mentions, spelled_out_labels
 from rag.facts.store import FactRow
 from rag.facts.views import FilingView
+from rag.words import tokens
 
 FILING = {"doc_id": "d", "ticker": "ACME", "company": "ACME HEALTH INC.", "form": "10-K", "fiscal_year": 2024}
 
@@ -42,3 +43,14 @@ def test_a_label_on_a_statement_line_and_in_a_note_names_the_statement_line():
     # Two statement lines under one label: ambiguous, nothing is picked.
     other = _fact("us-gaap:InterestIncomeOperating", 90e6, "Interest income", "income-statement")
     assert _asked("What was Acme's interest income in 2024?", statement, other) == []
+
+
+def test_the_labels_a_question_spells_out_in_full():
+    # Every label of two words or more whose words the question holds, one-word labels and partial ones excluded.
+    view = FilingView(FILING, [_fact("us-gaap:Revenues", 88_821e6, "Sales to customers", "income-statement"),
+                               _fact("us-gaap:ProfitLoss", 14_066e6, "Net earnings", "income-statement"),
+                               _fact("us-gaap:OtherCostAndExpenseOperating", 9e6, "Other", "income-statement"),
+                               _fact("us-gaap:CostOfRevenue", 25_000e6, "Cost of products sold", "income-statement")])
+    found = spelled_out_labels("What were Acme's net earnings over its sales to customers in 2024?", [view], {"acme"})
+    assert sorted(map(sorted, found)) == sorted(map(sorted, [set(tokens("Sales to customers")),
+                                                             set(tokens("Net earnings"))]))

@@ -201,6 +201,15 @@ def test_a_comparison_with_the_period_before_asks_for_a_change(catalog, question
     assert plan_question(question, catalog).calculation.growth is growth
 
 
+def test_the_words_that_make_a_question_ask_for_prose(catalog):
+    # Kept with the plan, so that a word inside a figure's printed name ("sales to customers") can be told apart.
+    plan = plan_question("What were Apple's sales to customers in 2024?", catalog)
+    assert plan.narrative and plan.narrative_words == ["customers"]
+    plan = plan_question("Why did Apple's revenue fall in the quarter?", catalog)
+    assert plan.narrative_words == ["why", "quarter"]
+    assert plan_question("What was Apple's revenue in 2024?", catalog).narrative_words == []
+
+
 def test_a_count_question_names_what_it_counts(catalog):
     # Read once, here: the facts layer (no money for a count) and retrieval (the passage that counts it) share it.
     assert plan_question("How many employees did Apple have in 2024?", catalog).counted[0] == "employees"

@@ -29,7 +29,7 @@ from .metrics import Metric, member_concepts, metric
 from .quarter_block import answer_periods
 from .quarters import QuarterFacts
 from .render import FactAnswer, FactsBlock
-from .row_labels import labelled_mentions
+from .row_labels import labelled_mentions, spelled_out_labels
 from .store import FactRow, FactStore
 from .views import (
     FactGroup,
@@ -347,7 +347,7 @@ class FactsLayer(QuarterFacts):
     def _answer_for(self, plan: QuestionPlan, tickers: list[str], years: list[int],
                     mentions: list[MetricMention]) -> FactAnswer | None:
         # A company the facts cannot speak for, prose, or no figure asked: retrieval answers it.
-        if plan.narrative or plan.unknown_companies:
+        if plan.unknown_companies or self._prose_asked(plan, tickers, years):
             return None
         if not mentions:
             return None
@@ -423,10 +423,26 @@ class FactsLayer(QuarterFacts):
         (rag.facts.row_labels); only for one named company, read from the filings of the years asked."""
         if len(tickers) != 1:
             return []
-        filings = [f for f in self.filings(tickers[0]) if not years or f.get("fiscal_year") in years]
-        views = [self.view(f) for f in filings]
-        company = {w for v in views for w in tokens(f"{v.filing.get('company') or ''} {tickers[0]}")}
+        views, company = self._company_views(tickers[0], years)
         return labelled_mentions(plan.question, views, company, self._on_statement)
+
+    def _prose_asked(self, plan: QuestionPlan, tickers: list[str], years: list[int]) -> bool:
+        """plan.narrative, unless each word that makes it so sits in a label the one company asked about prints
+        and the question spells out in full ("Sales to customers", "Proceeds from maturities of marketable
+        securities"): a figure's own name does not ask for prose."""
+        if not plan.narrative:
+            return False
+        if len(tickers) != 1:
+            return True
+        views, company = self._company_views(tickers[0], years)
+        labels = spelled_out_labels(plan.question, views, company)
+        return not all(words and any(words <= label for label in labels)
+                       for words in (set(tokens(w)) for w in plan.narrative_words))
+
+    def _company_views(self, ticker: str, years: list[int]) -> tuple[list[FilingView], set[str]]:
+        """The views of a company's filings of the years asked (all when none), and the words of its name."""
+        views = [self.view(f) for f in self.filings(ticker) if not years or f.get("fiscal_year") in years]
+        return views, {w for v in views for w in tokens(f"{v.filing.get('company') or ''} {ticker}")}
 
     def _on_statement(self, row: FactRow) -> bool:
         """Is the fact printed in a primary statement (its chunk's `statement`)?"""

@@ -33,7 +33,7 @@ year-over-year over across during through since until up down so also just only 
 attributable available common basic diluted reported stated disclosed statement statements income-statement
 million millions billion billions thousand thousands usd dollars dollar
 fiscal-year report-period filing filings 10-k 10-q form annual-report
-came come comes coming totaled totalled totaling amounted reached stood derived generate rise rose fall fell
+came come comes coming went go goes going totaled totalled totaling amounted reached stood derived generate rise rose fall fell
 put puts spend spends spent invest invests invested pay pays paid into onto toward towards
 """.split())
 # Words that never narrow a metric, even capitalised ("Total Revenue").

@@ -74,3 +74,21 @@ def labelled_mentions(question: str, views: Iterable[FilingView], company_words:
         return []
     concept, label, instant, _stated = winners[0]
     return [MetricMention(labelled_key(concept, label, instant), 0, 0, label.lower().split())]
+
+
+def spelled_out_labels(question: str, views: Iterable[FilingView], company_words: set[str] = frozenset()) -> list[set[str]]:
+    """The words of every consolidated figure's printed label (two words or more) that the question spells out in
+    full: "Sales to customers", "Proceeds from maturities of marketable securities". A word of the question that
+    sits in one of them is part of a figure's name, whatever else the word can mean."""
+    asked = set(tokens(question)) - company_words
+    out: list[set[str]] = []
+    for view in views:
+        for groups in view.by_concept.values():
+            for group in groups:
+                if group.dims or group.best.value is None:
+                    continue
+                for form in _label_forms(group.rows, ""):
+                    words = set(tokens(form))
+                    if len(words) >= _MIN_LABEL_WORDS and words <= asked and words not in out:
+                        out.append(words)
+    return out
