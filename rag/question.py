@@ -334,7 +334,6 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.narrative_words = [m.group(0) for m in _NARRATIVE.finditer(norm)]
     if quarter_words and not (plan.periods or plan.latest_quarters):
         plan.narrative_words += [m.group(0) for m in _QUARTER_WORDS.finditer(norm)]
-    plan.narrative = bool(plan.narrative_words)
     plan.names_part = bool(_PART_WORDS.search(norm))
     plan.annual = bool(plan.fiscal_years) and not (quarter_words or plan.periods or plan.latest_quarters
                                                    or "10-Q" in plan.forms)

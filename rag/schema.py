@@ -137,10 +137,8 @@ class QuestionPlan:
     # The question names a fiscal year as a whole: no quarter, half, year to date or quarterly form. Its
     # document of record is the annual report, where the index holds one.
     annual: bool = False
-    # The question asks about prose, quarters or adjusted figures rather than a consolidated annual
-    # figure: the facts layer leaves it to retrieval.
-    narrative: bool = False
-    # The words that make it so ("why", "customers", a quarter word no period was read from), in question order.
+    # The words that make the question ask about prose, quarters or adjusted figures rather than a consolidated
+    # annual figure ("why", "customers", a quarter word no period was read from), in question order.
     narrative_words: list[str] = field(default_factory=list)
     # The question names a part of the company (a segment, a region, a breakdown): the facts answer it only with a
     # dimension member the question names, never with the consolidated figure.
@@ -149,6 +147,11 @@ class QuestionPlan:
     # "How many employees / holders of record": up to three words after "how many", the thing counted first;
     # empty when the question counts nothing, or counts money ("how many dollars").
     counted: list[str] = field(default_factory=list)
+
+    @property
+    def narrative(self) -> bool:
+        """The question asks about prose, quarters or adjusted figures: the facts layer leaves it to retrieval."""
+        return bool(self.narrative_words)
 
     def question_without(self, drop) -> str:
         """The question with the detections `drop(dimension, value)` picks cut out (overlapping ones once), the

@@ -184,12 +184,17 @@ def _figures_about(u: QuotableUnit, content: list[str], percent_asked: bool, yea
         if n.pct and not percent_asked:
             continue  # "approximately 69% were employed outside the U.S.": a share, when a count is asked
         after = tokens(u.text[n.end:])[:3]
-        if years and any(_YEAR.fullmatch(t) and t not in years for t in after):
+        if _names_another_year(after, years):
             continue
         near = set(tokens(u.text[:n.start])[-2:]) | set(after[:1])
         if any(is_covered(t, near) for t in content):
             out.append(n)
     return out
+
+
+def _names_another_year(words: list[str], years: set[str]) -> bool:
+    """The words after a figure name a year, and not one asked: "28,800 in fiscal 2023" when 2024 is asked."""
+    return bool(years) and any(_YEAR.fullmatch(t) and t not in years for t in words)
 
 
 def _counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[WrittenNumber]:
@@ -203,7 +208,7 @@ def _counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[
         if n.pct or n.money:
             continue
         after = tokens(_CLAUSE.match(u.text, n.end).group(0))[:3]
-        if years and any(_YEAR.fullmatch(t) and t not in years for t in after):
+        if _names_another_year(after, years):
             continue
         if stems & set(after):
             out.append(n)
@@ -224,11 +229,8 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
         own = [u for u in chosen if u.source.ticker == ticker]
         # What is counted, when the question says ("how many stores", a headcount's employees), before any other
         # word of the question: "29.7 million people" served is not a count of the people employed.
-        stating = [(u, _counts_named(u, analysis.counted, years)) for u in own]
-        stating = [(u, figures) for u, figures in stating if figures]
-        if not stating:
-            stating = [(u, _figures_about(u, content, percent_asked, years)) for u in own]
-            stating = [(u, figures) for u, figures in stating if figures]
+        stating = [(u, figures) for u in own if (figures := _counts_named(u, analysis.counted, years))] or [
+            (u, figures) for u in own if (figures := _figures_about(u, content, percent_asked, years))]
         if not stating or stating[0][0].kind != "sentence" or len(stating[0][1]) != 1:
             return None
         picks.append((stating[0][0], stating[0][1][0]))

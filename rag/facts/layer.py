@@ -454,8 +454,7 @@ class FactsLayer(QuarterFacts):
         """Each spec qualified by the member the question names (rag.facts.members); None when one names none.
         every=False (the question does not say it asks for a part): the specs as they are when none names a
         member, and None when some do and some do not, as which figures are the part's is then a guess."""
-        views = [self.view(f) for t in tickers for f in self.filings(t)]
-        named = [name_members(question, s, views, member_concepts(metric(s.metric_key))) for s in specs]
+        named = _named_members(question, specs, [self.view(f) for t in tickers for f in self.filings(t)])
         if every:
             return None if any(s is None for s in named) else named
         narrowed = [n is not None and n is not s for n, s in zip(named, specs)]
@@ -471,9 +470,8 @@ class FactsLayer(QuarterFacts):
             return None
         owners = []
         for ticker in sorted({str(f.get("ticker")).upper() for f in self.filings() if f.get("ticker")}):
-            views = [self.view(f) for f in self.filings(ticker) if not years or f.get("fiscal_year") in years]
-            named = [name_members(plan.question, mt, views, member_concepts(metric(mt.metric_key)))
-                     for mt in mentions]
+            views, _company = self._company_views(ticker, years)
+            named = _named_members(plan.question, mentions, views)
             if views and all(n is not None and n is not mt for n, mt in zip(named, mentions)):
                 owners.append(ticker)
         if len(owners) != 1:
@@ -606,6 +604,12 @@ def _as_worded(mention: MetricMention, first: FactGroup, candidates: list[FactGr
 # A company's name that runs on into a possessive ("Walmart International's net sales"): a segment or subsidiary
 # named after the company owns the figure, not the company; "Inc."-like suffixes are still the company.
 _RUNS_ON = re.compile(r"\s+(?!(?:Inc|Corp|Co|Corporation|Company|Ltd|Plc)\b)[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*['’]s?\b")
+
+
+def _named_members(question: str, specs: list[MetricMention], views: list[FilingView]) -> list[MetricMention | None]:
+    """Each spec qualified by the member of its metric's concepts that the question names (itself when already
+    qualified; None when it names none), read from `views`."""
+    return [name_members(question, s, views, member_concepts(metric(s.metric_key))) for s in specs]
 
 
 def _segment_owner(plan: QuestionPlan) -> bool:

@@ -45,23 +45,15 @@ def labelled_mentions(question: str, views: Iterable[FilingView], company_words:
         return []
     asked = set(tokens(question)) - company_words
     best: dict[str, tuple[int, str, bool, bool]] = {}  # concept -> (label words, label, instant, on a statement)
-    for view in views:
-        for concept, groups in view.by_concept.items():
-            agrees = _concept_agrees(concept, asked)
-            for group in groups:
-                if group.dims or group.best.value is None:
-                    continue
-                for form in _label_forms(group.rows, (group.best.label or "") if agrees else ""):
-                    words = set(tokens(form))
-                    if len(words) < _MIN_LABEL_WORDS or not words <= asked:
-                        continue
-                    # Looked up only for a label the question spells out: a chunk lookup per fact would cost
-                    # more than the search.
-                    stated = any((r.row_label or "").strip() == form and on_statement(r) for r in group.rows)
-                    if not (agrees or stated):
-                        continue
-                    if (len(words), stated) > best.get(concept, (0, "", False, False))[::3]:
-                        best[concept] = (len(words), form, group.instant, stated)
+    for concept, group, form, words in _spelled_out(views, asked, with_concept_label=True):
+        agrees = _concept_agrees(concept, asked)
+        # Looked up only for a label the question spells out: a chunk lookup per fact would cost more than the
+        # search.
+        stated = any((r.row_label or "").strip() == form and on_statement(r) for r in group.rows)
+        if not (agrees or stated):
+            continue
+        if (len(words), stated) > best.get(concept, (0, "", False, False))[::3]:
+            best[concept] = (len(words), form, group.instant, stated)
     if not best:
         return []
     top = max(n for n, _, _, _ in best.values())
@@ -80,15 +72,24 @@ def spelled_out_labels(question: str, views: Iterable[FilingView], company_words
     """The words of every consolidated figure's printed label (two words or more) that the question spells out in
     full: "Sales to customers", "Proceeds from maturities of marketable securities". A word of the question that
     sits in one of them is part of a figure's name, whatever else the word can mean."""
-    asked = set(tokens(question)) - company_words
     out: list[set[str]] = []
+    for _concept, _group, _form, words in _spelled_out(views, set(tokens(question)) - company_words):
+        if words not in out:
+            out.append(words)
+    return out
+
+
+def _spelled_out(views: Iterable[FilingView], asked: set[str], with_concept_label: bool = False):
+    """(concept, group, label, its words) for each consolidated figure's label of two words or more, all of whose
+    words are `asked`: its printed row labels, and with_concept_label the concept's own label where the concept
+    agrees with the question."""
     for view in views:
-        for groups in view.by_concept.values():
+        for concept, groups in view.by_concept.items():
+            concept_label = with_concept_label and _concept_agrees(concept, asked)
             for group in groups:
                 if group.dims or group.best.value is None:
                     continue
-                for form in _label_forms(group.rows, ""):
+                for form in _label_forms(group.rows, (group.best.label or "") if concept_label else ""):
                     words = set(tokens(form))
-                    if len(words) >= _MIN_LABEL_WORDS and words <= asked and words not in out:
-                        out.append(words)
-    return out
+                    if len(words) >= _MIN_LABEL_WORDS and words <= asked:
+                        yield concept, group, form, words
