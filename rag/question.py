@@ -172,8 +172,12 @@ _SHARE_OF = re.compile(
 _RATIO_OF = re.compile(r"\bratio\s+(?:of|between)\b")
 _DIFFERENCE = re.compile(r"\bdifference\s+between\b")
 _COMPARED = re.compile(r"\bcompared?\b|\bversus\b|\bvs\b")
-# A count asked: the (up to three) words after "how many" name what is counted, unless they count money.
-_HOW_MANY = re.compile(r"\bhow\s+many\s+((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'’-]*)")
+# A count asked: the (up to five) words after "how many" name what is counted, unless they count money. They end
+# where the question's verb or a preposition of place or time starts ("how many employees does it have", "how many
+# stores in"); "of" stays inside what is counted ("holders of record").
+_COUNT_ENDS = r"(?:do|does|did|is|are|was|were|has|have|had|will|would|can|could|in|at|for|on|by|to)\b"
+_HOW_MANY = re.compile(r"\bhow\s+many\s+(?:of\s+)?((?:(?!" + _COUNT_ENDS + r")[a-z][\w'’-]*\s+){0,4}(?!" + _COUNT_ENDS
+                       + r")[a-z][\w'’-]*)")
 _COUNTS_MONEY = re.compile(r"(?:dollars|usd|euros?|millions|billions|thousands)\b")
 # A question that ranks figures against each other: which is larger, or by how much.
 _RANKS = re.compile(r"\b(?:more|fewer|less|larger|bigger|higher|lower|greater|smaller|difference|gap|exceed\w*|"

@@ -144,8 +144,8 @@ class QuestionPlan:
     # dimension member the question names, never with the consolidated figure.
     names_part: bool = False
     calculation: Calculation = field(default_factory=lambda: Calculation())
-    # "How many employees / holders of record": up to three words after "how many", the thing counted first;
-    # empty when the question counts nothing, or counts money ("how many dollars").
+    # "How many employees / holders of record": the words after "how many" up to the question's verb; empty when
+    # the question counts nothing, or counts money ("how many dollars").
     counted: list[str] = field(default_factory=list)
 
     @property

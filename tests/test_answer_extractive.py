@@ -258,7 +258,7 @@ def _one_company(question: str, text: str) -> str:
 def test_a_count_stated_for_two_dates_answers_with_the_year_asked():
     text = _one_company("How many people was Gamma Health's Optimal Care serving at the end of 2024?", _SERVED)
     assert text.startswith("Figure read from prose: **100 million**")
-    assert '"100 million people as of December 31, 2024" [1]' in text
+    assert '"… Care served approximately 100 million people as of December 31, 2024" [1]' in text
     assert "103" not in text  # the other date's count would read as a second answer
     # No year asked: the filing's own year.
     assert "**100 million**" in _one_company("How many people does Gamma Health's Optimal Care serve?", _SERVED)
@@ -266,6 +266,33 @@ def test_a_count_stated_for_two_dates_answers_with_the_year_asked():
     assert "**103 million**" in _one_company("How many people did Optimal Care serve at the end of 2023?", _SERVED)
 
 
-def test_a_total_beside_its_parts_is_quoted_whole_not_picked():
+def test_a_part_beside_its_total_is_picked_by_the_questions_words():
+    # The words beyond the thing counted ("research and development") pick the part whose clause holds them.
     text = _one_company("How many of Gamma Health's people work in research and development?", _STAFF)
+    assert text.startswith("Figure read from prose: **27,100**")
+    assert '"27,100 were engaged in research and development" [1]' in text and "36,000" not in text
+    # With no such words, the total: the count its noun follows, with the clause's scope ("in 38 countries").
+    text = _one_company("How many employees does Gamma Health have?", _STAFF)
+    assert text.startswith("Figure read from prose: **36,000**")
+    assert '"we had approximately 36,000 employees in 38 countries" [1]' in text and "27,100" not in text
+
+
+def test_a_count_whose_scope_the_sentence_never_names_is_quoted_whole():
+    # "In Europe": no clause of the sentence says it, so no figure is picked; the sentence is quoted as it stands.
+    text = _one_company("How many employees does Gamma Health have in Europe?", _STAFF)
     assert not text.startswith("Figure read from prose") and "36,000 employees" in text and "27,100" in text
+
+
+def test_the_sentence_that_gives_the_count_asked_is_quoted_first():
+    # "How many employees": the sentence where a figure counts employees leads, ahead of sentences that share only a
+    # rarer synonym ("workforce") with the question and state shares, not counts.
+    catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2024}])
+    texts = ["Our workforce is 82% technical and 51% hold advanced degrees. Our workforce grew.",
+             "As of the end of fiscal year 2024, we had approximately 36,000 employees. Our employees matter.",
+             "Employees may join our stock purchase plan. We value employees."]
+    sources = [Citation(number=i + 1, text=t, ticker="CCC", company="Gamma Health Inc.", form="10-K", fiscal_year=2024)
+               for i, t in enumerate(texts)]
+    question = "How many employees does Gamma Health have?"
+    text = extractive_answer(question, sources, plan_question(question, catalog))[0]
+    first = next(ln for ln in text.splitlines() if ln.startswith("- "))
+    assert "36,000 employees" in first

@@ -48,8 +48,10 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
         df = sum(1 for d in doc_tokens if t in d)
         return math.log(1.0 + (n_docs + 1) / (df + 0.5))
 
-    # Each question word counts once per unit: the best of the word itself and its synonyms.
-    expansions = {t: [(e, w * (0.3 if t in GENERIC_TERMS else 1.0) * idf(e)) for e, w in weighted_synonyms(t)] for t in words}
+    # Each question word counts once per unit: the best of the word itself and its synonyms. A synonym never
+    # counts more than the word itself: a rarer synonym ("workforce" for "employees") is not better evidence.
+    expansions = {t: [(e, w * (0.3 if t in GENERIC_TERMS else 1.0) * min(idf(e), idf(t)))
+                      for e, w in weighted_synonyms(t)] for t in words}
     weights: dict[str, float] = {}
     for pairs in expansions.values():
         for e, w in pairs:
@@ -60,6 +62,7 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
 
     bigrams = {(a, b) for a, b in zip(words, words[1:], strict=False)}
     numeric = bool(_NUMERIC_Q.search(question or ""))
+    counted = analysis.counted if analysis else []
     units: list[QuotableUnit] = []
     for rank, c in enumerate(sources):
         section = section_tokens(c)
@@ -86,6 +89,8 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
                 score *= 1.25 if years & context else (0.8 if u.kind == "row" and u.header else 1.0)
             if numbers and numbers & context:
                 score *= 1.3
+            if counted and u.kind == "sentence" and _counts_named(u, counted, years):
+                score *= 1.5  # "how many stores": a sentence that gives a number of stores ("operated 2,347 stores")
             has_number = any(worth_checking(n) for n in parse_numbers(u.text))
             if numeric:
                 score *= (1.35 if u.kind == "row" else 1.15) if has_number else 0.6
@@ -266,11 +271,12 @@ def _counts_of_the_year(u: QuotableUnit, years: set[str]) -> tuple[list[WrittenN
 
 
 def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, content: list[str]) -> str | None:
-    """A period trap in prose: one company's count (people served, stores, employees) that the best sentence states
-    for two periods, the year asked (or the filing's own) and another. The figure of the year wanted is the answer,
-    quoted with its clause; the sentence itself is left out, as its other year's figure would read as a second
-    answer. Said only when exactly one count of the year wanted remains and its clause is about the question's
-    topic; a sentence with several counts of one year (a total and its parts) is quoted whole, never guessed at."""
+    """One company's count (people served, stores, employees) from the best sentence that states several counts: a
+    period trap in prose (the year asked, or the filing's own, beside another year) or a total beside its parts
+    ("36,000 employees; 27,100 were engaged in research and development"). The figure wanted is the answer, quoted
+    with its clause; the sentence itself is left out, as its other figures would read as further answers. Said only
+    when exactly one figure is the one asked (see _count_asked); otherwise the sentence is quoted whole, never
+    guessed at."""
     if analysis is None or not analysis.counted or len(analysis.tickers) > 1 or not content:
         return None
     stating = [u for u in chosen if u.kind == "sentence" and any(
@@ -279,17 +285,74 @@ def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, cont
         return None
     unit = stating[0]
     figures, kept = _counts_of_the_year(unit, {str(y) for y in analysis.fiscal_years})
-    if len(figures) < 2 or len(kept) != 1:
+    if len(figures) < 2 or not kept:
         return None
-    figure = kept[0]
+    figure = _count_asked(unit, figures, kept, analysis.counted, content)
+    if figure is None:
+        return None
     later = [n for n in figures if n.start > figure.start]
-    clause = " ".join(unit.text[figure.start:later[0].start if later else len(unit.text)].split())
-    clause = re.sub(r"[\s,;:]*(?:\b(?:and|or|compared\s+to|compared\s+with|versus|from))?[\s,;:]*$", "", clause)
+    clause = unit.text[figure.start:later[0].start if later else len(unit.text)]
     before = " ".join(tokens(unit.text[:figure.start])[-2:])
     if not any(is_covered(t, set(tokens(clause)) | set(before.split())) for t in content):
         return None
-    return (f"Figure read from prose: **{figure.raw}**, as {unit.source.label()} states it: \"{clause}\" "
-            f"[{unit.source.number}]. It is not tagged XBRL data: the whole passage is under Sources.")
+    return (f"Figure read from prose: **{figure.raw}**, as {unit.source.label()} states it: "
+            f"\"{_clause_quote(unit.text, figure, figures)}\" [{unit.source.number}]. It is not tagged XBRL data: the "
+            "whole passage is under Sources.")
+
+
+# A figure after a word of scope belongs to the clause before it ("36,000 employees in 38 countries"); any other
+# figure starts a clause of its own ("; 27,100 were engaged in ...", "compared to 103 million").
+_SCOPE_WORD = re.compile(r"\b(?:in|of|across|at|over|among|within|throughout)\s*$", re.I)
+# A comma inside a date ("December 31, 2024") does not end a clause.
+_CLAUSE_COMMA = re.compile(r",(?!\s*(?:19|20)\d\d\b)")
+_CLAUSE_LINK = re.compile(r"[\s,;:]*(?:\b(?:and|or|while|but|compared\s+to|compared\s+with|versus|from))?[\s,;:]*$")
+
+
+def _clause_quote(text: str, figure: WrittenNumber, figures: list[WrittenNumber]) -> str:
+    """The words of a sentence that state one of its figures: from the start of the figure's clause (after the last
+    semicolon, comma or "and" before it, at most three words back) to the next figure that starts a clause of its
+    own, cut back to the last comma before that figure, or to the semicolon or the sentence's end."""
+    ahead = [n for n in figures if n.start > figure.start and not _SCOPE_WORD.search(text[:n.start])]
+    end = ahead[0].start if ahead else len(text)
+    semicolon = text.find(";", figure.end, end)
+    if semicolon >= 0:
+        end = semicolon
+    elif ahead:
+        commas = [m.start() for m in _CLAUSE_COMMA.finditer(text, figure.end, end)]
+        end = commas[-1] if commas else end
+    earlier = [n.end for n in figures if n.end <= figure.start]
+    head = text[earlier[-1] if earlier else 0:figure.start]
+    cuts = [m.end() for m in re.finditer(r"[;.]|" + _CLAUSE_COMMA.pattern
+                                         + r"|\b(?:and|or|while|but|compared\s+(?:to|with)|versus|than)\b", head)]
+    words = (head[cuts[-1]:] if cuts else head).split()
+    head = ("… " if len(words) > 3 else "") + " ".join(words[-3:])  # the clause's subject may run longer
+    tail = _CLAUSE_LINK.sub("", " ".join(text[figure.start:end].split())).rstrip(".")
+    return f"{head} {tail}".strip()
+
+
+def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[WrittenNumber], counted: list[str],
+                 content: list[str]) -> WrittenNumber | None:
+    """Which of a sentence's counts of the year wanted the question asks for. One count: that one. Several (a total
+    and its parts): the question's words beyond the thing counted ("research and development" in "how many of its
+    people work in research and development") pick the part whose clause holds every one of them the sentence
+    holds; with no such words, the total is the count its noun follows ("36,000 employees"). A question whose
+    other words the sentence never uses ("how many employees in Europe") gets no figure."""
+    if len(kept) == 1:
+        return kept[0]
+    counted_stems = set(tokens(" ".join(counted)))
+    asked = [t for t in content if not is_covered(t, counted_stems)]
+
+    def clause_words(n: WrittenNumber) -> set[str]:
+        return set(tokens(_clause_quote(unit.text, n, figures)))
+
+    if not asked:
+        totals = [n for n in kept if any(n.start == m.start for m in _counts_named(unit, counted, set()))]
+        return totals[0] if len(totals) == 1 else None
+    in_sentence = {t for t in asked if is_covered(t, set(tokens(unit.text)))}
+    if not in_sentence:
+        return None
+    holding = [n for n in kept if {t for t in asked if is_covered(t, clause_words(n))} == in_sentence]
+    return holding[0] if len(holding) == 1 else None
 
 
 def _off_topic(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> bool:
