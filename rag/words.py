@@ -16,11 +16,21 @@ STOP_WORDS = set(
 )
 
 
+# Irregular past forms of verbs that filings and questions put figures to, so "paid memberships" answers "paying
+# memberships" and "shares sold" answers "how many shares did it sell".
+_IRREGULAR = {"paid": "pay", "sold": "sell", "spent": "spend", "held": "hold", "bought": "buy", "built": "build",
+              "grew": "grow", "grown": "grow", "brought": "bring", "lent": "lend", "owed": "owe", "won": "win"}
+
+
 def stem(word: str) -> str:
     """A crude English stem, the same for a question word and a passage word: "companies" -> "company"."""
     w = word.lower().replace("’", "'")
     if w.endswith("'s"):
         w = w[:-2]
+    if w in _IRREGULAR:
+        return _IRREGULAR[w]
+    if w.endswith("ying") and len(w) == 6 and w[1] in "aeiou":
+        return w[:-3]  # "paying", "buying": a three-letter verb in -y keeps its stem
     if len(w) <= 3 or w[0].isdigit():
         return w
     if (w.endswith("eries") and len(w) >= 9) or (w.endswith("ery") and len(w) >= 7):
@@ -45,10 +55,17 @@ def stem(word: str) -> str:
 TOKEN_RE = re.compile(r"\d[\d,]*(?:\.\d+)?|[a-z][a-z&'’-]*[a-z]|[a-z]", re.IGNORECASE)
 
 
+# "U.S." is how filings abbreviate the country a question may spell out (and the other way round): both read as
+# "united states", so a table headed "U.S. Retail Stores" answers "stores in the United States".
+_US = re.compile(r"\bU\.S\.(?:A\.)?(?![A-Za-z])")
+# "Non-U.S." is the rest of the world, which filings also call "international": it must not read as the U.S.
+_NON_US = re.compile(r"\bnon-U\.S\.(?:A\.)?(?![A-Za-z])", re.I)
+
+
 def tokens(text: str) -> list[str]:
     """The stems of the text's words (no stop words) and its numbers without thousands separators."""
     out = []
-    for t in TOKEN_RE.findall(text or ""):
+    for t in TOKEN_RE.findall(_US.sub(" united states ", _NON_US.sub(" international ", text or ""))):
         if t[0].isdigit():
             out.append(t.replace(",", "").rstrip("."))
             continue

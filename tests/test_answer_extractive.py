@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from rag.answer import Citation, answer, extractive_answer
+from rag.answer.quotable import quotable_units
 from rag.question import Catalog, plan_question
 from rag.schema import QuestionPlan
 from rag.words import stem, tokens
@@ -296,3 +297,49 @@ def test_the_sentence_that_gives_the_count_asked_is_quoted_first():
     text = extractive_answer(question, sources, plan_question(question, catalog))[0]
     first = next(ln for ln in text.splitlines() if ln.startswith("- "))
     assert "36,000 employees" in first
+
+
+# A properties table of store counts as filings print them: a title in the header's first cell over one column
+# ("Number"), a total pushed one cell in, and the same table for the rest of the world.
+_STORES = ("U.S. RETAIL STORES | NUMBER\nFactory stores | 213\nIn-line stores | 85\nTOTAL | 376\n\n"
+           "NON-U.S. RETAIL STORES | NUMBER\nFactory stores | 600\nIn-line stores | 58\nTOTAL | 658\n\n"
+           "Region | Stores | Region | Stores\nOhio | 9 | Utah | 4\n| Total | 13")
+
+
+def test_a_count_table_is_read_under_its_title():
+    units = quotable_units(Citation(number=1, text=_STORES, ticker="CCC", company="Gamma Retail Inc."))
+    rows = [u for u in units if u.kind == "row"]
+    assert [u.text for u in rows][:3] == ["Factory stores | 213", "In-line stores | 85", "TOTAL | 376"]
+    assert rows[2].title == "U.S. RETAIL STORES" and rows[5].title == "NON-U.S. RETAIL STORES"
+    assert rows[-1].text == "Total | 13"  # the label set one cell in is still the label
+    # "United States" in the question is the "U.S." of the title; "non-U.S." is not.
+    text = _one_company("How many retail stores does Gamma Retail have in the United States?", _STORES)
+    first = next(ln for ln in text.splitlines() if ln.startswith("- "))
+    assert first.startswith("- `TOTAL | 376` (table: U.S. RETAIL STORES; columns: NUMBER)")
+
+
+def test_a_glossary_or_a_unit_note_is_not_a_table_header_or_row():
+    glossary = "Term | Meaning\nSRS | SRS Distribution Inc.\nSEC | Securities and Exchange Commission of 1934"
+    units = quotable_units(Citation(number=1, text=glossary, ticker="CCC"))
+    assert all(not u.header for u in units)
+    noted = "| (in thousands, except per membership)\nMembers at end of period | 89,625 | 80,128"
+    units = quotable_units(Citation(number=1, text=noted, ticker="CCC"))
+    assert [u.text for u in units] == ["Members at end of period | 89,625 | 80,128"] and units[0].note == "in thousands"
+
+
+def test_a_count_question_prefers_a_row_of_counts_to_a_row_of_dollars():
+    catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2024}])
+    tables = ["Region A | 2024 | 2023\nAverage monthly revenue per paying member | $17.20 | $16.28",
+              "Region A | 2024 | 2023\nPaid members at end of period | 89,625 | 80,128"]
+    sources = [Citation(number=i + 1, text=t, ticker="CCC", company="Gamma Health Inc.", form="10-K", fiscal_year=2024)
+               for i, t in enumerate(tables)]
+    question = "How many paying members did Gamma Health have in 2024?"
+    text = extractive_answer(question, sources, plan_question(question, catalog))[0]
+    first = next(ln for ln in text.splitlines() if ln.startswith("- "))
+    assert "89,625" in first  # "paid" is the past of "paying"; a row of dollars is not a count
+
+
+def test_the_countrys_abbreviation_and_irregular_verbs_read_as_their_words():
+    assert tokens("U.S. retail stores") == tokens("United States retail stores")
+    assert "unit" not in tokens("non-U.S. sales") and tokens("non-U.S. sales") == tokens("international sales")
+    assert stem("paid") == stem("paying") == stem("pays") and stem("sold") == stem("selling")

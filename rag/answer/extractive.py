@@ -91,6 +91,8 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
                 score *= 1.3
             if counted and u.kind == "sentence" and _counts_named(u, counted, years):
                 score *= 1.5  # "how many stores": a sentence that gives a number of stores ("operated 2,347 stores")
+            if counted and u.kind == "row" and _amounts_only(u.text):
+                score *= 0.6  # "how many memberships": a row of dollars or percentages is not a count
             has_number = any(worth_checking(n) for n in parse_numbers(u.text))
             if numeric:
                 score *= (1.35 if u.kind == "row" else 1.15) if has_number else 0.6
@@ -102,6 +104,12 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
             u.score = score * (0.4 + 0.6 * u.coverage)
             units.append(u)
     return units
+
+
+def _amounts_only(row: str) -> bool:
+    """A table row whose figures are all money or percentages ("Revenue per membership | $17.20 | 6%")."""
+    figures = [n for cell in row.split("|")[1:] for n in parse_numbers(cell) if worth_checking(n)]
+    return bool(figures) and all(n.money or n.pct for n in figures)
 
 
 def _select_units(units: list[QuotableUnit], limit: int = 7, per_source: int = 3) -> list[QuotableUnit]:
@@ -158,6 +166,8 @@ def _render_unit(u: QuotableUnit) -> str:
         if u.group and not text.lower().startswith(u.group.lower()):
             context.append(f"under: {u.group}")
         if u.header:
+            if u.title:
+                context.append(f"table: {u.title}")
             lines = [" | ".join(c.strip() for c in h.split("|")[1:] if c.strip()) for h in u.header.splitlines()]
             context.append("columns: " + " / ".join(ln for ln in lines if ln))
         values = [c for c in u.text.split("|")[1:] if re.search(r"\d", c)]

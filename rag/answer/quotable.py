@@ -28,6 +28,15 @@ class QuotableUnit:
     coverage: float = 0.0  # share of the question's content terms in this unit
     following: str = ""  # the next sentence of the same paragraph (context for the best sentence)
 
+    @property
+    def title(self) -> str:
+        """A row's table title: its header's first cell when that names what the table holds ("U.S. RETAIL
+        STORES | NUMBER"); empty when it repeats the group heading, the unit note or the period columns."""
+        title = self.header.splitlines()[0].split("|")[0].strip() if self.header else ""
+        if title == self.group or len(title) > 60 or not re.search(r"[A-Za-z]{3}", title):
+            return ""
+        return "" if _UNIT_NOTE.search(title) or _YEARISH.search(title) else title
+
 
 _CHUNK_HEADER = re.compile(r"^[^|\n]{0,200}·[^|\n]{0,200}$")
 _YEARISH = re.compile(r"\b(?:19|20)\d\d\b|\bFY\s?\d{2,4}\b|\b(?:Q[1-4]|quarter|months|weeks|year)s?\b", re.I)
@@ -53,20 +62,28 @@ def _is_column_header(cells: list[str]) -> bool:
 
 
 def _is_title_header(cells: list[str], following: list[str]) -> bool:
-    """'Period | Total Number of Shares Purchased | ... | Dollar Value that May Yet Be Purchased': a line of
-    column titles in words that heads a table of amounts (the next table lines hold figures). Such a header
-    gives a row labelled only "Total" its meaning."""
+    """'Period | Total Number of Shares Purchased | ... | Dollar Value that May Yet Be Purchased', 'U.S. Retail
+    Stores | Number', 'U.S. | Stores | U.S. | Stores': a line of column titles in words that heads a table of
+    figures (the next table lines hold them). Such a header gives a row labelled only "Total" its meaning."""
     values = [c for c in cells[1:] if c]
-    if len(values) < 2 or any(len(c) > 160 or not re.search(r"[A-Za-z]{3}", c) for c in values):
+    if not values or any(len(c) > 160 or not re.search(r"[A-Za-z]", c) for c in values):
         return False
-    if _holds_amount(values):
+    if not any(re.search(r"[A-Za-z]{3}", c) for c in cells) or _holds_amount(values):
+        return False
+    # One column title ("Number") heads a list of counts only when it is short and the next line is a figure:
+    # a glossary's "Term | Meaning" lines are not headers.
+    single = len(values) == 1
+    if single and len(values[0].split()) > 3:
         return False
     for line in following:
         if "|" not in line:
-            if len(line.split()) <= 6:
+            if len(line.split()) <= 6 and not single:
                 continue  # a group heading between rows ("October 26—November 29, 2024")
             return False  # prose before any figure: not a table of amounts
-        if any(parse_numbers(c) for c in line.split("|")[1:]):
+        line_values = line.split("|")[1:]
+        if single:
+            return _holds_amount(line_values)
+        if any(parse_numbers(c) for c in line_values):
             return True
     return False
 
@@ -122,6 +139,10 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
             header_closed = True
             if not any(ch.isdigit() for ch in line) and not any(c for c in cells[1:]):
                 continue  # a title row with no values
+            if m and not any(re.search(r"\d", c) for c in cells):
+                continue  # "| (in thousands, except per membership)": the table's unit note, kept as its note
+            if not cells[0] and len(cells) > 2 and re.search(r"[A-Za-z]", cells[1]):
+                line = " | ".join(cells[1:])  # "| Total U.S. | 2,025": a label set one column in is still the label
             units.append(QuotableUnit(source, "row", line, pos, "\n".join(header_lines), note, group=group))
         else:
             header_closed = True
