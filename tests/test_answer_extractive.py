@@ -343,3 +343,19 @@ def test_the_countrys_abbreviation_and_irregular_verbs_read_as_their_words():
     assert tokens("U.S. retail stores") == tokens("United States retail stores")
     assert "unit" not in tokens("non-U.S. sales") and tokens("non-U.S. sales") == tokens("international sales")
     assert stem("paid") == stem("paying") == stem("pays") and stem("sold") == stem("selling")
+
+
+_MEMBERS = ("| As of December 31, | 2024 | 2023 | 2022 | (in thousands)\nRegion North\n"
+            "Paid members at end of period | 89,625 | 80,128 | 74,296\n"
+            "Average monthly revenue per paying member | $17.20 | $16.28 | $15.86")
+
+
+def test_a_count_from_a_table_in_thousands_is_stated_in_full_for_the_year_asked():
+    text = _one_company("How many paid members did Gamma Health have in Region North at the end of 2023?", _MEMBERS)
+    line = next(ln for ln in text.splitlines() if ln.startswith("Figure read from the table"))
+    assert "**80,128 thousand** (about 80.1 million) for 2023" in line and "under Region North [1]" in line
+    # No year asked: the filing's own year's column.
+    assert "**89,625 thousand**" in _one_company("How many paid members does Gamma Health have?", _MEMBERS)
+    # Money is not a count, and a year the table does not print gets no figure.
+    assert "Figure read from the table" not in _one_company("How much revenue per paying member in 2024?", _MEMBERS)
+    assert "Figure read from the table" not in _one_company("How many paid members did it have in 2019?", _MEMBERS)

@@ -315,6 +315,7 @@ def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, cont
 _SCOPE_WORD = re.compile(r"\b(?:in|of|across|at|over|among|within|throughout)\s*$", re.I)
 # A comma inside a date ("December 31, 2024") does not end a clause.
 _CLAUSE_COMMA = re.compile(r",(?!\s*(?:19|20)\d\d\b)")
+_LINK_WORD = re.compile(r"\b(?:and|or|while|but|compared\s+(?:to|with)|versus|than)\b", re.I)
 _CLAUSE_LINK = re.compile(r"[\s,;:]*(?:\b(?:and|or|while|but|compared\s+to|compared\s+with|versus|from))?[\s,;:]*$")
 
 
@@ -328,12 +329,14 @@ def _clause_quote(text: str, figure: WrittenNumber, figures: list[WrittenNumber]
     if semicolon >= 0:
         end = semicolon
     elif ahead:
-        commas = [m.start() for m in _CLAUSE_COMMA.finditer(text, figure.end, end)]
-        end = commas[-1] if commas else end
+        # The next clause starts at the last comma or linking word before its figure ("... stock and
+        # approximately 1.6 million beneficial owners").
+        links = [m.start() for m in _CLAUSE_COMMA.finditer(text, figure.end, end)] + [
+            m.start() for m in _LINK_WORD.finditer(text, figure.end, end)]
+        end = max(links) if links else end
     earlier = [n.end for n in figures if n.end <= figure.start]
     head = text[earlier[-1] if earlier else 0:figure.start]
-    cuts = [m.end() for m in re.finditer(r"[;.]|" + _CLAUSE_COMMA.pattern
-                                         + r"|\b(?:and|or|while|but|compared\s+(?:to|with)|versus|than)\b", head)]
+    cuts = [m.end() for m in re.finditer(r"[;.]|" + _CLAUSE_COMMA.pattern + "|" + _LINK_WORD.pattern, head, re.I)]
     words = (head[cuts[-1]:] if cuts else head).split()
     head = ("… " if len(words) > 3 else "") + " ".join(words[-3:])  # the clause's subject may run longer
     tail = _CLAUSE_LINK.sub("", " ".join(text[figure.start:end].split())).rstrip(".")
@@ -363,6 +366,46 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
         return None
     holding = [n for n in kept if {t for t in asked if is_covered(t, clause_words(n))} == in_sentence]
     return holding[0] if len(holding) == 1 else None
+
+
+_SCALE_NOTES = {"in thousands": ("thousand", 1e3), "in millions": ("million", 1e6), "in billions": ("billion", 1e9)}
+
+
+def _table_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None) -> str | None:
+    """A count asked (members, subscribers, stores) whose best match is a table row printed in thousands or
+    millions: the figure of the year asked (else the filing's own year) in full, beside the row as printed, so
+    "89,625" under "(in thousands)" is not read as 89,625 members. Said only when the row's label names what is
+    counted, its figures are counts (not dollars or percentages), and its header gives that year exactly one
+    column."""
+    if analysis is None or not analysis.counted or len(analysis.tickers) > 1 or not chosen:
+        return None
+    row = chosen[0]
+    if row.kind != "row" or row.note not in _SCALE_NOTES or _amounts_only(row.text):
+        return None
+    cells = [c.strip() for c in row.text.split("|")]
+    if not set(tokens(cells[0])) & set(tokens(" ".join(analysis.counted))):
+        return None
+    wanted = [str(y) for y in analysis.fiscal_years] or ([str(row.source.fiscal_year)] if row.source.fiscal_year
+                                                         else [])
+    if len(wanted) != 1:
+        return None
+    for line in row.header.splitlines():
+        years = [c.strip() for c in line.split("|")[1:] if _YEAR.fullmatch(c.strip())]
+        if years.count(wanted[0]) != 1:
+            continue
+        figures = [n for c in cells[1:] if (n := next(iter(parse_numbers(c)), None)) is not None]
+        column = years.index(wanted[0])
+        if len(figures) < len(years) or any(n.money or n.pct for n in figures[:len(years)]):
+            return None
+        figure = figures[column]
+        word, scale = _SCALE_NOTES[row.note]
+        full = figure.value * scale
+        about = f"{full / 1e9:,.1f} billion" if full >= 1e9 else f"{full / 1e6:,.1f} million" if full >= 1e6 else \
+            f"{full:,.0f}"
+        under = f", under {row.group}" if row.group else (f", table {row.title}" if row.title else "")
+        return (f"Figure read from the table: **{figure.raw} {word}** (about {about}) for {wanted[0]}: "
+                f"`{cells[0]}`{under} [{row.source.number}]. It is not tagged XBRL data: the row is quoted below.")
+    return None
 
 
 def _off_topic(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> bool:
@@ -437,6 +480,9 @@ def extractive_answer(
         best.text = f"{best.text} {best.following}"  # the sentence after the best one often says why or how
     if comparison:
         parts.append(comparison)
+    table_count = _table_count(chosen, analysis)
+    if table_count:
+        parts.append(table_count)
     for number in order:
         group = sorted((u for u in chosen if u.source.number == number), key=lambda u: u.pos)
         head = f"**[{number}] {group[0].source.label()}**"
