@@ -615,7 +615,9 @@ def _year_of_company(norm: str, tickers: list[str], years: list[int], catalog: C
     marks = []
     for name, t in catalog.word_aliases.items():
         if t in tickers:
-            marks += [(m.start(), "c", t) for m in re.finditer(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", norm)]
+            # A name's words may be joined by a hyphen in the question ("Coca-Cola") and a space in the catalog.
+            words = r"[\s-]+".join(re.escape(w) for w in name.split())
+            marks += [(m.start(), "c", t) for m in re.finditer(r"(?<![\w-])" + words + r"(?![\w-])", norm)]
     for start, end, _iso in dates_named(norm):
         marks.append((start, "y", fiscal_years_named(norm[start:end], catalog.filings)[0]))
     date_spans = [(s, e) for s, e, _ in dates_named(norm)]

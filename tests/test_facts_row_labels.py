@@ -54,3 +54,21 @@ def test_the_labels_a_question_spells_out_in_full():
     found = spelled_out_labels("What were Acme's net earnings over its sales to customers in 2024?", [view], {"acme"})
     assert sorted(map(sorted, found)) == sorted(map(sorted, [set(tokens("Sales to customers")),
                                                              set(tokens("Net earnings"))]))
+
+
+def test_a_label_that_joins_two_things_is_asked_by_either_one():
+    # Filings tag marketing and advertising as one line; a question about either names it.
+    line = _fact("us-gaap:MarketingAndAdvertisingExpense", 4_689e6, "Marketing and advertising expense", "note-1")
+    assert _asked("What was Acme's advertising expense in 2024?", line) == ["us-gaap:MarketingAndAdvertisingExpense"]
+    assert _asked("What was Acme's marketing expense in 2024?", line) == ["us-gaap:MarketingAndAdvertisingExpense"]
+    # What a company spends is printed as an expense.
+    assert _asked("How much did Acme spend on advertising in 2024?", line) == [
+        "us-gaap:MarketingAndAdvertisingExpense"]
+    # One word of the label named, and no more, is not the label.
+    assert _asked("How much advertising did Acme run in 2024?", line) == []
+    # A spelled-out label still beats the one named in part.
+    ads = _fact("us-gaap:AdvertisingExpense", 900e6, "Advertising expense", "note-2")
+    assert _asked("What was Acme's advertising expense in 2024?", line, ads) == ["us-gaap:AdvertisingExpense"]
+    # "Spend" names an expense, not every line of costs and expenses.
+    total = _fact("us-gaap:CostsAndExpenses", 95_000e6, "Costs and expenses", "income-statement")
+    assert _asked("How much did Acme spend buying back shares in 2024?", total) == []

@@ -223,3 +223,12 @@ def test_a_count_question_names_what_it_counts(catalog):
     for question in ("What was Apple's headcount in 2024?", "Which has the bigger workforce, Apple or Tesla, and by roughly how many people?",
                      "What was the size of Apple's workforce in 2024?", "How many people work at Tesla?"):
         assert plan_question(question, catalog).counted == HEADCOUNT_NOUNS, question
+
+
+def test_each_company_gets_the_year_named_after_it_even_when_its_name_is_hyphenated():
+    catalog = Catalog.build([{"ticker": "KO", "company": "COCA COLA CO", "form": "10-K", "fiscal_year": 2024},
+                             {"ticker": "PG", "company": "PROCTER & GAMBLE CO", "form": "10-K", "fiscal_year": 2025},
+                             {"ticker": "PG", "company": "PROCTER & GAMBLE CO", "form": "10-K", "fiscal_year": 2024}])
+    plan = plan_question("Who spent more on advertising, Procter & Gamble in fiscal 2025 or Coca-Cola in 2024?",
+                         catalog)
+    assert plan.year_of_company == {"PG": 2025, "KO": 2024}

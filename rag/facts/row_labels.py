@@ -19,6 +19,12 @@ from .views import FilingView, concept_words
 _ASKS_FIGURE = re.compile(r"\b(?:how\s+much|how\s+many|what\s+(?:was|were|is|are)|amount|value|figure)\b|\$", re.I)
 # A label of one word ("Dividends", "Total") is too common across statements to name one figure.
 _MIN_LABEL_WORDS = 2
+# "How much did it spend on advertising": what a company spends is printed as an expense or a cost.
+_SPENDING = re.compile(r"\bsp(?:end|ends|ent|ending)\b", re.I)
+_SPENDING_WORDS = set(tokens("expense expenses cost costs"))
+# The two words an "and" joins in a label ("Marketing and advertising expense", "Selling, general and
+# administrative"): a question may name the figure by one of them.
+_CONJUNCTS = re.compile(r"([A-Za-z][\w-]*),?\s+and\s+([A-Za-z][\w-]*)")
 
 
 def _label_forms(rows, label: str) -> set[str]:
@@ -43,8 +49,8 @@ def labelled_mentions(question: str, views: Iterable[FilingView], company_words:
     words the statement prints. Elsewhere the concept must agree with the question (see _concept_agrees)."""
     if not _ASKS_FIGURE.search(question or ""):
         return []
-    asked = set(tokens(question)) - company_words
-    best: dict[str, tuple[int, str, bool, bool]] = {}  # concept -> (label words, label, instant, on a statement)
+    asked = _asked_words(question, company_words)
+    best: dict[str, tuple[float, str, bool, bool]] = {}  # concept -> (label words, label, instant, on a statement)
     for concept, group, form, words in _spelled_out(views, asked, with_concept_label=True):
         agrees = _concept_agrees(concept, asked)
         # Looked up only for a label the question spells out: a chunk lookup per fact would cost more than the
@@ -52,8 +58,10 @@ def labelled_mentions(question: str, views: Iterable[FilingView], company_words:
         stated = any((r.row_label or "").strip() == form and on_statement(r) for r in group.rows)
         if not (agrees or stated):
             continue
-        if (len(words), stated) > best.get(concept, (0, "", False, False))[::3]:
-            best[concept] = (len(words), form, group.instant, stated)
+        # A label named in full outranks one of as many words named in part (one of its joined words left out).
+        named = len(words) if words == set(tokens(form)) else len(words) - 0.5
+        if (named, stated) > best.get(concept, (0, "", False, False))[::3]:
+            best[concept] = (named, form, group.instant, stated)
     if not best:
         return []
     top = max(n for n, _, _, _ in best.values())
@@ -73,16 +81,38 @@ def spelled_out_labels(question: str, views: Iterable[FilingView], company_words
     full: "Sales to customers", "Proceeds from maturities of marketable securities". A word of the question that
     sits in one of them is part of a figure's name, whatever else the word can mean."""
     out: list[set[str]] = []
-    for _concept, _group, _form, words in _spelled_out(views, set(tokens(question)) - company_words):
+    for _concept, _group, _form, words in _spelled_out(views, _asked_words(question, company_words)):
         if words not in out:
             out.append(words)
     return out
 
 
+def _asked_words(question: str, company_words: set[str]) -> set[str]:
+    asked = set(tokens(question)) - company_words
+    return asked | _SPENDING_WORDS if _SPENDING.search(question or "") else asked
+
+
+def _named_words(form: str, asked: set[str]) -> set[str] | None:
+    """The words of a label that the question names: all of them, or all but one of two words an "and" joins
+    ("advertising expense" names "Marketing and advertising expense", which the filing prints as one line); None
+    when it names fewer, or fewer than two."""
+    words = set(tokens(form))
+    if not words - _SPENDING_WORDS:
+        return None  # "Costs and expenses": what is spent on is what the question names, not the spending itself
+    if words <= asked:
+        return words if len(words) >= _MIN_LABEL_WORDS else None
+    for m in _CONJUNCTS.finditer(form):
+        for dropped in (m.group(1), m.group(2)):
+            rest = words - set(tokens(dropped))
+            if len(rest) >= _MIN_LABEL_WORDS and rest <= asked and len(rest) == len(words) - 1:
+                return rest
+    return None
+
+
 def _spelled_out(views: Iterable[FilingView], asked: set[str], with_concept_label: bool = False):
-    """(concept, group, label, its words) for each consolidated figure's label of two words or more, all of whose
-    words are `asked`: its printed row labels, and with_concept_label the concept's own label where the concept
-    agrees with the question."""
+    """(concept, group, label, the words the question names) for each consolidated figure's label of two words or
+    more that the question names (see _named_words): its printed row labels, and with_concept_label the concept's
+    own label where the concept agrees with the question."""
     for view in views:
         for concept, groups in view.by_concept.items():
             concept_label = with_concept_label and _concept_agrees(concept, asked)
@@ -90,6 +120,6 @@ def _spelled_out(views: Iterable[FilingView], asked: set[str], with_concept_labe
                 if group.dims or group.best.value is None:
                     continue
                 for form in _label_forms(group.rows, (group.best.label or "") if concept_label else ""):
-                    words = set(tokens(form))
-                    if len(words) >= _MIN_LABEL_WORDS and words <= asked:
+                    words = _named_words(form, asked)
+                    if words is not None:
                         yield concept, group, form, words
