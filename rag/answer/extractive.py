@@ -316,7 +316,8 @@ _SCOPE_WORD = re.compile(r"\b(?:in|of|across|at|over|among|within|throughout)\s*
 # A comma inside a date ("December 31, 2024") does not end a clause.
 _CLAUSE_COMMA = re.compile(r",(?!\s*(?:19|20)\d\d\b)")
 _LINK_WORD = re.compile(r"\b(?:and|or|while|but|compared\s+(?:to|with)|versus|than)\b", re.I)
-_CLAUSE_LINK = re.compile(r"[\s,;:]*(?:\b(?:and|or|while|but|compared\s+to|compared\s+with|versus|from))?[\s,;:]*$")
+# What a clause cut short at the next one ends with: the word linking them ("... and", "... compared to").
+_CLAUSE_LINK = re.compile(r"[\s,;:]*(?:" + _LINK_WORD.pattern + r"|\bfrom\b)?[\s,;:]*$", re.I)
 
 
 def _clause_quote(text: str, figure: WrittenNumber, figures: list[WrittenNumber]) -> str:

@@ -88,6 +88,8 @@ def spelled_out_labels(question: str, views: Iterable[FilingView], company_words
 
 
 def _asked_words(question: str, company_words: set[str]) -> set[str]:
+    """The question's words that may name a label: not the company's name; "spend" adds what spending is printed
+    as (an expense, a cost)."""
     asked = set(tokens(question)) - company_words
     return asked | _SPENDING_WORDS if _SPENDING.search(question or "") else asked
 
