@@ -57,7 +57,7 @@ TOKEN_RE = re.compile(r"\d[\d,]*(?:\.\d+)?|[a-z][a-z&'’-]*[a-z]|[a-z]", re.IGN
 
 # "U.S." is how filings abbreviate the country a question may spell out (and the other way round): both read as
 # "united states", so a table headed "U.S. Retail Stores" answers "stores in the United States".
-_US = re.compile(r"\bU\.S\.(?:A\.)?(?![A-Za-z])")
+_US = re.compile(r"\bU\.S\.(?:A\.)?(?![A-Za-z])", re.I)
 # "Non-U.S." is the rest of the world, which filings also call "international": it must not read as the U.S.
 _NON_US = re.compile(r"\bnon-U\.S\.(?:A\.)?(?![A-Za-z])", re.I)
 
@@ -65,7 +65,10 @@ _NON_US = re.compile(r"\bnon-U\.S\.(?:A\.)?(?![A-Za-z])", re.I)
 def tokens(text: str) -> list[str]:
     """The stems of the text's words (no stop words) and its numbers without thousands separators."""
     out = []
-    for t in TOKEN_RE.findall(_US.sub(" united states ", _NON_US.sub(" international ", text or ""))):
+    text = text or ""
+    if "U.S" in text or "u.s" in text:  # a substring test first: tokens() runs over every label a question reads
+        text = _US.sub(" united states ", _NON_US.sub(" international ", text))
+    for t in TOKEN_RE.findall(text):
         if t[0].isdigit():
             out.append(t.replace(",", "").rstrip("."))
             continue

@@ -340,7 +340,7 @@ def test_a_count_question_prefers_a_row_of_counts_to_a_row_of_dollars():
 
 
 def test_the_countrys_abbreviation_and_irregular_verbs_read_as_their_words():
-    assert tokens("U.S. retail stores") == tokens("United States retail stores")
+    assert tokens("U.S. retail stores") == tokens("United States retail stores") == tokens("u.s. retail stores")
     assert "unit" not in tokens("non-U.S. sales") and tokens("non-U.S. sales") == tokens("international sales")
     assert stem("paid") == stem("paying") == stem("pays") and stem("sold") == stem("selling")
 

@@ -103,6 +103,8 @@ def _named_words(form: str, asked: set[str]) -> set[str] | None:
         return None  # "Costs and expenses": what is spent on is what the question names, not the spending itself
     if words <= asked:
         return words if len(words) >= _MIN_LABEL_WORDS else None
+    if len(words - asked) != 1 or " and " not in form.lower():
+        return None  # checked first: this runs for every label of every filing asked about
     for m in _CONJUNCTS.finditer(form):
         for dropped in (m.group(1), m.group(2)):
             rest = words - set(tokens(dropped))
