@@ -249,11 +249,16 @@ _STAFF = ("As of the end of fiscal year 2024, we had approximately 36,000 employ
           "engaged in research and development.")
 
 
-def _one_company(question: str, text: str) -> str:
+def _one_company(question: str, *texts: str) -> str:
+    """The extractive answer over passages of one company's FY2024 10-K, numbered in order."""
     catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2024}])
-    sources = [Citation(number=1, text=text, ticker="CCC", company="Gamma Health Inc.", form="10-K",
-                        fiscal_year=2024)]
+    sources = [Citation(number=i + 1, text=text, ticker="CCC", company="Gamma Health Inc.", form="10-K",
+                        fiscal_year=2024) for i, text in enumerate(texts)]
     return extractive_answer(question, sources, plan_question(question, catalog))[0]
+
+
+def _first_quote(answer_text: str) -> str:
+    return next(ln for ln in answer_text.splitlines() if ln.startswith("- "))
 
 
 def test_a_count_stated_for_two_dates_answers_with_the_year_asked():
@@ -287,16 +292,11 @@ def test_a_count_whose_scope_the_sentence_never_names_is_quoted_whole():
 def test_the_sentence_that_gives_the_count_asked_is_quoted_first():
     # "How many employees": the sentence where a figure counts employees leads, ahead of sentences that share only a
     # rarer synonym ("workforce") with the question and state shares, not counts.
-    catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2024}])
-    texts = ["Our workforce is 82% technical and 51% hold advanced degrees. Our workforce grew.",
-             "As of the end of fiscal year 2024, we had approximately 36,000 employees. Our employees matter.",
-             "Employees may join our stock purchase plan. We value employees."]
-    sources = [Citation(number=i + 1, text=t, ticker="CCC", company="Gamma Health Inc.", form="10-K", fiscal_year=2024)
-               for i, t in enumerate(texts)]
-    question = "How many employees does Gamma Health have?"
-    text = extractive_answer(question, sources, plan_question(question, catalog))[0]
-    first = next(ln for ln in text.splitlines() if ln.startswith("- "))
-    assert "36,000 employees" in first
+    text = _one_company("How many employees does Gamma Health have?",
+                        "Our workforce is 82% technical and 51% hold advanced degrees. Our workforce grew.",
+                        "As of the end of fiscal year 2024, we had approximately 36,000 employees. Our employees matter.",
+                        "Employees may join our stock purchase plan. We value employees.")
+    assert "36,000 employees" in _first_quote(text)
 
 
 # A properties table of store counts as filings print them: a title in the header's first cell over one column
@@ -314,8 +314,7 @@ def test_a_count_table_is_read_under_its_title():
     assert rows[-1].text == "Total | 13"  # the label set one cell in is still the label
     # "United States" in the question is the "U.S." of the title; "non-U.S." is not.
     text = _one_company("How many retail stores does Gamma Retail have in the United States?", _STORES)
-    first = next(ln for ln in text.splitlines() if ln.startswith("- "))
-    assert first.startswith("- `TOTAL | 376` (table: U.S. RETAIL STORES; columns: NUMBER)")
+    assert _first_quote(text).startswith("- `TOTAL | 376` (table: U.S. RETAIL STORES; columns: NUMBER)")
 
 
 def test_a_glossary_or_a_unit_note_is_not_a_table_header_or_row():
@@ -328,15 +327,10 @@ def test_a_glossary_or_a_unit_note_is_not_a_table_header_or_row():
 
 
 def test_a_count_question_prefers_a_row_of_counts_to_a_row_of_dollars():
-    catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2024}])
-    tables = ["Region A | 2024 | 2023\nAverage monthly revenue per paying member | $17.20 | $16.28",
-              "Region A | 2024 | 2023\nPaid members at end of period | 89,625 | 80,128"]
-    sources = [Citation(number=i + 1, text=t, ticker="CCC", company="Gamma Health Inc.", form="10-K", fiscal_year=2024)
-               for i, t in enumerate(tables)]
-    question = "How many paying members did Gamma Health have in 2024?"
-    text = extractive_answer(question, sources, plan_question(question, catalog))[0]
-    first = next(ln for ln in text.splitlines() if ln.startswith("- "))
-    assert "89,625" in first  # "paid" is the past of "paying"; a row of dollars is not a count
+    text = _one_company("How many paying members did Gamma Health have in 2024?",
+                        "Region A | 2024 | 2023\nAverage monthly revenue per paying member | $17.20 | $16.28",
+                        "Region A | 2024 | 2023\nPaid members at end of period | 89,625 | 80,128")
+    assert "89,625" in _first_quote(text)  # "paid" is the past of "paying"; a row of dollars is not a count
 
 
 def test_the_countrys_abbreviation_and_irregular_verbs_read_as_their_words():

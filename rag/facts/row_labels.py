@@ -77,9 +77,9 @@ def labelled_mentions(question: str, views: Iterable[FilingView], company_words:
 
 
 def spelled_out_labels(question: str, views: Iterable[FilingView], company_words: set[str] = frozenset()) -> list[set[str]]:
-    """The words of every consolidated figure's printed label (two words or more) that the question spells out in
-    full: "Sales to customers", "Proceeds from maturities of marketable securities". A word of the question that
-    sits in one of them is part of a figure's name, whatever else the word can mean."""
+    """The words the question names of every consolidated figure's printed label of two words or more (see
+    _named_words): "Sales to customers", "Proceeds from maturities of marketable securities". A word of the question
+    that sits in one of them is part of a figure's name, whatever else the word can mean."""
     out: list[set[str]] = []
     for _concept, _group, _form, words in _spelled_out(views, _asked_words(question, company_words)):
         if words not in out:
