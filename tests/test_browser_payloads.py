@@ -95,6 +95,16 @@ def _button(scope, label: str):
     return scope.locator("button").filter(has_text=re.compile(re.escape(label) + r"$")).first
 
 
+def _open_tab(page, name: str, timeout: float = 30.0) -> None:
+    """Click the tab whose label holds `name`, once the rerun that drew it has replaced the previous run's tabs (for a
+    moment after a rerun both are in the page, and a click could land on the stale one)."""
+    tabs = page.get_by_role("tab", name=re.compile(re.escape(name)))
+    deadline = time.monotonic() + timeout
+    while tabs.count() != 1 and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    tabs.click()
+
+
 def test_filing_payloads_stay_text_and_call_no_server(payload_index, tmp_path):
     started = time.monotonic()
     env = {**payload_index, "RAG_LLM_MODEL": "test-model:latest", "SEC_USER_AGENT": ""}
@@ -151,17 +161,17 @@ def test_filing_payloads_stay_text_and_call_no_server(payload_index, tmp_path):
             seen.check(page, "library reader")
             reader = _text(main)
             assert "<script>alert(1)</script>" in reader and ":red[BODY]" in reader and "![b](http" in reader
-            page.get_by_role("tab", name=re.compile("Manage")).click()
+            _open_tab(page, "Manage")
             _button(main, "Re-index").click()
             notice = main.locator('[data-testid="stAlert"]').filter(has_text="Re-indexed")
             notice.first.wait_for(timeout=90_000)
             seen.check(page, "re-index notice")
             assert ":red[RED]" in _text(notice.first) and "![T](HTTP:" in _text(notice.first)
 
-            page.get_by_role("tab", name=re.compile("Manage")).click()
+            _open_tab(page, "Manage")
             _button(main, "Remove…").click()
             wait_idle(page)
-            page.get_by_role("tab", name=re.compile("Manage")).click()  # the rerun showed the first tab again
+            _open_tab(page, "Manage")  # the rerun showed the first tab again
             warning = main.locator('[data-testid="stAlert"]').filter(has_text="from the index?")
             warning.first.wait_for()
             seen.check(page, "remove question")
