@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from rag.answer import Citation, answer, extractive_answer
-from rag.answer.quotable import quotable_units
+from rag.answer.quotable import column_heads, quotable_units
 from rag.question import Catalog, plan_question
 from rag.schema import QuestionPlan
 from rag.words import stem, tokens
@@ -353,3 +353,16 @@ def test_a_count_from_a_table_in_thousands_is_stated_in_full_for_the_year_asked(
     # Money is not a count, and a year the table does not print gets no figure.
     assert "Figure read from the table" not in _one_company("How much revenue per paying member in 2024?", _MEMBERS)
     assert "Figure read from the table" not in _one_company("How many paid members did it have in 2019?", _MEMBERS)
+
+
+def test_a_year_line_under_a_label_cell_spanning_two_header_rows_keeps_its_first_year():
+    # The label column's heading spans both header rows, so the year line starts with a year: each figure is
+    # read under its own year, not the next column's.
+    table = ("| (in thousands)\nSelected data: | Fiscal | Fiscal\n2024 | 2023\n"
+             "Members at end of period | 91,000 | 85,000")
+    text = _one_company("How many members did Gamma Health have at the end of 2024?", table)
+    assert "**91,000 thousand** (about 91.0 million) for 2024" in text
+    assert "columns: Fiscal | Fiscal / 2024 | 2023" in text
+    # The label column's own heading is still not read as a column.
+    heads = [column_heads(line) for line in ["Year Ended December 31, | 2024 | 2023", "2024 | 2023", "FY2024 | FY2023"]]
+    assert heads == [["2024", "2023"], ["2024", "2023"], ["FY2024", "FY2023"]]

@@ -9,7 +9,7 @@ import re
 
 from ..schema import Citation, QuestionPlan
 from .figures import WrittenNumber, answer_figures, parse_numbers, worth_checking
-from .quotable import QuotableUnit, quotable_units
+from .quotable import QuotableUnit, column_heads, quotable_units
 from .terms import (
     GENERIC_TERMS,
     content_terms,
@@ -168,7 +168,7 @@ def _render_unit(u: QuotableUnit) -> str:
         if u.header:
             if u.title:
                 context.append(f"table: {u.title}")
-            lines = [" | ".join(c.strip() for c in h.split("|")[1:] if c.strip()) for h in u.header.splitlines()]
+            lines = [" | ".join(c for c in column_heads(h) if c) for h in u.header.splitlines()]
             context.append("columns: " + " / ".join(ln for ln in lines if ln))
         values = [c for c in u.text.split("|")[1:] if re.search(r"\d", c)]
         if u.note and not (values and all("%" in c for c in values)):
@@ -391,7 +391,7 @@ def _table_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None) -> s
     if len(wanted) != 1:
         return None
     for line in row.header.splitlines():
-        years = [c.strip() for c in line.split("|")[1:] if _YEAR.fullmatch(c.strip())]
+        years = [c for c in column_heads(line) if _YEAR.fullmatch(c)]
         if years.count(wanted[0]) != 1:
             continue
         figures = [n for c in cells[1:] if (n := next(iter(parse_numbers(c)), None)) is not None]

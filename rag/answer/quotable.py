@@ -47,6 +47,19 @@ _UNIT_NOTE = re.compile(
 )
 
 
+# A header line's first cell when it is a period itself, not the label column's heading.
+_PERIOD_HEAD = re.compile(r"(?:fiscal\s+|fy\s?)?(?:19|20)\d\d", re.I)
+
+
+def column_heads(header_line: str) -> list[str]:
+    """A header line's column heads, in the order of a row's value cells. Its first cell heads the label column
+    ("Year Ended December 31,", "(Dollars in millions)") and is left out, unless it is a period: when the label
+    cell spans two header rows, the year line starts with its first year ("2024 | 2023 | 2022"), and dropping
+    that year would give each figure the next column's year."""
+    cells = [c.strip() for c in header_line.split("|")]
+    return cells if _PERIOD_HEAD.fullmatch(cells[0]) else cells[1:]
+
+
 def _holds_amount(values: list[str]) -> bool:
     """A figure among the cells: a number that is neither a year nor a small footnote mark like '(1)'."""
     return any(not (1900 <= n.value <= 2100 and n.ulp == 1.0) and n.value >= 32
