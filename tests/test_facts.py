@@ -550,6 +550,7 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     ("What did Acme pay out to shareholders in dividends in 2024?", "dividends_paid"),
     ("How much did Acme put into capital spending in fiscal 2024?", "capex"),
     ("How big was Acme's balance sheet at the end of 2024?", "total_assets"),
+    ("What was Acme's tax bill in fiscal 2024?", "income_tax"),
     ("How much cash did Acme's operations bring in during 2024?", "operating_cash_flow"),
     # A cash-flow section by its name, the cash around it: never the cash balance.
     ("How much cash did Acme's operating activities bring in during 2024?", "operating_cash_flow"),

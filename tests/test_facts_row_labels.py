@@ -64,6 +64,12 @@ def test_a_label_that_joins_two_things_is_asked_by_either_one():
     # What a company spends is printed as an expense.
     assert _asked("How much did Acme spend on advertising in 2024?", line) == [
         "us-gaap:MarketingAndAdvertisingExpense"]
+    # So is what it pays, asked as its bill or outlay.
+    costs = _fact("us-gaap:BenefitsLossesAndExpenses", 264_185e6, "Medical costs", "income-statement")
+    assert _asked("What was Acme's bill for its members' medical care in 2024?", costs) == [
+        "us-gaap:BenefitsLossesAndExpenses"]
+    assert _asked("What was Acme's outlay on advertising in 2024?", line) == ["us-gaap:MarketingAndAdvertisingExpense"]
+    assert _asked("How many billing days did Acme's members use in 2024?", costs) == []
     # One word of the label named, and no more, is not the label.
     assert _asked("How much advertising did Acme run in 2024?", line) == []
     # A spelled-out label still beats the one named in part.

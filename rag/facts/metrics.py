@@ -88,7 +88,7 @@ METRICS: list[Metric] = [
        negative="a loss before income taxes of {}"),
     _m("income_tax", "Income tax expense",
        [r"(?:provision\s+for|benefit\s+from)\s+income\s+taxes", r"income\s+tax(?:es)?(?:\s+expense|\s+provision)?",
-        r"tax\s+expense"],
+        r"tax\s+(?:expense|bill)"],
        [_G + "IncomeTaxExpenseBenefit"]),
     _m("effective_tax_rate", "Effective tax rate", [r"effective\s+(?:income\s+)?tax\s+rate"],
        [_G + "EffectiveIncomeTaxRateContinuingOperations"], kind="pure",

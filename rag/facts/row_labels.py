@@ -19,8 +19,9 @@ from .views import FilingView, concept_words
 _ASKS_FIGURE = re.compile(r"\b(?:how\s+much|how\s+many|what\s+(?:was|were|is|are)|amount|value|figure)\b|\$", re.I)
 # A label of one word ("Dividends", "Total") is too common across statements to name one figure.
 _MIN_LABEL_WORDS = 2
-# "How much did it spend on advertising": what a company spends is printed as an expense or a cost.
-_SPENDING = re.compile(r"\bsp(?:end|ends|ent|ending)\b", re.I)
+# "How much did it spend on advertising", "its bill for medical care": what a company spends or pays is printed as
+# an expense or a cost.
+_SPENDING = re.compile(r"\bsp(?:end|ends|ent|ending)\b|\bbills?\b|\boutlays?\b", re.I)
 _SPENDING_WORDS = set(tokens("expense expenses cost costs"))
 # The two words an "and" joins in a label ("Marketing and advertising expense", "Selling, general and
 # administrative"): a question may name the figure by one of them.
