@@ -116,7 +116,8 @@ class QuestionPlan:
     # passages are searched by them as well as by the question.
     topic_words: list[str] = field(default_factory=list)
     # Where each detection sits in the question: (start, end, dimension, value), dimension one of "ticker",
-    # "fiscal_year", "form", "period" (its value None: `periods` holds what was read). Not part of the label.
+    # "fiscal_year", "form", "period" (its value None: `periods` holds what was read), "excluded" (the whole
+    # phrase, "not counting cash"; its value the words ruled out). Not part of the label.
     spans: list[tuple[int, int, str, object]] = field(default_factory=list, repr=False)
     # Fiscal periods asked for ("Q2 FY2025", "first half", "three months ended June 28, 2025"), in question order.
     periods: list[PeriodAsk] = field(default_factory=list)
@@ -147,6 +148,9 @@ class QuestionPlan:
     # "How many employees / holders of record": the words after "how many" up to the question's verb; empty when
     # the question counts nothing, or counts money ("how many dollars").
     counted: list[str] = field(default_factory=list)
+    # What the question rules out of what it asks, in its own words ("not counting cash": "cash"; "excluding the
+    # impact of foreign currency": "impact of foreign currency"): a passage about that alone is not the answer.
+    excluded: list[str] = field(default_factory=list)
 
     @property
     def narrative(self) -> bool:

@@ -366,3 +366,26 @@ def test_a_year_line_under_a_label_cell_spanning_two_header_rows_keeps_its_first
     # The label column's own heading is still not read as a column.
     heads = [column_heads(line) for line in ["Year Ended December 31, | 2024 | 2023", "2024 | 2023", "FY2024 | FY2023"]]
     assert heads == [["2024", "2023"], ["2024", "2023"], ["FY2024", "FY2023"]]
+
+
+# Key-metrics tables as card networks print them, one passage each: growth rates, the volumes, the cash part.
+_HEAD = "| Twelve Months Ended June 30, | 2024 | 2023 | (in billions)\n"
+_VOLUMES = (_HEAD + "Payments volume growth | 9% | 11%", _HEAD + "Nominal payments volume | $12,984 | $12,087",
+            _HEAD + "Cash volume | 2,496 | 2,454")
+
+
+def test_what_the_question_rules_out_and_growth_rates_do_not_answer_an_amount():
+    # "Not counting cash": the cash row is what was left out; "how much volume": a growth rate is not the amount.
+    text = _one_company("Not counting cash, how much payments volume did Gamma Health process in 2024?", *_VOLUMES)
+    assert "Nominal payments volume" in _first_quote(text)
+    assert "'counting'" not in text  # the exclusion phrase is not a word the passages must hold
+    # Asked for the cash part, the cash row; asked for the growth, the growth row.
+    assert "Cash volume" in _first_quote(_one_company("How much cash volume did Gamma Health process in 2024?",
+                                                      *_VOLUMES))
+    assert "growth" in _first_quote(_one_company("How much did Gamma Health's payments volume grow in 2024?",
+                                                 *_VOLUMES))
+    # A passage that leaves the same thing out itself is the figure asked for, not the part left out.
+    prose = ("Net revenue grew 10% on a constant-currency basis, excluding currency effects. "
+             "Currency effects reduced net revenue by $300 million.")
+    text = _one_company("How much did Gamma Health's net revenue grow excluding currency effects?", prose)
+    assert "constant-currency" in _first_quote(text)

@@ -232,3 +232,16 @@ def test_each_company_gets_the_year_named_after_it_even_when_its_name_is_hyphena
     plan = plan_question("Who spent more on advertising, Procter & Gamble in fiscal 2025 or Coca-Cola in 2024?",
                          catalog)
     assert plan.year_of_company == {"PG": 2025, "KO": 2024}
+
+
+def test_what_a_question_rules_out_is_read_with_the_phrase_that_rules_it_out(catalog):
+    plan = plan_question("Not counting cash, how much payments volume did Mastercard process in 2024?", catalog)
+    assert plan.excluded == ["cash"]
+    # The phrase is cut out of the words a passage must match, with its exclusion words ("counting").
+    assert plan.question_without(lambda dimension, _v: dimension == "excluded").split()[:3] == [",", "how", "much"]
+    # The words ruled out run to the clause's end or the question's next clause word.
+    assert plan_question("What was Apple's revenue growth excluding the impact of foreign currency in 2024?",
+                         catalog).excluded == ["impact of foreign currency"]
+    assert plan_question("How much revenue did Apple earn from products other than iPhone?", catalog).excluded == [
+        "iphone"]
+    assert plan_question("How much revenue did Apple earn in 2024?", catalog).excluded == []

@@ -63,6 +63,8 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
     bigrams = {(a, b) for a, b in zip(words, words[1:], strict=False)}
     numeric = bool(_NUMERIC_Q.search(question or ""))
     counted = analysis.counted if analysis else []
+    ruled_out = [set(tokens(words)) - GENERIC_TERMS for words in (analysis.excluded if analysis else [])]
+    amount_asked = bool(_AMOUNT_Q.search(question or "")) and not _PERCENT_Q.search(question or "")
     units: list[QuotableUnit] = []
     for rank, c in enumerate(sources):
         section = section_tokens(c)
@@ -93,6 +95,10 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
                 score *= 1.5  # "how many stores": a sentence that gives a number of stores ("operated 2,347 stores")
             if counted and u.kind == "row" and _amounts_only(u.text):
                 score *= 0.6  # "how many memberships": a row of dollars or percentages is not a count
+            if amount_asked and u.kind == "row" and _percentages_only(u.text):
+                score *= 0.6  # "how much payments volume": a row of growth rates is not the amount
+            if any(words and words <= toks for words in ruled_out) and not _EXCLUDES.search(u.text):
+                score *= 0.5  # "not counting cash": the row or sentence about cash alone is what was left out
             has_number = any(worth_checking(n) for n in parse_numbers(u.text))
             if numeric:
                 score *= (1.35 if u.kind == "row" else 1.15) if has_number else 0.6
@@ -104,6 +110,12 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
             u.score = score * (0.4 + 0.6 * u.coverage)
             units.append(u)
     return units
+
+
+def _percentages_only(row: str) -> bool:
+    """A table row whose figures are all percentages ("Total payments volume growth | 9% | 11%")."""
+    figures = [n for cell in row.split("|")[1:] for n in parse_numbers(cell) if worth_checking(n)]
+    return bool(figures) and all(n.pct for n in figures)
 
 
 def _amounts_only(row: str) -> bool:
@@ -180,6 +192,13 @@ def _render_unit(u: QuotableUnit) -> str:
 
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _CLAUSE = re.compile(r"[^,;:.()]*")  # from a figure to the next punctuation
+# An amount asked, not its change: "how much volume", but not "how much did it grow" or "how much of revenue".
+_AMOUNT_Q = re.compile(r"\bhow\s+much\b(?!\s+of\b)(?!.*\b(?:grow|grew|growth|increase|decrease|declin|rise|rose|fell|"
+                       r"fall|drop|change|higher|lower|more|less)\w*)", re.I)
+# A passage that leaves something out itself ("growth excluding currency", "on a constant-currency basis") is the
+# figure a question with the same exclusion asks for, not the part left out.
+_EXCLUDES = re.compile(r"\b(?:exclud\w*|excl\.|except|other\s+than|ex-|net\s+of|without|constant[\s-]currency)",
+                       re.I)
 _PERCENT_Q = re.compile(r"\bpercent\w*|%|\b(?:rates?|ratios?|margins?|shares?\s+of|proportion)\b", re.I)
 
 

@@ -67,8 +67,15 @@ def question_terms(question: str, sources: list[Citation], analysis: QuestionPla
     for t in (analysis.tickers if analysis else []):
         names.add(stem(t.lower()))
     names |= {"inc", "corp", "corporation", "co", "ltd", "plc", "holding", "group", "company"}
+    if topic_only:
+        text = topic_words(question, analysis)
+    elif analysis is not None and analysis.question == question:
+        # "Not counting cash": neither the words ruled out nor the phrase that rules them out are what to match.
+        text = analysis.question_without(lambda dimension, _value: dimension == "excluded")
+    else:
+        text = question
     terms = []
-    for t in tokens(topic_words(question, analysis) if topic_only else question):
+    for t in tokens(text):
         if t in names or t in terms:
             continue
         terms.append(t)
@@ -78,10 +85,12 @@ def question_terms(question: str, sources: list[Citation], analysis: QuestionPla
 def topic_words(question: str, analysis: QuestionPlan | None) -> str:
     """The question without the words its plan read as filters: "the second quarter of fiscal 2026", "10-Q",
     "year to date" choose which filing and column answer, so a passage need not repeat them ("second", "alone"
-    in "Q2 alone, not year to date" are not what the question is about)."""
+    in "Q2 alone, not year to date" are not what the question is about), nor what it rules out ("not counting
+    cash")."""
     if analysis is None or analysis.question != question:
         return question
-    return analysis.question_without(lambda dimension, _value: dimension in ("period", "fiscal_year", "form"))
+    return analysis.question_without(lambda dimension, _value: dimension in ("period", "fiscal_year", "form",
+                                                                             "excluded"))
 
 
 _ORDINAL_WORDS = {1: "first", 2: "second", 3: "third", 4: "fourth"}
