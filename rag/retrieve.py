@@ -439,6 +439,9 @@ def _signature(node) -> frozenset[str]:
 
 
 _COUNT = re.compile(r"\d[\d,]*(?:\.\d+)?(?:\s+(?:thousand|million))?\s+(?:[a-z][\w-]*\s+){0,2}?(\w[\w-]*)", re.I)
+# The count after its noun: "our employee headcount worldwide was 125,665", "a workforce of approximately 228,000".
+_COUNT_AFTER_NOUN = re.compile(r"(\w[\w-]*)(?:\s+[a-z][\w-]*){0,2}\s+(?:was|were|totaled|totalled|numbered|of)\s+"
+                               r"(?:approximately\s+|about\s+|over\s+|nearly\s+|more\s+than\s+)?\d[\d,]*", re.I)
 
 
 def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> list:
@@ -450,7 +453,8 @@ def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> 
         return nodes
     words = counted + " ".join(topic_words).split()
     stems = {stem(w) for w in words if len(w) > 3 and w.lower() not in STOP_WORDS}
-    holds_count = {n.node.node_id: any(stem(m.group(1)) in stems for m in _COUNT.finditer(n.node.text))
+    holds_count = {n.node.node_id: any(stem(m.group(1)) in stems for pattern in (_COUNT, _COUNT_AFTER_NOUN)
+                                       for m in pattern.finditer(n.node.text))
                    for n in nodes}
     return sorted(nodes, key=lambda n: not holds_count[n.node.node_id])  # stable: search order within each
 

@@ -389,3 +389,25 @@ def test_what_the_question_rules_out_and_growth_rates_do_not_answer_an_amount():
              "Currency effects reduced net revenue by $300 million.")
     text = _one_company("How much did Gamma Health's net revenue grow excluding currency effects?", prose)
     assert "constant-currency" in _first_quote(text)
+
+
+def test_a_count_stated_after_its_noun_leads_and_a_part_of_them_does_not():
+    # "Our headcount was 125,665" states the count after its noun; "13,000 of our employees" are some of them.
+    text = _one_company("How many employees does Gamma Health have?",
+                        "In 2024, over 13,000 of our employees took advantage of opportunities to advance. "
+                        "Employees can join our stock plan.",
+                        "As of December 31, 2024, our employee headcount worldwide was 125,665.")
+    assert "125,665" in _first_quote(text)
+
+
+def test_with_no_year_asked_the_latest_filing_speaks_first():
+    catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2023},
+                             {"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2025}])
+    sources = [Citation(number=i + 1, text=f"As of the end of fiscal {year}, we had approximately {count} employees.",
+                        ticker="CCC", company="Gamma Health Inc.", form="10-K", fiscal_year=year)
+               for i, (year, count) in enumerate([(2023, "26,196"), (2025, "36,000")])]
+    question = "How many employees does Gamma Health have?"
+    assert "36,000" in _first_quote(extractive_answer(question, sources, plan_question(question, catalog))[0])
+    # A year asked is read as asked.
+    question = "How many employees did Gamma Health have in fiscal 2023?"
+    assert "26,196" in _first_quote(extractive_answer(question, sources, plan_question(question, catalog))[0])

@@ -350,6 +350,10 @@ def test_a_count_question_puts_the_passage_that_counts_first():
     assert _counting_first(nodes, counted("How many people work at Acme?"), human_capital)[0] is mission
     # No count asked: the search's own order.
     assert _counting_first(nodes, counted("What does Acme say about its employees?"), human_capital) == nodes
+    # The count after its noun counts too.
+    headcount = node("As of December 31, 2024, our employee headcount worldwide was 125,665.")
+    assert _counting_first([erisa, headcount], counted("How many employees does Acme have?"), human_capital) == [
+        headcount, erisa]
 
 
 def test_a_question_about_what_the_company_is_gets_item_1s_opening(tmp_path):

@@ -65,9 +65,17 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
     counted = analysis.counted if analysis else []
     ruled_out = [set(tokens(words)) - GENERIC_TERMS for words in (analysis.excluded if analysis else [])]
     amount_asked = bool(_AMOUNT_Q.search(question or "")) and not _PERCENT_Q.search(question or "")
+    # No year or period named: the company as it is now. Its latest filing among the sources speaks first; an older
+    # one's sentence ("26,196 employees" two annual reports ago) counts less, though it is still quoted.
+    latest: dict[str, int] = {}
+    if analysis is not None and not (analysis.fiscal_years or analysis.periods or analysis.latest_quarters):
+        for c in sources:
+            if c.ticker and c.fiscal_year:
+                latest[c.ticker] = max(latest.get(c.ticker, 0), int(c.fiscal_year))
     units: list[QuotableUnit] = []
     for rank, c in enumerate(sources):
         section = section_tokens(c)
+        stale = 0.8 if c.ticker in latest and int(c.fiscal_year or 0) < latest[c.ticker] else 1.0
         for u in quotable_units(c):
             main = tokens(u.text if u.kind == "sentence" else u.text.split("|")[0])
             toks = set(main)
@@ -103,7 +111,7 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
             if numeric:
                 score *= (1.35 if u.kind == "row" else 1.15) if has_number else 0.6
             score /= (1.0 + max(0, len(main) - 25) / 40.0) ** 0.5  # prefer concise units
-            score *= 1.0 + 0.25 / (rank + 1)  # a little of the retrieval order
+            score *= (1.0 + 0.25 / (rank + 1)) * stale  # a little of the retrieval order
             vocab = context | section
             u.coverage = (sum(1 for t in content if is_covered(t, vocab)) / len(content)) if content else 1.0
             # A unit that holds more of what the question is about beats one that repeats a rare word.
@@ -239,14 +247,23 @@ def _counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[
     stems = set(tokens(" ".join(counted)))
     out = []
     for n in answer_figures(u.text):
-        if n.pct or n.money:
-            continue
+        if n.pct or n.money or _PARTITIVE.match(u.text, n.end):
+            continue  # "13,000 of our employees took part": some of them, not how many there are
         after = tokens(_CLAUSE.match(u.text, n.end).group(0))[:3]
         if _names_another_year(after, years):
             continue
-        if stems & set(after):
+        before = _CLAUSE_BEFORE.search(u.text[:n.start])
+        if stems & set(after) or (before and stems & set(tokens(before.group("subject"))[-5:])):
             out.append(n)
     return out
+
+
+# "13,000 of our employees": a part of what is counted.
+_PARTITIVE = re.compile(r"\s+of\s+(?:our|its|their|the|these|those|whom|which)\b", re.I)
+# The count stated after its noun: "our employee headcount worldwide was 125,665", "a workforce of about 228,000".
+_CLAUSE_BEFORE = re.compile(r"(?P<subject>[^,;:.()]*?)\b(?:was|were|totaled|totalled|numbered|stood\s+at|reached|of)"
+                            r"\s+(?:approximately\s+|about\s+|around\s+|roughly\s+|over\s+|nearly\s+|almost\s+|"
+                            r"more\s+than\s+)?$", re.I)
 
 
 def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None, content: list[str]) -> str | None:
