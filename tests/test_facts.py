@@ -261,6 +261,14 @@ def test_a_word_of_prose_inside_a_printed_label_is_the_figures_name(corpus):
     assert ask(corpus, "What are the maturities of Apple's marketable securities in fiscal 2024?") is None
 
 
+def test_a_printed_label_does_not_answer_for_a_part_it_leaves_out(corpus):
+    # "Total net sales from the education market": no member names that market, and the statement's "Total net
+    # sales" line is the whole company's figure, not the part asked.
+    assert ask(corpus, "What were Apple's total net sales from the education market in fiscal 2024?") is None
+    fa = ask(corpus, "What were Apple's total net sales in fiscal 2024?")
+    assert "$391,035 million" in fa.block
+
+
 def test_a_computed_metric_defined_in_the_question_and_a_share_asked_as_how_much_of(corpus):
     # The margin's own inputs named as its definition: the computed line, not the inputs again as answers.
     fa = ask(corpus, "What net margin did Apple earn in fiscal 2024, taking net income over net sales?")

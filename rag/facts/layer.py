@@ -299,6 +299,11 @@ class FactsLayer(QuarterFacts):
         # balance of property and equipment): the shorter phrase's figure would answer another question. Else the
         # label is tried only when the metric vocabulary cannot answer.
         labelled = self._labelled(plan, tickers, years)
+        # A figure qualified by a part ("net revenue from value-added services") that the label leaves out: the
+        # label's consolidated figure ("Net revenue") would answer another question.
+        qualifiers = set(tokens(" ".join(w for mt in plan.metrics for w in mt.before + mt.after)))
+        if labelled and not qualifiers <= set(tokens(" ".join(labelled[0].words))):
+            labelled = []
         phrase_words = set(tokens(" ".join(w for mt in plan.metrics for w in mt.before + mt.words + mt.after)))
         more_exact = bool(labelled) and phrase_words < set(tokens(" ".join(labelled[0].words)))
         for mentions in ([labelled] if more_exact else [plan.metrics, labelled]):
