@@ -126,3 +126,30 @@ def test_the_questions_own_words_pick_the_line_the_filing_prints_under_them():
     assert _as_worded(MetricMention("revenue", 0, 0, ["revenue"]), total, groups) == []
     assert [g.value for g in _as_worded(MetricMention("revenue", 0, 0, ["total", "revenues"]), net, groups)] == [
         680_985e6]
+
+
+_PRODUCT, _SEGMENT = "srt:ProductOrServiceAxis", "us-gaap:StatementBusinessSegmentsAxis"
+
+
+def _two_axes(product: str, segment: str, value: float, row_label: str) -> FactRow:
+    return _fact(REVENUE, value, row_label, "2025-04-01", "2025-06-30", {_PRODUCT: product, _SEGMENT: segment})
+
+
+def test_a_product_line_tagged_inside_its_one_segment_is_read_as_its_own_member():
+    # "Video ads" is tagged only beside its one segment, and never alone: the figure is the product line's own. The
+    # segment holds two lines, so neither of its figures is the segment's.
+    view = FilingView(FILING, [
+        _row(None, 30_000e6, "Total revenues"),
+        _row("acme:ServicesSegmentMember", 25_000e6, "Services"),
+        _two_axes("acme:VideoAdsMember", "acme:ServicesSegmentMember", 7_000e6, "Video ads"),
+        _two_axes("acme:SearchMember", "acme:ServicesSegmentMember", 18_000e6, "Search"),
+        # A product sold in two segments is split between them: no one figure is the product's.
+        _two_axes("acme:DevicesMember", "acme:ServicesSegmentMember", 1_000e6, "Devices"),
+        _two_axes("acme:DevicesMember", "acme:CloudSegmentMember", 2_000e6, "Devices"),
+    ])
+    named = name_members("How much revenue did Acme's video ads bring in?", _revenue(), [view], [REVENUE])
+    assert named is not None and named.before == ["video", "ads"]
+    assert [g.best.value for g in view.by_concept[REVENUE] if g.dims == {_PRODUCT: "acme:VideoAdsMember"}] == [7_000e6]
+    assert name_members("How much revenue did Acme's devices bring in?", _revenue(), [view], [REVENUE]) is None
+    # The segment's own one-axis figure is still the segment's.
+    assert name_members("What was Acme's services revenue?", _revenue(), [view], [REVENUE]).before == ["service"]

@@ -59,7 +59,9 @@ class FactGroup:
         return self.best.value
 
     @classmethod
-    def build(cls, rows: list[FactRow]) -> "FactGroup":
+    def build(cls, rows: list[FactRow], dims: dict | None = None) -> "FactGroup":
+        """`dims`: the dimensions the group is read under, when not the rows' own named ones (see
+        _nested_members)."""
         ordered = sorted(rows, key=lambda r: (-precision_digits(r.decimals), _cite_rank(r),
                                               r.char_start if r.char_start >= 0 else 1 << 40))
         best = ordered[0]
@@ -67,8 +69,8 @@ class FactGroup:
             abs(r.value - best.value) > tolerance(r.decimals) + tolerance(best.decimals) + 1e-9 * abs(best.value)
             for r in rows
         )
-        return cls(best.concept, best.period_start, best.period_end, named_dims(best.dimensions), best.unit, rows, best,
-                   conflict)
+        return cls(best.concept, best.period_start, best.period_end,
+                   named_dims(best.dimensions) if dims is None else dims, best.unit, rows, best, conflict)
 
 
 # Segment disclosures under ASU 2023-07 tag a segment's figure on two axes: the segment's own member, and
@@ -84,6 +86,31 @@ def named_dims(dims: dict) -> dict:
         return dims
     named = {axis: member for axis, member in dims.items() if (axis, member) not in _SEGMENT_MARKERS}
     return named or dims
+
+
+_SEGMENTS_AXIS = "us-gaap:StatementBusinessSegmentsAxis"
+
+
+def _nested_members(rows: list[FactRow]) -> dict[tuple[str, frozenset], dict]:
+    """(concept, two-axis dims) -> the one member those figures belong to: a member of another axis (a product
+    line, a region) that a concept tags only beside one and the same reportable segment, and never alone, such as
+    "YouTube ads" within "Google Services". The segment is the container (segment reporting discloses its lines
+    inside it), so the figure is the line's own; a line split across segments has no one figure."""
+    alone: set[tuple[str, str, str]] = set()
+    segments: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    for r in rows:
+        dims = named_dims(r.dimensions)
+        if len(dims) == 1:
+            alone.add((r.concept, *next(iter(dims.items()))))
+        elif len(dims) == 2 and _SEGMENTS_AXIS in dims:
+            (axis, member), = [(a, m) for a, m in dims.items() if a != _SEGMENTS_AXIS] or [(None, None)]
+            if axis is not None:
+                segments[(r.concept, axis, member)].add(dims[_SEGMENTS_AXIS])
+    out: dict[tuple[str, frozenset], dict] = {}
+    for (concept, axis, member), held_by in segments.items():
+        if len(held_by) == 1 and (concept, axis, member) not in alone:
+            out[(concept, frozenset({(axis, member), (_SEGMENTS_AXIS, next(iter(held_by)))}))] = {axis: member}
+    return out
 
 
 def _member_ok(g: FactGroup, member) -> bool:
@@ -103,12 +130,15 @@ class FilingView:
     def __init__(self, filing: dict, rows: list[FactRow]):
         self.filing = filing
         groups: dict[tuple, list[FactRow]] = defaultdict(list)
+        rows = [r for r in rows if r.value is not None and math.isfinite(r.value)]
+        nested = _nested_members(rows)
         for r in rows:
-            if r.value is None or not math.isfinite(r.value):
-                continue
-            dims = json.dumps(named_dims(r.dimensions), sort_keys=True)
+            named = named_dims(r.dimensions)
+            if len(named) == 2:
+                named = nested.get((r.concept, frozenset(named.items())), named)
+            dims = json.dumps(named, sort_keys=True)
             groups[(r.concept, r.period_start, r.period_end, dims, r.unit)].append(r)
-        self.groups = [FactGroup.build(v) for v in groups.values()]
+        self.groups = [FactGroup.build(v, json.loads(key[3])) for key, v in groups.items()]
         self.by_concept: dict[str, list[FactGroup]] = defaultdict(list)
         for g in self.groups:
             self.by_concept[g.concept].append(g)
