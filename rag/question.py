@@ -185,6 +185,16 @@ _EXCLUSION = re.compile(r"\b(?:not\s+counting|without\s+counting|excluding|exclu
                         r"other\s+than|apart\s+from|aside\s+from|leaving\s+(?:out|aside)|setting\s+aside)\s+"
                         r"((?:the\s+|its\s+|their\s+)?(?:(?!(?:how|what|which|when|where|who|did|does|do|was|were|is|"
                         r"are|in|during|for|at|by|and|or)\b)[a-z][\w'’&.-]*\s*){1,5})")
+# A word written as a name: capitalised ("Model", "SRS") or with a capital inside ("iPhone").
+_NAME_WORD = re.compile(r"(?<![\w.'’-])(?:[A-Z][\w&'’.-]*|[a-z]+[A-Z][\w&-]*)")
+# The titles of the financial statements and of a filing's parts, which questions capitalise: they say where a
+# figure is printed, not which part of the company it is.
+_TITLE_WORDS = {
+    "consolidated", "statement", "statements", "balance", "sheet", "sheets", "operations", "income", "earnings",
+    "comprehensive", "cash", "flows", "flow", "equity", "shareholders", "stockholders", "financial", "position",
+    "management's", "discussion", "analysis", "results", "condition", "risk", "factors", "business", "properties",
+    "legal", "proceedings", "market", "selected", "data", "supplementary", "quarterly", "md&a", "10-k", "10-q",
+}
 # A question that ranks figures against each other: which is larger, or by how much.
 _RANKS = re.compile(r"\b(?:more|fewer|less|larger|bigger|higher|lower|greater|smaller|difference|gap|exceed\w*|"
                     r"outnumber\w*)\b|\bby\s+how\s+much\b")
@@ -354,6 +364,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
         if words:
             plan.excluded.append(words)
             plan.spans.append((m.start(), m.start(1) + len(m.group(1).rstrip()), "excluded", words))
+    plan.unread_names = _unread_names(question, plan, catalog)
     counted = _HOW_MANY.search(norm)
     plan.counted = counted.group(1).split() if counted and not _COUNTS_MONEY.match(counted.group(1)) else []
     plan.share_part = _share_part(norm, plan, catalog)
@@ -366,6 +377,27 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
             not plan.counted or _GENERIC_COUNT & set(plan.counted)):
         plan.counted = list(HEADCOUNT_NOUNS)
     return plan
+
+
+def _unread_names(question: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
+    """plan.unread_names: the question's words written as names that no other reading of the plan took, leaving
+    out each sentence's first word, the words questions capitalise anyway, months, and the companies' own words."""
+    taken = [(start, end) for start, end, _dimension, _value in plan.spans]
+    taken += [(m.start, m.end) for m in plan.metrics]
+    out: list[str] = []
+    for m in _NAME_WORD.finditer(question):
+        if any(start <= m.start() < end for start, end in taken):
+            continue
+        if not question[:m.start()].strip() or question[:m.start()].rstrip()[-1] in ".?!:":
+            continue  # a sentence's first word
+        word = re.sub(r"(?:'s|’s|'|’)$", "", m.group())
+        word = word if word in _STOP_CAPS else word.rstrip(".,;:")
+        low = normalize(word)
+        if (word in _STOP_CAPS or low in _TITLE_WORDS or low in MONTH_WORDS or low in catalog.words
+                or low in STOP_WORDS or not re.search(r"[a-z]", low)):
+            continue
+        out.append(word)
+    return out
 
 
 def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: list[tuple[int, int]]) -> None:

@@ -151,6 +151,10 @@ class QuestionPlan:
     # What the question rules out of what it asks, in its own words ("not counting cash": "cash"; "excluding the
     # impact of foreign currency": "impact of foreign currency"): a passage about that alone is not the answer.
     excluded: list[str] = field(default_factory=list)
+    # Capitalised words the plan reads as nothing else: no company, period, form, metric or exclusion ("Model Y",
+    # "SRS" in "how much revenue did its SRS business contribute"). A name may be a part of the company that the
+    # filing does not tag, so the company's total is no answer to it.
+    unread_names: list[str] = field(default_factory=list)
 
     @property
     def narrative(self) -> bool:

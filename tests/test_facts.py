@@ -269,6 +269,15 @@ def test_a_printed_label_does_not_answer_for_a_part_it_leaves_out(corpus):
     assert "$391,035 million" in fa.block
 
 
+def test_a_part_the_filing_does_not_tag_gets_no_company_total(corpus):
+    # "Model Y" is a name the plan reads as nothing else, and no member of Tesla's revenue matches it: the total
+    # revenue would answer another question. A part the filing tags is still answered.
+    assert ask(corpus, "How much revenue did Model Y bring in for Tesla in 2024?") is None
+    fa = ask(corpus, "How much revenue did Energy Generation and Storage bring in for Tesla in 2024?")
+    assert fa is not None and "$10,086 million" in fa.block
+    assert "$97,690 million" in ask(corpus, "How much revenue did Tesla bring in during 2024?").block
+
+
 def test_a_computed_metric_defined_in_the_question_and_a_share_asked_as_how_much_of(corpus):
     # The margin's own inputs named as its definition: the computed line, not the inputs again as answers.
     fa = ask(corpus, "What net margin did Apple earn in fiscal 2024, taking net income over net sales?")

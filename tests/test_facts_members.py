@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.facts.members import name_members
+from rag.facts.members import members_named, name_members
 from rag.facts.store import FactRow
 from rag.facts.views import FilingView
 from rag.schema import MetricMention
@@ -153,3 +153,20 @@ def test_a_product_line_tagged_inside_its_one_segment_is_read_as_its_own_member(
     assert name_members("How much revenue did Acme's devices bring in?", _revenue(), [view], [REVENUE]) is None
     # The segment's own one-axis figure is still the segment's.
     assert name_members("What was Acme's services revenue?", _revenue(), [view], [REVENUE]).before == ["service"]
+
+
+def test_a_members_own_name_beats_one_shortened_by_the_companys():
+    # "Acme Brand" without the company's name is "Brand"; "Zephyr" is a member's whole name: "Zephyr brand" names
+    # the Zephyr segment, not the Acme Brand.
+    view = FilingView(FILING, [
+        _row(None, 30_000e6, "Total revenues"),
+        _row("acme:AcmeBrandMember", 28_000e6, "Acme Brand"),
+        _row("acme:ZephyrSegmentMember", 2_000e6, "Zephyr"),
+    ])
+    named = name_members("What revenue did Acme's Zephyr brand bring in?", _revenue(), [view], [REVENUE])
+    assert named is not None and named.before == ["zephyr"]
+    # Two members named as well as each other: both are returned, and name_members picks neither.
+    assert len(members_named("What revenue did the domestic and international segments bring in?", _revenue(),
+                             [VIEW], [REVENUE])) == 2
+    assert name_members("What revenue did the domestic and international segments bring in?", _revenue(), [VIEW],
+                        [REVENUE]) is None

@@ -245,3 +245,15 @@ def test_what_a_question_rules_out_is_read_with_the_phrase_that_rules_it_out(cat
     assert plan_question("How much revenue did Apple earn from products other than iPhone?", catalog).excluded == [
         "iphone"]
     assert plan_question("How much revenue did Apple earn in 2024?", catalog).excluded == []
+
+
+def test_names_the_plan_reads_as_nothing_else(catalog):
+    # A product, business or person the question names beside the company and the figure.
+    assert plan_question("How much revenue did Model Y bring in for Apple in 2024?", catalog).unread_names == [
+        "Model", "Y"]
+    assert plan_question("How much did Home Depot's SRS business contribute in 2024?", catalog).unread_names == ["SRS"]
+    # Companies, metrics, periods, statement titles, and words every question capitalises are read already.
+    for question in ("What was Apple's Net Income in FY2024?", "What were Mastercard's Q2 2024 revenues?",
+                     "According to the Consolidated Statements of Operations, what was Apple's revenue in 2024?",
+                     "What did Apple report under U.S. GAAP in its Form 10-K for 2024?"):
+        assert plan_question(question, catalog).unread_names == [], question

@@ -23,8 +23,8 @@ from .labels import (
     tolerance,
     unit_kind,
 )
-from .members import name_members
-from .mentions import member_matcher, normalize
+from .members import members_named, name_members
+from .mentions import member_matcher, normalize, plain_word
 from .metrics import Metric, member_concepts, metric
 from .quarter_block import answer_periods
 from .quarters import QuarterFacts
@@ -385,6 +385,8 @@ class FactsLayer(QuarterFacts):
             # filing tags for the metric, named by its own words, still owns the figure. (A share names its part
             # beside the whole: see plan.share_part.)
             specs = self._with_members(plan.question, specs, tickers, every=False)
+            if specs is not None and not any(s.qualified for s in specs) and _unread_part(plan, specs):
+                return None
         if specs is None:
             return None
         if plan.periods or plan.latest_quarters:  # quarters and years to date: never a fiscal year's figure
@@ -459,12 +461,16 @@ class FactsLayer(QuarterFacts):
         """Each spec qualified by the member the question names (rag.facts.members); None when one names none.
         every=False (the question does not say it asks for a part): the specs as they are when none names a
         member, and None when some do and some do not, as which figures are the part's is then a guess."""
-        named = _named_members(question, specs, [self.view(f) for t in tickers for f in self.filings(t)])
+        views = [self.view(f) for t in tickers for f in self.filings(t)]
+        named = _named_members(question, specs, views)
         if every:
             return None if any(s is None for s in named) else named
         narrowed = [n is not None and n is not s for n, s in zip(named, specs)]
         if not any(narrowed):
-            return specs
+            # Two members named equally: a part is asked, and which one is a guess; the whole is not the answer.
+            tied = any(len(members_named(question, s, views, member_concepts(metric(s.metric_key)))) > 1
+                       for s in specs if not s.qualified)
+            return None if tied else specs
         return named if all(narrowed) else None
 
     def _company_by_member(self, plan: QuestionPlan, years: list[int]) -> tuple | None:
@@ -615,6 +621,14 @@ def _named_members(question: str, specs: list[MetricMention], views: list[Filing
     """Each spec qualified by the member of its metric's concepts that the question names (itself when already
     qualified; None when it names none), read from `views`."""
     return [name_members(question, s, views, member_concepts(metric(s.metric_key))) for s in specs]
+
+
+def _unread_part(plan: QuestionPlan, specs: list[MetricMention]) -> bool:
+    """Does the question name something beyond the company and the figure ("how much revenue did Model Y bring
+    in"), which no member of the filing matched? A product line or business the filing does not tag is still a part
+    of the company, and the company's total is no answer to it; the passages may state the part's figure."""
+    figure_words = {plain_word(w) for s in specs for w in s.words}
+    return any(plain_word(normalize(name)) not in figure_words for name in plan.unread_names)
 
 
 def _segment_owner(plan: QuestionPlan) -> bool:

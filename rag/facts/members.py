@@ -32,16 +32,17 @@ def _runs_in(needle: list[str], hay: list[str]) -> bool:
     return n > 0 and any(hay[i:i + n] == needle for i in range(len(hay) - n + 1))
 
 
-def _forms_of(member: str, row_labels: Iterable[str], company: set[str]) -> list[list[str]]:
+def _forms_of(member: str, row_labels: Iterable[str], company: set[str]) -> list[tuple[list[str], bool]]:
     """The ways a filing writes a member: its name's words and its printed row labels, each also without the
-    company's own name in front ("Walmart International" is also "International")."""
+    company's own name in front ("Walmart International" is also "International"); True for those shortened
+    forms."""
     name = _words(" ".join(member_words(member)))
     forms = [name, initials(without_conjunction(name))] + [_words(label) for label in row_labels if label]
-    out = []
+    out: list[tuple[list[str], bool]] = []
     for form in forms:
-        for candidate in (form, _without_company(form, company)):
-            if candidate and candidate not in out:
-                out.append(candidate)
+        for candidate, shortened in ((form, False), (_without_company(form, company), True)):
+            if candidate and all(candidate != known for known, _ in out):
+                out.append((candidate, shortened))
     return out
 
 
@@ -54,14 +55,23 @@ def _without_company(words: list[str], company: set[str]) -> list[str]:
 
 def name_members(question: str, mention: MetricMention, views: list[FilingView],
                  concepts: Iterable[str]) -> MetricMention | None:
-    """The mention qualified by the one member of the metric's concepts that the question names (longest match;
-    None when none or two different members match equally). The qualifier is the member's own words, so the facts
-    layer's member lookup finds exactly that member."""
+    """The mention qualified by the one member of the metric's concepts that the question names (see
+    members_named; None when none, or two different members match equally). The qualifier is the member's own
+    words, so the facts layer's member lookup finds exactly that member."""
     if mention.qualified:
         return mention
+    winners = members_named(question, mention, views, concepts)
+    return replace(mention, before=list(winners[0])) if len(winners) == 1 else None
+
+
+def members_named(question: str, mention: MetricMention, views: list[FilingView],
+                  concepts: Iterable[str]) -> list[tuple[str, ...]]:
+    """The words of the members of the metric's concepts that the question names best: the longest run of its
+    words that a member's name or printed row label makes, a form shortened by the company's name counting half a
+    word less ("Converse brand" names the Converse segment before "NIKE Brand"). Several when they tie."""
     asked = _words(question)
     phrase = set(_words(" ".join(mention.words)))
-    best: dict[tuple[str, ...], int] = {}  # a member's words (filings of different years name it differently)
+    best: dict[tuple[str, ...], float] = {}  # a member's words (filings of different years name it differently)
     for view in views:
         company = set(_words(view.filing.get("company") or "")) | set(_words(view.filing.get("ticker") or ""))
         for concept in concepts:
@@ -69,16 +79,13 @@ def name_members(question: str, mention: MetricMention, views: list[FilingView],
                 if len(group.dims) != 1:
                     continue
                 member = next(iter(group.dims.values()))
-                for form in _forms_of(member, {r.row_label for r in group.rows}, company):
+                for form, shortened in _forms_of(member, {r.row_label for r in group.rows}, company):
                     # A member that only repeats the metric's or the company's words names nothing more.
                     if set(form) <= phrase | company or not _runs_in(form, asked):
                         continue
                     key = tuple(plain_word(w) for w in member_words(member))
-                    best[key] = max(best.get(key, 0), len(form))
+                    best[key] = max(best.get(key, 0), len(form) - (0.5 if shortened else 0.0))
     if not best:
-        return None
+        return []
     top = max(best.values())
-    winners = [m for m, n in best.items() if n == top]
-    if len(winners) != 1:
-        return None
-    return replace(mention, before=list(winners[0]))
+    return [m for m, n in best.items() if n == top]
