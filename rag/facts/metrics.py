@@ -171,6 +171,13 @@ METRICS: list[Metric] = [
         r"payments?\s+for\s+repurchases?\s+of\s+common\s+stock",
         r"(?:bu(?:y|ys|ying)|bought)\s+back\s+(?:(?:its|their)\s+)?(?:own\s+)?(?:common\s+)?(?:stock|shares)"],
        [_G + "PaymentsForRepurchaseOfCommonStock"], outflow="{} spent on repurchases of common stock"),
+    # What a company hands back to its owners in cash, as analysts total it: dividends paid and shares bought back,
+    # the two cash-flow lines that pay shareholders ("how much cash did it return to shareholders"). Not the total
+    # shareholder return of a stock-performance graph.
+    _m("shareholder_returns", "Cash returned to shareholders",
+       [r"(?:cash\s+|capital\s+)?return(?:ed|s|ing)?\s+(?:(?:in\s+)?cash\s+|capital\s+)?to\s+(?:its\s+|their\s+)?"
+        r"(?:share|stock)holders", r"(?<!total\s)(?:cash|capital)\s+returns?\s+to\s+(?:share|stock)holders"],
+       derive=("add", "dividends_paid", "buybacks"), formula="dividends paid + share repurchases"),
     _m("repurchase_remaining", "Remaining share repurchase authorization",
        [r"remaining\s+(?:\w+\s+){0,2}?(?:repurchase\s+)?(?:authority|authorization)",
         r"(?:repurchase\s+)?(?:authority|authorization)\s+(?:that\s+)?remain\w*",
