@@ -122,6 +122,9 @@ def test_the_statements_a_metric_needs_are_searched_first(catalog, question, sta
         ("What does Item 1A say about Apple's employees?", []),
         ("What was Home Depot's total revenue in fiscal 2024?", []),
         ("What are Apple's main risk factors?", []),
+        # The kind of company asked of the filer is its Item 1; asked of a business it bought, it is not.
+        ("What kind of company is Home Depot?", ["Item 1"]),
+        ("What kind of company is SRS, and when did Home Depot buy it?", []),
     ],
 )
 def test_the_items_whose_content_a_question_asks_about(catalog, question, items):
