@@ -109,8 +109,9 @@ BUSINESS_WORDS = _ITEM_CONTENT[1][2]  # the description of the business, Item 10
 # attribute ("What is Visa's ...") nor a company itself.
 PRODUCT_WORDS = "principal products produced and services rendered; new products and services introduced"
 _DEFINED_TERM = re.compile(r"^\s*(?i:what)\s+(?i:is|are)\s+([A-Z][\w&-]*(?:\s+[A-Z][\w&-]*)*)(?![\w'’])")
-# "What kind of company is SRS": the kind asked of a named business; the filer's own Item 1 describes only the
-# filer, so that business is described elsewhere (where the filing tells of acquiring or investing in it).
+# "What kind of company is SRS, and when did Home Depot buy it": the kind asked of a business beside the company
+# named; the filer's own Item 1 describes only the filer, so that business is described elsewhere (where the
+# filing tells of acquiring or investing in it).
 _KIND_OF_NAMED = re.compile(r"\b(?:kind|type|sort)s?\s+of\s+(?:company|business)\s+(?:is|was|are|were)\s+"
                             r"(?:the\s+)?([A-Z][\w&.-]*)")
 _ITEM_NUMBER = re.compile(r"\b(?:part\s+(i{1,2}|iv|iii)\s*[,.:;-]?\s*)?item\s+(1[0-6]|[1-9])([abc])?\b")
@@ -408,8 +409,10 @@ def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: lis
     """plan.topic_sections and plan.topic_words: the Items whose required content the question asks about, and the
     regulation's words for that content."""
     asks_figure = bool(plan.metrics) or bool(re.search(r"\bhow\s+much\b", low))
+    # Only beside a company the question does name: alone, the name may be the filer's own in words the
+    # catalog does not know.
     other = [m for m in _KIND_OF_NAMED.finditer(question)
-             if not any(start <= m.start(1) < end for start, end in company_spans)]
+             if company_spans and not any(start <= m.start(1) < end for start, end in company_spans)]
     found = [(f"Item {n}", words) for pattern, n, words in _ITEM_CONTENT
              if re.search(pattern, low) and not (words == BUSINESS_WORDS and (asks_figure or other))]
     term = _DEFINED_TERM.match(question)
