@@ -32,6 +32,9 @@ _PERIOD_ENDED = re.compile(
 _MONTH_QUARTER = re.compile(
     r"\b(?:(" + MONTH_PATTERN + r")\.?\s+((?:19|20)\d{2})\s+(?:fiscal\s+)?quarter"
     r"|quarter\s+(?:period\s+)?end(?:ed|ing)\s+(?:in\s+)?(" + MONTH_PATTERN + r")\.?\s+((?:19|20)\d{2}))\b")
+# A fiscal quarter named by the month it ends in, with the fiscal year after it or none: "the June quarter of fiscal
+# 2025", "the December quarter" (how some companies and their analysts name quarters).
+_MONTH_NAMED_QUARTER = re.compile(r"\b(" + MONTH_PATTERN + r")\s+(?:fiscal\s+)?quarter\b(?:\s*" + _YEAR + r")?")
 _HALF = re.compile(r"\b(first|1st)\s+half\b(?:\s*" + _YEAR + r")?")
 _FIRST_MONTHS = re.compile(r"\bfirst\s+(six|nine|6|9)\s+months\b(?:\s*" + _YEAR + r")?")
 _YEAR_TO_DATE = re.compile(r"\byear[\s-]to[\s-]date\b|\bytd\b")
@@ -93,6 +96,10 @@ def read_periods(low: str, filings: list[dict]) -> PeriodReading:
             f"{year}-{month_number(month):02d}") and _quarter_of(f) in (1, 2, 3)), None)
         if filing is not None and free(m):  # the indexed 10-Q whose quarter ends in that month
             add(PeriodAsk(_quarter_of(filing), int(filing["fiscal_year"])), m)
+    for m in _MONTH_NAMED_QUARTER.finditer(low):
+        quarter = _quarter_ending_in(month_number(m.group(1)), filings)
+        if quarter is not None and free(m):
+            add(PeriodAsk(quarter, _year(m.group(2))), m)
     _year_to_date_and_trailing(low, out, taken)
     if not out.periods:
         m = _LATEST_QUARTERS.search(low)
@@ -142,6 +149,22 @@ def _year_to_date_and_trailing(low: str, out: PeriodReading, taken: list[tuple[i
             out.periods = [PeriodAsk(p.quarter, p.fiscal_year, months=12, trailing=True) for p in out.periods]
         else:
             out.periods = [PeriodAsk(None, None, months=12, trailing=True)]
+
+
+def _quarter_ending_in(month: int, filings: list[dict]) -> int | None:
+    """The fiscal quarter that ends in `month`, by the fiscal year-end month of the companies asked about (their
+    annual reports' period ends; a 52/53-week year ending in a month's first week ends the month before); None when
+    they hold no annual report or their years end in different months."""
+    ends = set()
+    for f in filings:
+        end = str(f.get("period_end") or "")
+        if _quarter_of(f) == 4 and re.fullmatch(r"\d{4}-\d{2}-\d{2}", end):
+            year_end = int(end[5:7]) - (1 if int(end[8:10]) <= 7 else 0)
+            ends.add(year_end or 12)
+    if len(ends) != 1:
+        return None
+    months_after = (month - ends.pop() - 1) % 12  # 0 for the first month of the fiscal year
+    return months_after // 3 + 1 if months_after % 3 == 2 else None
 
 
 def _quarter_of(filing: dict) -> int | None:

@@ -74,6 +74,24 @@ def test_a_quarter_named_by_its_month_is_the_filing_that_ends_then():
     assert read_periods("the march 2025 quarter", FILINGS).periods == []  # no indexed quarter ends then
 
 
+def test_a_fiscal_quarter_named_by_the_month_it_ends_in():
+    # Acme's fiscal year ends in late January, so its quarters end in April, July, October and January.
+    assert [p.label() for p in read_periods("acme's revenue in the july quarter of fiscal 2026", FILINGS).periods] == [
+        "Q2 FY2026"]
+    assert [p.label() for p in read_periods("acme's revenue in the january quarter of fiscal 2025",
+                                            FILINGS).periods] == ["Q4 FY2025"]
+    assert read_periods("acme's revenue in the october quarter", FILINGS).periods == [PeriodAsk(3, None)]
+    assert read_periods("acme's revenue in the june quarter", FILINGS).periods == []  # no quarter ends in June
+    # A 52/53-week year that ends in a month's first days ends the month before; companies with different year
+    # ends give a month no single quarter.
+    early = [{"ticker": "BETA", "form": "10-K", "fiscal_year": 2024, "fiscal_period": "FY", "period_end": "2025-02-02"}]
+    assert read_periods("beta's sales in the october quarter", early).periods == [PeriodAsk(3, None)]
+    assert read_periods("sales in the october quarter", FILINGS + early).periods == [PeriodAsk(3, None)]
+    december = [{"ticker": "GAMA", "form": "10-K", "fiscal_year": 2024, "fiscal_period": "FY",
+                 "period_end": "2024-12-31"}]
+    assert read_periods("sales in the june quarter", FILINGS + december).periods == []
+
+
 def test_the_plan_says_where_the_period_words_sit():
     question = "Acme's revenue in the second quarter of fiscal 2026, not year to date"
     reading = read_periods(question.lower(), FILINGS)
