@@ -103,9 +103,8 @@ def _nested_members(rows: list[FactRow]) -> dict[tuple[str, frozenset], dict]:
         if len(dims) == 1:
             alone.add((r.concept, *next(iter(dims.items()))))
         elif len(dims) == 2 and _SEGMENTS_AXIS in dims:
-            (axis, member), = [(a, m) for a, m in dims.items() if a != _SEGMENTS_AXIS] or [(None, None)]
-            if axis is not None:
-                segments[(r.concept, axis, member)].add(dims[_SEGMENTS_AXIS])
+            ((axis, member),) = [(a, m) for a, m in dims.items() if a != _SEGMENTS_AXIS]
+            segments[(r.concept, axis, member)].add(dims[_SEGMENTS_AXIS])
     out: dict[tuple[str, frozenset], dict] = {}
     for (concept, axis, member), held_by in segments.items():
         if len(held_by) == 1 and (concept, axis, member) not in alone:
