@@ -200,6 +200,9 @@ _TITLE_WORDS = {
     "management's", "discussion", "analysis", "results", "condition", "risk", "factors", "business", "properties",
     "legal", "proceedings", "market", "selected", "data", "supplementary", "quarterly", "md&a", "10-k", "10-q",
 }
+# Reporting abbreviations and accounting standards ("FYE May 31", "under ASC 606", "non-GAAP"): they say how a figure
+# is reported, not which part of the company it is.
+_REPORTING_TERMS = {"fye", "ye", "asc", "asu", "ifrs", "gaap", "non-gaap", "ttm", "ltm", "yoy", "usd", "eps"}
 # A question that ranks figures against each other: which is larger, or by how much.
 _RANKS = re.compile(r"\b(?:more|fewer|less|larger|bigger|higher|lower|greater|smaller|difference|gap|exceed\w*|"
                     r"outnumber\w*)\b|\bby\s+how\s+much\b")
@@ -398,7 +401,8 @@ def _unread_names(question: str, plan: QuestionPlan, catalog: Catalog) -> list[s
         word = re.sub(r"(?:'s|’s|'|’)$", "", m.group())
         word = word if word in _STOP_CAPS else word.rstrip(".,;:")
         low = normalize(word)
-        if (word in _STOP_CAPS or low in _TITLE_WORDS or low in MONTH_WORDS or low in catalog.words
+        if (word in _STOP_CAPS or low in _TITLE_WORDS or low in _REPORTING_TERMS or low in MONTH_WORDS
+                or low in catalog.words
                 or low in STOP_WORDS or not re.search(r"[a-z]", low)):
             continue
         out.append(word)

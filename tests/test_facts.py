@@ -284,6 +284,9 @@ def test_a_part_the_filing_does_not_tag_gets_no_company_total(corpus):
     fa = ask(corpus, "How much revenue did Energy Generation and Storage bring in for Tesla in 2024?")
     assert fa is not None and "$10,086 million" in fa.block
     assert "$97,690 million" in ask(corpus, "How much revenue did Tesla bring in during 2024?").block
+    # A capitalised word of the figure's own label is the figure's name, not a part.
+    assert "$29,943 million" in ask(corpus, "What was Apple's Cash & Cash Equivalents balance at the end of "
+                                            "fiscal 2024?").block
 
 
 def test_a_computed_metric_defined_in_the_question_and_a_share_asked_as_how_much_of(corpus):

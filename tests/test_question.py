@@ -258,5 +258,6 @@ def test_names_the_plan_reads_as_nothing_else(catalog):
     # Companies, metrics, periods, statement titles, and words every question capitalises are read already.
     for question in ("What was Apple's Net Income in FY2024?", "What were Mastercard's Q2 2024 revenues?",
                      "According to the Consolidated Statements of Operations, what was Apple's revenue in 2024?",
-                     "What did Apple report under U.S. GAAP in its Form 10-K for 2024?"):
+                     "What did Apple report under U.S. GAAP in its Form 10-K for 2024?",
+                     "What was Apple's revenue in fiscal 2024 (FYE September 28)?"):
         assert plan_question(question, catalog).unread_names == [], question

@@ -627,7 +627,8 @@ def _unread_part(plan: QuestionPlan, specs: list[MetricMention]) -> bool:
     """Does the question name something beyond the company and the figure ("how much revenue did Model Y bring
     in"), which no member of the filing matched? A product line or business the filing does not tag is still a part
     of the company, and the company's total is no answer to it; the passages may state the part's figure."""
-    figure_words = {plain_word(w) for s in specs for w in s.words}
+    # The figure's own words: as the question wrote it, and as its label does ("Cash & Cash Equivalents").
+    figure_words = {plain_word(w) for s in specs for w in s.words + normalize(metric(s.metric_key).label).split()}
     return any(plain_word(normalize(name)) not in figure_words for name in plan.unread_names)
 
 
