@@ -371,6 +371,10 @@ def test_labels_and_units():
         "Revenue from contracts with customers"
     assert concept_label("us-gaap:IncreaseDecreaseInAccountsPayable") == "Increase decrease in accounts payable"
     assert member_label("aapl:IPhoneMember") == "iPhone"
+    # The filing's own row label, when it names the member; a generic one ("Revenues") does not.
+    assert member_label("goog:YouTubeAdvertisingRevenueMember", ["YouTube ads", "Revenues"]) == "YouTube ads"
+    assert member_label("aapl:ServiceMember", ["Services (1)"]) == "Services"
+    assert member_label("nke:ConverseSegmentMember", ["Revenues", "TOTAL REVENUES"]) == "Converse"
     assert unit_kind("usdPerShare") == "per_share" and unit_kind("shares") == "shares" and unit_kind("usd") == "money"
     assert format_amount(-1.2e7, "money", scale=6) == "-$12 million"
     assert format_amount(39_000_966_000, "money", scale=3) == "$39,000,966 thousand"

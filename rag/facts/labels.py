@@ -6,6 +6,7 @@ import logging
 import math
 import re
 from datetime import date
+from typing import Iterable
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +111,16 @@ def member_words(member: str) -> list[str]:
     return [w.lower() for w in split_camel(local) if w]
 
 
-def member_label(member: str) -> str:
+def member_label(member: str, row_labels: Iterable[str] = ()) -> str:
+    """How a member is shown: the row label the filing prints beside its figure when that label names the member
+    ("YouTube ads" for goog:YouTubeAdvertisingRevenueMember, "Services" for ServiceMember: the label's first word
+    and the member's name start alike), else the member's name split from its camel case."""
     local = re.sub(r"(?:Segment)?Member$", "", member.split(":")[-1])
+    name = re.sub(r"[^a-z0-9]", "", local.lower())
+    for label in sorted({re.sub(r"\s*\(\d\)\s*$", "", r).strip() for r in row_labels if r}):
+        first = re.sub(r"[^a-z0-9]", "", (label.split() or [""])[0].lower())
+        if len(first) >= 3 and (name.startswith(first) or first.startswith(name)) and len(label) <= 60:
+            return label
     return " ".join(split_camel(local)) or member
 
 
