@@ -119,7 +119,7 @@ def member_label(member: str, row_labels: Iterable[str] = ()) -> str:
     name = re.sub(r"[^a-z0-9]", "", local.lower())
     for label in sorted({re.sub(r"\s*\(\d\)\s*$", "", r).strip() for r in row_labels if r}):
         first = re.sub(r"[^a-z0-9]", "", (label.split() or [""])[0].lower())
-        if len(first) >= 3 and (name.startswith(first) or first.startswith(name)) and len(label) <= 60:
+        if name and len(first) >= 3 and (name.startswith(first) or first.startswith(name)) and len(label) <= 60:
             return label
     return " ".join(split_camel(local)) or member
 
