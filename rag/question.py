@@ -401,9 +401,8 @@ def _unread_names(question: str, plan: QuestionPlan, catalog: Catalog) -> list[s
         word = re.sub(r"(?:'s|’s|'|’)$", "", m.group())
         word = word if word in _STOP_CAPS else word.rstrip(".,;:")
         low = normalize(word)
-        if (word in _STOP_CAPS or low in _TITLE_WORDS or low in _REPORTING_TERMS or low in MONTH_WORDS
-                or low in catalog.words
-                or low in STOP_WORDS or not re.search(r"[a-z]", low)):
+        if word in _STOP_CAPS or not re.search(r"[a-z]", low) or low in catalog.words or low in STOP_WORDS or (
+                low in _TITLE_WORDS or low in _REPORTING_TERMS or low in MONTH_WORDS):
             continue
         out.append(word)
     return out

@@ -16,7 +16,7 @@ from llama_index.retrievers.bm25 import BM25Retriever
 from .index import keyword_stemmer
 from .question import BUSINESS_WORDS, Catalog, plan_question
 from .schema import MODES, Filters, QuestionPlan, RetrievalResult
-from .words import STOP_WORDS, stem
+from .words import COUNT_AFTER_NOUN_LINK, STOP_WORDS, stem
 
 # ==============================================================================================================
 # The search text
@@ -440,8 +440,19 @@ def _signature(node) -> frozenset[str]:
 
 _COUNT = re.compile(r"\d[\d,]*(?:\.\d+)?(?:\s+(?:thousand|million))?\s+(?:[a-z][\w-]*\s+){0,2}?(\w[\w-]*)", re.I)
 # The count after its noun: "our employee headcount worldwide was 125,665", "a workforce of approximately 228,000".
-_COUNT_AFTER_NOUN = re.compile(r"(\w[\w-]*)(?:\s+[a-z][\w-]*){0,2}\s+(?:was|were|totaled|totalled|numbered|of)\s+"
-                               r"(?:approximately\s+|about\s+|over\s+|nearly\s+|more\s+than\s+)?\d[\d,]*", re.I)
+# Found by its link and figure first, then the three words before it: a pattern that starts at every word to look
+# ahead for a link costs most of a millisecond per passage.
+_LINKED_COUNT = re.compile(r"\b" + COUNT_AFTER_NOUN_LINK + r"\d", re.I)
+_WORD = re.compile(r"\w[\w-]*")
+
+
+def _counted_nouns(text: str):
+    """The words that a figure in the text counts: the word after it ("36,000 employees"), and the three words
+    before a figure stated after its noun ("headcount worldwide was 125,665")."""
+    for m in _COUNT.finditer(text):
+        yield m.group(1)
+    for m in _LINKED_COUNT.finditer(text):
+        yield from _WORD.findall(text, max(0, m.start() - 60), m.start())[-3:]
 
 
 def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> list:
@@ -453,9 +464,7 @@ def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> 
         return nodes
     words = counted + " ".join(topic_words).split()
     stems = {stem(w) for w in words if len(w) > 3 and w.lower() not in STOP_WORDS}
-    holds_count = {n.node.node_id: any(stem(m.group(1)) in stems for pattern in (_COUNT, _COUNT_AFTER_NOUN)
-                                       for m in pattern.finditer(n.node.text))
-                   for n in nodes}
+    holds_count = {n.node.node_id: any(stem(w) in stems for w in _counted_nouns(n.node.text)) for n in nodes}
     return sorted(nodes, key=lambda n: not holds_count[n.node.node_id])  # stable: search order within each
 
 

@@ -78,6 +78,12 @@ def tokens(text: str) -> list[str]:
     return out
 
 
+# What joins a count to its noun when the noun comes first ("our headcount was 125,665", "a workforce of about
+# 228,000"): a linking verb or "of", and a word of approximation. Retrieval and the extractive answer read it alike.
+COUNT_AFTER_NOUN_LINK = (r"(?:was|were|totaled|totalled|numbered|stood\s+at|reached|of)\s+(?:approximately\s+|"
+                         r"about\s+|around\s+|roughly\s+|over\s+|nearly\s+|almost\s+|more\s+than\s+)?")
+
+
 # Where a period does not end a sentence: an abbreviation ("Inc.", "U.S.", "No.") or a person's initial ("Robert A.
 # Michael"), though a lone letter that names a class, series or exhibit does ("... of Class B. The ...").
 _ABBREVIATION = re.compile(r"\b(?:Inc|Corp|Co|Ltd|No|Nos|U\.S|U\.K|Mr|Mrs|Ms|Dr|Jr|Sr|vs|etc|approx|e\.g|i\.e|St|Fig)\.$")

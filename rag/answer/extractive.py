@@ -8,6 +8,7 @@ import math
 import re
 
 from ..schema import Citation, QuestionPlan
+from ..words import COUNT_AFTER_NOUN_LINK
 from .figures import WrittenNumber, answer_figures, parse_numbers, worth_checking
 from .quotable import QuotableUnit, column_heads, quotable_units
 from .terms import (
@@ -120,15 +121,19 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
     return units
 
 
+def _row_figures(row: str) -> list[WrittenNumber]:
+    return [n for cell in row.split("|")[1:] for n in parse_numbers(cell) if worth_checking(n)]
+
+
 def _percentages_only(row: str) -> bool:
     """A table row whose figures are all percentages ("Total payments volume growth | 9% | 11%")."""
-    figures = [n for cell in row.split("|")[1:] for n in parse_numbers(cell) if worth_checking(n)]
+    figures = _row_figures(row)
     return bool(figures) and all(n.pct for n in figures)
 
 
 def _amounts_only(row: str) -> bool:
     """A table row whose figures are all money or percentages ("Revenue per membership | $17.20 | 6%")."""
-    figures = [n for cell in row.split("|")[1:] for n in parse_numbers(cell) if worth_checking(n)]
+    figures = _row_figures(row)
     return bool(figures) and all(n.money or n.pct for n in figures)
 
 
@@ -261,9 +266,7 @@ def _counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[
 # "13,000 of our employees": a part of what is counted.
 _PARTITIVE = re.compile(r"\s+of\s+(?:our|its|their|the|these|those|whom|which)\b", re.I)
 # The count stated after its noun: "our employee headcount worldwide was 125,665", "a workforce of about 228,000".
-_CLAUSE_BEFORE = re.compile(r"(?P<subject>[^,;:.()]*?)\b(?:was|were|totaled|totalled|numbered|stood\s+at|reached|of)"
-                            r"\s+(?:approximately\s+|about\s+|around\s+|roughly\s+|over\s+|nearly\s+|almost\s+|"
-                            r"more\s+than\s+)?$", re.I)
+_CLAUSE_BEFORE = re.compile(r"(?P<subject>[^,;:.()]*?)\b" + COUNT_AFTER_NOUN_LINK + "$", re.I)
 
 
 def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None, content: list[str]) -> str | None:

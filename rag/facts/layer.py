@@ -23,7 +23,7 @@ from .labels import (
     tolerance,
     unit_kind,
 )
-from .members import members_named, name_members
+from .members import members_named, name_members, narrowed_by
 from .mentions import member_matcher, normalize, plain_word
 from .metrics import Metric, member_concepts, metric
 from .quarter_block import answer_periods
@@ -463,15 +463,15 @@ class FactsLayer(QuarterFacts):
         every=False (the question does not say it asks for a part): the specs as they are when none names a
         member, and None when some do and some do not, as which figures are the part's is then a guess."""
         views = [self.view(f) for t in tickers for f in self.filings(t)]
-        named = _named_members(question, specs, views)
+        winners = [None if s.qualified else members_named(question, s, views, member_concepts(metric(s.metric_key)))
+                   for s in specs]
+        named = [s if w is None else narrowed_by(s, w) for s, w in zip(specs, winners)]
         if every:
             return None if any(s is None for s in named) else named
         narrowed = [n is not None and n is not s for n, s in zip(named, specs)]
         if not any(narrowed):
             # Two members named equally: a part is asked, and which one is a guess; the whole is not the answer.
-            tied = any(len(members_named(question, s, views, member_concepts(metric(s.metric_key)))) > 1
-                       for s in specs if not s.qualified)
-            return None if tied else specs
+            return None if any(w is not None and len(w) > 1 for w in winners) else specs
         return named if all(narrowed) else None
 
     def _company_by_member(self, plan: QuestionPlan, years: list[int]) -> tuple | None:

@@ -60,7 +60,11 @@ def name_members(question: str, mention: MetricMention, views: list[FilingView],
     words, so the facts layer's member lookup finds exactly that member."""
     if mention.qualified:
         return mention
-    winners = members_named(question, mention, views, concepts)
+    return narrowed_by(mention, members_named(question, mention, views, concepts))
+
+
+def narrowed_by(mention: MetricMention, winners: list[tuple[str, ...]]) -> MetricMention | None:
+    """The mention qualified by the one member named (see members_named); None when none or several are."""
     return replace(mention, before=list(winners[0])) if len(winners) == 1 else None
 
 
