@@ -277,6 +277,12 @@ def test_cash_returned_to_shareholders_is_dividends_and_buybacks(corpus):
     assert ask(corpus, "What was Apple's total shareholder return over five years?") is None
 
 
+def test_a_part_the_question_leaves_out_is_neither_named_nor_answered_by_the_total(corpus):
+    # "Other than from iPhone": not the iPhone line, and not total revenue, which holds it.
+    assert ask(corpus, "How much revenue did Apple earn other than from iPhone in fiscal 2024?") is None
+    assert ask(corpus, "What was Apple's revenue, not counting iPhone, in fiscal 2024?") is None
+
+
 def test_a_part_the_filing_does_not_tag_gets_no_company_total(corpus):
     # "Model Y" is a name the plan reads as nothing else, and no member of Tesla's revenue matches it: the total
     # revenue would answer another question. A part the filing tags is still answered.

@@ -378,15 +378,19 @@ class FactsLayer(QuarterFacts):
                 specs.append(mt)
         if len(specs) > 3:
             return None
+        # A member is named by what the question asks for, never by what it rules out ("revenue other than from
+        # iPhone" does not name the iPhone line).
+        asked = plan.question_without(lambda dimension, _value: dimension == "excluded")
         if plan.names_part or _segment_owner(plan):
             # A segment, region or part of the company: its figure, never the consolidated one.
-            specs = self._with_members(plan.question, specs, tickers)
+            specs = self._with_members(asked, specs, tickers)
         elif plan.calculation.share_of_end is None:
             # A part named with no word that says so ("What operating margin did Google Cloud earn"): a member the
             # filing tags for the metric, named by its own words, still owns the figure. (A share names its part
             # beside the whole: see plan.share_part.)
-            specs = self._with_members(plan.question, specs, tickers, every=False)
-            if specs is not None and not any(s.qualified for s in specs) and _unread_part(plan, specs):
+            specs = self._with_members(asked, specs, tickers, every=False)
+            if specs is not None and not any(s.qualified for s in specs) and (
+                    _unread_part(plan, specs) or self._rules_out_a_member(plan, specs, tickers)):
                 return None
         if specs is None:
             return None
@@ -473,6 +477,16 @@ class FactsLayer(QuarterFacts):
             # Two members named equally: a part is asked, and which one is a guess; the whole is not the answer.
             return None if any(w is not None and len(w) > 1 for w in winners) else specs
         return named if all(narrowed) else None
+
+    def _rules_out_a_member(self, plan: QuestionPlan, specs: list[MetricMention], tickers: list[str]) -> bool:
+        """Does the question leave out a part the filing tags for the figure ("revenue other than from iPhone")?
+        The consolidated figure holds that part, so it is no answer. A thing left out that is no part of the figure
+        ("R&D, not counting acquired IPR&D", a line of its own) leaves the figure as it is."""
+        if not plan.excluded:
+            return False
+        views = [self.view(f) for t in tickers for f in self.filings(t)]
+        left_out = " ".join(plan.excluded)
+        return any(members_named(left_out, s, views, member_concepts(metric(s.metric_key))) for s in specs)
 
     def _company_by_member(self, plan: QuestionPlan, years: list[int]) -> tuple | None:
         """No company named, but a part of one ("What operating margin did AWS earn"): the one company whose
