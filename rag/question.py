@@ -19,6 +19,7 @@ from .facts import (
     CHANGE_WORDS,
     MONTH_WORDS,
     STOP_WORDS,
+    exclusions,
     find_mentions,
     is_metric_phrase,
     metric,
@@ -184,12 +185,6 @@ _COUNT_ENDS = r"(?:do|does|did|is|are|was|were|has|have|had|will|would|can|could
 _HOW_MANY = re.compile(r"\bhow\s+many\s+(?:of\s+)?((?:(?!" + _COUNT_ENDS + r")[a-z][\w'’-]*\s+){0,4}(?!" + _COUNT_ENDS
                        + r")[a-z][\w'’-]*)")
 _COUNTS_MONEY = re.compile(r"(?:dollars|usd|euros?|millions|billions|thousands)\b")
-# What a question rules out ("not counting cash, how much volume", "revenue other than from iPhone"): the words
-# after an exclusion phrase, up to the clause's end or the question's next clause word.
-_EXCLUSION = re.compile(r"\b(?:not\s+counting|without\s+counting|excluding|exclusive\s+of|except(?:\s+for)?|"
-                        r"other\s+than|apart\s+from|aside\s+from|leaving\s+(?:out|aside)|setting\s+aside)\s+"
-                        r"((?:the\s+|its\s+|their\s+)?(?:(?!(?:how|what|which|when|where|who|did|does|do|was|were|is|"
-                        r"are|in|during|for|at|by|and|or)\b)[a-z][\w'’&.-]*\s*){1,5})")
 # A word written as a name: capitalised ("Model", "SRS") or with a capital inside ("iPhone").
 _NAME_WORD = re.compile(r"(?<![\w.'’-])(?:[A-Z][\w&'’.-]*|[a-z]+[A-Z][\w&-]*)")
 # The titles of the financial statements and of a filing's parts, which questions capitalise: they say where a
@@ -367,11 +362,9 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
                                                    or "10-Q" in plan.forms)
     plan.metrics = _without_restated_inputs(find_mentions(question, catalog.words))
     plan.calculation = _calculation(norm)
-    for m in _EXCLUSION.finditer(norm):
-        words = re.sub(r"^(?:the|its|their)\s+", "", m.group(1).strip())
-        if words:
-            plan.excluded.append(words)
-            plan.spans.append((m.start(), m.start(1) + len(m.group(1).rstrip()), "excluded", words))
+    for start, end, words in exclusions(norm):
+        plan.excluded.append(words)
+        plan.spans.append((start, end, "excluded", words))
     plan.unread_names = _unread_names(question, plan, catalog)
     counted = _HOW_MANY.search(norm)
     plan.counted = counted.group(1).split() if counted and not _COUNTS_MONEY.match(counted.group(1)) else []

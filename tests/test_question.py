@@ -248,6 +248,14 @@ def test_what_a_question_rules_out_is_read_with_the_phrase_that_rules_it_out(cat
     assert plan_question("How much revenue did Apple earn from products other than iPhone?", catalog).excluded == [
         "iphone"]
     assert plan_question("How much revenue did Apple earn in 2024?", catalog).excluded == []
+    # The metric right before an exclusion reads the same words as left out of itself (one reading of both).
+    plan = plan_question("What was Tesla's automotive revenue (excl. leasing) in 2023?", catalog)
+    assert plan.excluded == ["leasing"]
+    assert [m.excluded for m in plan.metrics] == [["leasing"]]
+    plan = plan_question("What was Apple's revenue excluding the impact of foreign currency in 2024?", catalog)
+    assert [m.excluded for m in plan.metrics] == [["impact", "foreign", "currency"]]
+    # "exceptional" holds "except" but rules nothing out.
+    assert plan_question("What were Apple's exceptional items in 2024?", catalog).excluded == []
 
 
 def test_names_the_plan_reads_as_nothing_else(catalog):

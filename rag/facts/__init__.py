@@ -30,7 +30,16 @@ from .checks import CheckedStream
 from .cli import print_facts
 from .labels import concept_label, format_amount, member_label, unit_kind
 from .layer import FactsLayer
-from .mentions import CHANGE_WORDS, MONTH_WORDS, STOP_WORDS, find_mentions, is_metric_phrase, normalize, plain_word
+from .mentions import (
+    CHANGE_WORDS,
+    MONTH_WORDS,
+    STOP_WORDS,
+    exclusions,
+    find_mentions,
+    is_metric_phrase,
+    normalize,
+    plain_word,
+)
 from .metrics import METRIC_BY_KEY, METRICS, STATEMENT_METRICS, Metric, metric, metric_statements
 from .render import FactAnswer
 from .store import FactRow, FactStore, backfill_filing, forget_filings, map_to_chunks, record_filing
@@ -39,7 +48,7 @@ from .views import FactGroup, by_label
 __all__ = [
     "CHANGE_WORDS", "METRICS", "METRIC_BY_KEY", "MONTH_WORDS", "STATEMENT_METRICS", "STOP_WORDS", "CheckedStream",
     "FactAnswer", "FactGroup", "FactRow", "FactStore", "FactsLayer", "Metric", "backfill_filing", "by_label",
-    "concept_label", "find_mentions", "forget_filings", "format_amount", "is_metric_phrase", "map_to_chunks",
+    "concept_label", "exclusions", "find_mentions", "forget_filings", "format_amount", "is_metric_phrase", "map_to_chunks",
     "member_label", "metric", "metric_statements", "normalize", "plain_word", "print_facts", "record_filing",
     "unit_kind",
 ]

@@ -48,7 +48,12 @@ the its their our his her fiscal year years fy calendar latest most recent last 
 end period both each and or to compared vs versus respectively company company's companies whole full entire
 reported total a an this that same as per share
 """.split())
-_EXCLUDE = {"excluding", "excl", "except", "ex", "without"}
+# What a question rules out ("not counting cash, how much volume", "revenue other than from iPhone", "revenue
+# excluding leasing"): the words after an exclusion phrase, up to the clause's end or the question's next clause word.
+_EXCLUSION = re.compile(r"\b(?:not\s+counting|without\s+counting|excluding|excl\.|exclusive\s+of|except(?:\s+for)?|"
+                        r"other\s+than|apart\s+from|aside\s+from|leaving\s+(?:out|aside)|setting\s+aside)\s+"
+                        r"((?:the\s+|its\s+|their\s+)?(?:(?!(?:how|what|which|when|where|who|did|does|do|was|were|is|"
+                        r"are|in|during|for|at|by|and|or)\b)[a-z][\w'’&.-]*\s*){1,5})")
 # Words that name a fiscal period ("the second quarter", "the three months ended", "first half", "year to date"):
 # they say when, never which part of a metric.
 _PERIOD_WORDS = re.compile(
@@ -72,6 +77,17 @@ def plain_word(word: str) -> str:
     return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
 
 
+def exclusions(low: str) -> list[tuple[int, int, str]]:
+    """What the (normalized) text rules out: each exclusion's span, from its phrase to its last word, and the words
+    it rules out without a leading article. The one reading of exclusions, for the plan and for each metric."""
+    out = []
+    for m in _EXCLUSION.finditer(low):
+        words = re.sub(r"^(?:the|its|their)\s+", "", m.group(1).strip())
+        if words:
+            out.append((m.start(), m.start(1) + len(m.group(1).rstrip()), words))
+    return out
+
+
 def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[MetricMention]:
     """Metric phrases in the question, longest first without overlaps, with the words that qualify them."""
     low = normalize(question)
@@ -90,6 +106,7 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
     spans = [(s, e) for s, e, _ in chosen]
 
     periods = [(m.start(), m.end()) for m in _PERIOD_WORDS.finditer(low)]
+    ruled_out = exclusions(low)
 
     def inside_mention(pos: int) -> bool:
         return any(s <= pos < e for s, e in spans) or any(s <= pos < e for s, e in periods)
@@ -126,11 +143,10 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
         if nxt:
             gap = low[e:nxt[0][0]]
             first = nxt[0][2]
-            if first in _EXCLUDE or first.startswith("exclud"):
-                for ts, _te, w in nxt[1:4]:
-                    if is_stop(w) or inside_mention(ts):
-                        break
-                    mention.excluded.append(plain_word(w))
+            # "revenue excluding leasing", "sales (excl. fuel)": what the metric itself leaves out.
+            following = [words for start, _end, words in ruled_out if not low[e:start].strip(" (")]
+            if following:
+                mention.excluded = [plain_word(w) for w in following[0].split() if not is_stop(w)]
             elif first in _PREPS and not any(ch in gap for ch in ",;:?"):
                 for ts, _te, w in nxt[1:5]:
                     base = w.strip(".'").removesuffix("'s").removesuffix("'")
