@@ -630,3 +630,10 @@ def test_reading_a_current_fact_store_writes_nothing(tmp_path):
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     assert [f["doc_id"] for f in FactStore(path).filings()] == ["d"]
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+
+
+def test_a_figure_asked_per_item_is_not_the_total(corpus):
+    # "Revenue per seat", "net sales per square foot": a rate over a count the statements do not tag. The printed
+    # label "Subscription revenue" holds the words asked but is the total, not the rate.
+    assert ask(corpus, "What was Adobe's subscription revenue per seat in fiscal 2024?") is None
+    assert ask(corpus, "What was Adobe's subscription revenue in fiscal 2024?") is not None
