@@ -23,7 +23,9 @@ from tests.answer_samples import (
 
 
 def test_extractive_answer_quotes_the_row_with_its_years():
-    res = answer("What was total net sales in 2024?", retrieval("q"), settings_for(None), use_llm=False)
+    two_years = QuestionPlan(tickers=["AAPL"], fiscal_years=[2024, 2023])
+    res = answer("What were total net sales in 2023 and 2024?", retrieval("q", analysis=two_years),
+                 settings_for(None), use_llm=False)
     text = res.answer
     assert text.startswith("Extractive answer")
     row = next(line for line in text.splitlines() if "Total net sales | 391,035 | 383,285" in line)
@@ -330,7 +332,8 @@ def test_a_count_question_prefers_a_row_of_counts_to_a_row_of_dollars():
     text = _one_company("How many paying members did Gamma Health have in 2024?",
                         "Region A | 2024 | 2023\nAverage monthly revenue per paying member | $17.20 | $16.28",
                         "Region A | 2024 | 2023\nPaid members at end of period | 89,625 | 80,128")
-    assert "89,625" in _first_quote(text)  # "paid" is the past of "paying"; a row of dollars is not a count
+    # "paid" is the past of "paying"; a row of dollars is not a count.
+    assert "**89,625** for 2024: `Paid members at end of period`" in text and "$17.20" not in text
 
 
 def test_the_countrys_abbreviation_and_irregular_verbs_read_as_their_words():
@@ -347,12 +350,17 @@ _MEMBERS = ("| As of December 31, | 2024 | 2023 | 2022 | (in thousands)\nRegion 
 def test_a_count_from_a_table_in_thousands_is_stated_in_full_for_the_year_asked():
     text = _one_company("How many paid members did Gamma Health have in Region North at the end of 2023?", _MEMBERS)
     line = next(ln for ln in text.splitlines() if ln.startswith("Figure read from the table"))
-    assert "**80,128 thousand** (about 80.1 million) for 2023" in line and "under Region North [1]" in line
+    assert "**80,128 thousand** (about 80.1 million) for 2023" in line and "under Region North, column 2023 [1]" in line
     # No year asked: the filing's own year's column.
-    assert "**89,625 thousand**" in _one_company("How many paid members does Gamma Health have?", _MEMBERS)
+    assert "**89,625 thousand**" in _one_company("How many paid members does Gamma Health have in Region North?",
+                                                 _MEMBERS)
+    # A region's row answers only for the region: asked for the company, the row is quoted as printed.
+    assert "Figure read" not in _one_company("How many paid members does Gamma Health have?", _MEMBERS)
     # Money is not a count, and a year the table does not print gets no figure.
-    assert "Figure read from the table" not in _one_company("How much revenue per paying member in 2024?", _MEMBERS)
     assert "Figure read from the table" not in _one_company("How many paid members did it have in 2019?", _MEMBERS)
+    # An amount per member is money, stated as printed and not scaled by the table's "(in thousands)".
+    text = _one_company("How much revenue per paying member in Region North in 2024?", _MEMBERS)
+    assert "**$17.20** (in thousands) for 2024" not in text and "**$17.20**" in text
 
 
 def test_a_year_line_under_a_label_cell_spanning_two_header_rows_keeps_its_first_year():
@@ -362,7 +370,7 @@ def test_a_year_line_under_a_label_cell_spanning_two_header_rows_keeps_its_first
              "Members at end of period | 91,000 | 85,000")
     text = _one_company("How many members did Gamma Health have at the end of 2024?", table)
     assert "**91,000 thousand** (about 91.0 million) for 2024" in text
-    assert "columns: Fiscal | Fiscal / 2024 | 2023" in text
+    assert "column Fiscal / 2024 [1]" in text and "85,000" not in text
     # The label column's own heading is still not read as a column.
     heads = [column_heads(line) for line in ["Year Ended December 31, | 2024 | 2023", "2024 | 2023", "FY2024 | FY2023"]]
     assert heads == [["2024", "2023"], ["2024", "2023"], ["FY2024", "FY2023"]]
@@ -377,11 +385,11 @@ _VOLUMES = (_HEAD + "Payments volume growth | 9% | 11%", _HEAD + "Nominal paymen
 def test_what_the_question_rules_out_and_growth_rates_do_not_answer_an_amount():
     # "Not counting cash": the cash row is what was left out; "how much volume": a growth rate is not the amount.
     text = _one_company("Not counting cash, how much payments volume did Gamma Health process in 2024?", *_VOLUMES)
-    assert "Nominal payments volume" in _first_quote(text)
+    assert "for 2024: `Nominal payments volume`" in text
     assert "'counting'" not in text  # the exclusion phrase is not a word the passages must hold
     # Asked for the cash part, the cash row; asked for the growth, the growth row.
-    assert "Cash volume" in _first_quote(_one_company("How much cash volume did Gamma Health process in 2024?",
-                                                      *_VOLUMES))
+    assert "for 2024: `Cash volume`" in _one_company("How much cash volume did Gamma Health process in 2024?",
+                                                     *_VOLUMES)
     assert "growth" in _first_quote(_one_company("How much did Gamma Health's payments volume grow in 2024?",
                                                  *_VOLUMES))
     # A passage that leaves the same thing out itself is the figure asked for, not the part left out.
@@ -411,3 +419,62 @@ def test_with_no_year_asked_the_latest_filing_speaks_first():
     # A year asked is read as asked.
     question = "How many employees did Gamma Health have in fiscal 2023?"
     assert "26,196" in _first_quote(extractive_answer(question, sources, plan_question(question, catalog))[0])
+
+
+# A key-metrics table with its figures for three column groups (two regions and the whole company), each with
+# two years and the change.
+_VOLUME = ("| (in billions)\n| U.S. | International | Gamma Pay\n"
+           "| Twelve Months Ended June 30, | Twelve Months Ended June 30, | Twelve Months Ended June 30,\n"
+           "| 2024 | 2023 | % Change | 2024 | 2023 | % Change | 2024 | 2023 | % Change\n"
+           "Total payments volume | $6,400 | $6,000 | 7% | $6,600 | $6,000 | 10% | $13,000 | $12,000 | 8%")
+
+
+def _gamma_pay(question: str, text: str) -> str:
+    catalog = Catalog.build([{"ticker": "GPAY", "company": "Gamma Pay Inc.", "fiscal_year": 2024}])
+    sources = [Citation(number=1, text=text, ticker="GPAY", company="Gamma Pay Inc.", form="10-K", fiscal_year=2024)]
+    return extractive_answer(question, sources, plan_question(question, catalog))[0]
+
+
+def test_a_figure_asked_is_read_from_its_years_column_and_not_quoted_beside_the_other_years():
+    text = _gamma_pay("How much payments volume did Gamma Pay process in the twelve months to June 30, 2023?", _VOLUME)
+    # No region named: the whole company's group, the year asked, and none of the other columns.
+    assert "Figure read from the table: **$12,000** (in billions) for 2023: `Total payments volume`" in text
+    assert "column Gamma Pay / Twelve Months Ended June 30, / 2023 [1]" in text
+    assert not {"$13,000", "$6,000", "8%"} & set(text.split())
+    # A group the question names; the company's own name in the question does not name its group.
+    text = _gamma_pay("What was Gamma Pay's international payments volume in 2024?", _VOLUME)
+    assert "**$6,600** (in billions) for 2024" in text and "column International /" in text
+    # A change asked is not the year's amount; a year the table does not print gets no figure.
+    assert "Figure read" not in _gamma_pay("How much did Gamma Pay's payments volume grow in 2024?", _VOLUME)
+    assert "Figure read" not in _gamma_pay("How much payments volume did Gamma Pay process in 2021?", _VOLUME)
+
+
+def test_a_row_under_dates_or_an_unnamed_group_is_quoted_whole():
+    # A retailer's fiscal 2024 ends in February 2025: a date head is not read as a fiscal year.
+    dated = ("| (in millions)\n| February 2, 2025 | January 28, 2024\nTotal assets | $96,100 | $76,500")
+    text = _gamma_pay("What were Gamma Pay's total assets at the end of fiscal 2024?", dated)
+    assert "Figure read" not in text and "`Total assets | $96,100 | $76,500`" in text
+    # Two regions and no whole-company group: the question must name one.
+    regions = _VOLUME.replace("Gamma Pay\n", "Europe\n")
+    assert "Figure read" not in _gamma_pay("How much payments volume did Gamma Pay process in 2024?", regions)
+
+
+def test_a_row_repeated_under_each_region_answers_only_for_the_region_named():
+    regions = ("| As of December 31, | 2024 | 2023 | (in thousands)\nUnited States and Canada (UCAN)\n"
+               "Paid members at end of period | 89,625 | 80,128\nEurope, Middle East, and Africa (EMEA)\n"
+               "Paid members at end of period | 101,133 | 88,813")
+    # Gamma's members in all: no region's row is the answer, so the rows are quoted as printed.
+    text = _one_company("How many paid members did Gamma Health have at the end of 2023?", regions)
+    assert "Figure read" not in text and "`Paid members at end of period | 89,625 | 80,128`" in text
+    # Named by its words or by the abbreviation printed beside them.
+    for region in ("Europe, the Middle East and Africa", "EMEA"):
+        text = _one_company(f"How many paid members did Gamma Health have in {region} at the end of 2023?", regions)
+        assert "**88,813 thousand** (about 88.8 million) for 2023" in text and "80,128" not in text
+
+
+def test_a_rate_per_item_is_read_only_from_a_row_that_is_one():
+    table = ("| Fiscal 2024 | Fiscal 2023\nNet sales | $159,514 | $152,669\nSales per retail square foot | $599.92 | $604.74")
+    text = _gamma_pay("What were Gamma Pay's net sales per retail square foot in fiscal 2024?", table)
+    assert "**$599.92** for 2024: `Sales per retail square foot`" in text and "$604.74" not in text
+    only_totals = "| Fiscal 2024 | Fiscal 2023\nNet sales | $159,514 | $152,669"
+    assert "Figure read" not in _gamma_pay("What were Gamma Pay's net sales per store in fiscal 2024?", only_totals)

@@ -409,43 +409,139 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
 
 
 _SCALE_NOTES = {"in thousands": ("thousand", 1e3), "in millions": ("million", 1e6), "in billions": ("billion", 1e9)}
+# A column head that is a year and nothing else ("2024", "Fiscal 2025", "FY24" is not): a date head ("February 2,
+# 2025") is left alone, since a retailer's fiscal 2024 ends in the next calendar year.
+_YEAR_HEAD = re.compile(r"(?:fiscal\s+(?:year\s+)?|fy\s?)?((?:19|20)\d\d)", re.I)
+# Words of a column group that holds the whole company rather than a part of it.
+_WHOLE_GROUP = {"total", "consolid", "worldwid"}
 
 
-def _table_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None) -> str | None:
-    """A count asked (members, subscribers, stores) whose best match is a table row printed in thousands or
-    millions: the figure of the year asked (else the filing's own year) in full, beside the row as printed, so
-    "89,625" under "(in thousands)" is not read as 89,625 members. Said only when the row's label names what is
-    counted, its figures are counts (not dollars or percentages), and its header gives that year exactly one
+def _heads_over(lines: list[list[str]], column: int, width: int) -> list[str] | None:
+    """The head of every header line over a value column, top to bottom: a line with fewer heads than columns
+    spans them evenly (a group over its years); a line that cannot is left out."""
+    out = []
+    for heads in lines:
+        if heads and width % len(heads) == 0:
+            out.append(heads[column // (width // len(heads))])
+    return out
+
+
+def _year_column(row: QuotableUnit, year: str, asked: set[str], company: set[str]) -> tuple[int, list[str]] | None:
+    """The one value column of a table row for the year asked, and the heads over it; None when the header gives
+    that year no column, or several that neither the question nor the whole company tells apart. Column groups
+    ("U.S. | International | Visa" over three pairs of years) are told apart by the group the question names
+    (not by the company's own name), else by the group that is the whole company (its name, "Total")."""
+    lines = [column_heads(line) for line in row.header.splitlines() if line.strip()]
+    values = row.text.split("|")[1:]
+    for i, heads in enumerate(lines):
+        hits = [j for j, h in enumerate(heads) if (m := _YEAR_HEAD.fullmatch(h)) and m.group(1) == year]
+        if not hits:
+            continue
+        # A label column's heading or a unit note set in the year line ("| As of December 31, | 2024 | 2023 |
+        # (in thousands)") heads no value cell.
+        while len(heads) > len(values) and not _YEAR_HEAD.fullmatch(heads[0]):
+            heads, hits = heads[1:], [j - 1 for j in hits]
+        while len(heads) > len(values) and not _YEAR_HEAD.fullmatch(heads[-1]):
+            heads = heads[:-1]
+        if len(values) != len(heads):
+            return None  # the row's cells do not line up with the header's columns
+        if len(hits) > 1:
+            groups = next((g for g in reversed(lines[:i]) if len(g) == len(hits) and len(heads) % len(g) == 0
+                           and len(set(g)) == len(g)), None)
+            if groups is None or any(h // (len(heads) // len(groups)) != k for k, h in enumerate(hits)):
+                return None
+            group_words = [set(tokens(g)) for g in groups]
+            named = [k for k, w in enumerate(group_words) if w - company and w - company <= asked]
+            if not named:
+                named = [k for k, w in enumerate(group_words) if w and (w <= company or w & _WHOLE_GROUP)]
+            if len(named) != 1:
+                return None
+            hits = [hits[named[0]]]
+        return hits[0], _heads_over(lines[:i] + [heads], hits[0], len(heads))
+    return None
+
+
+def _names_group(group: str, asked: set[str]) -> bool:
+    """Does the question name a table's group heading, by its words or by the abbreviation printed beside them
+    ("Europe, Middle East, and Africa (EMEA)")?"""
+    names = [re.sub(r"\([^)]*\)", " ", group)] + re.findall(r"\(([^)]+)\)", group)
+    return any((words := set(tokens(name))) and words <= asked for name in names)
+
+
+_PER_ITEM = re.compile(r"\bper\s+(?!cent\b)[a-z]", re.I)
+# "What was the international volume in 2024?": a figure asked in words the numeric pattern does not list.
+_WHAT_WAS = re.compile(r"\s*what\s+(?:was|were|is|are)\b", re.I)
+# Narrative words that name what is counted ("how many employees") rather than ask why or how.
+_COUNTED_TOPICS = {"employee", "employees", "headcount", "customer", "customers"}
+
+
+def _asks_figure(question: str, analysis: QuestionPlan) -> bool:
+    """The question asks for a figure (how many, how much, what was the amount), not why or how it came about."""
+    if analysis.counted:
+        return True
+    if any(w.lower() not in _COUNTED_TOPICS for w in analysis.narrative_words):
+        return False
+    return bool(_NUMERIC_Q.search(question or "") or _WHAT_WAS.match(question or ""))
+
+
+def _table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, question: str,
+                  content: list[str]) -> str | None:
+    """A figure asked whose best match is a table row of several columns (years, and groups of years): the cell
+    of the year asked (else the filing's own year), named by its row label and the heads over it. Quoting the
+    whole row instead puts the other years' figures beside the answer, and a reader (or a model) takes the wrong
+    column. A count printed under "(in thousands)" or "(in millions)" is stated in full, so "89,625" is not read
+    as 89,625 members. Said only when the row's label names what is asked (what is counted, for a count), the
+    cell holds the kind of figure asked (a count, an amount, a percentage), and the header gives that year one
     column."""
-    if analysis is None or not analysis.counted or len(analysis.tickers) > 1 or not chosen:
+    if analysis is None or len(analysis.tickers) > 1 or not chosen or not _asks_figure(question, analysis):
         return None
     row = chosen[0]
-    if row.kind != "row" or row.note not in _SCALE_NOTES or _amounts_only(row.text):
+    if row.kind != "row" or not row.header or (analysis.calculation.growth and not analysis.counted):
         return None
     cells = [c.strip() for c in row.text.split("|")]
-    if not set(tokens(cells[0])) & set(tokens(" ".join(analysis.counted))):
+    label = set(tokens(cells[0]))
+    if not label & set(tokens(" ".join(analysis.counted) if analysis.counted else " ".join(content))):
+        return None
+    asked = set(tokens(question))
+    # A row under a group heading (a region's or a segment's block of a key-metrics table, "Europe, Middle East, and
+    # Africa (EMEA)") is that part's figure: the question names the group, or the row is the group's own total
+    # ("Total net sales" under "Net sales:").
+    if row.group and not (_names_group(row.group, asked) or set(tokens(row.group)) <= label):
+        return None
+    # A figure asked per item ("net sales per retail square foot") is a rate: a row without "per" is the total.
+    if _PER_ITEM.search(question) and not re.search(r"\bper\b", cells[0], re.I):
         return None
     wanted = [str(y) for y in analysis.fiscal_years] or ([str(row.source.fiscal_year)] if row.source.fiscal_year
                                                          else [])
-    if len(wanted) != 1:
+    if len(wanted) != 1 or len(cells) < 3:
         return None
-    for line in row.header.splitlines():
-        years = [c for c in column_heads(line) if _YEAR.fullmatch(c)]
-        if years.count(wanted[0]) != 1:
-            continue
-        figures = [n for c in cells[1:] if (n := next(iter(parse_numbers(c)), None)) is not None]
-        column = years.index(wanted[0])
-        if len(figures) < len(years) or any(n.money or n.pct for n in figures[:len(years)]):
-            return None
-        figure = figures[column]
-        word, scale = _SCALE_NOTES[row.note]
+    company = set(tokens(row.source.company or "")) | {row.source.ticker.lower()} if row.source.ticker else set()
+    found = _year_column(row, wanted[0], asked, company)
+    if found is None:
+        return None
+    column, heads = found
+    figure = next(iter(parse_numbers(cells[1 + column])), None)
+    if figure is None:
+        return None
+    percent_asked = bool(_PERCENT_Q.search(question))
+    if (analysis.counted and (figure.money or figure.pct)) or (not analysis.counted and figure.pct != percent_asked):
+        return None
+    columns = " / ".join(h for h in heads if h)
+    under = f", under {row.group}" if row.group else (f", table {row.title}" if row.title else "")
+    where = f"`{cells[0]}`{under}" + (f", column {columns}" if columns else "") + f" [{row.source.number}]"
+    word, scale = _SCALE_NOTES.get(row.note, ("", 1.0))
+    if analysis.counted and word:
         full = figure.value * scale
         about = f"{full / 1e9:,.1f} billion" if full >= 1e9 else f"{full / 1e6:,.1f} million" if full >= 1e6 else \
             f"{full:,.0f}"
-        under = f", under {row.group}" if row.group else (f", table {row.title}" if row.title else "")
-        return (f"Figure read from the table: **{figure.raw} {word}** (about {about}) for {wanted[0]}: "
-                f"`{cells[0]}`{under} [{row.source.number}]. It is not tagged XBRL data: the row is quoted below.")
-    return None
+        stated = f"**{figure.raw} {word}** (about {about})"
+    else:
+        # The table's unit note, except on an amount per item ("per share", "per member"): a note "in millions,
+        # except per share amounts" does not scale those rows.
+        per_item = re.search(r"\bper\b", cells[0], re.I)
+        stated = f"**{figure.raw}**" + (f" ({row.note})" if row.note and not per_item else "")
+    return (f"Figure read from the table: {stated} for {wanted[0]}: {where}. It is not tagged XBRL data; the whole "
+            "table is in the cited passage.")
 
 
 def _off_topic(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> bool:
@@ -499,7 +595,7 @@ def extractive_answer(
         )
     if missing:
         parts.append("Note: no retrieved passage mentions " + ", ".join(f"'{w}'" for w in missing[:6])
-                     + "; the passages below may not answer the question fully.")
+                     + "; the cited passages may not answer the question fully.")
     years = [str(y) for y in (analysis.fiscal_years if analysis else [])]
     if years and chosen and not any(y in u.text or y in u.header or y in u.source.text[:200]
                                     for u in chosen for y in years):
@@ -520,9 +616,9 @@ def extractive_answer(
         best.text = f"{best.text} {best.following}"  # the sentence after the best one often says why or how
     if comparison:
         parts.append(comparison)
-    table_count = _table_count(chosen, analysis)
-    if table_count:
-        parts.append(table_count)
+    table_figure = _table_figure(chosen, analysis, question, content)
+    if table_figure:
+        return "\n\n".join(parts[1:] + [table_figure]), False
     for number in order:
         group = sorted((u for u in chosen if u.source.number == number), key=lambda u: u.pos)
         head = f"**[{number}] {group[0].source.label()}**"
