@@ -637,3 +637,9 @@ def test_a_figure_asked_per_item_is_not_the_total(corpus):
     # label "Subscription revenue" holds the words asked but is the total, not the rate.
     assert ask(corpus, "What was Adobe's subscription revenue per seat in fiscal 2024?") is None
     assert ask(corpus, "What was Adobe's subscription revenue in fiscal 2024?") is not None
+
+
+def test_earnings_per_share_asked_with_the_verb(corpus):
+    fa = ask(corpus, "How much did Apple earn per share in fiscal 2024?")
+    assert "Diluted EPS" in fa.block and "$6.08 per share" in fa.block
+    assert "Diluted EPS" in ask(corpus, "What did Apple earn per diluted share in fiscal 2024?").block

@@ -95,7 +95,9 @@ METRICS: list[Metric] = [
        fallback=("div", "income_tax", "pretax_income"), formula="income tax expense / income before income taxes"),
     _m("eps_diluted", "Diluted EPS",
        [r"diluted\s+(?:eps|earnings\s+per\s+(?:common\s+)?share|net\s+income\s+per\s+(?:common\s+)?share)",
-        r"(?:eps|earnings\s+per\s+(?:common\s+)?share|net\s+income\s+per\s+(?:common\s+)?share)(?:\s*[,(-]?\s*diluted\)?)?"],
+        r"(?:eps|earnings\s+per\s+(?:common\s+)?share|net\s+income\s+per\s+(?:common\s+)?share)(?:\s*[,(-]?\s*diluted\)?)?",
+        # The verb form analysts use: "how much did it earn per share", "earned per diluted share".
+        r"(?:earn|earned|earning|made|make)\s+per\s+(?:diluted\s+)?(?:common\s+)?share"],
        [_G + "EarningsPerShareDiluted", _G + "EarningsPerShareBasicAndDiluted"], kind="per_share"),
     _m("eps_basic", "Basic EPS",
        [r"basic\s+(?:eps|earnings\s+per\s+(?:common\s+)?share|net\s+income\s+per\s+(?:common\s+)?share)",
