@@ -447,6 +447,8 @@ def test_a_figure_asked_is_read_from_its_years_column_and_not_quoted_beside_the_
     # A change asked is not the year's amount; a year the table does not print gets no figure.
     assert "Figure read" not in _gamma_pay("How much did Gamma Pay's payments volume grow in 2024?", _VOLUME)
     assert "Figure read" not in _gamma_pay("How much payments volume did Gamma Pay process in 2021?", _VOLUME)
+    # A quarter asked: a column headed by its year alone may be the quarter, the year to date or the year.
+    assert "Figure read" not in _gamma_pay("How much payments volume did Gamma Pay process in Q2 2024?", _VOLUME)
 
 
 def test_a_row_under_dates_or_an_unnamed_group_is_quoted_whole():

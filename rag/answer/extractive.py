@@ -498,6 +498,10 @@ def _table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
     row = chosen[0]
     if row.kind != "row" or not row.header or (analysis.calculation.growth and not analysis.counted):
         return None
+    # A quarter or a year to date: a year's column may hold three, six or twelve months, which its head does
+    # not always say; the row is quoted with its header instead.
+    if analysis.periods or analysis.latest_quarters:
+        return None
     cells = [c.strip() for c in row.text.split("|")]
     label = set(tokens(cells[0]))
     if not label & set(tokens(" ".join(analysis.counted) if analysis.counted else " ".join(content))):
