@@ -480,3 +480,12 @@ def test_a_rate_per_item_is_read_only_from_a_row_that_is_one():
     assert "**$599.92** for 2024: `Sales per retail square foot`" in text and "$604.74" not in text
     only_totals = "| Fiscal 2024 | Fiscal 2023\nNet sales | $159,514 | $152,669"
     assert "Figure read" not in _gamma_pay("What were Gamma Pay's net sales per store in fiscal 2024?", only_totals)
+
+
+def test_a_total_row_is_named_by_its_tables_title_and_scaled_by_it():
+    # A table that titles itself in its header's first cell, with its unit: "Total" is the carloads' total.
+    table = ("Revenue Carloads Thousands | 2024 | 2023 | % Change\nBulk | 1,500 | 1,450 | 3%\n"
+             "Total | 8,334 | 8,112 | 3%")
+    text = _gamma_pay("How many carloads did Gamma Pay handle in 2023?", table)
+    assert "**8,112 thousand** (about 8.1 million) for 2023: `Total`, table Revenue Carloads Thousands" in text
+    assert "8,334" not in text

@@ -504,7 +504,9 @@ def _table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
         return None
     cells = [c.strip() for c in row.text.split("|")]
     label = set(tokens(cells[0]))
-    if not label & set(tokens(" ".join(analysis.counted) if analysis.counted else " ".join(content))):
+    # A row labelled in generic words only ("Total") is named by its table's title ("Revenue Carloads Thousands").
+    named_by = label | set(tokens(row.title)) if label <= GENERIC_TERMS else label
+    if not named_by & set(tokens(" ".join(analysis.counted) if analysis.counted else " ".join(content))):
         return None
     asked = set(tokens(question))
     # A row under a group heading (a region's or a segment's block of a key-metrics table, "Europe, Middle East, and
@@ -533,7 +535,9 @@ def _table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
     columns = " / ".join(h for h in heads if h)
     under = f", under {row.group}" if row.group else (f", table {row.title}" if row.title else "")
     where = f"`{cells[0]}`{under}" + (f", column {columns}" if columns else "") + f" [{row.source.number}]"
-    word, scale = _SCALE_NOTES.get(row.note, ("", 1.0))
+    # The unit note, else a unit the table's title gives ("Revenue Carloads Thousands").
+    note = row.note or next((n for n in _SCALE_NOTES if n.split()[1] in row.title.lower().split()), "")
+    word, scale = _SCALE_NOTES.get(note, ("", 1.0))
     if analysis.counted and word:
         full = figure.value * scale
         about = f"{full / 1e9:,.1f} billion" if full >= 1e9 else f"{full / 1e6:,.1f} million" if full >= 1e6 else \
@@ -543,7 +547,7 @@ def _table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
         # The table's unit note, except on an amount per item ("per share", "per member"): a note "in millions,
         # except per share amounts" does not scale those rows.
         per_item = re.search(r"\bper\b", cells[0], re.I)
-        stated = f"**{figure.raw}**" + (f" ({row.note})" if row.note and not per_item else "")
+        stated = f"**{figure.raw}**" + (f" ({note})" if note and not per_item else "")
     return (f"Figure read from the table: {stated} for {wanted[0]}: {where}. It is not tagged XBRL data; the whole "
             "table is in the cited passage.")
 
