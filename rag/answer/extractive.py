@@ -613,9 +613,11 @@ def extractive_answer(
         if u.source.number not in order:
             order.append(u.source.number)
     content = content_terms(question, chunk_sources, analysis)
+    # A figure read from the text stands alone; why the model did not answer (stopped, failed) is still said.
+    figure_lead = [f"Extractive answer{how}."] if reason else []
     count = _prose_count(chosen, analysis, content)
     if count:
-        return "\n\n".join(parts[1:] + [count]), False
+        return "\n\n".join(figure_lead + parts[1:] + [count]), False
     # Compared before the best sentence takes the one after it: that one's figures are not the ones compared.
     comparison = _prose_comparison(chosen, analysis, content)
     best = chosen[0]
@@ -626,7 +628,7 @@ def extractive_answer(
         parts.append(comparison)
     table_figure = _table_figure(chosen, analysis, question, content)
     if table_figure:
-        return "\n\n".join(parts[1:] + [table_figure]), False
+        return "\n\n".join(figure_lead + parts[1:] + [table_figure]), False
     for number in order:
         group = sorted((u for u in chosen if u.source.number == number), key=lambda u: u.pos)
         head = f"**[{number}] {group[0].source.label()}**"
