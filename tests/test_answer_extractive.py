@@ -456,6 +456,10 @@ def test_a_row_under_dates_or_an_unnamed_group_is_quoted_whole():
     dated = ("| (in millions)\n| February 2, 2025 | January 28, 2024\nTotal assets | $96,100 | $76,500")
     text = _gamma_pay("What were Gamma Pay's total assets at the end of fiscal 2024?", dated)
     assert "Figure read" not in text and "`Total assets | $96,100 | $76,500`" in text
+    # A whole-company group headed "Consolidated" rather than by the company's name.
+    consolidated = _VOLUME.replace("Gamma Pay\n", "Consolidated\n")
+    assert "**$13,000** (in billions) for 2024" in _gamma_pay(
+        "How much payments volume did Gamma Pay process in 2024?", consolidated)
     # Two regions and no whole-company group: the question must name one.
     regions = _VOLUME.replace("Gamma Pay\n", "Europe\n")
     assert "Figure read" not in _gamma_pay("How much payments volume did Gamma Pay process in 2024?", regions)

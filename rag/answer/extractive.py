@@ -413,7 +413,7 @@ _SCALE_NOTES = {"in thousands": ("thousand", 1e3), "in millions": ("million", 1e
 # 2025") is left alone, since a retailer's fiscal 2024 ends in the next calendar year.
 _YEAR_HEAD = re.compile(r"(?:fiscal\s+(?:year\s+)?|fy\s?)?((?:19|20)\d\d)", re.I)
 # Words of a column group that holds the whole company rather than a part of it.
-_WHOLE_GROUP = {"total", "consolid", "worldwid"}
+_WHOLE_GROUP = set(tokens("total consolidated worldwide"))
 
 
 def _heads_over(lines: list[list[str]], column: int, width: int) -> list[str] | None:
@@ -468,6 +468,7 @@ def _names_group(group: str, asked: set[str]) -> bool:
     return any((words := set(tokens(name))) and words <= asked for name in names)
 
 
+# A figure asked per item ("per retail square foot", "per member"); "percent" is not one.
 _PER_ITEM = re.compile(r"\bper\s+(?!cent\b)[a-z]", re.I)
 # "What was the international volume in 2024?": a figure asked in words the numeric pattern does not list.
 _WHAT_WAS = re.compile(r"\s*what\s+(?:was|were|is|are)\b", re.I)
@@ -515,13 +516,14 @@ def _table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
     if row.group and not (_names_group(row.group, asked) or set(tokens(row.group)) <= label):
         return None
     # A figure asked per item ("net sales per retail square foot") is a rate: a row without "per" is the total.
-    if _PER_ITEM.search(question) and not re.search(r"\bper\b", cells[0], re.I):
+    per_item_row = bool(re.search(r"\bper\b", cells[0], re.I))
+    if _PER_ITEM.search(question) and not per_item_row:
         return None
     wanted = [str(y) for y in analysis.fiscal_years] or ([str(row.source.fiscal_year)] if row.source.fiscal_year
                                                          else [])
     if len(wanted) != 1 or len(cells) < 3:
         return None
-    company = set(tokens(row.source.company or "")) | {row.source.ticker.lower()} if row.source.ticker else set()
+    company = set(tokens(row.source.company or "")) | ({row.source.ticker.lower()} if row.source.ticker else set())
     found = _year_column(row, wanted[0], asked, company)
     if found is None:
         return None
@@ -546,8 +548,7 @@ def _table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
     else:
         # The table's unit note, except on an amount per item ("per share", "per member"): a note "in millions,
         # except per share amounts" does not scale those rows.
-        per_item = re.search(r"\bper\b", cells[0], re.I)
-        stated = f"**{figure.raw}**" + (f" ({note})" if note and not per_item else "")
+        stated = f"**{figure.raw}**" + (f" ({note})" if note and not per_item_row else "")
     return (f"Figure read from the table: {stated} for {wanted[0]}: {where}. It is not tagged XBRL data; the whole "
             "table is in the cited passage.")
 
