@@ -76,6 +76,18 @@ def test_a_segment_tagged_on_two_axes_is_named_by_its_segment():
     assert all(len(g.dims) == 1 for g in cloud)
 
 
+def test_a_member_whose_name_runs_words_together_is_named_by_the_words_apart():
+    # XBRL member names hold no spaces and filers choose their capitals: "AcmerxMember" is the segment the filing
+    # prints as "Acme Rx", beside a "Total revenues" row that names no segment.
+    view = FilingView(FILING, [_row(None, 30_000e6, "Total revenues"),
+                               _row("acme:AcmerxMember", 12_000e6, "Total revenues"),
+                               _row("acme:AcmehealthMember", 18_000e6, "Total revenues")])
+    named = name_members("What was Acme Rx's revenue in Q2 2025?", _revenue(), [view], [REVENUE])
+    assert named is not None and named.before == ["acmerx"]
+    # A word that only begins the run-together name is not the member.
+    assert name_members("What was Acme's revenue in Q2 2025?", _revenue(), [view], [REVENUE]) is None
+
+
 def test_a_metric_printed_on_its_own_label_but_tagged_with_a_narrower_concept():
     from rag.facts.metrics import metric
     from rag.facts.views import printed_as

@@ -27,9 +27,21 @@ def _words(text: str) -> list[str]:
     return out
 
 
-def _runs_in(needle: list[str], hay: list[str]) -> bool:
-    n = len(needle)
-    return n > 0 and any(hay[i:i + n] == needle for i in range(len(hay) - n + 1))
+def _run_named(form: list[str], asked: list[str]) -> int:
+    """How many of the question's words, in a run, write the form: word for word, or run together as an XBRL
+    member's name is ("OptumrxMember" is the question's "Optum Rx"; a member's name holds no spaces and its
+    capitals are the filer's choice). 0 when no run does."""
+    joined = "".join(form)
+    best = 0
+    for i in range(len(asked)):
+        run = ""
+        for j in range(i, min(len(asked), i + 7)):
+            run += asked[j]
+            if len(run) > len(joined):
+                break
+            if run == joined:
+                best = max(best, j - i + 1)
+    return best if joined else 0
 
 
 def _forms_of(member: str, row_labels: Iterable[str], company: set[str]) -> list[tuple[list[str], bool]]:
@@ -85,10 +97,11 @@ def members_named(question: str, mention: MetricMention, views: list[FilingView]
                 member = next(iter(group.dims.values()))
                 for form, shortened in _forms_of(member, {r.row_label for r in group.rows}, company):
                     # A member that only repeats the metric's or the company's words names nothing more.
-                    if set(form) <= phrase | company or not _runs_in(form, asked):
+                    named = _run_named(form, asked)
+                    if set(form) <= phrase | company or not named:
                         continue
                     key = tuple(plain_word(w) for w in member_words(member))
-                    best[key] = max(best.get(key, 0), len(form) - (0.5 if shortened else 0.0))
+                    best[key] = max(best.get(key, 0), named - (0.5 if shortened else 0.0))
     if not best:
         return []
     top = max(best.values())
