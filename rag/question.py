@@ -31,6 +31,7 @@ from .index import fiscal_period_of
 from .parse.items import TENK_ITEMS, TENQ_ITEMS
 from .periods import read_periods
 from .schema import Calculation, MetricMention, QuestionPlan
+from .words import STOP_WORDS as FUNCTION_WORDS
 
 # Items an analyst names by their SEC title rather than their number: the words that name each title. The Item a
 # title is in each form (Form 10-K's Item 3 is Form 10-Q's Part II Item 1) comes from the SEC's own tables.
@@ -365,6 +366,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     for start, end, words in exclusions(norm):
         plan.excluded.append(words)
         plan.spans.append((start, end, "excluded", words))
+    plan.per_item = _per_item(norm, plan.metrics)
     plan.unread_names = _unread_names(question, plan, catalog)
     counted = _HOW_MANY.search(norm)
     plan.counted = counted.group(1).split() if counted and not _COUNTS_MONEY.match(counted.group(1)) else []
@@ -378,6 +380,31 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
             not plan.counted or _GENERIC_COUNT & set(plan.counted)):
         plan.counted = list(HEADCOUNT_NOUNS)
     return plan
+
+
+# A figure asked per item: "per" and the words naming the item, up to the first word that names none (a
+# preposition, a verb, a year). "Percent" is not one.
+_PER = re.compile(r"\bper\s+(?!cent\b)")
+_ITEM_WORD = re.compile(r"[a-z][a-z'-]*")
+
+
+def _per_item(norm: str, metrics: list[MetricMention]) -> list[str]:
+    """plan.per_item: the words of the item the question asks a figure per, outside the metric phrases that hold
+    their own "per" ("earnings per share")."""
+    for m in _PER.finditer(norm):
+        if any(mt.start <= m.start() < mt.end for mt in metrics):
+            continue
+        words = []
+        for w in norm[m.end():].split()[:4]:
+            word = _ITEM_WORD.fullmatch(w.rstrip("?.,;:!)"))
+            if word is None or word.group() in FUNCTION_WORDS:
+                break
+            words.append(word.group())
+            if w != word.group():
+                break  # punctuation ends the item
+        if words:
+            return words
+    return []
 
 
 def _unread_names(question: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:

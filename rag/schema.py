@@ -148,6 +148,10 @@ class QuestionPlan:
     # "How many employees / holders of record": the words after "how many" up to the question's verb; empty when
     # the question counts nothing, or counts money ("how many dollars").
     counted: list[str] = field(default_factory=list)
+    # The item a figure is asked per, in the question's words ("net sales per retail square foot": "retail square
+    # foot"; "revenue per adjusted script": "adjusted script"): the figure is a rate, and the total it divides is no
+    # answer. Empty when none; a per-share figure the metric vocabulary names (EPS, dividends per share) is not one.
+    per_item: list[str] = field(default_factory=list)
     # What the question rules out of what it asks, in its own words ("not counting cash": "cash"; "excluding the
     # impact of foreign currency": "impact of foreign currency"): a passage about that alone is not the answer.
     excluded: list[str] = field(default_factory=list)

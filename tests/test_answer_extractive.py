@@ -484,6 +484,9 @@ def test_a_rate_per_item_is_read_only_from_a_row_that_is_one():
     assert "**$599.92** for 2024: `Sales per retail square foot`" in text and "$604.74" not in text
     only_totals = "| Fiscal 2024 | Fiscal 2023\nNet sales | $159,514 | $152,669"
     assert "Figure read" not in _gamma_pay("What were Gamma Pay's net sales per store in fiscal 2024?", only_totals)
+    # A row that is a rate per another item is not the rate asked.
+    per_share = "| Fiscal 2024 | Fiscal 2023\nNet sales | $159,514 | $152,669\nDividends per share | $9.00 | $8.36"
+    assert "Figure read" not in _gamma_pay("What were Gamma Pay's net sales per store in fiscal 2024?", per_share)
 
 
 def test_a_total_row_is_named_by_its_tables_title_and_scaled_by_it():

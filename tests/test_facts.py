@@ -636,6 +636,8 @@ def test_a_figure_asked_per_item_is_not_the_total(corpus):
     # "Revenue per seat", "net sales per square foot": a rate over a count the statements do not tag. The printed
     # label "Subscription revenue" holds the words asked but is the total, not the rate.
     assert ask(corpus, "What was Adobe's subscription revenue per seat in fiscal 2024?") is None
+    # The item may come well after the figure's words.
+    assert ask(corpus, "How much subscription revenue did Adobe bring in per seat in fiscal 2024?") is None
     assert ask(corpus, "What was Adobe's subscription revenue in fiscal 2024?") is not None
 
 

@@ -237,6 +237,21 @@ def test_each_company_gets_the_year_named_after_it_even_when_its_name_is_hyphena
     assert plan.year_of_company == {"PG": 2025, "KO": 2024}
 
 
+def test_the_item_a_figure_is_asked_per_is_read_once(catalog):
+    def per_item(question):
+        return plan_question(question, catalog).per_item
+
+    assert per_item("What were Apple's net sales per retail square foot in 2024?") == ["retail", "square", "foot"]
+    assert per_item("How much revenue did Apple bring in per adjusted script in 2024?") == ["adjusted", "script"]
+    assert per_item("What was Apple's revenue per employee?") == ["employee"]
+    # A per-share figure the metric vocabulary names is a metric, not a rate over an item.
+    assert per_item("What were Apple's diluted earnings per share in 2024?") == []
+    assert per_item("How much did Apple earn per share in 2024?") == []
+    assert per_item("What was Apple's book value per share?") == ["share"]
+    assert per_item("What percent of Apple's revenue came from iPhone?") == []
+    assert per_item("What per cent of Apple's revenue came from iPhone?") == []
+
+
 def test_what_a_question_rules_out_is_read_with_the_phrase_that_rules_it_out(catalog):
     plan = plan_question("Not counting cash, how much payments volume did Mastercard process in 2024?", catalog)
     assert plan.excluded == ["cash"]

@@ -468,8 +468,6 @@ def _names_group(group: str, asked: set[str]) -> bool:
     return any((words := set(tokens(name))) and words <= asked for name in names)
 
 
-# A figure asked per item ("per retail square foot", "per member"); "percent" is not one.
-_PER_ITEM = re.compile(r"\bper\s+(?!cent\b)[a-z]", re.I)
 # "What was the international volume in 2024?": a figure asked in words the numeric pattern does not list.
 _WHAT_WAS = re.compile(r"\s*what\s+(?:was|were|is|are)\b", re.I)
 # Narrative words that name what is counted ("how many employees") rather than ask why or how.
@@ -515,9 +513,10 @@ def _table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
     # ("Total net sales" under "Net sales:").
     if row.group and not (_names_group(row.group, asked) or set(tokens(row.group)) <= label):
         return None
-    # A figure asked per item ("net sales per retail square foot") is a rate: a row without "per" is the total.
+    # A figure asked per item ("net sales per retail square foot") is a rate: a row without "per" is the total,
+    # and a row per another item ("per share" when a square foot is asked) another rate.
     per_item_row = bool(re.search(r"\bper\b", cells[0], re.I))
-    if _PER_ITEM.search(question) and not per_item_row:
+    if analysis.per_item and not (per_item_row and set(tokens(analysis.per_item[-1])) <= label):
         return None
     wanted = [str(y) for y in analysis.fiscal_years] or ([str(row.source.fiscal_year)] if row.source.fiscal_year
                                                          else [])

@@ -302,12 +302,13 @@ class FactsLayer(QuarterFacts):
         labelled = self._labelled(plan, tickers, years)
         # A figure qualified by a part ("net revenue from value-added services") that the label leaves out: the
         # label's consolidated figure ("Net revenue") would answer another question.
-        # Likewise a figure asked per item ("net sales per retail square foot"): a label without "per" is the total.
         qualifiers = set(tokens(" ".join(w for mt in plan.metrics for w in mt.before + mt.after)))
-        per_item = any("per" in mt.after for mt in plan.metrics)
-        if labelled and (not qualifiers <= set(tokens(" ".join(labelled[0].words))) or (
-                per_item and "per" not in {w.lower() for w in labelled[0].words})):
+        if labelled and not qualifiers <= set(tokens(" ".join(labelled[0].words))):
             labelled = []
+        # A figure asked per item ("net sales per retail square foot", "revenue per adjusted script") is a rate:
+        # only a label that says "per" answers it, never the total the metric vocabulary names.
+        if plan.per_item and not (labelled and "per" in {w.lower() for w in labelled[0].words}):
+            return None
         phrase_words = set(tokens(" ".join(w for mt in plan.metrics for w in mt.before + mt.words + mt.after)))
         more_exact = bool(labelled) and phrase_words < set(tokens(" ".join(labelled[0].words)))
         for mentions in ([labelled] if more_exact else [plan.metrics, labelled]):
