@@ -133,6 +133,9 @@ class Engine:
             return memo[1]
         try:
             found = self.facts().answer_for(plan, tickers, years)
+            if found is None and plan.per_item:
+                passages = [(n.node.node_id, n.node.text, dict(n.node.metadata)) for n in retrieval.nodes]
+                found = self.facts().rate_per_item(plan, passages, tickers, years)
         except Exception:  # noqa: BLE001
             log.exception("facts lookup failed for %r", plan.question)
             return None

@@ -366,7 +366,11 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     for start, end, words in exclusions(norm):
         plan.excluded.append(words)
         plan.spans.append((start, end, "excluded", words))
-    plan.per_item = _per_item(norm, plan.metrics)
+    per_start, per_end, plan.per_item = _per_item(norm, plan.metrics)
+    if plan.per_item:
+        # The item's own words ask nothing of their own: "per adjusted script" is no adjusted figure.
+        inside = {m.group(0) for m in _NARRATIVE.finditer(norm) if per_start <= m.start() < per_end}
+        plan.narrative_words = [w for w in plan.narrative_words if w not in inside]
     plan.unread_names = _unread_names(question, plan, catalog)
     counted = _HOW_MANY.search(norm)
     plan.counted = counted.group(1).split() if counted and not _COUNTS_MONEY.match(counted.group(1)) else []
@@ -388,23 +392,24 @@ _PER = re.compile(r"\bper\s+(?!cent\b)")
 _ITEM_WORD = re.compile(r"[a-z][a-z'-]*")
 
 
-def _per_item(norm: str, metrics: list[MetricMention]) -> list[str]:
-    """plan.per_item: the words of the item the question asks a figure per, outside the metric phrases that hold
-    their own "per" ("earnings per share")."""
+def _per_item(norm: str, metrics: list[MetricMention]) -> tuple[int, int, list[str]]:
+    """plan.per_item, with the span of its words: the item the question asks a figure per, outside the metric
+    phrases that hold their own "per" ("earnings per share")."""
     for m in _PER.finditer(norm):
         if any(mt.start <= m.start() < mt.end for mt in metrics):
             continue
-        words = []
-        for w in norm[m.end():].split()[:4]:
-            word = _ITEM_WORD.fullmatch(w.rstrip("?.,;:!)"))
-            if word is None or word.group() in FUNCTION_WORDS:
+        words, end = [], m.end()
+        for w in re.finditer(r"\S+", norm[m.end():]):
+            word = _ITEM_WORD.fullmatch(w.group().rstrip("?.,;:!)"))
+            if word is None or word.group() in FUNCTION_WORDS or len(words) == 4:
                 break
             words.append(word.group())
-            if w != word.group():
+            end = m.end() + w.start() + len(word.group())
+            if w.group() != word.group():
                 break  # punctuation ends the item
         if words:
-            return words
-    return []
+            return m.end(), end, words
+    return 0, 0, []
 
 
 def _unread_names(question: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:

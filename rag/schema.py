@@ -243,7 +243,9 @@ class Citation:
     char_end: int | None = None
     source: str | None = None
     url: str | None = None
-    kind: str = "chunk"  # "chunk" (a retrieved passage) or "fact" (an exact figure from the facts layer)
+    # "chunk" (a retrieved passage), "fact" (an exact figure from the facts layer) or "passage" (a retrieved
+    # passage the facts layer read an untagged figure from, such as a count stated in prose).
+    kind: str = "chunk"
     # The filing's fiscal period: "Q1".."Q3" for a 10-Q, "FY" for an annual report; None when not recorded.
     fiscal_period: str | None = None
 

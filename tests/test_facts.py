@@ -645,3 +645,26 @@ def test_earnings_per_share_asked_with_the_verb(corpus):
     fa = ask(corpus, "How much did Apple earn per share in fiscal 2024?")
     assert "Diluted EPS" in fa.block and "$6.08 per share" in fa.block
     assert "Diluted EPS" in ask(corpus, "What did Apple earn per diluted share in fiscal 2024?").block
+
+
+def test_a_figure_asked_per_item_is_the_tagged_amount_over_the_count_stated_in_prose(corpus):
+    layer = corpus["layer"]
+    doc = corpus["docs"][("AAPL", 2024)]
+    meta = {"doc_id": doc, "ticker": "AAPL", "company": "Apple Inc.", "form": "10-K", "fiscal_year": 2024}
+    question = "How much net sales did Apple bring in per employee in fiscal 2024?"
+    plan = plan_question(question, Catalog.build(layer.filings()))
+    headcount = ("c-people", "As of September 28, 2024, the Company had approximately 164,000 full-time equivalent "
+                 "employees.", meta)
+    found = layer.rate_per_item(plan, [("c-other", "Revenue grew in every segment.", meta), headcount])
+    assert found is not None and found.results[0]["value"] == pytest.approx(391_035e6 / 164_000)
+    assert "per employee = $2,384,360 = $391,035 million [F1]" in found.block
+    assert "164,000 full-time equivalent employees [F2]" in found.block
+    assert [c.kind for c in found.citations] == ["fact", "passage"] and found.citations[1].chunk_id == "c-people"
+    # A count of another filing, or of another year, divides nothing.
+    other = dict(meta, doc_id="another filing")
+    assert layer.rate_per_item(plan, [(headcount[0], headcount[1], other)]) is None
+    earlier = ("c-old", "The Company had approximately 161,000 employees as of September 30, 2023.", meta)
+    assert layer.rate_per_item(plan, [earlier]) is None
+    # Two passages that disagree on the count: no rate.
+    disagreeing = ("c-more", "The Company had approximately 170,000 employees in 2024.", meta)
+    assert layer.rate_per_item(plan, [headcount, disagreeing]) is None

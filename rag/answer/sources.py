@@ -76,7 +76,8 @@ def prepare_facts(
         return None, []
     cites = []
     for i, c in enumerate(fact_citations or []):
-        cites.append(replace(c, number=start + i, kind="fact"))
+        # A passage the facts layer read a figure from (a count stated in prose) stays a passage.
+        cites.append(replace(c, number=start + i, kind="passage" if c.kind == "passage" else "fact"))
 
     def renumber(m: re.Match) -> str:
         i = int(m.group(1)) - 1

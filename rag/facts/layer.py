@@ -10,13 +10,14 @@ from dataclasses import replace
 from typing import Callable, Iterable
 
 from ..config import get_settings
-from ..schema import MetricMention, QuestionPlan
+from ..schema import Citation, MetricMention, QuestionPlan
 from ..words import tokens
 from .checks import FigureChecker
 from .labels import (
     ANNUAL_FORMS,
     SCALE_WORDS,
     decimal_places,
+    format_amount,
     lower_label,
     member_label,
     nice_date,
@@ -28,6 +29,7 @@ from .mentions import member_matcher, normalize, plain_word
 from .metrics import Metric, member_concepts, metric
 from .quarter_block import answer_periods
 from .quarters import QuarterFacts
+from .rates import stated_count
 from .render import FactAnswer, FactsBlock
 from .row_labels import labelled_mentions, spelled_out_labels
 from .store import FactRow, FactStore
@@ -324,6 +326,59 @@ class FactsLayer(QuarterFacts):
             if found is not None:
                 return found
         return None
+
+    def rate_per_item(self, plan: QuestionPlan, passages: Iterable[tuple[str, str, dict]],
+                      tickers: Iterable[str] | None = None, years: Iterable[int] | None = None) -> FactAnswer | None:
+        """A figure asked per item that the filing counts in prose only ("revenue per adjusted script", "revenue
+        per employee"): the tagged amount of the fiscal year over the count a retrieved passage of the same filing
+        states for that year (rag.facts.rates), both cited. `passages` are (chunk id, text, metadata) of the
+        retrieved chunks. None unless one company's one amount and one such count are found."""
+        tickers = list(plan.tickers if tickers is None else tickers)
+        if not plan.per_item or len(tickers) != 1 or plan.periods or plan.latest_quarters:
+            return None
+        calc = plan.calculation
+        if calc.growth or calc.ratio or calc.compares or calc.share_of_end is not None or calc.total:
+            return None
+        # The amount divided: the figure asked, without the rate ("net sales" of "net sales per employee").
+        amount_plan = replace(plan, per_item=[], metrics=[
+            replace(mt, after=[w for w in mt.after if w != "per"]) for mt in plan.metrics])
+        whole = self.answer_for(amount_plan, tickers, years)
+        if whole is None or whole.operation != "lookup" or len(whole.values) != 1:
+            return None
+        amount = whole.values[0]
+        if amount.kind != "money" or not amount.reported or amount.quarter is not None or amount.comparative:
+            return None
+        filing_year = int(amount.filing.get("fiscal_year") or 0)
+        counts = []
+        for chunk_id, text, meta in passages:
+            if meta.get("doc_id") != amount.filing.get("doc_id"):
+                continue
+            count = stated_count(text, plan.per_item, int(amount.fiscal_year), filing_year)
+            if count is not None and count.value > 0:
+                counts.append((count, chunk_id, meta, text))
+        if len({c.value for c, *_ in counts}) != 1:
+            return None
+        count, chunk_id, meta, text = counts[0]
+        item = " ".join(plan.per_item)
+        rate = amount.amount / count.value
+        shown = format_amount(rate, "money", scale=0, places=2 if abs(rate) < 1000 else 0, unit=amount.unit)
+        # The lookup's one figure is its [F1]; the passage that states the count is [F2].
+        line = (f"- {amount.who()} · {amount.when()}: {amount.label} per {item} = {shown} = "
+                f"{FactsBlock(self).full(amount)} / {count.raw} [F2] (the count is stated in the filing's text, not "
+                "tagged XBRL data: check that it counts the same period and business)")
+        passage = Citation(
+            number=2, chunk_id=chunk_id, doc_id=meta.get("doc_id"), ticker=meta.get("ticker"),
+            company=meta.get("company"), form=meta.get("form"), fiscal_year=meta.get("fiscal_year"),
+            fiscal_period=meta.get("fiscal_period"), section=meta.get("section"),
+            section_title=meta.get("section_title"), page_start=meta.get("page_start"), page_end=meta.get("page_end"),
+            score=1.0, text=text, char_start=meta.get("char_start"), char_end=meta.get("char_end"),
+            source=meta.get("source"), url=meta.get("url"), kind="passage")
+        result = {"label": f"{amount.label} per {item}, {amount.ticker} {amount.period_label()}", "value": rate,
+                  "display": shown, "formula": f"{amount.label} / {count.raw}", "inputs": [amount.to_dict()],
+                  "count": count.value, "count_text": count.sentence}
+        return FactAnswer(block="\n".join([line] + [f"Note: {n}" for n in whole.notes]),
+                          citations=whole.citations[:1] + [passage], values=whole.values,
+                          results=[result], notes=whole.notes, operation="rate per item")
 
     def unreported(self, plan: QuestionPlan, tickers: Iterable[str] | None = None,
                    years: Iterable[int] | None = None) -> list[str]:

@@ -1,0 +1,71 @@
+"""A figure asked per item that the filing counts only in prose ("revenue per adjusted script", "revenue per
+employee"): the statements tag the amount and the text states the count ("Optum Rx fulfilled 1,623 million and
+1,542 million adjusted scripts in 2024 and 2023, respectively"). The rate is the tagged amount over the count the
+text gives for the same fiscal year, both cited; a count the text does not tie to that year gives no rate.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+_COUNT = r"(?<![\w$.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s+(thousand|million|billion))?(?![\w%])"
+# Counts listed together before their noun: "1,623 million and 1,542 million adjusted scripts".
+_COUNT_LIST = _COUNT + r"(?:\s*(?:,\s*and|,|and)\s*" + _COUNT + r")*"
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+# Nothing before a count but words of size: the count is its sentence's subject.
+_SUBJECT = re.compile(r"\s*(?:(?:over|approximately|about|around|roughly|nearly|almost|some|more\s+than|"
+                      r"fewer\s+than|less\s+than)\s+)*", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.;])\s+(?=[A-Z(])|\n+")
+
+
+@dataclass(frozen=True)
+class StatedCount:
+    value: float  # the count, scaled ("1,623 million": 1.623e9)
+    raw: str  # as written, with the item: "1,623 million adjusted scripts"
+    sentence: str
+
+
+def _item_pattern(item: list[str]) -> str:
+    """The item's words in order, each singular or plural, with up to two words before the last ("full-time
+    employees" for "employee")."""
+    words = [re.escape(w) + r"(?:s|es)?" for w in item]
+    if len(words) > 1:
+        return r"\s+".join(words) + r"\b"
+    # Lower-case words only: a name before the noun ("240,000 Amazon employees") is a group of them.
+    filler = r"(?-i:(?:(?!(?:to|of|in|for|from|by|with|at|on|or|per)\b)[a-z][\w-]*\s+){0,3}?)"
+    return filler + words[0] + r"\b"
+
+
+def stated_count(text: str, item: list[str], year: int, filing_year: int) -> StatedCount | None:
+    """The one count of `item` the text ties to fiscal `year`: a single count in a sentence that names that year
+    (or none, in the filing of that year), or one of counts listed with "respectively" beside as many years. None
+    when no sentence, or two different ones, give it."""
+    if not item:
+        return None
+    pattern = re.compile(r"(?P<counts>" + _COUNT_LIST + r")\s+" + _item_pattern(item), re.I)
+    found: dict[float, StatedCount] = {}
+    for sentence in _SENTENCE_END.split(text or ""):
+        for m in pattern.finditer(sentence):
+            counts = [(float(n.replace(",", "")) * _SCALE.get((s or "").lower(), 1.0), f"{n}{' ' + s if s else ''}")
+                      for n, s in re.findall(_COUNT, m.group("counts"))]
+            if any(_YEAR.fullmatch(raw) for _, raw in counts):
+                continue  # a year read as a count ("in 2024 employees")
+            if _SUBJECT.fullmatch(sentence[:m.start()]):
+                continue  # the count opens its sentence: a group doing something ("Over 240,000 employees have ...")
+            after = sentence[m.end():]
+            if len(counts) == 1:
+                named = {int(y) for y in _YEAR.findall(after[:60])} or {int(y) for y in _YEAR.findall(sentence)}
+                if (named and named != {year}) or (not named and filing_year != year):
+                    continue
+                value, raw = counts[0]
+            else:
+                years = [int(y) for y in _YEAR.findall(after.split("respectively")[0])] if re.search(
+                    r"\brespectively\b", after) else []
+                if len(years) != len(counts) or year not in years:
+                    continue
+                value, raw = counts[years.index(year)]
+            noun = sentence[m.end("counts"):m.end()].strip()
+            found.setdefault(value, StatedCount(value, f"{raw} {noun}", sentence.strip()))
+    return next(iter(found.values())) if len(found) == 1 else None
