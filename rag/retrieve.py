@@ -40,6 +40,23 @@ _EXHIBIT_QUESTION = re.compile(
     r"\bexhibits?\b|\bagreements?\b|\bindentures?\b|\bcertificat(?:e|ion)s?\b|\bby-?laws\b|\barticles\s+of\b|"
     r"\bincorporated\s+by\s+reference\b|\bamendments?\b|\bcharter\b", re.I)
 _EXHIBIT_ITEMS = ("Item 15", "Item 16", "Part II Item 6", "Signatures")
+# A note on an accounting standard the FASB issued ("In November 2023, the FASB issued ASU 2023-07, Segment
+# Reporting ..."), opening its passage, under its heading or not: every filer repeats one, and it describes what the
+# standard requires in the very words a question about the company's own segments, income taxes or expenses uses
+# ("reportable segments", "disaggregation of expenses"). It answers only a question about accounting standards, so
+# otherwise its passages rank after all others.
+_STANDARD_NOTE = re.compile(
+    r"^(?:[A-Z][\w ,-]{0,80}?(?:pronouncements?|standards?|guidance)[\w ,-]{0,40}?\s+)?"
+    r"(?:In\s+\w+\s+\d{4},\s+the\s+(?:FASB|Financial\s+Accounting\s+Standards\s+Board)\b|"
+    r"(?:ASU|Accounting\s+Standards\s+Update)\b)", re.I)
+_STANDARDS_QUESTION = re.compile(
+    r"\b(?:asu|fasb|asc\s+\d{3}|topic\s+\d{3}|pronouncements?|standards?\s+updates?|adopt\w*|"
+    r"accounting\s+(?:standards?|guidance|rules?|changes?|principles?)|new\s+(?:standards?|guidance))\b", re.I)
+
+
+def is_standard_note(node) -> bool:
+    """A passage that opens with a note on an accounting standard the FASB issued (see _STANDARD_NOTE)."""
+    return bool(_STANDARD_NOTE.match(" ".join(node.text.split("\n", 1)[-1].split()[:40])))
 
 # ==============================================================================================================
 # Retrievers
@@ -168,12 +185,15 @@ class Retriever:
         # An exhibit index answers only a question about the documents filed (see is_exhibit_list).
         exhibits_asked = bool(_EXHIBIT_QUESTION.search(question)) or any(
             s in _EXHIBIT_ITEMS for s in applied.sections)
+        standards_last = not _STANDARDS_QUESTION.search(question)
         for group in groups:
             subset = self.index.subset(
                 tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms, sections=group.sections,
                 fiscal_periods=group.fiscal_periods, without_exhibit_lists=not exhibits_asked,
             )
-            lists.append(drop_repeats(self._search(bundle, mode, depth, subset, extra), top_k, self._signatures))
+            found = self._search(bundle, mode, depth, subset, extra)
+            lists.append(drop_repeats(_standard_notes_last(found) if standards_last else found, top_k,
+                                      self._signatures))
             if plan.statements and group.tickers:  # one company's statements, not every company's
                 pages = self.index.subset(
                     tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms,
@@ -466,6 +486,12 @@ def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> 
     stems = {stem(w) for w in words if len(w) > 3 and w.lower() not in STOP_WORDS}
     holds_count = {n.node.node_id: any(stem(w) in stems for w in _counted_nouns(n.node.text)) for n in nodes}
     return sorted(nodes, key=lambda n: not holds_count[n.node.node_id])  # stable: search order within each
+
+
+def _standard_notes_last(results: list) -> list:
+    """The results with the notes on accounting standards after all others, each group in its order."""
+    notes = [is_standard_note(r.node) for r in results]
+    return [r for r, note in zip(results, notes) if not note] + [r for r, note in zip(results, notes) if note]
 
 
 def drop_repeats(results: list, k: int, signatures_by_id: dict | None = None) -> list:

@@ -254,6 +254,24 @@ def test_exhibit_index_chunks_are_told_apart():
     assert not is_exhibit_list(head + "We employed 32,439 people, as our Form 10-K for 2023 also said.")
 
 
+def test_notes_on_accounting_standards_rank_after_the_companys_own_passages():
+    from rag.retrieve import _STANDARDS_QUESTION, _standard_notes_last, is_standard_note
+
+    head = "ACME (ACME) · 10-K · FY2024 · Item 8: Financial Statements\n"
+    issued = TextNode(text=head + "In November 2023, the FASB issued ASU 2023-07, Segment Reporting (Topic 280): "
+                                  "Improvements to Reportable Segment Disclosures, which requires ...")
+    headed = TextNode(text=head + "Recently issued accounting pronouncements not yet adopted In December 2023, the "
+                                  "Financial Accounting Standards Board issued guidance on income tax disclosures.")
+    own = TextNode(text=head + "We report two segments, Widgets and Gadgets. We adopted ASU 2023-07 this year.")
+    assert is_standard_note(issued) and is_standard_note(headed) and not is_standard_note(own)
+    ranked = [NodeWithScore(node=n, score=1.0) for n in (issued, own, headed)]
+    assert [r.node for r in _standard_notes_last(ranked)] == [own, issued, headed]
+    # Only a question about accounting standards keeps them where search put them.
+    assert not _STANDARDS_QUESTION.search("What reportable segments does Acme have?")
+    assert _STANDARDS_QUESTION.search("Which new accounting standards did Acme adopt in 2024?")
+    assert _STANDARDS_QUESTION.search("How does ASU 2023-07 change Acme's segment disclosures?")
+
+
 def test_exhibit_index_is_searched_only_when_asked(small_index, monkeypatch):
     import numpy as np
 
