@@ -381,6 +381,10 @@ def test_labels_and_units():
     assert member_label("goog:YouTubeAdvertisingRevenueMember", ["YouTube ads", "Revenues"]) == "YouTube ads"
     assert member_label("aapl:ServiceMember", ["Services (1)"]) == "Services"
     assert member_label("nke:ConverseSegmentMember", ["Revenues", "TOTAL REVENUES"]) == "Converse"
+    # A name the filer ran together is shown as the passage reporting the figure spells it, when it does.
+    printed = "Revenues | Acme Health | Acme Rx | Total\nAcme Rx fulfilled 1,623 million scripts. AcmeRx.com"
+    assert member_label("acme:AcmerxMember", ["Total revenues"], printed) == "Acme Rx"
+    assert member_label("acme:AcmerxMember", ["Total revenues"], "No such name here.") == "Acmerx"
     assert unit_kind("usdPerShare") == "per_share" and unit_kind("shares") == "shares" and unit_kind("usd") == "money"
     assert format_amount(-1.2e7, "money", scale=6) == "-$12 million"
     assert format_amount(39_000_966_000, "money", scale=3) == "$39,000,966 thousand"

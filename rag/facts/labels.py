@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+from collections import Counter
 from datetime import date
 from typing import Iterable
 
@@ -111,17 +112,26 @@ def member_words(member: str) -> list[str]:
     return [w.lower() for w in split_camel(local) if w]
 
 
-def member_label(member: str, row_labels: Iterable[str] = ()) -> str:
+def member_label(member: str, row_labels: Iterable[str] = (), printed: str = "") -> str:
     """How a member is shown: the row label the filing prints beside its figure when that label names the member
     ("YouTube ads" for goog:YouTubeAdvertisingRevenueMember, "Services" for ServiceMember: the label's first word
-    and the member's name start alike), else the member's name split from its camel case."""
+    and the member's name start alike), else the member's name split from its camel case. A name the filer ran
+    together ("OptumrxMember") is shown as `printed` (the text of the passage that reports the figure) spells it
+    apart, "Optum Rx"."""
     local = re.sub(r"(?:Segment)?Member$", "", member.split(":")[-1])
     name = re.sub(r"[^a-z0-9]", "", local.lower())
     for label in sorted({re.sub(r"\s*\(\d\)\s*$", "", r).strip() for r in row_labels if r}):
         first = re.sub(r"[^a-z0-9]", "", (label.split() or [""])[0].lower())
         if name and len(first) >= 3 and (name.startswith(first) or first.startswith(name)) and len(label) <= 60:
             return label
-    return " ".join(split_camel(local)) or member
+    words = split_camel(local)
+    if len(words) == 1 and len(name) >= 5 and printed:
+        apart = Counter(m.group(0) for m in re.finditer(
+            r"(?<![A-Za-z])" + r"[ .&-]?".join(re.escape(c) for c in name) + r"(?![A-Za-z])", printed, re.I)
+            if " " in m.group(0))
+        if apart:
+            return apart.most_common(1)[0][0]
+    return " ".join(words) or member
 
 
 def lower_label(label: str) -> str:

@@ -265,8 +265,10 @@ class FactsLayer(QuarterFacts):
             if abs(g.value - first.value) > tolerance(g.best.decimals) + tolerance(first.best.decimals) + 1e-9 * abs(first.value):
                 raise Unresolved("several members match with different values")
         member = next(iter(first.dims.values()))
+        reported_in = self.chunk(first.best.chunk_id)
         return self._reported(m, first, view, year, comparative,
-                              member=member_label(member, (r.row_label for r in first.rows)),
+                              member=member_label(member, (r.row_label for r in first.rows),
+                                                  reported_in[0] if reported_in else ""),
                               axis=next(iter(first.dims)), when=when)
 
     def _reported(self, m: Metric, g: FactGroup, view: FilingView, year: int, comparative: bool,
