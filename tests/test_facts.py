@@ -645,6 +645,13 @@ def test_a_figure_asked_per_item_is_not_the_total(corpus):
     assert ask(corpus, "What was Adobe's subscription revenue in fiscal 2024?") is not None
 
 
+def test_shares_outstanding_asked_with_the_verb(corpus):
+    fa = ask(corpus, "How many shares did Apple have outstanding in fiscal 2024?")
+    assert "Shares outstanding" in fa.block and "15,115,823,000 shares" in fa.block
+    # A class the facts cannot name stays outside the phrase: no figure, rather than every class's sum.
+    assert ask(corpus, "How many Class A shares did Apple have outstanding in fiscal 2024?") is None
+
+
 def test_earnings_per_share_asked_with_the_verb(corpus):
     fa = ask(corpus, "How much did Apple earn per share in fiscal 2024?")
     assert "Diluted EPS" in fa.block and "$6.08 per share" in fa.block

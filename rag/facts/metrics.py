@@ -249,7 +249,11 @@ METRICS: list[Metric] = [
     _m("shares_outstanding", "Shares outstanding",
        [r"(?:common\s+)?shares\s+(?:of\s+(?:\w+\s+)?(?:common\s+)?stock\s+)?(?:were\s+|are\s+)?(?:issued\s+and\s+)?"
         r"outstanding",
-        r"outstanding\s+(?:common\s+)?shares", r"share\s+count"],
+        r"outstanding\s+(?:common\s+)?shares", r"share\s+count",
+        # Asked with a verb between: "how many shares did it have outstanding". The words naming a class ("Class A
+        # shares") stay outside the phrase, so a class the facts cannot name gets no figure rather than the sum.
+        r"shares\s+(?:did|does|do|were|are|was|is)\s+(?:[\w'’.&]+\s+){0,3}?(?:have\s+|has\s+|had\s+)?"
+        r"outstanding"],
        ["dei:EntityCommonStockSharesOutstanding", _G + "CommonStockSharesOutstanding"], period="cover",
        kind="shares"),
     _m("weighted_diluted", "Weighted-average diluted shares",
