@@ -478,6 +478,13 @@ def test_a_row_repeated_under_each_region_answers_only_for_the_region_named():
         assert "**88,813 thousand** (about 88.8 million) for 2023" in text and "80,128" not in text
 
 
+def test_a_percentage_is_not_scaled_by_the_tables_unit_note():
+    table = ("| (in millions, except percentages) | 2024 | 2023\nRevenues | $1,200 | $1,100\n"
+             "Medical cost ratio | 85.5% | 83.2%")
+    text = _gamma_pay("What was Gamma Pay's medical cost ratio in 2024?", table)
+    assert "**85.5%** for 2024: `Medical cost ratio`" in text and "83.2%" not in text
+
+
 def test_a_rate_per_item_is_read_only_from_a_row_that_is_one():
     table = ("| Fiscal 2024 | Fiscal 2023\nNet sales | $159,514 | $152,669\nSales per retail square foot | $599.92 | $604.74")
     text = _gamma_pay("What were Gamma Pay's net sales per retail square foot in fiscal 2024?", table)

@@ -545,9 +545,9 @@ def _table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
             f"{full:,.0f}"
         stated = f"**{figure.raw} {word}** (about {about})"
     else:
-        # The table's unit note, except on an amount per item ("per share", "per member"): a note "in millions,
-        # except per share amounts" does not scale those rows.
-        stated = f"**{figure.raw}**" + (f" ({note})" if note and not per_item_row else "")
+        # The table's unit note, except on an amount per item ("per share", "per member") or a percentage: a note
+        # "in millions, except percentages and per share data" scales neither.
+        stated = f"**{figure.raw}**" + (f" ({note})" if note and not (per_item_row or figure.pct) else "")
     return (f"Figure read from the table: {stated} for {wanted[0]}: {where}. It is not tagged XBRL data; the whole "
             "table is in the cited passage.")
 
