@@ -478,6 +478,13 @@ def test_a_row_repeated_under_each_region_answers_only_for_the_region_named():
         assert "**88,813 thousand** (about 88.8 million) for 2023" in text and "80,128" not in text
 
 
+def test_holders_of_record_are_found_in_the_filings_other_words_for_them():
+    text = _gamma_pay("How many holders of record did Gamma Pay's common stock have?",
+                      "Our common stock trades under GPAY. As of February 21, 2025, we had approximately 842 "
+                      "registered shareholders, not including shares held in street name.")
+    assert "mentions 'holders'" not in text and "842 registered shareholders" in text
+
+
 def test_a_percentage_is_not_scaled_by_the_tables_unit_note():
     table = ("| (in millions, except percentages) | 2024 | 2023\nRevenues | $1,200 | $1,100\n"
              "Medical cost ratio | 85.5% | 83.2%")

@@ -258,9 +258,15 @@ def _counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[
         if _names_another_year(after, years):
             continue
         before = _CLAUSE_BEFORE.search(u.text[:n.start])
-        if stems & set(after) or (before and stems & set(tokens(before.group("subject"))[-5:])):
+        # The noun as the filing words it: "842 registered shareholders" counts holders of record.
+        if _names_counted(stems, set(after)) or (
+                before and _names_counted(stems, set(tokens(before.group("subject"))[-5:]))):
             out.append(n)
     return out
+
+
+def _names_counted(stems: set[str], words: set[str]) -> bool:
+    return any(is_covered(s, words) for s in stems)
 
 
 # "13,000 of our employees": a part of what is counted.

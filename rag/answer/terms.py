@@ -44,6 +44,10 @@ _SYNONYMS_PLAIN = {
     "remain": ["may yet be purchased", "remaining", "available"],
     "left": ["may yet be purchased", "remaining", "available"],
     "repurchase": ["buyback"],
+    # Regulation S-K Item 201(b) asks for the number of "holders of record"; filings also write "stockholders of
+    # record", "shareholders of record" and "registered shareholders".
+    "holders": ["shareholders", "stockholders"],
+    "record": ["registered"],
     "debt": ["borrowings", "notes"],
     "headquarters": ["principal executive offices"],
     "hq": ["headquarters", "principal executive offices"],
