@@ -182,3 +182,45 @@ def test_a_members_own_name_beats_one_shortened_by_the_companys():
                              [VIEW], [REVENUE])) == 2
     assert name_members("What revenue did the domestic and international segments bring in?", _revenue(), [VIEW],
                         [REVENUE]) is None
+
+
+class _OneFilingStore:
+    """The fact store's reading side, over one filing's rows."""
+
+    def __init__(self, filing: dict, rows: list[FactRow]):
+        self.filing, self.rows = filing, rows
+
+    def filings(self, ticker=None, doc_ids=None):
+        return [self.filing] if ticker in (None, self.filing["ticker"]) else []
+
+    def facts(self, doc_id):
+        return self.rows
+
+
+def test_a_class_of_stock_on_the_cover_is_named_by_its_class():
+    from rag.config import get_settings
+    from rag.facts import FactsLayer
+    from rag.question import Catalog, plan_question
+
+    filing = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "form": "10-K", "fiscal_year": 2024,
+              "fiscal_period": "FY", "fact_count": 3}
+
+    def cover(member: str, shares: float) -> FactRow:
+        return FactRow("d", "dei:EntityCommonStockSharesOutstanding", "", shares, f"{shares:,.0f}", "shares", "c",
+                       None, "2025-01-28", True, {"us-gaap:StatementClassOfStockAxis": member}, "INF", 0, 1, 2,
+                       "chunk", "Cover", 1, "")
+
+    rows = [cover("us-gaap:CommonClassAMember", 5_833e6), cover("us-gaap:CommonClassBMember", 860e6),
+            cover("acme:CapitalClassCMember", 5_497e6)]
+    layer = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows))
+    catalog = Catalog.build([filing])
+
+    def answer(question: str):
+        found = layer.answer_for(plan_question(question, catalog))
+        return found.block if found else None
+
+    assert "5,833,000,000 shares" in answer("How many Class A shares did Acme have outstanding?")
+    assert "5,497,000,000 shares" in answer("How many Class C shares did Acme have outstanding?")
+    # No class named: every class's sum; a class the cover does not list: no figure, never the sum.
+    assert "12,190,000,000 shares = sum of share classes" in answer("How many shares did Acme have outstanding?")
+    assert answer("How many Class D shares did Acme have outstanding?") is None

@@ -104,6 +104,16 @@ def concept_label(concept: str) -> str:
     return " ".join([words[0]] + rest)
 
 
+def class_words(words: list[str]) -> list[str]:
+    """A class of stock's own name inside a member's words: "Class A" of CommonClassAMember, "Class C" of
+    CapitalClassCMember, "Series B" of SeriesBPreferredStockMember. Holders and filings name a class by it alone;
+    [] when the words name no class."""
+    for i, w in enumerate(words[:-1]):
+        if w in ("class", "series") and re.fullmatch(r"[a-z]\d?", words[i + 1]):  # "A", "B1" ("B-1")
+            return words[i:i + 2]
+    return []
+
+
 def member_words(member: str) -> list[str]:
     """'tsla:AutomotiveSalesMember' -> ['automotive', 'sales']; 'aapl:IPhoneMember' -> ['iphone']."""
     local = member.split(":")[-1]

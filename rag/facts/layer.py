@@ -259,7 +259,10 @@ class FactsLayer(QuarterFacts):
                     hits.append((concept, found))
         if not hits:
             raise Unresolved("no dimension member matches " + " ".join(mention.before + mention.after))
-        # The same member on several concepts/axes must agree; the first concept in priority order is cited.
+        # The same member on several concepts/axes must agree; the first concept in priority order is cited. A
+        # cover-page count is dated after the balance sheet's: the cover's own concept comes first and answers.
+        if m.period == "cover":
+            hits = hits[:1]
         first = hits[0][1]
         for _, g in hits[1:]:
             if abs(g.value - first.value) > tolerance(g.best.decimals) + tolerance(first.best.decimals) + 1e-9 * abs(first.value):

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Iterable
 
 from ..schema import MetricMention
-from .labels import member_words
+from .labels import class_words, member_words
 from .mentions import initials, plain_word, without_conjunction
 from .views import FilingView
 
@@ -49,7 +49,8 @@ def _forms_of(member: str, row_labels: Iterable[str], company: set[str]) -> list
     company's own name in front ("Walmart International" is also "International"); True for those shortened
     forms."""
     name = _words(" ".join(member_words(member)))
-    forms = [name, initials(without_conjunction(name))] + [_words(label) for label in row_labels if label]
+    forms = [name, initials(without_conjunction(name)), class_words(name)] + [
+        _words(label) for label in row_labels if label]
     out: list[tuple[list[str], bool]] = []
     for form in forms:
         for candidate, shortened in ((form, False), (_without_company(form, company), True)):

@@ -10,7 +10,7 @@ from typing import Iterable
 from ..companies import WORD_PATTERN
 from ..dates import MONTHS
 from ..schema import MetricMention
-from .labels import member_words
+from .labels import class_words, member_words
 from .metrics import METRIC_PATTERNS, Metric
 
 MONTH_WORDS = set(MONTHS)
@@ -216,7 +216,7 @@ def member_matcher(mention: MetricMention):
         best = 0
         own = without_conjunction(words_of(dims))
         labels = [without_conjunction([plain_word(w) for w in normalize(label).split()]) for label in row_labels]
-        for mw in [own, initials(own)] + labels:
+        for mw in [own, initials(own), class_words(own)] + labels:
             joined = "".join(mw)
             if joined and not (excluded & set(mw)):
                 best = max(best, max((len(w) for w in windows if w == joined), default=0))

@@ -255,7 +255,7 @@ METRICS: list[Metric] = [
         r"shares\s+(?:did|does|do|were|are|was|is)\s+(?:[\w'’.&]+\s+){0,3}?(?:have\s+|has\s+|had\s+)?"
         r"outstanding"],
        ["dei:EntityCommonStockSharesOutstanding", _G + "CommonStockSharesOutstanding"], period="cover",
-       kind="shares"),
+       kind="shares", members=True),  # the cover page counts each class of stock as a member
     _m("weighted_diluted", "Weighted-average diluted shares",
        [r"weighted[\s-]average\s+(?:number\s+of\s+)?diluted\s+shares(?:\s+outstanding)?",
         r"diluted\s+(?:weighted[\s-]average\s+)?shares(?:\s+outstanding)?"],

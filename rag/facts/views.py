@@ -191,7 +191,7 @@ class FilingView:
         with `months`, for the period of that length ending at this filing's own period end (a 10-Q's quarter or
         year to date), k years before. Returns the group, "conflict" when the candidates disagree, or None."""
         if period == "cover":
-            return self._cover(concept) if k == 0 else None
+            return self._cover(concept, member) if k == 0 else None
         if months is not None:
             return self._find_months(concept, k, period, member, months)
         if k >= len(self.year_ends):
@@ -249,8 +249,9 @@ class FilingView:
                 cands.append(g)
         return _pick(cands, target=sum(PERIOD_DAYS[want]) // 2 if want else 365)
 
-    def _cover(self, concept: str) -> FactGroup | str | None:
-        cands = [g for g in self.by_concept.get(concept, ()) if not g.dims]
+    def _cover(self, concept: str, member=None) -> FactGroup | str | None:
+        """The cover page's latest figure: the company's, or one member's (a class of stock)."""
+        cands = [g for g in self.by_concept.get(concept, ()) if _member_ok(g, member)]
         if not cands:
             return None
         latest = max(g.period_end or "" for g in cands)
