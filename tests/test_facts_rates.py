@@ -41,3 +41,12 @@ def test_a_group_of_the_items_is_not_their_count():
     assert stated_count("We have trained 240,000 Acme employees.", ["employee"], 2024, 2024) is None
     whole = "As of December 31, 2024, we employed approximately 1,556,000 full-time and part-time employees."
     assert stated_count(whole, ["employee"], 2024, 2024).value == 1_556_000
+
+
+def test_a_count_of_a_change_or_a_part_is_not_what_there_is():
+    assert stated_count("During fiscal 2024, we opened 12 new stores.", ["store"], 2024, 2024) is None
+    assert stated_count("During fiscal 2024, we opened 12 stores.", ["store"], 2024, 2024) is None
+    assert stated_count("In 2024 we hired approximately 10,000 employees.", ["employee"], 2024, 2024) is None
+    assert stated_count("At the end of fiscal 2024, we operated 2,347 stores.", ["store"], 2024, 2024).value == 2347
+    # Shares are counted in the XBRL data; prose mostly counts those repurchased, issued or reserved.
+    assert stated_count("We had 15,115,823,000 shares outstanding in 2024.", ["share"], 2024, 2024) is None

@@ -17,6 +17,11 @@ _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 # Nothing before a count but words of size: the count is its sentence's subject.
 _SUBJECT = re.compile(r"\s*(?:(?:over|approximately|about|around|roughly|nearly|almost|some|more\s+than|"
                       r"fewer\s+than|less\s+than)\s+)*", re.I)
+# A count of a change or of a part, not of what there is: "opened 12 stores", "repurchased 50 million shares".
+_CHANGE_BEFORE = re.compile(r"\b(?:open|clos|add|acquir|hir|train|repurchas|buy|bought|issu|grant|reserv|divest|"
+                            r"exit|eliminat|reduc|cut|laid|lay|terminat|sold|sell|convert|retir|relocat|remodel)\w*"
+                            r"(?:\s+(?:a\s+total\s+of|approximately|about|over|nearly|some|more\s+than))?\s*$",
+                            re.I)
 _SENTENCE_END = re.compile(r"(?<=[.;])\s+(?=[A-Z(])|\n+")
 
 
@@ -33,8 +38,9 @@ def _item_pattern(item: list[str]) -> str:
     words = [re.escape(w) + r"(?:s|es)?" for w in item]
     if len(words) > 1:
         return r"\s+".join(words) + r"\b"
-    # Lower-case words only: a name before the noun ("240,000 Amazon employees") is a group of them.
-    filler = r"(?-i:(?:(?!(?:to|of|in|for|from|by|with|at|on|or|per)\b)[a-z][\w-]*\s+){0,3}?)"
+    # Only words of a kind of work between ("full-time and part-time employees"): any other word before the noun
+    # makes a part of them ("12 new stores", "240,000 Amazon employees").
+    filler = r"(?-i:(?:(?:[a-z]+-[a-z-]+|and)\s+){0,3}?)"
     return filler + words[0] + r"\b"
 
 
@@ -42,7 +48,9 @@ def stated_count(text: str, item: list[str], year: int, filing_year: int) -> Sta
     """The one count of `item` the text ties to fiscal `year`: a single count in a sentence that names that year
     (or none, in the filing of that year), or one of counts listed with "respectively" beside as many years. None
     when no sentence, or two different ones, give it."""
-    if not item:
+    # Shares are counted in the XBRL data (the cover, the balance sheet), and prose counts shares repurchased,
+    # issued or reserved far more often than those outstanding: no rate per share is read from prose.
+    if not item or item[-1] in ("share", "shares"):
         return None
     pattern = re.compile(r"(?P<counts>" + _COUNT_LIST + r")\s+" + _item_pattern(item), re.I)
     found: dict[float, StatedCount] = {}
@@ -54,6 +62,8 @@ def stated_count(text: str, item: list[str], year: int, filing_year: int) -> Sta
                 continue  # a year read as a count ("in 2024 employees")
             if _SUBJECT.fullmatch(sentence[:m.start()]):
                 continue  # the count opens its sentence: a group doing something ("Over 240,000 employees have ...")
+            if _CHANGE_BEFORE.search(sentence[:m.start()]):
+                continue
             after = sentence[m.end():]
             if len(counts) == 1:
                 named = {int(y) for y in _YEAR.findall(after[:60])} or {int(y) for y in _YEAR.findall(sentence)}
