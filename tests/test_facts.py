@@ -679,3 +679,7 @@ def test_a_figure_asked_per_item_is_the_tagged_amount_over_the_count_stated_in_p
     # Two passages that disagree on the count: no rate.
     disagreeing = ("c-more", "The Company had approximately 170,000 employees in 2024.", meta)
     assert layer.rate_per_item(plan, [headcount, disagreeing]) is None
+    # A count of a part of the company (a segment, a region it tags) divides none of the whole's amount.
+    for part in ("The Services segment had approximately 20,000 employees in 2024.",
+                 "In Greater China, the Company had approximately 20,000 employees in 2024."):
+        assert layer.rate_per_item(plan, [("c-part", part, meta)]) is None

@@ -20,6 +20,7 @@ from .labels import (
     format_amount,
     lower_label,
     member_label,
+    member_words,
     nice_date,
     tolerance,
     unit_kind,
@@ -52,6 +53,11 @@ from .views import (
 log = logging.getLogger(__name__)
 
 ChunkLookup = Callable[[str], "tuple[str, dict] | None"]
+
+
+# The axes whose members are parts of the company (its segments, its regions).
+_PART_AXES = ("us-gaap:StatementBusinessSegmentsAxis", "srt:StatementGeographicalAxis")
+_SEGMENT_WORD = re.compile(r"\bsegments?\b", re.I)
 
 
 class FactsLayer(QuarterFacts):
@@ -354,11 +360,12 @@ class FactsLayer(QuarterFacts):
         if amount.kind != "money" or not amount.reported or amount.quarter is not None or amount.comparative:
             return None
         filing_year = int(amount.filing.get("fiscal_year") or 0)
+        another_part = self._another_part(amount)
         counts = []
         for chunk_id, text, meta in passages:
             if meta.get("doc_id") != amount.filing.get("doc_id"):
                 continue
-            count = stated_count(text, plan.per_item, int(amount.fiscal_year), filing_year)
+            count = stated_count(text, plan.per_item, int(amount.fiscal_year), filing_year, another_part)
             if count is not None and count.value > 0:
                 counts.append((count, chunk_id, meta, text))
         if len({c.value for c, *_ in counts}) != 1:
@@ -384,6 +391,29 @@ class FactsLayer(QuarterFacts):
         return FactAnswer(block="\n".join([line] + [f"Note: {n}" for n in whole.notes]),
                           citations=whole.citations[:1] + [passage], values=whole.values,
                           results=[result], notes=whole.notes, operation="rate per item")
+
+    def _another_part(self, amount: Value) -> Callable[[str], bool]:
+        """Whether a sentence speaks of another part of the company than the amount's: it says "segment", or names
+        a segment or region the filing tags (by the member's own words beyond the company's name), other than the
+        amount's own member."""
+        view = self.view(amount.filing)
+        company = set(tokens(amount.filing.get("company") or "")) | {amount.ticker.lower()}
+        own = set((amount.group.dims or {}).values()) if amount.group else set()
+        parts: dict[str, tuple[set[str], str]] = {}
+        for g in view.groups:
+            for axis, member in g.dims.items():
+                if axis in _PART_AXES and member not in own:
+                    words = set(tokens(" ".join(member_words(member)))) - company
+                    if words:
+                        parts[member] = (words, "".join(member_words(member)))
+
+        def another(sentence: str) -> bool:
+            said = set(tokens(sentence))
+            # A name the member runs together is printed apart ("OptumrxMember": "Optum Rx fulfilled ...").
+            run_together = re.sub(r"[^a-z0-9]", "", sentence.lower())
+            return (not own and bool(_SEGMENT_WORD.search(sentence))) or any(
+                w <= said or (len(joined) >= 6 and joined in run_together) for w, joined in parts.values())
+        return another
 
     def unreported(self, plan: QuestionPlan, tickers: Iterable[str] | None = None,
                    years: Iterable[int] | None = None) -> list[str]:

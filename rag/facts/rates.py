@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 _COUNT = r"(?<![\w$.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s+(thousand|million|billion))?(?![\w%])"
@@ -38,16 +39,19 @@ def _item_pattern(item: list[str]) -> str:
     words = [re.escape(w) + r"(?:s|es)?" for w in item]
     if len(words) > 1:
         return r"\s+".join(words) + r"\b"
-    # Only words of a kind of work between ("full-time and part-time employees"): any other word before the noun
-    # makes a part of them ("12 new stores", "240,000 Amazon employees").
-    filler = r"(?-i:(?:(?:[a-z]+-[a-z-]+|and)\s+){0,3}?)"
+    # Only words of a kind of work between ("full-time and part-time employees", "full-time equivalent
+    # employees"): any other word before the noun makes a part of them ("12 new stores", "240,000 Amazon
+    # employees").
+    filler = r"(?-i:(?:(?:[a-z]+-[a-z-]+(?:\s+equivalent)?|and)\s+){0,3}?)"
     return filler + words[0] + r"\b"
 
 
-def stated_count(text: str, item: list[str], year: int, filing_year: int) -> StatedCount | None:
+def stated_count(text: str, item: list[str], year: int, filing_year: int,
+                 another_part: Callable[[str], bool] = lambda _sentence: False) -> StatedCount | None:
     """The one count of `item` the text ties to fiscal `year`: a single count in a sentence that names that year
     (or none, in the filing of that year), or one of counts listed with "respectively" beside as many years. None
-    when no sentence, or two different ones, give it."""
+    when no sentence, or two different ones, give it. A sentence `another_part` says is about another part of the
+    company than the amount's ("Walmart U.S. is our largest segment and operates 4,605 stores") is passed over."""
     # Shares are counted in the XBRL data (the cover, the balance sheet), and prose counts shares repurchased,
     # issued or reserved far more often than those outstanding: no rate per share is read from prose.
     if not item or item[-1] in ("share", "shares"):
@@ -55,6 +59,8 @@ def stated_count(text: str, item: list[str], year: int, filing_year: int) -> Sta
     pattern = re.compile(r"(?P<counts>" + _COUNT_LIST + r")\s+" + _item_pattern(item), re.I)
     found: dict[float, StatedCount] = {}
     for sentence in _SENTENCE_END.split(text or ""):
+        if not pattern.search(sentence) or another_part(sentence):
+            continue
         for m in pattern.finditer(sentence):
             counts = [(float(n.replace(",", "")) * _SCALE.get((s or "").lower(), 1.0), f"{n}{' ' + s if s else ''}")
                       for n, s in re.findall(_COUNT, m.group("counts"))]
