@@ -199,9 +199,15 @@ def test_every_statement_mapping_names_a_known_metric():
     ("Revenue compared to the prior fiscal year", True),
     ("Compare revenue of the two companies", False),  # a comparison across companies is not a change over time
     ("How much did revenue grow?", True),
+    ("By how much did Apple's net revenue climb in 2024?", True),
+    ("How far did Apple's net income slip in 2024?", True),
+    ("How much did Apple's services revenue go up in 2024?", True),
 ])
 def test_a_comparison_with_the_period_before_asks_for_a_change(catalog, question, growth):
-    assert plan_question(question, catalog).calculation.growth is growth
+    plan = plan_question(question, catalog)
+    assert plan.calculation.growth is growth
+    # The verb of change is the change asked, not a word that narrows the figure.
+    assert not {"climb", "slip", "go", "up"} & {w for m in plan.metrics for w in m.before + m.after}
 
 
 def test_the_words_that_make_a_question_ask_for_prose(catalog):

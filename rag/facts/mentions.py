@@ -63,7 +63,10 @@ _PERIOD_WORDS = re.compile(
 
 CHANGE_WORDS = re.compile(
     r"\b(?:grow|grew|growth|grown|increase[sd]?|decrease[sd]?|decline[sd]?|declining|change[sd]?|rise|rose|risen|"
-    r"fell|fall|fallen|drop(?:ped)?|jump(?:ed)?|yoy|year[\s-]over[\s-]year)\b"
+    r"fell|fall|fallen|drop(?:ped)?|jump(?:ed)?|yoy|year[\s-]over[\s-]year|"
+    # The other verbs analysts write for a change: "by how much did net revenue climb", "how far did it slip".
+    r"climb(?:s|ed)?|slip(?:s|ped)?|slid(?:e)?|surge[sd]?|soar(?:s|ed)?|plunge[sd]?|tumble[sd]?|shr[iau]nk|"
+    r"shrinks|widen(?:s|ed)?|narrow(?:s|ed)|dip(?:s|ped)?|(?:go|goes|went|gone)\s+(?:up|down))\b"
 )
 COMPARE_WORDS = re.compile(r"\b(?:from|compared|versus|vs\.?|prior|previous|preceding|last\s+year|a\s+year\s+earlier)\b")
 
@@ -118,6 +121,7 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
         owned = base in company_words or ("-" in base and all(p in company_words for p in base.split("-") if p))
         return (
             base in STOP_WORDS or w in STOP_WORDS or owned or base in MONTH_WORDS
+            or bool(CHANGE_WORDS.fullmatch(base))  # "net revenue climbed": the change asked, not a part of it
             or bool(re.fullmatch(r"[\d.,$%'-]+|fy\d+|q\d|\d+(?:st|nd|rd|th)", base))
         )
 
