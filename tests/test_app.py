@@ -664,3 +664,12 @@ def test_links_only_for_plain_https_urls():
     assert safe_url(url) == url
     for bad in ("javascript:alert(1)", "http://www.sec.gov/x", "https://x.example/a)(b", "https://x.example/a b", ""):
         assert safe_url(bad) is None
+
+
+def test_a_sources_caption_says_what_kind_of_source_it_is():
+    from ui.text import source_kind
+
+    assert source_kind({"kind": "fact"}) == "exact XBRL fact"
+    # A passage the facts layer read a count from is no XBRL fact.
+    assert "not tagged XBRL data" in source_kind({"kind": "passage"})
+    assert source_kind({"kind": "chunk"}) == "" and source_kind({}) == ""

@@ -26,6 +26,7 @@ from .text import (
     safe_url,
     section_label,
     short_label,
+    source_kind,
     timings_label,
 )
 
@@ -282,10 +283,10 @@ def _source_meta(c: dict, mode: str | None) -> None:
     pages = pages_label(c.get("page_start"), c.get("page_end"), PAGE_DASH)
     if pages:
         bits.append(pages)
-    if c.get("kind", "chunk") == "chunk":
-        bits.append(md("score {:.4f}", float(c.get("score") or 0)) + (md(" ({})", mode) if mode else md("")))
+    if source_kind(c):
+        bits.append(source_kind(c))
     else:
-        bits.append("exact XBRL fact")
+        bits.append(md("score {:.4f}", float(c.get("score") or 0)) + (md(" ({})", mode) if mode else md("")))
     st.caption(join(" · ", bits))
 
 

@@ -372,6 +372,12 @@ PASSAGE_CSS = """
 PAGE_DASH = "–"  # page ranges on the page read "p. 5–6"
 
 
+def source_kind(c: dict) -> str:
+    """What a cited source is, for its caption: "" for a retrieved passage (its score says how it ranked)."""
+    return {"fact": "exact XBRL fact", "passage": "a figure read from this passage's text, not tagged XBRL data"}.get(
+        c.get("kind") or "chunk", "")
+
+
 def short_label(c: dict) -> str:
     """'ACME · 10-Q · Q3 FY2025 · Part I Item 2 · p. 21', 'ACME · 10-K · FY2024 · Item 8 · p. 5' (plain text:
     escape it before it goes into Markdown)."""
