@@ -478,6 +478,13 @@ def test_a_row_repeated_under_each_region_answers_only_for_the_region_named():
         assert "**88,813 thousand** (about 88.8 million) for 2023" in text and "80,128" not in text
 
 
+def test_a_verb_of_reporting_a_figure_is_no_missing_word():
+    # "generate", "post", "book": the filing states the figure, not the verb the question puts to it.
+    text = _gamma_pay("How much payment revenue did Gamma Pay generate in 2024?",
+                      "Payment revenue was $1,200 million in 2024, up from $1,100 million in 2023.")
+    assert "mentions 'generate'" not in text and "$1,200 million" in text
+
+
 def test_holders_of_record_are_found_in_the_filings_other_words_for_them():
     text = _gamma_pay("How many holders of record did Gamma Pay's common stock have?",
                       "Our common stock trades under GPAY. As of February 21, 2025, we had approximately 842 "
