@@ -211,7 +211,7 @@ def test_a_class_of_stock_on_the_cover_is_named_by_its_class():
                        "chunk", "Cover", 1, "")
 
     rows = [cover("us-gaap:CommonClassAMember", 5_833e6), cover("us-gaap:CommonClassBMember", 860e6),
-            cover("acme:CapitalClassCMember", 5_497e6)]
+            cover("acme:CapitalClassCMember", 5_497e6), cover("acme:CommonClassB1Member", 4e6)]
     layer = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows))
     catalog = Catalog.build([filing])
 
@@ -221,6 +221,7 @@ def test_a_class_of_stock_on_the_cover_is_named_by_its_class():
 
     assert "5,833,000,000 shares" in answer("How many Class A shares did Acme have outstanding?")
     assert "5,497,000,000 shares" in answer("How many Class C shares did Acme have outstanding?")
+    assert "4,000,000 shares" in answer("How many Class B-1 shares did Acme have outstanding?")  # ClassB1Member
     # No class named: every class's sum; a class the cover does not list: no figure, never the sum.
-    assert "12,190,000,000 shares = sum of share classes" in answer("How many shares did Acme have outstanding?")
+    assert "12,194,000,000 shares = sum of share classes" in answer("How many shares did Acme have outstanding?")
     assert answer("How many Class D shares did Acme have outstanding?") is None

@@ -208,7 +208,8 @@ def member_matcher(mention: MetricMention):
         for j in range(i + 1, min(len(seq), i + 7) + 1):
             win = seq[i:j]
             if need <= set(win):
-                windows.append("".join(win))
+                # A hyphen is no part of a member's name: "Class B-1" is CommonClassB1Member.
+                windows.append("".join(win).replace("-", ""))
     excluded = set(mention.excluded)
 
     def words_of(dims: dict) -> list[str]:
