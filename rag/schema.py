@@ -249,10 +249,40 @@ class Citation:
     # The filing's fiscal period: "Q1".."Q3" for a 10-Q, "FY" for an annual report; None when not recorded.
     fiscal_period: str | None = None
 
+    @classmethod
+    def from_chunk(cls, number: int, chunk_id: str | None, text: str, meta: dict, *, score: float = 0.0,
+                   kind: str = "chunk") -> "Citation":
+        """The citation of an indexed chunk, from its id, text and metadata (values as stored, blanks as None)."""
+        return cls(
+            number=number, chunk_id=chunk_id, doc_id=_str_or_none(meta.get("doc_id")),
+            ticker=_str_or_none(meta.get("ticker")), company=_str_or_none(meta.get("company")),
+            form=_str_or_none(meta.get("form")), fiscal_year=_int_or_none(meta.get("fiscal_year")),
+            # A chunk indexed before periods were recorded has none: its label shows the fiscal year alone.
+            fiscal_period=_str_or_none(str(meta.get("fiscal_period") or "").strip().upper()),
+            section=_str_or_none(meta.get("section")), section_title=_str_or_none(meta.get("section_title")),
+            page_start=_int_or_none(meta.get("page_start")), page_end=_int_or_none(meta.get("page_end")),
+            score=score, text=text, char_start=_int_or_none(meta.get("char_start")),
+            char_end=_int_or_none(meta.get("char_end")), source=_str_or_none(meta.get("source")),
+            url=_str_or_none(meta.get("url")), kind=kind,
+        )
+
     def label(self) -> str:
         """'Apple Inc. (AAPL) · 10-Q · Q3 FY2025 · Part I Item 2 … · p. 21'"""
         label = citation_label(vars(self))
         return f"{label} · XBRL fact" if self.kind == "fact" else label
+
+
+def _int_or_none(value) -> int | None:
+    if value in (None, ""):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _str_or_none(value) -> str | None:
+    return None if value in (None, "") else str(value)
 
 
 def citation_label(c: dict, *, page_dash: str = "-") -> str:

@@ -13,57 +13,17 @@ from dataclasses import replace
 from ..schema import Citation, RetrievalResult
 
 
-def _int_or_none(value) -> int | None:
-    if value in (None, ""):
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _str_or_none(value) -> str | None:
-    return None if value in (None, "") else str(value)
-
-
-def _fiscal_period(meta: dict) -> str | None:
-    """The chunk's fiscal period ("Q1".."Q3", "FY"); a chunk indexed before periods were recorded has none, and
-    its label then shows the fiscal year alone, as it always did."""
-    return _str_or_none(str(meta.get("fiscal_period") or "").strip().upper())
-
-
 def sources_from_retrieval(retrieval: RetrievalResult, first: int = 1) -> list[Citation]:
     """One Citation per retrieved node, numbered from `first` in retrieval order."""
     out = []
     for i, nws in enumerate(retrieval.nodes):
         node = nws.node
-        m = dict(node.metadata or {})
         try:
             text = node.get_content()
         except Exception:  # noqa: BLE001
             text = getattr(node, "text", "") or ""
-        out.append(
-            Citation(
-                number=first + i,
-                chunk_id=node.node_id,
-                doc_id=_str_or_none(m.get("doc_id")),
-                ticker=_str_or_none(m.get("ticker")),
-                company=_str_or_none(m.get("company")),
-                form=_str_or_none(m.get("form")),
-                fiscal_year=_int_or_none(m.get("fiscal_year")),
-                fiscal_period=_fiscal_period(m),
-                section=_str_or_none(m.get("section")),
-                section_title=_str_or_none(m.get("section_title")),
-                page_start=_int_or_none(m.get("page_start")),
-                page_end=_int_or_none(m.get("page_end")),
-                score=float(nws.score) if nws.score is not None else 0.0,
-                text=text,
-                char_start=_int_or_none(m.get("char_start")),
-                char_end=_int_or_none(m.get("char_end")),
-                source=_str_or_none(m.get("source")),
-                url=_str_or_none(m.get("url")),
-            )
-        )
+        score = float(nws.score) if nws.score is not None else 0.0
+        out.append(Citation.from_chunk(first + i, node.node_id, text, dict(node.metadata or {}), score=score))
     return out
 
 

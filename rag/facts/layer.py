@@ -378,13 +378,7 @@ class FactsLayer(QuarterFacts):
         line = (f"- {amount.who()} · {amount.when()}: {amount.label} per {item} = {shown} = "
                 f"{FactsBlock(self).full(amount)} / {count.raw} [F2] (the count is stated in the filing's text, not "
                 "tagged XBRL data: check that it counts the same period and business)")
-        passage = Citation(
-            number=2, chunk_id=chunk_id, doc_id=meta.get("doc_id"), ticker=meta.get("ticker"),
-            company=meta.get("company"), form=meta.get("form"), fiscal_year=meta.get("fiscal_year"),
-            fiscal_period=meta.get("fiscal_period"), section=meta.get("section"),
-            section_title=meta.get("section_title"), page_start=meta.get("page_start"), page_end=meta.get("page_end"),
-            score=1.0, text=text, char_start=meta.get("char_start"), char_end=meta.get("char_end"),
-            source=meta.get("source"), url=meta.get("url"), kind="passage")
+        passage = Citation.from_chunk(2, chunk_id, text, meta, score=1.0, kind="passage")
         result = {"label": f"{amount.label} per {item}, {amount.ticker} {amount.period_label()}", "value": rate,
                   "display": shown, "formula": f"{amount.label} / {count.raw}", "inputs": [amount.to_dict()],
                   "count": count.value, "count_text": count.sentence}

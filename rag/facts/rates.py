@@ -34,8 +34,8 @@ class StatedCount:
 
 
 def _item_pattern(item: list[str]) -> str:
-    """The item's words in order, each singular or plural, with up to two words before the last ("full-time
-    employees" for "employee")."""
+    """The item's words in order, each singular or plural; before a one-word item, up to three words of a kind of
+    work ("full-time employees" for "employee")."""
     words = [re.escape(w) + r"(?:s|es)?" for w in item]
     if len(words) > 1:
         return r"\s+".join(words) + r"\b"
