@@ -182,7 +182,7 @@ _COMPARED = re.compile(r"\bcompared?\b|\bversus\b|\bvs\b")
 # A count asked: the (up to five) words after "how many" name what is counted, unless they count money. They end
 # where the question's verb or a preposition of place or time starts ("how many employees does it have", "how many
 # stores in"); "of" stays inside what is counted ("holders of record").
-_COUNT_ENDS = r"(?:do|does|did|is|are|was|were|has|have|had|will|would|can|could|in|at|for|on|by|to)\b"
+_COUNT_ENDS = r"(?:do|does|did|is|are|was|were|has|have|had|will|would|can|could|may|might|must|should|in|at|for|on|by|to)\b"
 _HOW_MANY = re.compile(r"\bhow\s+many\s+(?:of\s+)?((?:(?!" + _COUNT_ENDS + r")[a-z][\w'’-]*\s+){0,4}(?!" + _COUNT_ENDS
                        + r")[a-z][\w'’-]*)")
 _COUNTS_MONEY = re.compile(r"(?:dollars|usd|euros?|millions|billions|thousands)\b")

@@ -228,6 +228,8 @@ def test_a_count_question_names_what_it_counts(catalog):
         "apple", "retail", "stores"]
     assert plan_question("How many holders of record did Tesla have?", catalog).counted == ["holders", "of", "record"]
     assert plan_question("How many dollars did Apple spend on R&D in 2024?", catalog).counted == []
+    # A modal verb starts the predicate as "will" does: the stores, not "stores may close".
+    assert plan_question("How many Tesla stores may close next year?", catalog).counted == ["tesla", "stores"]
     # A headcount asked by its size or ranked counts the persons employed, whatever word the question counts in.
     for question in ("What was Apple's headcount in 2024?", "Which has the bigger workforce, Apple or Tesla, and by roughly how many people?",
                      "What was the size of Apple's workforce in 2024?", "How many people work at Tesla?"):
