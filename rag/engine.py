@@ -126,11 +126,13 @@ class Engine:
         never stop an answer). The user's own company and year filters override the plan's."""
         tickers, years = self._fact_scope(retrieval, filters)
         plan = retrieval.plan
-        # Retrieval and the answer that follows it ask the same thing: look it up once per index generation.
+        # Retrieval and the answer that follows it ask the same thing of the same passages: look it up once per
+        # retrieval. Another retrieval of the same question may hold other passages, and a rate per item reads
+        # its count from them.
         key = (plan.question, tuple(tickers), tuple(years), tuple(plan.unknown_companies), self.index().generation)
         memo = getattr(self, "_fact_memo", None)
-        if memo is not None and memo[0] == key:
-            return memo[1]
+        if memo is not None and memo[0] is retrieval and memo[1] == key:
+            return memo[2]
         try:
             found = self.facts().answer_for(plan, tickers, years)
             if found is None and plan.per_item:
@@ -139,7 +141,7 @@ class Engine:
         except Exception:  # noqa: BLE001
             log.exception("facts lookup failed for %r", plan.question)
             return None
-        self._fact_memo = (key, found)
+        self._fact_memo = (retrieval, key, found)
         return found
 
     def _unreported(self, retrieval: RetrievalResult, filters: Filters | None) -> list[str]:

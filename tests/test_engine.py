@@ -110,3 +110,27 @@ def test_facts_layer_holds_the_indexed_figures_and_cites_indexed_chunks(settings
     assert reported["chunk_id"] in chunk_ids(engine)
     text, meta = layer.chunk(reported["chunk_id"])  # read through the engine's live index
     assert "391,035" in text and meta["ticker"] == "ACME"
+
+
+def test_a_rate_per_item_reads_the_passages_of_each_retrieval(settings, monkeypatch):
+    # The count a rate divides by comes from the retrieved passages: asking the same question again (another mode,
+    # another filter) must read that retrieval's passages, not reuse the first one's answer.
+    engine = Engine(settings)
+    question = "How much net sales did ACME bring in per employee in fiscal 2024?"
+    first = engine.retrieve(question, top_k=2, mode="keyword")
+    second = engine.retrieve(question, top_k=3, mode="dense")
+    read: list[list[str]] = []
+
+    class CountingFacts:
+        def answer_for(self, plan, tickers, years):
+            return None
+
+        def rate_per_item(self, plan, passages, tickers, years):
+            read.append([chunk_id for chunk_id, _, _ in passages])
+            return None
+
+    monkeypatch.setattr(engine, "facts", lambda: CountingFacts())
+    assert first.plan.per_item == ["employee"]
+    for retrieval in (first, first, second):
+        engine._fact_answer(retrieval, None)
+    assert read == [[n.node.node_id for n in first.nodes], [n.node.node_id for n in second.nodes]]
