@@ -1,5 +1,5 @@
-"""Figures in answers and sources: reading numbers as written (with scale, unit, precision), deciding whether two
-are the same figure, recomputing arithmetic written in the answer, and the final check of an answer's citations
+"""Figures in answers and sources: which written numbers are figures worth checking, deciding whether two are the
+same figure, recomputing arithmetic written in the answer, and the final check of an answer's citations
 and figures against the sources it cites (`check_citations`).
 """
 
@@ -7,70 +7,12 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..dates import MONTH_PATTERN
+from ..numbers import WrittenNumber, parse_numbers
 from ..schema import Citation
 from .citations import CITATION_BODY, CITATION_MARKER, citation_numbers
-
-
-@dataclass(frozen=True)
-class WrittenNumber:
-    """A number as written in an answer or a source: its value, scale word, unit and precision, and where it is."""
-
-    value: float  # absolute value as written (before scale)
-    ulp: float  # one unit in the last written place
-    scale: float  # 1e6 for "million", 1 when none is written
-    scaled: bool  # a scale word was written
-    pct: bool
-    money: bool
-    raw: str
-    start: int
-    end: int
-
-
-_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "bn": 1e9, "mn": 1e6, "mm": 1e6,
-           "tn": 1e12, "k": 1e3, "m": 1e6, "b": 1e9}
-_NUM_RE = re.compile(
-    r"""
-    (?<![\w.,/])
-    (?P<open>\()?
-    (?P<sign>[-−–])?
-    (?:(?P<cur>\$|US\$|USD)\s?)?
-    (?P<int>\d{1,3}(?:,\d{3})+|\d+)
-    (?P<dec>\.\d+)?
-    (?P<close>\))?
-    (?:\s*(?P<pct>%|percent\b|per\s?cent\b)
-      |\s*(?P<scale>thousand|million|billion|trillion|bn|mn|tn)\b
-      |(?P<scale2>[KkMmBb])\b)?
-    (?![A-Za-z\d]|-[A-Za-z])
-    """,
-    re.VERBOSE,
-)
-
-
-def parse_numbers(text: str) -> list[WrittenNumber]:
-    """Every number in the text, as written: "$96.7 billion", "(1,234)", "18.8%", "12M"."""
-    out = []
-    for m in _NUM_RE.finditer(text or ""):
-        digits = m.group("int").replace(",", "")
-        dec = m.group("dec") or ""
-        try:
-            value = float(digits + dec)
-        except ValueError:
-            continue
-        ulp = 10.0 ** -(len(dec) - 1) if dec else 1.0
-        word = (m.group("scale") or m.group("scale2") or "").lower()
-        scale = _SCALES.get(word, 1.0)
-        raw, start = m.group(0), m.start()
-        if m.group("open") and not m.group("close"):  # "((96,773 - ...": the bracket is not the number's
-            raw, start = raw[1:], start + 1
-        elif m.group("close") and not m.group("open"):
-            raw = raw.replace(")", "", 1)
-        out.append(WrittenNumber(value, ulp, scale, bool(word), bool(m.group("pct")), bool(m.group("cur")),
-                        raw.strip(), start, m.end()))
-    return out
-
 
 _FACTORS = (1e-9, 1e-6, 1e-3, 1.0, 1e3, 1e6, 1e9)
 

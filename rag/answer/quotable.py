@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..numbers import parse_numbers
 from ..schema import Citation
 from ..words import ends_sentence
-from .figures import parse_numbers
 
 
 @dataclass

@@ -1,0 +1,69 @@
+"""Numbers as a filing or an answer writes them: "$96.7 billion", "(1,234)", "18.8%", "1,623 million". One reader
+for every layer: the facts layer reads counts in prose and checks an answer's figures with it, the answer layer
+quotes and checks figures with it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class WrittenNumber:
+    """A number as written in an answer or a source: its value, scale word, unit and precision, and where it is."""
+
+    value: float  # absolute value as written (before scale)
+    ulp: float  # one unit in the last written place
+    scale: float  # 1e6 for "million", 1 when none is written
+    scaled: bool  # a scale word was written
+    pct: bool
+    money: bool
+    raw: str
+    start: int
+    end: int
+    negative: bool = False  # written with a minus sign or in parentheses
+
+
+_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "bn": 1e9, "mn": 1e6, "mm": 1e6,
+           "tn": 1e12, "k": 1e3, "m": 1e6, "b": 1e9}
+_NUM_RE = re.compile(
+    r"""
+    (?<![\w.,/])
+    (?P<open>\()?
+    (?P<sign>[-−–])?
+    (?:(?P<cur>\$|US\$|USD)\s?)?
+    (?P<int>\d{1,3}(?:,\d{3})+|\d+)
+    (?P<dec>\.\d+)?
+    (?P<close>\))?
+    (?:\s*(?P<pct>%|percent\b|per\s?cent\b)
+      |\s*(?P<scale>thousand|million|billion|trillion|bn|mn|tn)\b
+      |(?P<scale2>[KkMmBb])\b)?
+    (?![A-Za-z\d]|-[A-Za-z])
+    """,
+    re.VERBOSE,
+)
+
+
+def parse_numbers(text: str) -> list[WrittenNumber]:
+    """Every number in the text, as written: "$96.7 billion", "(1,234)", "18.8%", "12M"."""
+    out = []
+    for m in _NUM_RE.finditer(text or ""):
+        digits = m.group("int").replace(",", "")
+        dec = m.group("dec") or ""
+        try:
+            value = float(digits + dec)
+        except ValueError:
+            continue
+        ulp = 10.0 ** -(len(dec) - 1) if dec else 1.0
+        word = (m.group("scale") or m.group("scale2") or "").lower()
+        scale = _SCALES.get(word, 1.0)
+        raw, start = m.group(0), m.start()
+        if m.group("open") and not m.group("close"):  # "((96,773 - ...": the bracket is not the number's
+            raw, start = raw[1:], start + 1
+        elif m.group("close") and not m.group("open"):
+            raw = raw.replace(")", "", 1)
+        negative = bool(m.group("sign") or (m.group("open") and m.group("close")))
+        out.append(WrittenNumber(value, ulp, scale, bool(word), bool(m.group("pct")), bool(m.group("cur")),
+                                 raw.strip(), start, m.end(), negative))
+    return out
