@@ -10,6 +10,7 @@ from typing import Iterable, Iterator
 
 from ..companies import company_words, tickers_named
 from ..dates import fiscal_years_named
+from ..numbers import parse_numbers
 from .labels import lower_label, precision_digits, unit_kind
 from .mentions import CHANGE_WORDS, COMPARE_WORDS, find_mentions, normalize
 from .render import FactAnswer
@@ -157,47 +158,30 @@ def _sentences(text: str) -> list[str]:
     return [s for s in re.split(r"(?<=[.!?;])\s+(?=[A-Z(\[$-])|\n+", text) if s.strip()]
 
 
-_NUM_RX = re.compile(
-    r"(?P<neg>-|−|\()?\s?(?P<cur>\$|usd\s?)?\s?(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\)?"
-    r"\s*(?P<suf>%|percent\b|trillion\b|billion\b|million\b|thousand\b|bn\b|mn\b|[bmk]\b)?",
-    re.I,
-)
-_SUFFIX = {"trillion": 1e12, "billion": 1e9, "bn": 1e9, "b": 1e9, "million": 1e6, "mn": 1e6, "m": 1e6,
-           "thousand": 1e3, "k": 1e3}
-
-
 def _numbers(sentence: str) -> list[dict]:
-    """Figures in a sentence with every plausible reading: (value, rounding unit) pairs."""
+    """Figures in a sentence with every plausible reading: (value, rounding unit) pairs. A bare number may be in
+    units, thousands or millions; a year, a one-digit list number and a citation marker are no figures."""
     out = []
-    for m in _NUM_RX.finditer(sentence):
-        raw = m.group(0).strip()
-        digits = m.group("num")
-        suf = (m.group("suf") or "").lower()
-        if not m.group("cur") and not suf and re.fullmatch(r"(19|20)\d{2}", digits):
-            continue  # a year
-        if re.fullmatch(r"\d", digits) and not m.group("cur") and not suf:
-            continue  # a citation number or a list index
-        if sentence[max(0, m.start() - 1):m.start()] == "[":
+    for n in parse_numbers(sentence):
+        bare = not (n.money or n.pct or n.scaled)
+        if bare and n.ulp == 1.0 and ("," not in n.raw and (1900 <= n.value <= 2099 or n.value < 10)):
             continue
-        value = float(digits.replace(",", ""))
-        places = len(digits.split(".")[1]) if "." in digits else 0
-        step = 10.0 ** (-places)
-        if m.group("neg"):
-            value = -value
-        pct = suf in ("%", "percent")
-        if pct:
-            out.append({"raw": raw, "value": value, "unit": step, "pct": True, "scale": None, "candidates": [],
-                        "start": m.start()})
+        if sentence[max(0, n.start - 1):n.start] == "[":
             continue
-        if suf in _SUFFIX:
-            f = _SUFFIX[suf]
-            cands = [(value * f, step * f)]
-            scale = f
+        value = -n.value if n.negative else n.value
+        step = n.ulp
+        if n.pct:
+            out.append({"raw": n.raw, "value": value, "unit": step, "pct": True, "scale": None, "candidates": [],
+                        "start": n.start})
+            continue
+        if n.scaled:
+            cands = [(value * n.scale, step * n.scale)]
+            scale = n.scale
         else:
             cands = [(value, step), (value * 1e6, step * 1e6), (value * 1e3, step * 1e3)]
-            scale = None if m.group("cur") is None else 1
-        out.append({"raw": raw, "value": value, "unit": step, "pct": False, "scale": scale, "candidates": cands,
-                    "start": m.start()})
+            scale = 1 if n.money else None
+        out.append({"raw": n.raw, "value": value, "unit": step, "pct": False, "scale": scale, "candidates": cands,
+                    "start": n.start})
     return out
 
 
