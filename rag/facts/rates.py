@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
-_COUNT = r"(?<![\w$.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s+(thousand|million|billion))?(?![\w%])"
+from ..numbers import WrittenNumber, parse_numbers
+
 # Counts listed together before their noun: "1,623 million and 1,542 million adjusted scripts".
-_COUNT_LIST = _COUNT + r"(?:\s*(?:,\s*and|,|and)\s*" + _COUNT + r")*"
+_LIST_LINK = re.compile(r"\s*(?:,\s*and|,|and)\s*")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 # Nothing before a count but words of size: the count is its sentence's subject.
 _SUBJECT = re.compile(r"\s*(?:(?:over|approximately|about|around|roughly|nearly|almost|some|more\s+than|"
@@ -56,24 +56,24 @@ def stated_count(text: str, item: list[str], year: int, filing_year: int,
     # issued or reserved far more often than those outstanding: no rate per share is read from prose.
     if not item or item[-1] in ("share", "shares"):
         return None
-    pattern = re.compile(r"(?P<counts>" + _COUNT_LIST + r")\s+" + _item_pattern(item), re.I)
+    noun = re.compile(r"\s+" + _item_pattern(item), re.I)
     found: dict[float, StatedCount] = {}
     for sentence in _SENTENCE_END.split(text or ""):
-        if not pattern.search(sentence) or another_part(sentence):
+        if another_part(sentence):
             continue
-        for m in pattern.finditer(sentence):
-            counts = [(float(n.replace(",", "")) * _SCALE.get((s or "").lower(), 1.0), f"{n}{' ' + s if s else ''}")
-                      for n, s in re.findall(_COUNT, m.group("counts"))]
+        for listed, named in _listed_counts(sentence, noun):
+            counts = [(n.value * n.scale, n.raw) for n in listed]
+            start = listed[0].start
             if any(_YEAR.fullmatch(raw) for _, raw in counts):
                 continue  # a year read as a count ("in 2024 employees")
-            if _SUBJECT.fullmatch(sentence[:m.start()]):
+            if _SUBJECT.fullmatch(sentence[:start]):
                 continue  # the count opens its sentence: a group doing something ("Over 240,000 employees have ...")
-            if _CHANGE_BEFORE.search(sentence[:m.start()]):
+            if _CHANGE_BEFORE.search(sentence[:start]):
                 continue
-            after = sentence[m.end():]
+            after = sentence[named.end():]
             if len(counts) == 1:
-                named = {int(y) for y in _YEAR.findall(after[:60])} or {int(y) for y in _YEAR.findall(sentence)}
-                if (named and named != {year}) or (not named and filing_year != year):
+                stated = {int(y) for y in _YEAR.findall(after[:60])} or {int(y) for y in _YEAR.findall(sentence)}
+                if (stated and stated != {year}) or (not stated and filing_year != year):
                     continue
                 value, raw = counts[0]
             else:
@@ -82,6 +82,21 @@ def stated_count(text: str, item: list[str], year: int, filing_year: int,
                 if len(years) != len(counts) or year not in years:
                     continue
                 value, raw = counts[years.index(year)]
-            noun = sentence[m.end("counts"):m.end()].strip()
-            found.setdefault(value, StatedCount(value, f"{raw} {noun}", sentence.strip()))
+            found.setdefault(value, StatedCount(value, f"{raw} {named.group(0).strip()}", sentence.strip()))
     return next(iter(found.values())) if len(found) == 1 else None
+
+
+def _listed_counts(sentence: str, noun: re.Pattern) -> list[tuple[list[WrittenNumber], re.Match]]:
+    """Each run of counts that the item's noun follows, with the noun's match: "1,623 million and 1,542 million
+    adjusted scripts" gives both counts. Money and percentages count no item."""
+    counts = [n for n in parse_numbers(sentence) if not (n.money or n.pct)]
+    out = []
+    for i, n in enumerate(counts):
+        named = noun.match(sentence, n.end)
+        if not named:
+            continue
+        first = i
+        while first > 0 and _LIST_LINK.fullmatch(sentence, counts[first - 1].end, counts[first].start):
+            first -= 1
+        out.append((counts[first:i + 1], named))
+    return out
