@@ -515,6 +515,10 @@ def _unknown_companies(q: str, spans: list[tuple[int, int]], catalog: Catalog) -
         # Every word belongs to an indexed company's name or ticker: a known company written another way.
         if name in catalog.word_aliases or set(WORD_PATTERN.findall(name)) <= catalog.words:
             continue
+        # A name that opens with a word one indexed company's filings own ("Google Cloud's" beside "Alphabet's"):
+        # a part of that company, not a company missing from the index.
+        if catalog.distinctive.get(words[0]):
+            continue
         out.append(" ".join(words))
     return out
 

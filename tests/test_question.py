@@ -78,6 +78,9 @@ def test_latest_year_sections_forms_and_unknown_companies(catalog):
     # passage names, not a company missing from the index.
     part = plan_question("What was Apple Zorblax's revenue in 2024?", catalog)
     assert part.tickers == ["AAPL"] and part.unknown_companies == []
+    # The same when the company is also named by its own name first: its word still names it.
+    also = plan_question("Using Alphabet's segment figures, what was Google Cloud's operating income in 2024?", catalog)
+    assert also.tickers == ["GOOGL"] and also.unknown_companies == []
     assert analysis.label() == "AAPL · FY2025 · 10-K · Item 1A"
 
 
