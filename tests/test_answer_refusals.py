@@ -18,7 +18,10 @@ fake_ollama = pytest.fixture(started_fake_ollama, name="fake_ollama")
     [
         ("What will Apple's revenue be next year?", "forecast", QuestionPlan(tickers=["AAPL"])),
         ("Predict Tesla's vehicle deliveries for the coming quarters.", "forecast", QuestionPlan(tickers=["TSLA"])),
-        ("What is Apple's price target?", "forecast", QuestionPlan(tickers=["AAPL"])),
+        ("What is Apple's price target?", "advice", QuestionPlan(tickers=["AAPL"])),
+        # Said to follow from a filing, a price target is still no figure a filing states.
+        ("What 12-month stock price target for Apple follows from its 2024 10-K?", "advice",
+         QuestionPlan(tickers=["AAPL"], fiscal_years=[2024])),
         ("Will Tesla be profitable in 2031?", "forecast", QuestionPlan(tickers=["TSLA"])),
         ("Should I buy Tesla stock?", "advice", QuestionPlan(tickers=["TSLA"])),
         ("Is Apple a good investment right now?", "advice", QuestionPlan(tickers=["AAPL"])),
@@ -61,6 +64,7 @@ def test_refusals_cite_nothing_and_call_no_llm(fake_ollama, question, kind, anal
         "What future lease payments does Apple report?",
         "Will Tesla face risks from changes in regulation?",
         "What is the aggregate market value of voting stock held by non-affiliates?",
+        "What stock price targets must be met for the CEO performance award to vest, according to the 10-K?",
     ],
 )
 def test_historical_questions_are_not_refused(question):
@@ -120,3 +124,4 @@ def test_an_item_printed_in_full_or_named_is_answered():
     # Compensation as an expense is a statement figure, not a Part III disclosure.
     res = _pay_question("What was Apple's stock-based compensation expense in 2024?", _ITEM_11_POINTER)
     assert res.refusal_reason != "incorporated_by_reference"
+

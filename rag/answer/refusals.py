@@ -1,7 +1,6 @@
-"""Refusals decided from the question alone, before any retrieval result is read or any LLM is called.
-
-Word patterns, not a list of questions: predictions, investment advice, market data, companies that are not
-indexed, and questions that have nothing to do with filings.
+"""Refusals decided before any LLM is called: from the question alone (word patterns, not a list of questions:
+predictions, investment advice, market data, companies that are not indexed, and questions that have nothing to do
+with filings), and from what retrieval found (a disclosure left to the proxy statement).
 """
 
 from __future__ import annotations
@@ -42,8 +41,8 @@ _ATTRIBUTION = re.compile(
 )
 
 _PREDICT_WORDS = re.compile(
-    r"""\b(?:forecast(?:s|ed|ing)?|predict(?:s|ed|ion|ions|ing)?|prognos\w*|price\s+targets?|target\s+prices?|
-        crystal\s+ball|what\s+(?:is|are)\s+the\s+odds)\b""",
+    r"""\b(?:forecast(?:s|ed|ing)?|predict(?:s|ed|ion|ions|ing)?|prognos\w*|crystal\s+ball|
+        what\s+(?:is|are)\s+the\s+odds)\b""",
     _RX,
 )
 _FUTURE_MODAL = re.compile(
@@ -89,6 +88,9 @@ _ADVICE = re.compile(
     """,
     _RX,
 )
+# A price target is a judgement on the stock that no filing states, whatever filing the question says it follows
+# from ("what price target follows from its 10-K"); the stock price goals of a performance award are stated.
+_PRICE_TARGET = re.compile(r"\bprice\s+targets?\b|\btarget\s+(?:stock\s+|share\s+)?prices?\b", re.I)
 # Prices a filing does state: repurchases, awards, offerings, conversions.
 _FILING_PRICES = re.compile(
     r"\b(?:repurchas\w*|buybacks?|bought\s+back|exercis\w*|grant\w*|awards?|options?|offering|conver\w*|issued|"
@@ -212,13 +214,14 @@ def check_refusal(
         return Refusal("off_topic", "Please type a question about the indexed filings.")
     attributed = bool(_ATTRIBUTION.search(q))
 
-    if _ADVICE.search(q) or (_OUTPERFORM.search(q) and (_FUTURE_MODAL.search(q) or not _PAST_TENSE.search(q))):
+    if _ADVICE.search(q) or (_PRICE_TARGET.search(q) and not _FILING_PRICES.search(q)) or (
+            _OUTPERFORM.search(q) and (_FUTURE_MODAL.search(q) or not _PAST_TENSE.search(q))):
         return Refusal(
             "advice",
             "I can't answer this: it asks for investment advice or a judgement on a stock (whether to buy, sell or "
-            "hold, or which will do better). SEC filings report facts about the company, not recommendations, and "
-            "this app gives none. Ask what the filings report instead, for example revenue, margins, cash flow or "
-            "the risks the company describes.",
+            "hold, what it is worth, or which will do better). SEC filings report facts about the company, not "
+            "recommendations, and this app gives none. Ask what the filings report instead, for example revenue, "
+            "margins, cash flow or the risks the company describes.",
         )
     if _MARKET_DATA.search(q) and not attributed and not _FILING_PRICES.search(q):
         return Refusal(
