@@ -125,3 +125,33 @@ def test_an_item_printed_in_full_or_named_is_answered():
     res = _pay_question("What was Apple's stock-based compensation expense in 2024?", _ITEM_11_POINTER)
     assert res.refusal_reason != "incorporated_by_reference"
 
+
+_ENDORSEMENTS = ("Apple Inc. (AAPL) · 10-K · FY2024 · Item 7: MD&A\nAs of September 28, 2024, the Company had "
+                 "endorsement contract obligations of $16.2 billion, with $1.6 billion payable within 12 months, "
+                 "owed to athletes and other endorsers of its products. The Department of Justice filed an "
+                 "antitrust suit against the Company in March 2024.")
+
+
+def _endorsement_answer(question: str, fake_ollama=None):
+    catalog = Catalog.build([{"ticker": "AAPL", "company": "Apple Inc.", "fiscal_year": 2024}])
+    plan = plan_question(question, catalog)
+    nodes = [make_node(_ENDORSEMENTS, "c-endorse", 0.033, section="Item 7")]
+    return answer(question, retrieval(question, nodes, plan), settings_for(fake_ollama), use_llm=fake_ollama is not None)
+
+
+def test_a_name_no_retrieved_passage_mentions_is_refused_before_the_model(fake_ollama):
+    # The passages match every other word ("pay", "endorsement contract", "2024"), but are about all endorsers: the
+    # $16.2 billion is no answer to what one person was paid.
+    question = "How much did Apple pay Zed Rivers under his endorsement contract in fiscal 2024?"
+    for res in (_endorsement_answer(question), _endorsement_answer(question, fake_ollama)):
+        assert res.refused and res.refusal_reason == "name_not_found" and res.citations == []
+        assert "'Zed', 'Rivers'" in res.answer and "$16.2 billion" not in res.answer
+    assert fake_ollama.chat_requests() == []
+
+
+def test_a_name_the_passages_mention_or_spell_out_is_answered():
+    res = _endorsement_answer("What are Apple's endorsement contract obligations to athletes in fiscal 2024?")
+    assert not res.refused and "$16.2 billion" in res.answer
+    # An abbreviation may be spelled out in the filing ("Department of Justice"): not a missing name.
+    res = _endorsement_answer("What antitrust suit did the DOJ file against Apple in 2024?")
+    assert not res.refused and "Department of Justice" in res.answer

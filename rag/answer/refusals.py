@@ -1,6 +1,7 @@
 """Refusals decided before any LLM is called: from the question alone (word patterns, not a list of questions:
 predictions, investment advice, market data, companies that are not indexed, and questions that have nothing to do
-with filings), and from what retrieval found (a disclosure left to the proxy statement).
+with filings), and from what retrieval found (a disclosure left to the proxy statement, a name no passage
+mentions).
 """
 
 from __future__ import annotations
@@ -10,14 +11,15 @@ from dataclasses import dataclass
 from datetime import date
 
 from ..schema import Citation, Filters, QuestionPlan
-from .terms import STOP_WORDS
+from .terms import STOP_WORDS, is_covered, section_tokens, tokens
 
 
 @dataclass
 class Refusal:
     """Why a question is not answered, and the message that says so."""
 
-    kind: str  # forecast / advice / market_data / unknown_company / off_topic / incorporated_by_reference
+    # forecast / advice / market_data / unknown_company / off_topic / incorporated_by_reference / name_not_found
+    kind: str
     message: str
 
 
@@ -198,6 +200,35 @@ def incorporated_by_reference(analysis: QuestionPlan | None, sources: list[Citat
         "statement (Schedule 14A), which is not among the indexed filings, and here it does: "
         f"{where} only incorporate{'s' if len(pointers) == 1 else ''} the information by reference from the proxy "
         "statement. Nothing is cited, since no indexed passage gives the answer.",
+    )
+
+
+def names_not_found(analysis: QuestionPlan | None, sources: list[Citation]) -> Refusal | None:
+    """The question names someone or something (a person, a product, a deal: plan.unread_names) that none of the
+    retrieved passages mentions. The passages that match its other words are about something else, and a figure
+    quoted from them ("endorsement contract obligations of $16.2 billion" for what one athlete was paid) would
+    answer another question. A name is written alike in the question and the filing, unlike the ordinary words a
+    question may put differently, so its absence says the filings do not discuss it."""
+    if analysis is None or not sources:
+        return None
+    vocab: set[str] = set()
+    for c in sources:
+        vocab.update(tokens(c.text))
+        vocab.update(section_tokens(c))
+    # An abbreviation ("DOJ", "FTC") may be spelled out in the filing ("Department of Justice"): only names
+    # written in words count.
+    absent = [name for name in analysis.unread_names
+              if len(name) >= 3 and any(ch.islower() for ch in name) and (words := tokens(name))
+              and not all(is_covered(w, vocab) for w in words)]
+    if not absent:
+        return None
+    names = ", ".join(f"'{n}'" for n in dict.fromkeys(absent))
+    return Refusal(
+        "name_not_found",
+        f"The indexed filings do not appear to answer this: the question names {names}, which none of the "
+        f"{len(sources)} retrieved passages mentions, so the passages that match its other words are about "
+        "something else. Nothing is cited, to avoid quoting figures that answer another question. Check the "
+        "spelling, or that the right filings are indexed.",
     )
 
 

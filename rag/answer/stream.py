@@ -22,7 +22,13 @@ from .extractive import extractive_answer
 from .figures import check_citations
 from .llm import StreamBroken, answer_tokens, make_llm, translate_error
 from .prompt import SYSTEM_PROMPT, build_messages, fit_sources
-from .refusals import check_refusal, incorporated_by_reference, partial_company_note, where_filings_are_listed
+from .refusals import (
+    check_refusal,
+    incorporated_by_reference,
+    names_not_found,
+    partial_company_note,
+    where_filings_are_listed,
+)
 from .sources import prepare_facts, sources_from_retrieval
 
 CUT_MARK = "\n\n*[Answer cut off before the end (see the warning); the text above is what arrived.]*"
@@ -265,7 +271,7 @@ class AnswerStream:
             yield self._emit(_nothing_found(self.retrieval, self.settings.audience))
             self._finish()
             return
-        elsewhere = incorporated_by_reference(analysis, chunk_sources)
+        elsewhere = incorporated_by_reference(analysis, chunk_sources) or names_not_found(analysis, chunk_sources)
         if elsewhere and not facts_text:
             res.refused, res.refusal_reason = True, elsewhere.kind
             yield self._emit(elsewhere.message)
