@@ -46,7 +46,8 @@ def _activities(kind: str) -> list[str]:
     cash spent "on" or "for" something inside it names one of the section's lines instead."""
     between = r"(?:(?!on\b|for\b)[\w&.'’()-]+\s+){0,6}?"
     verb = r"(?:bring\s+in|brought\s+in|generat\w*|provid\w*|produc\w*|us(?:e|ed|es)|consum\w*)"
-    return [rf"(?:net\s+)?cash\s+{between}{kind}\s+activities(?:\s+{verb}\b)?",
+    # "For" or "in" right before the section's name is the section itself: "cash did it use for investing activities".
+    return [rf"(?:net\s+)?cash\s+{between}(?:(?:for|in)\s+)?{kind}\s+activities(?:\s+{verb}\b)?",
             rf"(?:did|do|does)\s+(?:[\w&.'’-]+\s+){{0,3}}?{kind}\s+activities\s+{verb}\b"]
 
 
@@ -139,13 +140,15 @@ METRICS: list[Metric] = [
         _G + "NetCashProvidedByUsedInOperatingActivitiesContinuingOperations"],
        negative="{} of net cash used in operating activities"),
     _m("investing_cash_flow", "Investing cash flow",
-       [r"(?:net\s+)?cash\s+(?:flows?\s+)?(?:used\s+in|provided\s+by|from)\s+(?:\(used\s+in\)\s+)?investing\s+activities",
+       [r"(?:net\s+)?cash\s+(?:flows?\s+)?(?:used\s+(?:in|for)|provided\s+by|from)\s+(?:\(used\s+in\)\s+)?"
+        r"investing\s+activities",
         r"investing\s+cash\s+flows?", *_activities("investing")],
        [_G + "NetCashProvidedByUsedInInvestingActivities",
         _G + "NetCashProvidedByUsedInInvestingActivitiesContinuingOperations"],
        negative="{} of net cash used in investing activities"),
     _m("financing_cash_flow", "Financing cash flow",
-       [r"(?:net\s+)?cash\s+(?:flows?\s+)?(?:used\s+in|provided\s+by|from)\s+(?:\(used\s+in\)\s+)?financing\s+activities",
+       [r"(?:net\s+)?cash\s+(?:flows?\s+)?(?:used\s+(?:in|for)|provided\s+by|from)\s+(?:\(used\s+in\)\s+)?"
+        r"financing\s+activities",
         r"financing\s+cash\s+flows?", *_activities("financing")],
        [_G + "NetCashProvidedByUsedInFinancingActivities",
         _G + "NetCashProvidedByUsedInFinancingActivitiesContinuingOperations"],
@@ -170,6 +173,8 @@ METRICS: list[Metric] = [
     _m("buybacks", "Share repurchases",
        [r"(?:share|stock)\s+repurchases?", r"(?:share\s+|stock\s+)?buybacks?",
         r"repurchases?\s+of\s+(?:its\s+)?(?:common\s+)?(?:stock|shares)",
+        # The verb with its object: "how much cash did it pay to repurchase its common stock".
+        r"repurchas(?:e|ed|ing)\s+(?:its\s+|their\s+)?(?:own\s+)?(?:common\s+)?(?:stock|shares)",
         r"payments?\s+for\s+repurchases?\s+of\s+common\s+stock",
         r"(?:bu(?:y|ys|ying)|bought)\s+back\s+(?:(?:its|their)\s+)?(?:own\s+)?(?:common\s+)?(?:stock|shares)"],
        [_G + "PaymentsForRepurchaseOfCommonStock"], outflow="{} spent on repurchases of common stock"),
