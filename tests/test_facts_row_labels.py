@@ -78,3 +78,13 @@ def test_a_label_that_joins_two_things_is_asked_by_either_one():
     # "Spend" names an expense, not every line of costs and expenses.
     total = _fact("us-gaap:CostsAndExpenses", 95_000e6, "Costs and expenses", "income-statement")
     assert _asked("How much did Acme spend buying back shares in 2024?", total) == []
+
+
+def test_a_question_written_as_the_figures_name_asks_for_it():
+    comprehensive = _fact("us-gaap:ComprehensiveIncomeNetOfTax", 12_540e6, "Comprehensive income", "income-statement")
+    assert _asked("Acme's total comprehensive income for 2024?", comprehensive) == ["us-gaap:ComprehensiveIncomeNetOfTax"]
+    assert _asked("What was Acme's comprehensive income in 2024?", comprehensive) == [
+        "us-gaap:ComprehensiveIncomeNetOfTax"]
+    # A question that asks something else of the same words is not a request for the figure.
+    assert _asked("Why did Acme's comprehensive income fall in 2024?", comprehensive) == []
+    assert _asked("Explain Acme's comprehensive income in 2024", comprehensive) == []

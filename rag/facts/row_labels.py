@@ -17,6 +17,11 @@ from .views import FilingView, concept_words
 
 # A question that asks for a figure (how much, how many, what was the ...): a label match answers only those.
 _ASKS_FIGURE = re.compile(r"\b(?:how\s+much|how\s+many|what\s+(?:was|were|is|are)|amount|value|figure)\b|\$", re.I)
+# A question written as the name of what it wants ("Mastercard's total comprehensive income for 2024?", "UNH 2024
+# cash used for investing activities"): no word asks or requests anything else, so it asks for the figure it names.
+_ASKS_ANYTHING = re.compile(
+    r"\b(?:what|which|who|whom|whose|why|how|when|where|whether|do|does|did|is|are|was|were|has|have|had|can|could|"
+    r"will|would|should|describe|explain|summari[sz]e|list|tell|discuss|compare|give|show|outline)\b", re.I)
 # A label of one word ("Dividends", "Total") is too common across statements to name one figure.
 _MIN_LABEL_WORDS = 2
 # "How much did it spend on advertising", "its bill for medical care": what a company spends or pays is printed as
@@ -48,7 +53,7 @@ def labelled_mentions(question: str, views: Iterable[FilingView], company_words:
     A label printed on a primary statement (`on_statement`) names its line whatever the concept is called: an
     industry's own line ("Medical costs", tagged PolicyholderBenefitsAndClaimsIncurredNet) is asked for by the
     words the statement prints. Elsewhere the concept must agree with the question (see _concept_agrees)."""
-    if not _ASKS_FIGURE.search(question or ""):
+    if not (_ASKS_FIGURE.search(question or "") or not _ASKS_ANYTHING.search(question or "")):
         return []
     asked = _asked_words(question, company_words)
     best: dict[str, tuple[float, str, bool, bool]] = {}  # concept -> (label words, label, instant, on a statement)
