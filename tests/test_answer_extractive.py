@@ -336,6 +336,30 @@ def test_a_count_question_prefers_a_row_of_counts_to_a_row_of_dollars():
     assert "**89,625** for 2024: `Paid members at end of period`" in text and "$17.20" not in text
 
 
+def test_the_passage_a_figure_is_read_from_leads_the_sources():
+    # Search ranked the table third; the answer reads its figure there, so it becomes source [1] and the others
+    # follow in search order, renumbered in the text as in the Sources list and in the retrieval.
+    question = "How many paid members did Gamma Health have in Region North at the end of 2023?"
+    plan = plan_question(question, Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.",
+                                                   "fiscal_year": 2024}]))
+    meta = dict(ticker="CCC", company="Gamma Health Inc.", section="Item 7")
+    nodes = [make_node("Gamma Health Inc. (CCC) · 10-K · FY2024 · Item 7\nMembers in Region North value the "
+                       "service; paid plans grew.", "c-prose", 0.033, **meta),
+             make_node("Gamma Health Inc. (CCC) · 10-K · FY2024 · Item 1\nGamma Health sells paid memberships in "
+                       "two regions.", "c-business", 0.032, **meta),
+             make_node("Gamma Health Inc. (CCC) · 10-K · FY2024 · Item 7\n" + _MEMBERS, "c-table", 0.031, **meta)]
+    found = retrieval(question, list(nodes), plan)
+    res = answer(question, found, settings_for(None), use_llm=False)
+    assert "**80,128 thousand**" in res.answer and "column 2023 [1]" in res.answer
+    assert [(c.number, c.chunk_id) for c in res.sources] == [(1, "c-table"), (2, "c-prose"), (3, "c-business")]
+    assert [c.chunk_id for c in res.citations] == ["c-table"]
+    assert [n.node.node_id for n in found.nodes] == ["c-table", "c-prose", "c-business"]
+    # Passages quoted as they are keep search's order.
+    quoted = retrieval(question, nodes[:2], plan)
+    res = answer(question, quoted, settings_for(None), use_llm=False)
+    assert [c.chunk_id for c in res.sources] == ["c-prose", "c-business"]
+
+
 def test_the_countrys_abbreviation_and_irregular_verbs_read_as_their_words():
     assert tokens("U.S. retail stores") == tokens("United States retail stores") == tokens("u.s. retail stores")
     assert "unit" not in tokens("non-U.S. sales") and tokens("non-U.S. sales") == tokens("international sales")

@@ -559,6 +559,17 @@ def _table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
             "table is in the cited passage.")
 
 
+# How an extractive answer states a figure it read from one passage (_prose_count, _table_figure), with that
+# passage's [n] the first citation after it.
+_FIGURE_READ = re.compile(r"^Figure read from (?:prose|the table): .*?\[(\d+)\]", re.M)
+
+
+def figure_source(text: str) -> int | None:
+    """The number of the passage an extractive answer read its figure from; None when it quotes passages."""
+    m = _FIGURE_READ.search(text or "")
+    return int(m.group(1)) if m else None
+
+
 def _off_topic(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> bool:
     """No retrieved passage holds half of the question's topic words, nor two of them. A passage, not a sentence:
     an answer's words spread over a sentence, its neighbours and its table's header. Two words suffice in a longer

@@ -11,14 +11,14 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ollama import ResponseError
 
 from ..config import Settings
 from ..schema import AnswerResult, Citation, QuestionPlan, RetrievalResult
 from .citations import CITATION_MARKER, CitationFilter, citation_numbers
-from .extractive import extractive_answer
+from .extractive import extractive_answer, figure_source
 from .figures import check_citations
 from .llm import StreamBroken, answer_tokens, make_llm, translate_error
 from .prompt import SYSTEM_PROMPT, build_messages, fit_sources
@@ -362,6 +362,8 @@ class AnswerStream:
         )
         if refused:
             res.refused, res.refusal_reason = True, "no_evidence"
+        elif not facts_text:
+            text = self._lead_with_figure_source(text)
         for block in re.split(r"(?<=\n\n)", text):
             if block:
                 yield self._emit(block)
@@ -369,6 +371,31 @@ class AnswerStream:
             by_number = {c.number: c for c in res.sources}
             cited = {n for m in CITATION_MARKER.finditer(text) for n in citation_numbers(m.group(1))}
             res.citations = [by_number[n] for n in sorted(cited) if n in by_number]
+
+    def _lead_with_figure_source(self, text: str) -> str:
+        """A figure read from one passage (a table row, a sentence) makes that passage the first source: the one
+        that answers leads the Sources list, as an exact figure's statement does, rather than sitting wherever
+        search ranked it. The passages are renumbered in their new order, in the text and in the retrieval."""
+        res = self._res
+        number = figure_source(text)
+        passages = [c for c in res.sources if c.kind != "fact"]
+        lead = next((c for c in passages if c.number == number), None)
+        if lead is None or lead is passages[0]:
+            return text
+        ordered = [lead] + [c for c in passages if c is not lead]
+        first = passages[0].number
+        renumbered = {c.number: first + i for i, c in enumerate(ordered)}
+        res.sources = [c for c in res.sources if c.kind == "fact"] + [
+            replace(c, number=renumbered[c.number]) for c in ordered]
+        nodes = self.retrieval.nodes
+        at = next((i for i, n in enumerate(nodes) if n.node.node_id == lead.chunk_id), None)
+        if at is not None:
+            nodes.insert(0, nodes.pop(at))
+
+        def renumber(m: re.Match) -> str:
+            return "".join(f"[{renumbered.get(n, n)}]" for n in citation_numbers(m.group(1)))
+
+        return CITATION_MARKER.sub(renumber, text)
 
     def _stream_llm(self, messages, given: list[Citation], res: AnswerResult, emit):
         """Yields answer pieces (and "" while the model is silent). Returns None when the LLM answered (res.cut set
