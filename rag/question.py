@@ -372,6 +372,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
         inside = {m.group(0) for m in _NARRATIVE.finditer(norm) if per_start <= m.start() < per_end}
         plan.narrative_words = [w for w in plan.narrative_words if w not in inside]
     plan.unread_names = _unread_names(question, plan, catalog)
+    plan.name_phrases = _name_phrases(question, plan.unread_names)
     counted = _HOW_MANY.search(norm)
     plan.counted = counted.group(1).split() if counted and not _COUNTS_MONEY.match(counted.group(1)) else []
     plan.share_part = _share_part(norm, plan, catalog)
@@ -431,6 +432,32 @@ def _unread_names(question: str, plan: QuestionPlan, catalog: Catalog) -> list[s
             continue
         out.append(word)
     return out
+
+
+def _name_phrases(question: str, unread: list[str]) -> list[str]:
+    """plan.name_phrases: names of two or more capitalised words in a row ("Recorded Future", "Visa Direct",
+    "Decision Intelligence Pro") holding a word the plan reads as nothing else. The question words that open a
+    run ("Does", "The") are not the name's; a possessive or a punctuation mark ends it ("Apple's iPhone" is two
+    names)."""
+    phrases: list[str] = []
+    run: list[re.Match] = []
+
+    def close() -> None:
+        words = list(run)
+        while words and words[0].group() in _STOP_CAPS:
+            words.pop(0)
+        names = [re.sub(r"(?:'s|’s|'|’)$", "", w.group()).rstrip(".,;:") for w in words]
+        if len(names) >= 2 and any(n in unread for n in names):
+            phrases.append(" ".join(names))
+        run.clear()
+
+    for m in _NAME_WORD.finditer(question):
+        if run and (question[run[-1].end():m.start()] != " " or re.search(r"(?:'s|’s|[.,;:])$", run[-1].group())):
+            close()
+        run.append(m)
+    if run:
+        close()
+    return list(dict.fromkeys(phrases))
 
 
 def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: list[tuple[int, int]]) -> None:

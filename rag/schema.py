@@ -159,6 +159,9 @@ class QuestionPlan:
     # "SRS" in "how much revenue did its SRS business contribute"). A name may be a part of the company that the
     # filing does not tag, so the company's total is no answer to it.
     unread_names: list[str] = field(default_factory=list)
+    # Names of several capitalised words in a row holding an unread one ("Recorded Future", "Visa Direct"): a
+    # product, a program, a business bought, found by its words in a row.
+    name_phrases: list[str] = field(default_factory=list)
 
     @property
     def narrative(self) -> bool:

@@ -295,3 +295,15 @@ def test_names_the_plan_reads_as_nothing_else(catalog):
                      "What did Apple report under U.S. GAAP in its Form 10-K for 2024?",
                      "What was Apple's revenue in fiscal 2024 (FYE September 28)?"):
         assert plan_question(question, catalog).unread_names == [], question
+
+
+def test_names_written_in_several_capitalised_words(catalog):
+    # Read as one name, in the question's words; the question words that open a run and a possessive are not its.
+    assert plan_question("Tell me about the Recorded Future deal: when did it close?", catalog).name_phrases == [
+        "Recorded Future"]
+    assert plan_question("Does Visa Direct make money for Apple?", catalog).name_phrases == ["Visa Direct"]
+    assert plan_question("What is Apple's Decision Intelligence Pro?", catalog).name_phrases == [
+        "Decision Intelligence Pro"]
+    # A possessive ends a name; one capitalised word is no phrase; words the plan reads otherwise make none.
+    assert plan_question("What's in Apple's iPhone line-up?", catalog).name_phrases == []
+    assert plan_question("What was Apple's Net Income in 2024?", catalog).name_phrases == []
