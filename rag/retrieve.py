@@ -173,7 +173,12 @@ class Retriever:
         elif generated_queries > 0:
             warnings.append("Query generation needs Ollama, which is not available; the question alone was searched.")
         plan = plan_question(question, self.catalog) if use_analysis else QuestionPlan(question=question)
-        applied = self._effective_filters(plan, filters or Filters())
+        named_by = [] if (filters and filters.tickers) or plan.tickers else self._company_by_name(plan)
+        applied = self._effective_filters(plan, filters or Filters(), [ticker for ticker, _ in named_by])
+        if named_by:
+            ticker, phrase = named_by[0]
+            warnings.append(f"No company is named; only {ticker}'s filings mention \"{phrase}\", so those were "
+                            "searched.")
         groups, unavailable = self._groups(applied, plan, filters or Filters())
         # Dense search embeds the question without the words that became filters; keyword search keeps them,
         # since filings print company names and dates in the very sentences that answer.
@@ -202,7 +207,8 @@ class Retriever:
                 if pages is not None and len(pages):
                     statement_lists.append(
                         drop_repeats(self._search(bundle, mode, depth, pages, extra), top_k, self._signatures))
-            item_lists.append(self._item_passage(plan, group, bundle, mode, depth, extra))
+            item_lists.append(self._named_passages(plan, subset, bundle, mode, depth, extra)
+                              + self._item_passage(plan, group, bundle, mode, depth, extra))
         item_lists = [found for found in item_lists if found]
         nodes = _round_robin(lists, top_k)  # interleaved: each group gets its share, and k come back in all
         if item_lists:
@@ -219,6 +225,19 @@ class Retriever:
             retrieval_ms=(time.perf_counter() - t0) * 1000, generated_queries=extra, warnings=warnings,
             unavailable=unavailable,
         )
+
+    def _named_passages(self, plan: QuestionPlan, subset, bundle: QueryBundle, mode: str, depth: int,
+                        extra: list[str]) -> list:
+        """For each name the question writes in several common words ("Recorded Future", "Visa Direct": a product,
+        a program, a business bought), the group's best passages that hold the name as written. Keyword search
+        weighs each of those words as common and dense search blurs them, so the passages about the name can rank
+        below many that use its words apart."""
+        found = []
+        for phrase in plan.name_phrases[:2]:
+            rows = self.index.rows_with_phrase(phrase, subset)
+            if len(rows):
+                found.extend(self._search(bundle, mode, depth, rows, extra)[:NAMED_PASSAGES])
+        return found
 
     def _item_passage(self, plan: QuestionPlan, group: Filters, bundle: QueryBundle, mode: str, depth: int,
                       extra: list[str]) -> list:
@@ -265,9 +284,10 @@ class Retriever:
                     key=lambda n: (n.metadata.get("doc_id", ""), int(n.metadata.get("char_start") or 0)))
         return NodeWithScore(node=first, score=0.0)
 
-    def _effective_filters(self, plan: QuestionPlan, user: Filters) -> Filters:
-        """The user's own filters win, dimension by dimension; detected ones fill the rest."""
-        tickers = user.tickers or plan.tickers
+    def _effective_filters(self, plan: QuestionPlan, user: Filters, named: list[str]) -> Filters:
+        """The user's own filters win, dimension by dimension; detected ones fill the rest (`named`: the company
+        a name the question writes points to, see _company_by_name)."""
+        tickers = user.tickers or plan.tickers or named
         years = user.fiscal_years or plan.fiscal_years
         if years and not user.fiscal_years:
             years = self._indexed_years(tickers, years)
@@ -278,6 +298,18 @@ class Retriever:
             tickers=[t.upper() for t in tickers], fiscal_years=[int(y) for y in years],
             forms=user.forms or plan.forms, sections=sections, fiscal_periods=periods,
         )
+
+    def _company_by_name(self, plan: QuestionPlan) -> list[tuple[str, str]]:
+        """[(ticker, name)] for the one company whose filings print a name the question writes in several words
+        ("Tell me about the Recorded Future deal": only Mastercard's filings mention it), for a question that names
+        no company; else []. The name's words are common ones, so a search over every company ranks other filers'
+        passages that use them apart."""
+        for phrase in plan.name_phrases:
+            rows = self.index.rows_with_phrase(phrase)
+            owners = set(self.index.columns["ticker"][rows]) if len(rows) else set()
+            if len(owners) == 1:
+                return [(str(owners.pop()), phrase)]
+        return []
 
     def _indexed_years(self, tickers: list[str], years: list[int]) -> list[int]:
         """A year with no filing of its own is read from the next year's filing, which reports it as the
@@ -450,6 +482,7 @@ def generate_queries(llm, question: str, n: int) -> list[str]:
 
 _SIGNATURE_TOKEN = re.compile(r"[a-z]+|\d[\d,.]*\d|\d")
 REPEAT_SIMILARITY = 0.9  # share of distinct words and figures two chunks must have in common to be one passage
+NAMED_PASSAGES = 2  # passages per name the question writes in several words (see _named_passages)
 LIST_HEADS = 2  # each retriever's best passages kept among the first fused results (see _with_list_heads)
 
 

@@ -409,3 +409,27 @@ def test_a_question_that_names_no_year_gets_the_latest_filings_item_passage(tmp_
     # The older passage is the first result; the latest count joins right after it.
     assert "1,100 employees" in result.nodes[0].node.text
     assert "1,250 employees" in result.nodes[1].node.text, [n.node.text[:120] for n in result.nodes]
+
+
+def test_a_name_in_common_words_finds_its_company_and_its_passage(tmp_path):
+    """A question that names no company but a deal, product or program in common words ("Future Labs") searches
+    the one company whose filings print that name, and the passage that holds it joins the top."""
+    acme = dict(ACME, business_paragraphs=12,
+                unique_phrase="In June 2024 Acme acquired Future Labs, a maker of sensors, to add sensing to widgets.")
+    bolt = dict(BOLT, business_paragraphs=12,
+                unique_phrase="Future demand for drivetrains depends on the labs of our partners and on the deal flow.")
+    store = IndexStore(get_settings(storage_dir=tmp_path / "storage"))
+    store.add([write_filing(tmp_path / "in", "acme.htm", **acme), write_filing(tmp_path / "in", "bolt.htm", **bolt)])
+    retriever = Retriever(store.load(), store.embed_model())
+    result = retriever.retrieve("Tell me about the Future Labs deal: what does it add?", mode="keyword", top_k=3)
+    assert result.plan.name_phrases == ["Future Labs"] and result.plan.tickers == []
+    assert result.filters.tickers == ["ACME"]
+    assert any("only ACME's filings mention \"Future Labs\"" in w for w in result.warnings)
+    assert any("acquired Future Labs" in n.node.text for n in result.nodes)
+    # A name both companies print points to neither: every company is searched.
+    both = dict(bolt, unique_phrase="Bolt sold its stake in Future Labs in 2023.")
+    store2 = IndexStore(get_settings(storage_dir=tmp_path / "storage2"))
+    store2.add([write_filing(tmp_path / "in2", "acme.htm", **acme), write_filing(tmp_path / "in2", "bolt.htm", **both)])
+    result = Retriever(store2.load(), store2.embed_model()).retrieve(
+        "Tell me about the Future Labs deal: what does it add?", mode="keyword", top_k=3)
+    assert result.filters.tickers == [] and not result.warnings

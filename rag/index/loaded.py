@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +46,18 @@ class LoadedIndex:
         if rows is None:
             return np.flatnonzero(~exhibits)
         return rows[~exhibits[rows]]
+
+    def rows_with_phrase(self, phrase: str, rows: np.ndarray | None = None) -> np.ndarray:
+        """The rows (of `rows`, else of all) whose chunk holds the phrase's words in a row, as written (case kept,
+        any white space between, whole words)."""
+        words = phrase.split()
+        if not words:
+            return np.array([], dtype=np.int64)
+        pattern = re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)")
+        longest = max(words, key=len)
+        candidates = range(len(self.nodes)) if rows is None else rows.tolist()
+        return np.array([r for r in candidates if longest in self.nodes[r].text
+                         and pattern.search(self.nodes[r].text)], dtype=np.int64)
 
     def node_ids(self, rows: np.ndarray) -> list[str]:
         """The chunk ids of some rows (what a VectorStoreQuery names to search only those)."""
