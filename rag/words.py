@@ -73,9 +73,21 @@ def tokens(text: str) -> list[str]:
             out.append(t.replace(",", "").rstrip("."))
             continue
         for part in re.split(r"[-]", t.lower()):
+            part = _unclitic(part)
             if part and part not in STOP_WORDS:
                 out.append(stem(part))
     return out
+
+
+# A contraction's clitic ("what's", "didn't", "they're"): the word it leans on is the word read, so a question
+# word stays a stop word however it is written.
+_CLITIC = re.compile(r"(?:['’](?:s|re|ve|ll|d|m)|n['’]t)$")
+_NEGATED_IRREGULAR = {"wo": "will", "ca": "can", "sha": "shall"}  # "won't", "can't", "shan't"
+
+
+def _unclitic(word: str) -> str:
+    bare = _CLITIC.sub("", word)
+    return _NEGATED_IRREGULAR.get(bare, bare) if bare != word and word.endswith(("n't", "n’t")) else bare
 
 
 # What joins a count to its noun when the noun comes first ("our headcount was 125,665", "a workforce of about

@@ -360,6 +360,13 @@ def test_the_passage_a_figure_is_read_from_leads_the_sources():
     assert [c.chunk_id for c in res.sources] == ["c-prose", "c-business"]
 
 
+def test_a_contraction_reads_as_the_word_it_leans_on():
+    # "What's" is "what", a question word, not a word the filing must contain.
+    assert tokens("What's Apple's cash pile?") == tokens("What is Apple's cash pile?") == ["appl", "cash", "pile"]
+    assert tokens("Why didn't margins rise, and won't they?") == tokens("Why did margins rise, and will they?")
+    assert tokens("Nike’s stores") == tokens("Nike stores")
+
+
 def test_the_countrys_abbreviation_and_irregular_verbs_read_as_their_words():
     assert tokens("U.S. retail stores") == tokens("United States retail stores") == tokens("u.s. retail stores")
     assert "unit" not in tokens("non-U.S. sales") and tokens("non-U.S. sales") == tokens("international sales")
