@@ -216,7 +216,9 @@ METRICS: list[Metric] = [
        [_G + "StockholdersEquity", _G + "StockholdersEquityIncludingPortionAttributableToNoncontrollingInterest"],
        period="instant"),
     _m("cash", "Cash and cash equivalents",
-       [r"cash\s+and\s+(?:cash\s+)?equivalents", r"cash(?:\s+balance|\s+on\s+hand|\s+position)?"],
+       # Analysts' own words for the balance ("cash pile", "cash holdings") name it, not a part of it.
+       [r"cash\s+and\s+(?:cash\s+)?equivalents",
+        r"cash(?:\s+balance|\s+on\s+hand|\s+position|\s+pile|\s+hoard|\s+holdings)?"],
        [_G + "CashAndCashEquivalentsAtCarryingValue", _G + "Cash",
         _G + "CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents"], period="instant",
        veto=r"\b(?:return|spen[dt]|pa(?:y|id)|use[ds]?|generat|rais|invest|burn|distribut|flow|held|hold|from)"),
