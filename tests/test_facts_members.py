@@ -104,6 +104,10 @@ def test_a_metric_printed_on_its_own_label_but_tagged_with_a_narrower_concept():
     found = printed_as(metric("inventory"), view, 0, "instant")
     assert found is not None and found.value == 7_489e6
     assert printed_as(metric("inventory"), FilingView(annual, [rows[0], rows[2]]), 0, "instant") is None
+    # A note discloses what a statement's label also names: the fair value hierarchy's "Total liabilities"
+    # (an element the taxonomy names "...Disclosure") is no balance-sheet total.
+    fair_value = instant("us-gaap:LiabilitiesFairValueDisclosure", 6_148e6, "Total liabilities")
+    assert printed_as(metric("total_liabilities"), FilingView(annual, [rows[0], fair_value]), 0, "instant") is None
 
 
 def test_the_kind_of_part_said_after_its_name_is_not_part_of_the_member():

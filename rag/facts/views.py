@@ -350,14 +350,15 @@ def printed_as(m: Metric, view: FilingView, k: int, period: str, months: int | N
     """The figure a filing prints on a row labelled exactly as the metric ("Inventories") but tags with another
     concept than the metric's own (InventoryFinishedGoodsNetOfReserves for a filer holding finished goods only):
     the concept's name must open with a word of the metric's own concept names, and every such candidate must
-    agree."""
+    agree. The taxonomy names an element that only a note discloses "...Disclosure": the fair value hierarchy's
+    "Total liabilities" (LiabilitiesFairValueDisclosure) is no balance-sheet total."""
     own = set().union(*(concept_words(c) for c in m.concepts))
     candidates = []
     for concept, groups in view.by_concept.items():
         # The name's first word is what the element measures: InventoryFinishedGoods... is an inventory,
         # DeferredTaxAssetsInventory a tax asset that a note also prints beside the label "Inventories".
         head = split_camel(concept.split(":")[-1])[:1]
-        if concept in m.concepts or not head or not (set(tokens(head[0])) & own):
+        if concept in m.concepts or not head or not (set(tokens(head[0])) & own) or concept.endswith("Disclosure"):
             continue
         if not any(not g.dims and _label_score(m, g) == 2 for g in groups):
             continue
