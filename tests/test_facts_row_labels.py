@@ -88,3 +88,29 @@ def test_a_question_written_as_the_figures_name_asks_for_it():
     # A question that asks something else of the same words is not a request for the figure.
     assert _asked("Why did Acme's comprehensive income fall in 2024?", comprehensive) == []
     assert _asked("Explain Acme's comprehensive income in 2024", comprehensive) == []
+
+
+def test_a_statement_line_is_named_in_either_sign_without_its_sign_word():
+    # "Less: Net income (loss) attributable to noncontrolling interests": a question names it as a net income or a
+    # net loss, never with "Less" or both signs.
+    minority = _fact("us-gaap:NetIncomeLossAttributableToNoncontrollingInterest", 18e6,
+                     "Less: Net income (loss) attributable to noncontrolling interests", "income-statement")
+    for question in ("What was Acme's net income attributable to noncontrolling interests in 2024?",
+                     "What was Acme's net loss attributable to noncontrolling interests in 2024?"):
+        assert _asked(question, minority) == ["us-gaap:NetIncomeLossAttributableToNoncontrollingInterest"], question
+    # Shown as printed; its words are the reading the question named, so it is not "more exact" for a sign word.
+    (found,) = labelled_mentions("What was Acme's net loss attributable to noncontrolling interests in 2024?",
+                                 [FilingView(FILING, [minority])], {"acme"}, _on_statement)
+    assert found.metric_key.split("|", 3)[3] == "Less: Net income (loss) attributable to noncontrolling interests"
+    assert "(loss)" not in found.words and "less:" not in found.words
+
+
+def test_a_line_of_what_is_left_over_needs_the_word_other():
+    # "Total other income (expense)" read in one sign is "Total other income": not the total comprehensive income
+    # a question without "other" asks for.
+    other = _fact("us-gaap:NonoperatingIncomeExpense", -328e6, "Total other income (expense)", "income-statement")
+    comprehensive = _fact("us-gaap:ComprehensiveIncomeNetOfTax", 12_540e6, "Comprehensive income", "note-9")
+    assert _asked("Acme's total comprehensive income for 2024?", other, comprehensive) == [
+        "us-gaap:ComprehensiveIncomeNetOfTax"]
+    assert _asked("What was Acme's total other income in 2024?", other, comprehensive) == [
+        "us-gaap:NonoperatingIncomeExpense"]

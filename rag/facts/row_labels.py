@@ -37,6 +37,22 @@ def _label_forms(rows, label: str) -> set[str]:
     return {r.row_label.strip() for r in rows if r.row_label and r.row_label.strip()} | ({label} if label else set())
 
 
+# How statements print a line beyond its name: a sign word before it ("Less: Net income attributable to
+# noncontrolling interests") and the other sign's word in brackets ("Net income (loss)", "Other income (expense),
+# net"). A question names the line in one sign: "net loss attributable to ...", "net income attributable to ...".
+_SIGN_PREFIX = re.compile(r"^(?:less|add|plus|deduct)\s*:\s*", re.I)
+_OTHER_SIGN = re.compile(r"(\w+)\s+\((\w+)\)")
+
+
+def _readings(form: str) -> set[str]:
+    """The label as printed, without its sign word, and in each of the signs it names."""
+    bare = _SIGN_PREFIX.sub("", form)
+    readings = {form, bare}
+    if _OTHER_SIGN.search(bare):
+        readings |= {_OTHER_SIGN.sub(r"\1", bare), _OTHER_SIGN.sub(r"\2", bare)}
+    return readings
+
+
 def _concept_agrees(concept: str, asked: set[str]) -> bool:
     """A row label is read in its table: "Current and non-current term debt" in a hedging table tags the hedged
     debt's fair value. The concept's own name must share a word with the question, beyond placing words, so
@@ -57,7 +73,7 @@ def labelled_mentions(question: str, views: Iterable[FilingView], company_words:
         return []
     asked = _asked_words(question, company_words)
     best: dict[str, tuple[float, str, bool, bool]] = {}  # concept -> (label words, label, instant, on a statement)
-    for concept, group, form, words in _spelled_out(views, asked, with_concept_label=True):
+    for concept, group, form, reading, words in _spelled_out(views, asked, with_concept_label=True):
         agrees = _concept_agrees(concept, asked)
         # Looked up only for a label the question spells out: a chunk lookup per fact would cost more than the
         # search.
@@ -65,21 +81,24 @@ def labelled_mentions(question: str, views: Iterable[FilingView], company_words:
         if not (agrees or stated):
             continue
         # A label named in full outranks one of as many words named in part (one of its joined words left out).
-        named = len(words) if words == set(tokens(form)) else len(words) - 0.5
-        if (named, stated) > best.get(concept, (0, "", False, False))[::3]:
-            best[concept] = (named, form, group.instant, stated)
+        named = len(words) if words == set(tokens(reading)) | _residual(reading) else len(words) - 0.5
+        if (named, stated) > best.get(concept, (0, "", False, False, ""))[:4:3]:
+            best[concept] = (named, form, group.instant, stated, reading)
     if not best:
         return []
-    top = max(n for n, _, _, _ in best.values())
-    winners = [(concept, label, instant, stated) for concept, (n, label, instant, stated) in best.items() if n == top]
+    top = max(entry[0] for entry in best.values())
+    winners = [(concept, label, instant, stated, reading)
+               for concept, (n, label, instant, stated, reading) in best.items() if n == top]
     if len(winners) > 1:
         # The same label on a statement line and in a note ("Interest income" of the discontinued operations): the
         # statement's line is the figure asked. Two statement lines under one label stay ambiguous.
         winners = [w for w in winners if w[3]]
     if len(winners) != 1:
         return []
-    concept, label, instant, _stated = winners[0]
-    return [MetricMention(labelled_key(concept, label, instant), 0, 0, label.lower().split())]
+    concept, label, instant, _stated, reading = winners[0]
+    # Shown as printed; its words are those of the reading the question names, so a sign word the question left
+    # out ("(loss)") does not make the label look more exact than the question's own metric phrase.
+    return [MetricMention(labelled_key(concept, label, instant), 0, 0, reading.lower().split())]
 
 
 def spelled_out_labels(question: str, views: Iterable[FilingView], company_words: set[str] = frozenset()) -> list[set[str]]:
@@ -87,7 +106,7 @@ def spelled_out_labels(question: str, views: Iterable[FilingView], company_words
     _named_words): "Sales to customers", "Proceeds from maturities of marketable securities". A word of the question
     that sits in one of them is part of a figure's name, whatever else the word can mean."""
     out: list[set[str]] = []
-    for _concept, _group, _form, words in _spelled_out(views, _asked_words(question, company_words)):
+    for _concept, _group, _form, _reading, words in _spelled_out(views, _asked_words(question, company_words)):
         if words not in out:
             out.append(words)
     return out
@@ -96,15 +115,25 @@ def spelled_out_labels(question: str, views: Iterable[FilingView], company_words
 def _asked_words(question: str, company_words: set[str]) -> set[str]:
     """The question's words that may name a label: not the company's name; "spend" adds what spending is printed
     as (an expense, a cost)."""
-    asked = set(tokens(question)) - company_words
+    asked = set(tokens(question)) - company_words | _residual(question)
     return asked | _SPENDING_WORDS if _SPENDING.search(question or "") else asked
+
+
+# "Other" is a stop word to tokens(), but a label that says it names what is left over ("Other income, net",
+# "Total other income (expense)"), never the whole ("net income", "total comprehensive income"): the question
+# must say it too.
+_OTHER = re.compile(r"\bother\b", re.I)
+
+
+def _residual(text: str) -> set[str]:
+    return {"other"} if _OTHER.search(text or "") else set()
 
 
 def _named_words(form: str, asked: set[str]) -> set[str] | None:
     """The words of a label that the question names: all of them, or all but one of two words an "and" joins
     ("advertising expense" names "Marketing and advertising expense", which the filing prints as one line); None
     when it names fewer, or fewer than two."""
-    words = set(tokens(form))
+    words = set(tokens(form)) | _residual(form)
     if not words - _SPENDING_WORDS:
         return None  # "Costs and expenses": what is spent on is what the question names, not the spending itself
     if words <= asked:
@@ -120,9 +149,9 @@ def _named_words(form: str, asked: set[str]) -> set[str] | None:
 
 
 def _spelled_out(views: Iterable[FilingView], asked: set[str], with_concept_label: bool = False):
-    """(concept, group, label, the words the question names) for each consolidated figure's label of two words or
-    more that the question names (see _named_words): its printed row labels, and with_concept_label the concept's
-    own label where the concept agrees with the question."""
+    """(concept, group, label, its reading, the words the question names) for each consolidated figure's label of
+    two words or more that the question names in one of its readings (see _readings, _named_words): its printed
+    row labels, and with_concept_label the concept's own label where the concept agrees with the question."""
     for view in views:
         for concept, groups in view.by_concept.items():
             concept_label = with_concept_label and _concept_agrees(concept, asked)
@@ -130,6 +159,7 @@ def _spelled_out(views: Iterable[FilingView], asked: set[str], with_concept_labe
                 if group.dims or group.best.value is None:
                     continue
                 for form in _label_forms(group.rows, (group.best.label or "") if concept_label else ""):
-                    words = _named_words(form, asked)
-                    if words is not None:
-                        yield concept, group, form, words
+                    for reading in _readings(form):
+                        words = _named_words(reading, asked)
+                        if words is not None:
+                            yield concept, group, form, reading, words
