@@ -46,6 +46,19 @@ def test_a_member_named_by_its_row_label_inside_the_question():
     assert named is not None and named.before == ["energy", "generation", "and", "storage"]
 
 
+def test_a_member_is_named_apart_from_the_metrics_own_word():
+    # "Data processing revenues" repeats the metric's word: "revenue ... from data processing" names it too.
+    view = FilingView(FILING, [_row(None, 30_000e6, "Total revenues"),
+                               _row("acme:DataProcessingRevenuesMember", 17_714e6, "Data processing revenues"),
+                               _row("acme:ServiceRevenuesMember", 16_000e6, "Service revenues")])
+    named = name_members("How much revenue did Acme earn from data processing in Q2 2025?", _revenue(), [view],
+                         [REVENUE])
+    assert named is not None and named.before == ["data", "processing", "revenue"]
+    # Shortened to one word, a member is too common a word to be named apart ("service" anywhere).
+    assert name_members("How much revenue did Acme earn in Q2 2025, by the service it sells?", _revenue(), [view],
+                        [REVENUE]) is None
+
+
 def test_no_member_named_means_no_figure():
     # "by segment" names no single member: the consolidated figure would be the wrong answer, so none is given.
     assert name_members("What was Acme's revenue by segment?", _revenue(), [VIEW], [REVENUE]) is None

@@ -44,16 +44,21 @@ def _run_named(form: list[str], asked: list[str]) -> int:
     return best if joined else 0
 
 
-def _forms_of(member: str, row_labels: Iterable[str], company: set[str]) -> list[tuple[list[str], bool]]:
+def _forms_of(member: str, row_labels: Iterable[str], company: set[str],
+              metric_words: set[str] = frozenset()) -> list[tuple[list[str], bool]]:
     """The ways a filing writes a member: its name's words and its printed row labels, each also without the
-    company's own name in front ("Walmart International" is also "International"); True for those shortened
-    forms."""
+    company's own name in front ("Walmart International" is also "International") and without the metric's own
+    words ("Data processing revenues" is also "data processing", which "revenue ... from data processing" names
+    apart from the metric); True for those shortened forms. A form shortened to one word is too common a word
+    ("service", "other") to name a part by itself."""
     name = _words(" ".join(member_words(member)))
     forms = [name, initials(without_conjunction(name)), class_words(name)] + [
         _words(label) for label in row_labels if label]
     out: list[tuple[list[str], bool]] = []
     for form in forms:
-        for candidate, shortened in ((form, False), (_without_company(form, company), True)):
+        own = [w for w in form if w not in metric_words]
+        for candidate, shortened in ((form, False), (_without_company(form, company), True),
+                                     (own if len(own) >= 2 and len(own) < len(form) else [], True)):
             if candidate and all(candidate != known for known, _ in out):
                 out.append((candidate, shortened))
     return out
@@ -96,7 +101,7 @@ def members_named(question: str, mention: MetricMention, views: list[FilingView]
                 if len(group.dims) != 1:
                     continue
                 member = next(iter(group.dims.values()))
-                for form, shortened in _forms_of(member, {r.row_label for r in group.rows}, company):
+                for form, shortened in _forms_of(member, {r.row_label for r in group.rows}, company, phrase):
                     # A member that only repeats the metric's or the company's words names nothing more.
                     named = _run_named(form, asked)
                     if set(form) <= phrase | company or not named:
