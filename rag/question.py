@@ -376,6 +376,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     counted = _HOW_MANY.search(norm)
     plan.counted = counted.group(1).split() if counted and not _COUNTS_MONEY.match(counted.group(1)) else []
     plan.share_part = _share_part(norm, plan, catalog)
+    plan.source_part = _source_part(norm, plan, catalog)
     plan.year_of_company = _year_of_company(norm, plan.tickers, plan.fiscal_years, catalog)
     plan.statements = _statements(low, norm, plan.metrics)
     plan.sections = _sections(low, plan, catalog)
@@ -716,6 +717,36 @@ def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMentio
         if words and not all(w in STOP_WORDS or w in catalog.words or w in MONTH_WORDS or w.isdigit() for w in found):
             return MetricMention(whole.metric_key, m.start(1), m.end(1), list(whole.words), after=words)
     return None
+
+
+# What a figure is said to come from: the words after "from", up to a preposition or the end of the clause.
+_FROM_SOURCE = re.compile(
+    r"\bfrom\s+(?:the\s+|its\s+|their\s+)?([a-z][\w&.'’-]*(?:\s+[a-z][\w&.'’-]*){0,4}?)\s*"
+    r"(?=\b(?:in|during|for|of|over|between|to|than|compared|versus|vs|and|or|at|as)\b|[?.,;:(]|$)")
+# Where a figure is read or when, not what it comes from: "from its 10-K", "from the income statement", "from the
+# prior year".
+_NOT_A_SOURCE = {"filing", "filings", "report", "reports", "10-k", "10-q", "annual", "quarterly", "prior", "previous",
+                 "last", "year", "years", "quarter", "quarters", "period", "periods", "xbrl", "data", "table", "note",
+                 "notes", "page", "item", "section", "md&a"}
+
+
+def _source_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
+    """plan.source_part: the words naming what a figure is asked as coming from ("how much revenue did it earn
+    from data processing", "sales from wearables"), a part of the whole figure; [] when none. Not for a share,
+    whose part is plan.share_part, and only after a metric that dimension members can narrow."""
+    if plan.calculation.share_of_end is not None:
+        return []
+    for mention in plan.metrics:
+        if mention.vetoed or not metric(mention.metric_key).members:
+            continue
+        m = _FROM_SOURCE.search(norm, mention.end)
+        if m is None:
+            continue
+        found = WORD_PATTERN.findall(m.group(1))
+        if found and not all(w in STOP_WORDS or w in catalog.words or w in MONTH_WORDS or w.isdigit()
+                             or w in _NOT_A_SOURCE or w in _TITLE_WORDS for w in found):
+            return found
+    return []
 
 
 def _year_of_company(norm: str, tickers: list[str], years: list[int], catalog: Catalog) -> dict[str, int]:

@@ -135,6 +135,9 @@ class QuestionPlan:
     # "What percentage of revenue came from Greater China?": the part (the whole's metric narrowed by the words
     # after "from"), beside the whole in `metrics`.
     share_part: MetricMention | None = None
+    # What a figure is asked as coming from, in the question's words ("revenue ... from data processing": "data",
+    # "processing"): a part of the whole, whose figure is a member's or none. Empty when none.
+    source_part: list[str] = field(default_factory=list)
     # The question names a fiscal year as a whole: no quarter, half, year to date or quarterly form. Its
     # document of record is the annual report, where the index holds one.
     annual: bool = False

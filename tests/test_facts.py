@@ -293,6 +293,10 @@ def test_a_part_the_filing_does_not_tag_gets_no_company_total(corpus):
     # A capitalised word of the figure's own label is the figure's name, not a part.
     assert "$29,943 million" in ask(corpus, "What was Apple's Cash & Cash Equivalents balance at the end of "
                                             "fiscal 2024?").block
+    # A source in plain words the filing tags no member for: no total either. The statement's own words for the
+    # whole ("revenue from contracts with customers") are no part.
+    assert ask(corpus, "How much revenue did Tesla earn from widget licensing in 2024?") is None
+    assert "$97,690 million" in ask(corpus, "How much revenue did Tesla earn in 2024, per its 10-K?").block
 
 
 def test_a_computed_metric_defined_in_the_question_and_a_share_asked_as_how_much_of(corpus):

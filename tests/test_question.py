@@ -307,3 +307,13 @@ def test_names_written_in_several_capitalised_words(catalog):
     # A possessive ends a name; one capitalised word is no phrase; words the plan reads otherwise make none.
     assert plan_question("What's in Apple's iPhone line-up?", catalog).name_phrases == []
     assert plan_question("What was Apple's Net Income in 2024?", catalog).name_phrases == []
+
+
+def test_what_a_figure_is_asked_as_coming_from(catalog):
+    assert plan_question("How much revenue did Apple earn from data processing in 2024?", catalog).source_part == [
+        "data", "processing"]
+    # Where the figure is read, or when, is no source.
+    for question in ("How much revenue did Apple report in 2024, from its 10-K?",
+                     "How did Apple's revenue change from 2023 to 2024?",
+                     "What revenue did Apple report, from the income statement?"):
+        assert plan_question(question, catalog).source_part == [], question

@@ -43,6 +43,7 @@ from .views import (
     When,
     by_label,
     combine,
+    concept_words,
     period_name,
     primary_statement,
     printed_as,
@@ -732,7 +733,13 @@ def _unread_part(plan: QuestionPlan, specs: list[MetricMention]) -> bool:
     of the company, and the company's total is no answer to it; the passages may state the part's figure."""
     # The figure's own words: as the question wrote it, and as its label does ("Cash & Cash Equivalents").
     figure_words = {plain_word(w) for s in specs for w in s.words + normalize(metric(s.metric_key).label).split()}
-    return any(plain_word(normalize(name)) not in figure_words for name in plan.unread_names)
+    if any(plain_word(normalize(name)) not in figure_words for name in plan.unread_names):
+        return True
+    # A source the question names in plain words ("revenue ... from wearables"), unless the figure's own concept
+    # says it ("revenue from customers" is RevenueFromContractWithCustomer...).
+    own = set(tokens(" ".join(w for s in specs for w in s.words))) | {
+        w for s in specs for c in metric(s.metric_key).concepts for w in concept_words(c)}
+    return any(w not in own for w in tokens(" ".join(plan.source_part)))
 
 
 def _segment_owner(plan: QuestionPlan) -> bool:
