@@ -611,6 +611,9 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     ("Acme 2024 cash used for investing activities?", "investing_cash_flow"),
     ("How much cash did Acme use for financing activities in 2024?", "financing_cash_flow"),
     ("How much cash did Acme pay to repurchase its common stock in fiscal 2023?", "buybacks"),
+    # What a company earned, with no object, is its profit.
+    ("How much did Acme earn in fiscal 2024?", "net_income"),
+    ("How much revenue did Acme earn in fiscal 2024?", "revenue"),
     # An analyst's word for the balance names it rather than narrowing it.
     ("What's Acme's cash pile at the end of fiscal 2025?", "cash"),
 ])

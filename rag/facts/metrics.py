@@ -39,6 +39,11 @@ def _m(key, label, phrases, concepts=(), **kw) -> Metric:
     return Metric(key, label, tuple(phrases), tuple(concepts), **kw)
 
 
+# "Earn" ending its clause, with no object: what a company earned is its profit. With an object ("how much revenue
+# did it earn") the object is the figure, and this reading gives way to it (rag.facts.mentions).
+EARNED_ALONE = r"\bearn(?:ed|s)?(?=\s+(?:in|during|for|over|through|last|this)\b|\s*[?.!,;]|\s*$)"
+
+
 def _activities(kind: str) -> list[str]:
     """A cash-flow section's net line asked in the question's own words around the section's name: "how much cash
     did <company>'s financing activities use", "net cash came in from its investing activities", "what did its
@@ -78,7 +83,9 @@ METRICS: list[Metric] = [
     _m("costs_and_expenses", "Total costs and expenses", [r"(?:total\s+)?costs\s+and\s+expenses"],
        [_G + "CostsAndExpenses"]),
     _m("net_income", "Net income",
-       [r"net\s+(?:income|earnings|profits?|loss(?:es)?)(?:\s*\(loss\))?", r"profits?", r"bottom[\s-]line"],
+       [r"net\s+(?:income|earnings|profits?|loss(?:es)?)(?:\s*\(loss\))?", r"profits?", r"bottom[\s-]line",
+        # "How much did Coca-Cola earn in Q2 2025?": the verb with no object is the profit (see EARNED_ALONE).
+        EARNED_ALONE],
        [_G + "NetIncomeLoss", _G + "ProfitLoss", _G + "NetIncomeLossAvailableToCommonStockholdersBasic"],
        negative="a net loss of {}"),
     _m("pretax_income", "Income before income taxes",
