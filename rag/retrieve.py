@@ -173,12 +173,11 @@ class Retriever:
         elif generated_queries > 0:
             warnings.append("Query generation needs Ollama, which is not available; the question alone was searched.")
         plan = plan_question(question, self.catalog) if use_analysis else QuestionPlan(question=question)
-        named_by = [] if (filters and filters.tickers) or plan.tickers else self._company_by_name(plan)
-        applied = self._effective_filters(plan, filters or Filters(), [ticker for ticker, _ in named_by])
+        named_by = None if (filters and filters.tickers) or plan.tickers else self._company_by_name(plan)
+        applied = self._effective_filters(plan, filters or Filters(), [named_by[0]] if named_by else [])
         if named_by:
-            ticker, phrase = named_by[0]
-            warnings.append(f"No company is named; only {ticker}'s filings mention \"{phrase}\", so those were "
-                            "searched.")
+            warnings.append(f"No company is named; only {named_by[0]}'s filings mention \"{named_by[1]}\", so those "
+                            "were searched.")
         groups, unavailable = self._groups(applied, plan, filters or Filters())
         # Dense search embeds the question without the words that became filters; keyword search keeps them,
         # since filings print company names and dates in the very sentences that answer.
@@ -299,17 +298,17 @@ class Retriever:
             forms=user.forms or plan.forms, sections=sections, fiscal_periods=periods,
         )
 
-    def _company_by_name(self, plan: QuestionPlan) -> list[tuple[str, str]]:
-        """[(ticker, name)] for the one company whose filings print a name the question writes in several words
+    def _company_by_name(self, plan: QuestionPlan) -> tuple[str, str] | None:
+        """(ticker, name) for the one company whose filings print a name the question writes in several words
         ("Tell me about the Recorded Future deal": only Mastercard's filings mention it), for a question that names
-        no company; else []. The name's words are common ones, so a search over every company ranks other filers'
-        passages that use them apart."""
+        no company; else None. The name's words are common ones, so a search over every company ranks other
+        filers' passages that use them apart."""
         for phrase in plan.name_phrases:
             rows = self.index.rows_with_phrase(phrase)
             owners = set(self.index.columns["ticker"][rows]) if len(rows) else set()
             if len(owners) == 1:
-                return [(str(owners.pop()), phrase)]
-        return []
+                return str(owners.pop()), phrase
+        return None
 
     def _indexed_years(self, tickers: list[str], years: list[int]) -> list[int]:
         """A year with no filing of its own is read from the next year's filing, which reports it as the
