@@ -7,6 +7,7 @@ the concept's label, read from the filing, with no phrase list written here.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Callable, Iterable
 
 from ..schema import MetricMention
@@ -44,13 +45,14 @@ _SIGN_PREFIX = re.compile(r"^(?:less|add|plus|deduct)\s*:\s*", re.I)
 _OTHER_SIGN = re.compile(r"(\w+)\s+\((\w+)\)")
 
 
-def _readings(form: str) -> set[str]:
+@lru_cache(maxsize=65536)
+def _readings(form: str) -> frozenset[str]:
     """The label as printed, without its sign word, and in each of the signs it names."""
     bare = _SIGN_PREFIX.sub("", form)
     readings = {form, bare}
     if _OTHER_SIGN.search(bare):
         readings |= {_OTHER_SIGN.sub(r"\1", bare), _OTHER_SIGN.sub(r"\2", bare)}
-    return readings
+    return frozenset(readings)
 
 
 def _concept_agrees(concept: str, asked: set[str]) -> bool:
@@ -81,7 +83,7 @@ def labelled_mentions(question: str, views: Iterable[FilingView], company_words:
         if not (agrees or stated):
             continue
         # A label named in full outranks one of as many words named in part (one of its joined words left out).
-        named = len(words) if words == set(tokens(reading)) | _residual(reading) else len(words) - 0.5
+        named = len(words) if words == _label_words(reading) else len(words) - 0.5
         if (named, stated) > best.get(concept, (0, "", False, False, ""))[:4:3]:
             best[concept] = (named, form, group.instant, stated, reading)
     if not best:
@@ -129,11 +131,18 @@ def _residual(text: str) -> set[str]:
     return {"other"} if _OTHER.search(text or "") else set()
 
 
+@lru_cache(maxsize=65536)
+def _label_words(label: str) -> frozenset[str]:
+    """A label's words as questions are compared with them; cached, as every question reads every label of the
+    filings asked about."""
+    return frozenset(tokens(label)) | _residual(label)
+
+
 def _named_words(form: str, asked: set[str]) -> set[str] | None:
     """The words of a label that the question names: all of them, or all but one of two words an "and" joins
     ("advertising expense" names "Marketing and advertising expense", which the filing prints as one line); None
     when it names fewer, or fewer than two."""
-    words = set(tokens(form)) | _residual(form)
+    words = set(_label_words(form))
     if not words - _SPENDING_WORDS:
         return None  # "Costs and expenses": what is spent on is what the question names, not the spending itself
     if words <= asked:
