@@ -67,3 +67,13 @@ def parse_numbers(text: str) -> list[WrittenNumber]:
         out.append(WrittenNumber(value, ulp, scale, bool(word), bool(m.group("pct")), bool(m.group("cur")),
                                  raw.strip(), start, m.end(), negative))
     return out
+
+
+def worth_checking(n: WrittenNumber) -> bool:
+    """Not a year, and not a small bare count or list number: a figure a source should hold."""
+    plain = not (n.pct or n.scaled or n.money) and n.ulp == 1.0 and "," not in n.raw
+    if plain and 1900 <= n.value <= 2100:
+        return False  # a year
+    if plain and n.value < 10:
+        return False  # small counts and list numbers
+    return True

@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 import re
 
-from ..numbers import WrittenNumber, parse_numbers
+from ..numbers import WrittenNumber, parse_numbers, worth_checking
 from ..schema import Citation, QuestionPlan
 from ..words import COUNT_AFTER_NOUN_LINK
-from .figures import answer_figures, worth_checking
+from .figures import answer_figures
 from .quotable import QuotableUnit, column_heads, quotable_units
 from .terms import (
     GENERIC_TERMS,

@@ -10,7 +10,7 @@ import re
 from dataclasses import replace
 
 from ..dates import MONTH_PATTERN
-from ..numbers import WrittenNumber, parse_numbers
+from ..numbers import WrittenNumber, parse_numbers, worth_checking
 from ..schema import Citation
 from .citations import CITATION_BODY, CITATION_MARKER, citation_numbers
 
@@ -68,16 +68,6 @@ def _blank(text: str, patterns) -> str:
                 if chars[i] != "\n":
                     chars[i] = " "
     return "".join(chars)
-
-
-def worth_checking(n: WrittenNumber) -> bool:
-    """Not a year, and not a small bare count or list number: a figure a source should hold."""
-    plain = not (n.pct or n.scaled or n.money) and n.ulp == 1.0 and "," not in n.raw
-    if plain and 1900 <= n.value <= 2100:
-        return False  # a year
-    if plain and n.value < 10:
-        return False  # small counts and list numbers
-    return True
 
 
 def answer_figures(text: str) -> list[WrittenNumber]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from ..schema import Citation, Filters, QuestionPlan
-from .terms import STOP_WORDS, is_covered, section_tokens, tokens
+from .terms import STOP_WORDS, is_covered, passage_words, tokens
 
 
 @dataclass
@@ -211,10 +211,7 @@ def names_not_found(analysis: QuestionPlan | None, sources: list[Citation]) -> R
     question may put differently, so its absence says the filings do not discuss it."""
     if analysis is None or not sources:
         return None
-    vocab: set[str] = set()
-    for c in sources:
-        vocab.update(tokens(c.text))
-        vocab.update(section_tokens(c))
+    vocab = passage_words(sources)
     # An abbreviation ("DOJ", "FTC") may be spelled out in the filing ("Department of Justice"): only names
     # written in words count.
     absent = [name for name in analysis.unread_names

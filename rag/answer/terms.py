@@ -139,10 +139,7 @@ def is_covered(term: str, vocab: set[str]) -> bool:
 
 def coverage_gap(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[str]:
     """Content words of the question that no retrieved passage contains (nor a synonym of them)."""
-    vocab: set[str] = set()
-    for c in sources:
-        vocab.update(tokens(c.text))
-        vocab.update(section_tokens(c))
+    vocab = passage_words(sources)
     raw_words = {}
     for w in TOKEN_RE.findall(topic_words(question, analysis) or ""):
         if w[0].isdigit():
@@ -151,6 +148,15 @@ def coverage_gap(question: str, sources: list[Citation], analysis: QuestionPlan 
             if part and part not in STOP_WORDS:
                 raw_words.setdefault(stem(part), part.strip("'’"))
     return [raw_words.get(t, t) for t in content_terms(question, sources, analysis) if not is_covered(t, vocab)]
+
+
+def passage_words(sources: list[Citation]) -> set[str]:
+    """Every token of the sources' text and of their Items' titles: what "no passage mentions" is judged by."""
+    vocab: set[str] = set()
+    for c in sources:
+        vocab.update(tokens(c.text))
+        vocab.update(section_tokens(c))
+    return vocab
 
 
 def section_tokens(c: Citation) -> set[str]:

@@ -10,7 +10,7 @@ from typing import Iterable, Iterator
 
 from ..companies import company_words, tickers_named
 from ..dates import fiscal_years_named
-from ..numbers import parse_numbers
+from ..numbers import parse_numbers, worth_checking
 from .labels import lower_label, precision_digits, unit_kind
 from .mentions import CHANGE_WORDS, COMPARE_WORDS, find_mentions, normalize
 from .render import FactAnswer
@@ -163,8 +163,7 @@ def _numbers(sentence: str) -> list[dict]:
     units, thousands or millions; a year, a one-digit list number and a citation marker are no figures."""
     out = []
     for n in parse_numbers(sentence):
-        bare = not (n.money or n.pct or n.scaled)
-        if bare and n.ulp == 1.0 and ("," not in n.raw and (1900 <= n.value <= 2099 or n.value < 10)):
+        if not worth_checking(n):
             continue
         if sentence[max(0, n.start - 1):n.start] == "[":
             continue
