@@ -241,4 +241,7 @@ def test_a_class_of_stock_on_the_cover_is_named_by_its_class():
     assert "4,000,000 shares" in answer("How many Class B-1 shares did Acme have outstanding?")  # ClassB1Member
     # No class named: every class's sum; a class the cover does not list: no figure, never the sum.
     assert "12,194,000,000 shares = sum of share classes" in answer("How many shares did Acme have outstanding?")
+    # The stock named after "shares of" is the common stock, not a class: the same sum.
+    assert "12,194,000,000 shares = sum of share classes" in answer(
+        "How many shares of common stock did Acme have outstanding?")
     assert answer("How many Class D shares did Acme have outstanding?") is None

@@ -266,8 +266,9 @@ METRICS: list[Metric] = [
         r"outstanding\s+(?:common\s+)?shares", r"share\s+count",
         # Asked with a verb between: "how many shares did it have outstanding". The words naming a class ("Class A
         # shares") stay outside the phrase, so a class the facts cannot name gets no figure rather than the sum.
-        r"shares\s+(?:did|does|do|were|are|was|is)\s+(?:[\w'’.&]+\s+){0,3}?(?:have\s+|has\s+|had\s+)?"
-        r"outstanding"],
+        # "How many shares of common stock did it have outstanding" names the stock without a class.
+        r"shares\s+(?:of\s+(?:common\s+|capital\s+)?stock\s+)?(?:did|does|do|were|are|was|is)\s+"
+        r"(?:[\w'’.&]+\s+){0,3}?(?:have\s+|has\s+|had\s+)?outstanding"],
        ["dei:EntityCommonStockSharesOutstanding", _G + "CommonStockSharesOutstanding"], period="cover",
        kind="shares", members=True),  # the cover page counts each class of stock as a member
     _m("weighted_diluted", "Weighted-average diluted shares",
