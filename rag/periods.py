@@ -127,6 +127,12 @@ def _periods_ended(low: str, filings: list[dict], out: PeriodReading, add, free)
         if quarter is None and months in (6, 9):
             quarter = months // 3  # a year-to-date length names the quarter whose 10-Q prints it
         year = int(filing["fiscal_year"]) if filing else None
+        closing = None if filing else _quarter_closing_on(date[2], filings)
+        if closing and (months == 3 or closing[0] == months // 3):
+            # No indexed report ends then: the companies' fiscal calendar still says which quarter of which fiscal
+            # year closes on that date, so the answer can say that report is missing instead of reading the
+            # fiscal year's annual report as if it were the quarter.
+            quarter, year = closing
         add(PeriodAsk(quarter, year, months=months), m)
 
 
@@ -151,20 +157,50 @@ def _year_to_date_and_trailing(low: str, out: PeriodReading, taken: list[tuple[i
             out.periods = [PeriodAsk(None, None, months=12, trailing=True)]
 
 
-def _quarter_ending_in(month: int, filings: list[dict]) -> int | None:
-    """The fiscal quarter that ends in `month`, by the fiscal year-end month of the companies asked about (their
-    annual reports' period ends; a 52/53-week year ending in a month's first week ends the month before); None when
-    they hold no annual report or their years end in different months."""
+def _closing_month(iso: str) -> tuple[int, int]:
+    """(year, month) a period ending on the date closes: a 52/53-week period that ends in a month's first week
+    closes the month before (a fiscal year ended February 2, 2025 is a January year)."""
+    year, month, day = int(iso[:4]), int(iso[5:7]), int(iso[8:10])
+    if day <= 7:
+        month -= 1
+    return (year - 1, 12) if month == 0 else (year, month)
+
+
+def _year_ends(filings: list[dict]) -> set[tuple[int, int]]:
+    """The companies' fiscal year-ends, read from their annual reports: (the month the year closes in, the fiscal
+    year's number less that month's calendar year), 0 for most filers, -1 for a retailer whose fiscal 2024 closes in
+    January 2025."""
     ends = set()
     for f in filings:
         end = str(f.get("period_end") or "")
-        if _quarter_of(f) == 4 and re.fullmatch(r"\d{4}-\d{2}-\d{2}", end):
-            year_end = int(end[5:7]) - (1 if int(end[8:10]) <= 7 else 0)
-            ends.add(year_end or 12)
+        if _quarter_of(f) == 4 and re.fullmatch(r"\d{4}-\d{2}-\d{2}", end) and f.get("fiscal_year"):
+            year, month = _closing_month(end)
+            ends.add((month, int(f["fiscal_year"]) - year))
+    return ends
+
+
+def _quarter_ending_in(month: int, filings: list[dict]) -> int | None:
+    """The fiscal quarter that ends in `month`, by the fiscal year-end month of the companies asked about; None when
+    they hold no annual report or their years end in different months."""
+    ends = {closing for closing, _offset in _year_ends(filings)}
     if len(ends) != 1:
         return None
     months_after = (month - ends.pop() - 1) % 12  # 0 for the first month of the fiscal year
     return months_after // 3 + 1 if months_after % 3 == 2 else None
+
+
+def _quarter_closing_on(iso: str, filings: list[dict]) -> tuple[int, int] | None:
+    """(fiscal quarter, fiscal year) of a quarter that ends on the date, by the fiscal calendar of the companies
+    asked about; None when they hold no annual report, their calendars differ, or no quarter closes that month."""
+    ends = _year_ends(filings)
+    if len(ends) != 1:
+        return None
+    closes, offset = ends.pop()
+    year, month = _closing_month(iso)
+    months_after = (month - closes - 1) % 12
+    if months_after % 3 != 2:
+        return None
+    return months_after // 3 + 1, (year if month <= closes else year + 1) + offset
 
 
 def _quarter_of(filing: dict) -> int | None:

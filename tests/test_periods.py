@@ -99,3 +99,23 @@ def test_the_plan_says_where_the_period_words_sit():
     plan = plan_question(question, Catalog.build(FILINGS))
     assert [question[s:e] for s, e, dim, _ in plan.spans if dim == "period"] == [
         "second quarter of fiscal 2026", "year to date"]
+
+
+def test_a_date_no_indexed_report_ends_on_is_placed_by_the_fiscal_calendar():
+    # Acme's fiscal 2026 third quarter (ending late October 2025) is not indexed: the date still names it, so
+    # retrieval can say that report is missing rather than read the annual report as the quarter.
+    assert read_periods("acme's revenue for the quarter ended october 26, 2025", FILINGS).periods == [
+        PeriodAsk(3, 2026)]
+    assert read_periods("acme's revenue for the nine months ended october 26, 2025", FILINGS).periods == [
+        PeriodAsk(3, 2026, months=9)]
+    # A retailer whose fiscal 2024 closed on February 2, 2025: the quarter closing August 3, 2025 is Q2 FY2025.
+    early = [{"ticker": "BETA", "form": "10-K", "fiscal_year": 2024, "fiscal_period": "FY", "period_end": "2025-02-02"}]
+    assert read_periods("beta's sales for the three months ended august 3, 2025", early).periods == [
+        PeriodAsk(2, 2025)]
+    # No quarter of the calendar closes that month, or calendars that differ: no quarter is guessed.
+    assert read_periods("acme's revenue for the quarter ended june 30, 2025", FILINGS).periods == [
+        PeriodAsk(None, None)]
+    december = [{"ticker": "GAMA", "form": "10-K", "fiscal_year": 2024, "fiscal_period": "FY",
+                 "period_end": "2024-12-31"}]
+    assert read_periods("revenue for the quarter ended october 26, 2025", FILINGS + december).periods == [
+        PeriodAsk(None, None)]
