@@ -666,6 +666,25 @@ def test_shares_outstanding_asked_with_the_verb(corpus):
     assert ask(corpus, "How many Class A shares did Apple have outstanding in fiscal 2024?") is None
 
 
+def test_taxes_paid_are_the_cash_paid_not_the_expense(corpus):
+    # What a company pays in income taxes is the cash-flow statement's supplemental line; the expense stays the
+    # answer to a question about the expense.
+    for question in ("How much did Adobe pay in income taxes in fiscal 2024?",
+                     "How much cash did Adobe pay for income taxes in fiscal 2024?",
+                     "How much income tax did Adobe pay in fiscal 2024?",
+                     "What were Adobe's cash taxes in fiscal 2024?"):
+        fa = ask(corpus, question)
+        assert "Income taxes paid" in fa.block and "$1,727 million" in fa.block, question
+    fa = ask(corpus, "What was Adobe's income tax expense in fiscal 2024?")
+    assert "Income tax expense" in fa.block and "$1,371 million" in fa.block
+
+
+def test_working_capital_is_current_assets_less_current_liabilities(corpus):
+    fa = ask(corpus, "What was Apple's working capital at the end of fiscal 2024?")
+    assert "Working capital" in fa.block and "as of September 28, 2024" in fa.block
+    assert "-$23,405 million = total current assets − total current liabilities = $152,987 million" in fa.block
+
+
 def test_earnings_per_share_asked_with_the_verb(corpus):
     fa = ask(corpus, "How much did Apple earn per share in fiscal 2024?")
     assert "Diluted EPS" in fa.block and "$6.08 per share" in fa.block

@@ -98,6 +98,13 @@ METRICS: list[Metric] = [
        [r"(?:provision\s+for|benefit\s+from)\s+income\s+taxes", r"income\s+tax(?:es)?(?:\s+expense|\s+provision)?",
         r"tax\s+(?:expense|bill)"],
        [_G + "IncomeTaxExpenseBenefit"]),
+    # What a company pays in income taxes is the cash it paid (the cash-flow statement's supplemental line), not the
+    # year's tax expense, which holds deferred taxes: "how much did it pay in income taxes", "cash taxes paid".
+    _m("income_taxes_paid", "Income taxes paid",
+       [r"(?:cash\s+)?(?:paid|payments?)\s+(?:for\s+)?(?:income\s+)?taxes", r"(?:income\s+)?taxes\s+paid",
+        r"cash\s+(?:income\s+)?taxes", r"(?:pay|pays|paid|paying)\s+(?:out\s+)?(?:in|for)\s+(?:income\s+)?taxes",
+        r"(?:income\s+)?tax(?:es)?\s+(?:did|does|do)\s+(?:[\w'’.&]+\s+){0,3}?(?:pay|paid)\b"],
+       [_G + "IncomeTaxesPaidNet", _G + "IncomeTaxesPaid"], outflow="{} paid in income taxes"),
     _m("effective_tax_rate", "Effective tax rate", [r"effective\s+(?:income\s+)?tax\s+rate"],
        [_G + "EffectiveIncomeTaxRateContinuingOperations"], kind="pure",
        fallback=("div", "income_tax", "pretax_income"), formula="income tax expense / income before income taxes"),
@@ -296,6 +303,9 @@ METRICS: list[Metric] = [
     _m("current_ratio", "Current ratio", [r"current\s+ratio"],
        derive=("div", "current_assets", "current_liabilities"), kind="ratio",
        formula="total current assets / total current liabilities"),
+    _m("working_capital", "Working capital", [r"(?:net\s+)?working\s+capital"],
+       derive=("sub", "current_assets", "current_liabilities"), period="instant",
+       formula="total current assets − total current liabilities"),
     _m("debt_to_equity", "Debt-to-equity (total liabilities / equity)",
        [r"debt[\s-]to[\s-]equity(?:\s+ratio)?", r"liabilities[\s-]to[\s-]equity(?:\s+ratio)?"],
        derive=("div", "total_liabilities", "equity"), kind="ratio",
@@ -368,7 +378,7 @@ STATEMENT_METRICS = {
         "deferred_revenue", "long_term_debt", "ltd_current", "total_debt"),
     "cash flow statement": (
         "operating_cash_flow", "investing_cash_flow", "financing_cash_flow", "capex", "dividends_paid", "buybacks",
-        "dna", "sbc"),
+        "dna", "sbc", "income_taxes_paid"),
 }
 
 STATEMENT_BY_METRIC = {key: name for name, keys in STATEMENT_METRICS.items() for key in keys}
