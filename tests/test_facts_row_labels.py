@@ -114,3 +114,14 @@ def test_a_line_of_what_is_left_over_needs_the_word_other():
         "us-gaap:ComprehensiveIncomeNetOfTax"]
     assert _asked("What was Acme's total other income in 2024?", other, comprehensive) == [
         "us-gaap:NonoperatingIncomeExpense"]
+
+
+def test_a_footnote_mark_is_no_word_of_the_label():
+    # "Revenue recognized (2)": the mark refers to a note under the table; read as a second sign it made the label
+    # "Revenue 2", which a question about a second quarter's revenue named in full.
+    recognized = _fact("us-gaap:ContractWithCustomerLiabilityRevenueRecognized", 1_100e6, "Revenue recognized (2)",
+                       "note-4")
+    assert _asked("How much revenue did Acme generate in Q2 2024?", recognized) == []
+    assert _asked("How much revenue did Acme generate in the 2 quarters of 2024?", recognized) == []
+    assert _asked("How much revenue recognized did Acme report in 2024?", recognized) == [
+        "us-gaap:ContractWithCustomerLiabilityRevenueRecognized"]

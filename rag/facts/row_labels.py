@@ -42,14 +42,17 @@ def _label_forms(rows, label: str) -> set[str]:
 # noncontrolling interests") and the other sign's word in brackets ("Net income (loss)", "Other income (expense),
 # net"). A question names the line in one sign: "net loss attributable to ...", "net income attributable to ...".
 _SIGN_PREFIX = re.compile(r"^(?:less|add|plus|deduct)\s*:\s*", re.I)
-_OTHER_SIGN = re.compile(r"(\w+)\s+\((\w+)\)")
+_OTHER_SIGN = re.compile(r"(\w+)\s+\(([A-Za-z]+)\)")
+# A footnote mark after a label ("Revenue recognized (2)", "Other (1)") refers to a note below the table: it is no
+# word of the figure's name, and a question's "Q2" must not name the label by it.
+_FOOTNOTE_MARK = re.compile(r"\s*\((?:\d{1,2}|[a-z])\)(?=\s|$)")
 
 
 @lru_cache(maxsize=65536)
 def _readings(form: str) -> frozenset[str]:
-    """The label as printed, without its sign word, and in each of the signs it names."""
-    bare = _SIGN_PREFIX.sub("", form)
-    readings = {form, bare}
+    """The label as printed, without its sign word or footnote marks, and in each of the signs it names."""
+    bare = _FOOTNOTE_MARK.sub("", _SIGN_PREFIX.sub("", form)).strip()
+    readings = {bare} if _FOOTNOTE_MARK.search(form) else {form, bare}
     if _OTHER_SIGN.search(bare):
         readings |= {_OTHER_SIGN.sub(r"\1", bare), _OTHER_SIGN.sub(r"\2", bare)}
     return frozenset(readings)
