@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from rag.config import get_settings
+from rag.facts import FactsLayer
 from rag.facts.members import members_named, name_members
 from rag.facts.store import FactRow
 from rag.facts.views import FilingView
+from rag.question import Catalog, plan_question
 from rag.schema import MetricMention
 
 REVENUE = "us-gaap:Revenues"
@@ -215,10 +218,6 @@ class _OneFilingStore:
 
 
 def test_a_class_of_stock_on_the_cover_is_named_by_its_class():
-    from rag.config import get_settings
-    from rag.facts import FactsLayer
-    from rag.question import Catalog, plan_question
-
     filing = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "form": "10-K", "fiscal_year": 2024,
               "fiscal_period": "FY", "fact_count": 3}
 
@@ -245,3 +244,33 @@ def test_a_class_of_stock_on_the_cover_is_named_by_its_class():
     assert "12,194,000,000 shares = sum of share classes" in answer(
         "How many shares of common stock did Acme have outstanding?")
     assert answer("How many Class D shares did Acme have outstanding?") is None
+
+
+def test_a_parts_gross_margin_is_computed_from_its_tagged_revenue_and_cost():
+    # Revenue and cost of sales are tagged per product-or-service member, gross profit only in total: a question
+    # about one part's gross margin reads that part's two inputs, never the company's total gross profit.
+    filing = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "form": "10-K", "fiscal_year": 2024,
+              "fiscal_period": "FY", "fact_count": 5}
+    axis = "srt:ProductOrServiceAxis"
+
+    def year(concept: str, value: float, member: str | None) -> FactRow:
+        return _fact(concept, value, "", "2024-01-01", "2024-12-31", {axis: member} if member else None)
+
+    rows = [year(REVENUE, 400e6, None), year(REVENUE, 100e6, "us-gaap:ServiceMember"),
+            year(REVENUE, 300e6, "us-gaap:ProductMember"), year("us-gaap:CostOfGoodsAndServicesSold", 25e6,
+                                                                 "us-gaap:ServiceMember"),
+            year("us-gaap:CostOfGoodsAndServicesSold", 200e6, "us-gaap:ProductMember"),
+            year("us-gaap:GrossProfit", 175e6, None)]
+    layer = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows))
+    catalog = Catalog.build([filing])
+
+    def answer(question: str) -> str | None:
+        found = layer.answer_for(plan_question(question, catalog))
+        return found.block if found else None
+
+    services = answer("What was Acme's services gross margin in fiscal 2024?")
+    assert "Gross margin — Service ·" in services and "75.00% = gross profit / total revenue" in services
+    assert "$75 million" in answer("What was Acme's services gross profit in fiscal 2024?")
+    assert "43.75%" in answer("What was Acme's gross margin in fiscal 2024?")  # the whole company's, as tagged
+    # A part neither input is tagged for gets no figure, rather than the total.
+    assert answer("What was Acme's licensing gross margin in fiscal 2024?") is None

@@ -150,7 +150,14 @@ class FactsLayer(QuarterFacts):
                 raise Unresolved(f"{m.label} cannot be narrowed to {' '.join(mention.before + mention.after)}")
             if m.derive:  # a segment's margin: both inputs narrowed to the same member
                 return self._derived(m, m.derive, ticker, year, when, mention)
-            return self._member_value(m, ticker, year, mention, when)
+            try:
+                return self._member_value(m, ticker, year, mention, when)
+            except NotReported:
+                if not m.fallback:
+                    raise
+                # A part's figure the filing tags only through its inputs: gross profit of a products-and-services
+                # split whose revenue and cost of sales are tagged per member ("Services gross margin").
+                return self._derived(m, m.fallback, ticker, year, when, mention)
         if m.derive:
             return self._derived(m, m.derive, ticker, year, when)
         if self.computed_fourth_quarter(m, when):
@@ -265,7 +272,7 @@ class FactsLayer(QuarterFacts):
                 elif n == best_len and all(found is not h for _, h in hits):
                     hits.append((concept, found))
         if not hits:
-            raise Unresolved("no dimension member matches " + " ".join(mention.before + mention.after))
+            raise NotReported("no dimension member matches " + " ".join(mention.before + mention.after))
         # The same member on several concepts/axes must agree; the first concept in priority order is cited. A
         # cover-page count is dated after the balance sheet's: the cover's own concept comes first and answers.
         if m.period == "cover":
