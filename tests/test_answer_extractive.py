@@ -439,6 +439,26 @@ def test_a_count_stated_after_its_noun_leads_and_a_part_of_them_does_not():
     assert "125,665" in _first_quote(text)
 
 
+def test_a_headcount_of_persons_employed_is_a_count_of_employees():
+    # Regulation S-K asks for the "number of persons employed", and filings count them so: that sentence answers
+    # "how many employees", ahead of one that shares the question's qualifier and counts contingent workers.
+    text = _one_company("How many full-time employees did Gamma Health have at the end of 2024?",
+                        "Our employee base is predominantly full-time. To supplement our employee base, we also had "
+                        "approximately 5,000 contingent workers.",
+                        "As of December 31, 2024, we employed approximately 35,300 persons globally, of which "
+                        "approximately 69% were employed outside of the U.S. in more than 90 countries.")
+    assert text.startswith("Figure read from prose: **35,300**")
+
+
+def test_a_hyphenated_qualifier_the_filing_does_not_print_is_one_missing_word():
+    # "full-time" is one word of the question: that no passage prints it leaves "employees" answered, not the
+    # question off the filings' topic.
+    text = _one_company("How many full-time employees did Gamma Health have at the end of 2024?",
+                        "As of December 31, 2024, Gamma Health had 183,323 employees.")
+    assert "183,323" in text and not text.startswith("The indexed filings do not appear to answer")
+    assert "no retrieved passage mentions 'full', 'time'" in text  # still said
+
+
 def test_with_no_year_asked_the_latest_filing_speaks_first():
     catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2023},
                              {"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2025}])

@@ -15,6 +15,7 @@ from .quotable import QuotableUnit, column_heads, quotable_units
 from .terms import (
     GENERIC_TERMS,
     content_terms,
+    content_words,
     coverage_gap,
     is_covered,
     period_terms,
@@ -576,14 +577,14 @@ def _off_topic(question: str, sources: list[Citation], analysis: QuestionPlan | 
     question because the words a passage lacks are most often the question's own phrasing ("buying back",
     "remained", "bring in") rather than its subject; a question about something the filings never discuss
     ("what colour is the headquarters painted") shares at most one word with them."""
-    content = content_terms(question, sources, analysis)
-    if not content:
+    words = content_words(question, sources, analysis)
+    if not words:
         return False
     best = 0
     for c in sources:
         vocab = set(tokens(c.text)) | section_tokens(c)
-        best = max(best, sum(1 for t in content if is_covered(t, vocab)))
-    return best < 2 and best / len(content) < 0.5
+        best = max(best, sum(1 for word in words if all(is_covered(t, vocab) for t in word)))
+    return best < 2 and best / len(words) < 0.5
 
 
 def extractive_answer(

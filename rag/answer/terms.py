@@ -28,7 +28,8 @@ _SYNONYMS_PLAIN = {
     "profit": ["income", "earnings"],
     "earnings": ["income", "profit"],
     "income": ["earnings", "profit"],
-    "employees": ["headcount", "workforce", "staff", "personnel"],
+    # Regulation S-K Item 101(c)(2)(ii) asks for the "number of persons employed", and filings count them so.
+    "employees": ["headcount", "workforce", "staff", "personnel", "persons"],
     "people": ["employees", "headcount", "workforce", "staff"],
     "staff": ["employees", "headcount", "workforce"],
     "workers": ["employees", "headcount", "workforce"],
@@ -130,6 +131,18 @@ def content_terms(question: str, sources: list[Citation], analysis: QuestionPlan
     """The question's words that say what it is about: no company names, figures, or generic words."""
     return [t for t in question_terms(question, sources, analysis, topic_only=True)
             if not (t[0].isdigit() or t in GENERIC_TERMS or len(t) < 3)]
+
+
+def content_words(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[tuple[str, ...]]:
+    """The content terms grouped by the question's word they come from: a hyphenated compound ("full-time",
+    "U.S.-based") is one word of the question, though it makes several terms."""
+    content = content_terms(question, sources, analysis)
+    groups: list[tuple[str, ...]] = []
+    for word in topic_words(question, analysis).split():
+        group = tuple(t for t in dict.fromkeys(tokens(word)) if t in content)
+        if group and group not in groups:
+            groups.append(group)
+    return groups
 
 
 def is_covered(term: str, vocab: set[str]) -> bool:
