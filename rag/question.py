@@ -201,7 +201,8 @@ _TITLE_WORDS = {
 _REPORTING_TERMS = {"fye", "ye", "asc", "asu", "ifrs", "gaap", "non-gaap", "ttm", "ltm", "yoy", "usd", "eps"}
 # A question that ranks figures against each other: which is larger, or by how much.
 _RANKS = re.compile(r"\b(?:more|fewer|less|larger|bigger|higher|lower|greater|smaller|difference|gap|exceed\w*|"
-                    r"outnumber\w*)\b|\bby\s+how\s+much\b")
+                    r"outnumber\w*|highest|lowest|largest|biggest|smallest|greatest|rank(?:s|ed|ing)?)\b|"
+                    r"\bby\s+how\s+much\b")
 # The period before, as a comparison names it: "compared with a year earlier / the prior year / last year's".
 _PRIOR_PERIOD = re.compile(r"\b(?:a\s+year\s+(?:earlier|ago|before)|(?:the\s+)?(?:prior|previous|preceding)\s+"
                            r"(?:fiscal\s+)?(?:year|quarter|period)|last\s+year)\b")

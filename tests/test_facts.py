@@ -685,6 +685,25 @@ def test_working_capital_is_current_assets_less_current_liabilities(corpus):
     assert "-$23,405 million = total current assets − total current liabilities = $152,987 million" in fa.block
 
 
+def test_the_combined_figure_of_several_companies_is_their_sum(corpus):
+    fa = ask(corpus, "What was the combined revenue of Adobe and Salesforce in their latest fiscal years?")
+    assert fa.operation == "sum"
+    assert ("Combined total revenue (ADBE FY2024 + CRM FY2025): $59,400 million = $21,505 million [F1] + "
+            "$37,895 million [F2]") in fa.block
+    assert fa.results[0]["value"] == 59_400_000_000
+    # One company over two years is still the sum over its years.
+    fa = ask(corpus, "What was Apple's combined revenue for fiscal 2024 and 2025?")
+    assert "Total revenue, FY2024 + FY2025" in fa.block
+
+
+def test_a_superlative_ranks_the_companies_rather_than_naming_a_part(corpus):
+    # "the highest operating margin" names no segment called "highest": each company's margin, compared.
+    fa = ask(corpus, "Which company had the highest operating margin in their latest fiscal years: Adobe or "
+                     "Salesforce?")
+    assert fa is not None and fa.operation == "compare"
+    assert "Comparison: ADOBE INC. (ADBE) had the higher operating margin" in fa.block
+
+
 def test_earnings_per_share_asked_with_the_verb(corpus):
     fa = ask(corpus, "How much did Apple earn per share in fiscal 2024?")
     assert "Diluted EPS" in fa.block and "$6.08 per share" in fa.block

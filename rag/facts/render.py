@@ -221,6 +221,9 @@ class FactsBlock:
             self.lookup(spec, tickers, plan_years)
             return
         self.operation = "sum"
+        if len(tickers) >= 2 and all(len(plan_years.get(t, [])) == 1 for t in tickers):
+            self._companies_total(spec, tickers, plan_years)
+            return
         for t in tickers:
             ys = sorted(plan_years.get(t, []))
             vals = [self._get(spec, t, y) for y in ys]
@@ -238,6 +241,28 @@ class FactsBlock:
                               + " + ".join(self.expr(v) for v in vals))
             self._result(f"{vals[0].label}, {t} {years}", total.amount, total.display(), "sum over fiscal years",
                          vals)
+
+    def _companies_total(self, spec: MetricMention, tickers: list[str], plan_years: dict[str, list[int]]) -> None:
+        """"The combined revenue of Visa and Mastercard": each company's figure for its year, and their sum when
+        all are amounts of one kind in one currency (each company's own fiscal year, as the lines say)."""
+        vals = []
+        for t in tickers:
+            v = self._get(spec, t, plan_years[t][0])
+            if v is not None:
+                vals.append(v)
+                self.lines.append(f"- {v.who()} · {v.label} · {v.when()}: {self.stated(v)}")
+        if len(vals) < 2 or len({(v.kind, currency_of(v.unit)) for v in vals}) != 1:
+            return
+        total = vals[0]
+        for v in vals[1:]:
+            total = combine(total.metric, "add", total, v)
+            if total is None:
+                return
+        who = " + ".join(f"{v.ticker} {v.period_label()}" for v in vals)
+        self.lines.append(f"- Combined {lower_label(vals[0].label)} ({who}): {total.display()} = "
+                          + " + ".join(self.expr(v) for v in vals))
+        self._result(f"Combined {lower_label(vals[0].label)}, {who}", total.amount, total.display(),
+                     "sum over companies", vals)
 
     def two_metric(self, num: MetricMention, den: MetricMention, tickers: list[str], plan_years: dict[str, list[int]],
                    mode: str) -> None:
