@@ -471,13 +471,22 @@ def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: lis
     other = [m for m in _KIND_OF_NAMED.finditer(question)
              if company_spans and not any(start <= m.start(1) < end for start, end in company_spans)]
     found = [(f"Item {n}", words) for pattern, n, words in _ITEM_CONTENT
-             if re.search(pattern, low) and not (words == BUSINESS_WORDS and (asks_figure or other))]
+             if any(not (n == "2" and _named_part(question, m)) for m in re.finditer(pattern, low))
+             and not (words == BUSINESS_WORDS and (asks_figure or other))]
     term = _DEFINED_TERM.match(question)
     if term and not asks_figure and not any(
             start < term.end(1) and term.start(1) < end for start, end in company_spans):
         found.append(("Item 1", PRODUCT_WORDS))
     plan.topic_sections = list(dict.fromkeys(item for item, _words in found))
     plan.topic_words = list(dict.fromkeys(words for _item, words in found))
+
+
+def _named_part(question: str, m: re.Match) -> bool:
+    """A facilities word written as a name inside the question ("NVIDIA's Data Center segment", "the Stores
+    business"): every word capitalised, not opening the question. It names a segment or product line, not the
+    company's properties (Item 2)."""
+    written = question[m.start():m.end()]
+    return m.start() > 0 and all(w[:1].isupper() for w in written.split())
 
 
 def _find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> list[tuple[int, int]]:

@@ -108,6 +108,10 @@ def test_the_statements_a_metric_needs_are_searched_first(catalog, question, sta
         ("How many people did Home Depot employ at the end of fiscal 2024?", ["Item 1"]),
         ("How many of Apple's people work in research and development?", ["Item 1"]),
         ("How many distribution centers and stores does Home Depot operate?", ["Item 2"]),
+        # A facilities word written as a name is a segment, not the properties: "Data Center" of a chip maker.
+        ("What drove growth in NVIDIA's Data Center segment in fiscal 2025?", []),
+        ("How many data centers does Alphabet operate?", ["Item 2"]),
+        ("Headquarters of Adobe?", ["Item 2"]),
         ("How many shareowners of record did Apple have?", ["Item 5"]),
         ("How much may yet be purchased under Apple's repurchase program?", ["Item 5"]),
         # Beside a statement the figures need: the Item still joins.
