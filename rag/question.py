@@ -87,7 +87,9 @@ _ITEM_CONTENT = [
     (r"\b(?:holders?\s+of\s+record|record\s+holders?|(?:stock|share)(?:holders|owners)\s+of\s+record|"
      r"yet\s+be\s+purchased|remaining\s+(?:\w+\s+){0,3}authori[sz](?:ation|ed)|"
      r"(?:available|left|remain\w*)\s+(?:to\s+\w+\s+)?under\s+(?:[\w.&'’-]+\s+){0,4}?(?:repurchase|buyback)\s+"
-     r"(?:programs?|plans?|authori[sz]ations?))\b", "5",
+     r"(?:programs?|plans?|authori[sz]ations?)|"
+     # The program itself (Item 703 of Regulation S-K: the plans or programs and the amount they authorise).
+     r"(?:repurchase|buyback|capital\s+return)\s+programs?)\b", "5",
      "approximate number of holders of record; dollar value of shares that may yet be purchased under the plans "
      "or programs"),
     # Part III: what the executives are paid (Item 402), who owns the shares (Item 403) and what the auditor is paid

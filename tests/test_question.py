@@ -117,6 +117,8 @@ def test_the_statements_a_metric_needs_are_searched_first(catalog, question, sta
         # Beside a statement the figures need: the Item still joins.
         ("After its buybacks, how much was still available under Apple's share repurchase program?", ["Item 5"]),
         ("What is the remaining amount authorized under Apple's repurchase program?", ["Item 5"]),
+        ("What is Apple's capital return program?", ["Item 5"]),
+        ("Tell me about Home Depot's share buyback program.", ["Item 5"]),
         # Item 101(c)(1): what the company is, sells or makes, and what its segments are, when no figure is asked.
         ("What kinds of trucks does Tesla build and sell today?", ["Item 1"]),
         ("What sort of company is Adobe?", ["Item 1"]),
