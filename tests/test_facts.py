@@ -704,6 +704,14 @@ def test_a_superlative_ranks_the_companies_rather_than_naming_a_part(corpus):
     assert "Comparison: ADOBE INC. (ADBE) had the higher operating margin" in fa.block
 
 
+def test_a_line_printed_in_two_signs_is_worded_in_the_sign_of_its_figure(corpus):
+    # Apple's "Other income/(expense), net" was -$321 million in fiscal 2025: an expense, said as one.
+    for question in ("What was Apple's other expense in fiscal 2025?", "What was Apple's other income in fiscal 2025?"):
+        fa = ask(corpus, question)
+        assert "Other income/(expense), net · FY2025" in fa.block, question
+        assert "$321 million [F1] of other expense, net" in fa.block and "-$321" not in fa.block, question
+
+
 def test_earnings_per_share_asked_with_the_verb(corpus):
     fa = ask(corpus, "How much did Apple earn per share in fiscal 2024?")
     assert "Diluted EPS" in fa.block and "$6.08 per share" in fa.block

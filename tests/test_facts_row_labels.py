@@ -125,3 +125,16 @@ def test_a_footnote_mark_is_no_word_of_the_label():
     assert _asked("How much revenue did Acme generate in the 2 quarters of 2024?", recognized) == []
     assert _asked("How much revenue recognized did Acme report in 2024?", recognized) == [
         "us-gaap:ContractWithCustomerLiabilityRevenueRecognized"]
+
+
+def test_a_line_netted_of_its_opposite_is_named_without_net():
+    # "Other income (loss) — net", "Other income/(expense), net": a question names the line in one sign and leaves
+    # out the closing "net".
+    dash = _fact("us-gaap:OtherNonoperatingIncomeExpense", 1_992e6, "Other income (loss) — net", "income-statement")
+    for question in ("What was Acme's other income (loss) in 2024?", "What was Acme's other income in 2024?",
+                     "What was Acme's other loss in 2024?"):
+        assert _asked(question, dash) == ["us-gaap:OtherNonoperatingIncomeExpense"], question
+    slash = _fact("us-gaap:NonoperatingIncomeExpense", -321e6, "Other income/(expense), net", "income-statement")
+    assert _asked("What was Acme's other expense in 2024?", slash) == ["us-gaap:NonoperatingIncomeExpense"]
+    # Still not the whole: "net income" is no reading of a line of what is left over.
+    assert _asked("What was Acme's net income in 2024?", dash, slash) == []

@@ -7,6 +7,7 @@ import math
 import re
 from collections import Counter
 from datetime import date
+from functools import lru_cache
 from typing import Iterable
 
 log = logging.getLogger(__name__)
@@ -151,6 +152,43 @@ def lower_label(label: str) -> str:
 
 def dims_label(dims: dict) -> str:
     return "; ".join(f"{concept_label(axis).removesuffix(' axis')} = {member_label(m)}" for axis, m in dims.items())
+
+
+# How statements print a line beyond its name: a sign word before it ("Less: Net income attributable to
+# noncontrolling interests") and the other sign's word in brackets ("Net income (loss)", "Other income (expense),
+# net"). A question names the line in one sign: "net loss attributable to ...", "net income attributable to ...".
+_SIGN_PREFIX = re.compile(r"^(?:less|add|plus|deduct)\s*:\s*", re.I)
+_OTHER_SIGN = re.compile(r"(\w+)(?:\s+|\s*/\s*)\(([A-Za-z]+)\)")  # "income (loss)", "income/(expense)"
+# A line netted of its opposite says so at its end ("Other income (expense), net", "Other income (loss) — net",
+# "Interest expense, net"); a question names the line without it.
+_NET_SUFFIX = re.compile(r"(?:\s*,\s*|\s+[—–-]\s*)net$", re.I)
+# A footnote mark after a label ("Revenue recognized (2)", "Other (1)") refers to a note below the table: it is no
+# word of the figure's name, and a question's "Q2" must not name the label by it.
+_FOOTNOTE_MARK = re.compile(r"\s*\((?:\d{1,2}|[a-z])\)(?=\s|$)")
+
+
+def _bare(form: str) -> str:
+    return _FOOTNOTE_MARK.sub("", _SIGN_PREFIX.sub("", form)).strip()
+
+
+@lru_cache(maxsize=65536)
+def label_readings(form: str) -> frozenset[str]:
+    """A printed label as a question may name it: as printed, without its sign word or footnote marks, with and
+    without a closing "net", and in each of the signs it names."""
+    bare = _bare(form)
+    readings = {bare} if _FOOTNOTE_MARK.search(form) else {form, bare}
+    for line in (bare, _NET_SUFFIX.sub("", bare)):
+        readings.add(line)
+        if _OTHER_SIGN.search(line):
+            readings |= {_OTHER_SIGN.sub(r"\1", line), _OTHER_SIGN.sub(r"\2", line)}
+    return frozenset(readings)
+
+
+def other_sign(label: str) -> str | None:
+    """The label read in the sign its brackets name, as a figure below zero is worded: "Other income/(expense),
+    net" -> "other expense, net", "Net income (loss)" -> "net loss"; None when it names one sign only."""
+    bare = _bare(label)
+    return lower_label(_OTHER_SIGN.sub(r"\2", bare)) if _OTHER_SIGN.search(bare) else None
 
 
 # ==============================================================================================================

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .labels import other_sign
+
 log = logging.getLogger(__name__)
 
 # ==============================================================================================================
@@ -344,7 +346,10 @@ def labelled_key(concept: str, label: str, instant: bool) -> str:
 @lru_cache(maxsize=512)
 def _labelled(key: str) -> Metric:
     _prefix, period, concept, label = key.split("|", 3)
-    return Metric(key, label, (), (concept,), period=period, listed=False)
+    # Below zero, a line printed in two signs is worded in the other one: "$321 million of other expense, net".
+    below_zero = other_sign(label)
+    return Metric(key, label, (), (concept,), period=period, listed=False,
+                  negative=f"{{}} of {below_zero}" if below_zero else "")
 
 
 def metric(key: str) -> Metric:

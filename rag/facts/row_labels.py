@@ -12,6 +12,7 @@ from typing import Callable, Iterable
 
 from ..schema import MetricMention
 from ..words import tokens
+from .labels import label_readings
 from .metrics import labelled_key
 from .store import FactRow
 from .views import FilingView, concept_words
@@ -36,26 +37,6 @@ _CONJUNCTS = re.compile(r"([A-Za-z][\w-]*),?\s+and\s+([A-Za-z][\w-]*)")
 
 def _label_forms(rows, label: str) -> set[str]:
     return {r.row_label.strip() for r in rows if r.row_label and r.row_label.strip()} | ({label} if label else set())
-
-
-# How statements print a line beyond its name: a sign word before it ("Less: Net income attributable to
-# noncontrolling interests") and the other sign's word in brackets ("Net income (loss)", "Other income (expense),
-# net"). A question names the line in one sign: "net loss attributable to ...", "net income attributable to ...".
-_SIGN_PREFIX = re.compile(r"^(?:less|add|plus|deduct)\s*:\s*", re.I)
-_OTHER_SIGN = re.compile(r"(\w+)\s+\(([A-Za-z]+)\)")
-# A footnote mark after a label ("Revenue recognized (2)", "Other (1)") refers to a note below the table: it is no
-# word of the figure's name, and a question's "Q2" must not name the label by it.
-_FOOTNOTE_MARK = re.compile(r"\s*\((?:\d{1,2}|[a-z])\)(?=\s|$)")
-
-
-@lru_cache(maxsize=65536)
-def _readings(form: str) -> frozenset[str]:
-    """The label as printed, without its sign word or footnote marks, and in each of the signs it names."""
-    bare = _FOOTNOTE_MARK.sub("", _SIGN_PREFIX.sub("", form)).strip()
-    readings = {bare} if _FOOTNOTE_MARK.search(form) else {form, bare}
-    if _OTHER_SIGN.search(bare):
-        readings |= {_OTHER_SIGN.sub(r"\1", bare), _OTHER_SIGN.sub(r"\2", bare)}
-    return frozenset(readings)
 
 
 def _concept_agrees(concept: str, asked: set[str]) -> bool:
@@ -162,7 +143,7 @@ def _named_words(form: str, asked: set[str]) -> set[str] | None:
 
 def _spelled_out(views: Iterable[FilingView], asked: set[str], with_concept_label: bool = False):
     """(concept, group, label, its reading, the words the question names) for each consolidated figure's label of
-    two words or more that the question names in one of its readings (see _readings, _named_words): its printed
+    two words or more that the question names in one of its readings (see label_readings, _named_words): its printed
     row labels, and with_concept_label the concept's own label where the concept agrees with the question."""
     for view in views:
         for concept, groups in view.by_concept.items():
@@ -171,7 +152,7 @@ def _spelled_out(views: Iterable[FilingView], asked: set[str], with_concept_labe
                 if group.dims or group.best.value is None:
                     continue
                 for form in _label_forms(group.rows, (group.best.label or "") if concept_label else ""):
-                    for reading in _readings(form):
+                    for reading in label_readings(form):
                         words = _named_words(reading, asked)
                         if words is not None:
                             yield concept, group, form, reading, words
