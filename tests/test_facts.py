@@ -679,6 +679,15 @@ def test_taxes_paid_are_the_cash_paid_not_the_expense(corpus):
     assert "Income tax expense" in fa.block and "$1,371 million" in fa.block
 
 
+def test_cash_paid_for_acquisitions_is_the_investing_line(corpus):
+    for question in ("How much did NVIDIA spend on acquisitions in fiscal 2025?",
+                     "How much did NVIDIA spend to acquire businesses in fiscal 2025?"):
+        fa = ask(corpus, question)
+        assert "$1,007 million [F1] spent on acquisitions, net of cash acquired" in fa.block, question
+    # Which businesses it bought is prose, not the figure.
+    assert ask(corpus, "What acquisitions did NVIDIA make in fiscal 2025?") is None
+
+
 def test_working_capital_is_current_assets_less_current_liabilities(corpus):
     fa = ask(corpus, "What was Apple's working capital at the end of fiscal 2024?")
     assert "Working capital" in fa.block and "as of September 28, 2024" in fa.block

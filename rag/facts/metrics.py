@@ -176,6 +176,14 @@ METRICS: list[Metric] = [
        [_G + "PaymentsToAcquirePropertyPlantAndEquipment", _G + "PaymentsToAcquireProductiveAssets"],
        ext=r"^(?:PurchasesOf|PaymentsFor|PaymentsToAcquire)Property(?:Plant)?AndEquipment",
        outflow="{} spent on purchases of property and equipment"),
+    # The investing line every filer tags for businesses bought: "how much did it spend on acquisitions".
+    _m("acquisitions_paid", "Cash paid for acquisitions (net of cash acquired)",
+       [r"(?:cash\s+)?(?:paid|pay|payments?|spen[dt]|spending)\s+(?:for|on)\s+(?:business\s+)?acquisitions",
+        r"(?:business\s+)?acquisitions(?:\s+of\s+businesses)?,?\s+net\s+of\s+cash(?:\s+acquired)?",
+        r"business\s+combinations,?\s+net\s+of\s+cash(?:\s+acquired)?",
+        r"(?:pa(?:y|id)|spen[dt])\s+(?:in\s+cash\s+)?(?:to\s+)?acquir(?:e|ing)\s+(?:other\s+)?(?:businesses|companies)"],
+       [_G + "PaymentsToAcquireBusinessesNetOfCashAcquired", _G + "PaymentsToAcquireBusinessesGross"],
+       outflow="{} spent on acquisitions, net of cash acquired"),
     _m("free_cash_flow", "Free cash flow", [r"free\s+cash\s+flows?", r"fcf"],
        derive=("sub", "operating_cash_flow", "capex"), formula="operating cash flow − capital expenditures"),
     _m("dividends_paid", "Dividends paid",
@@ -383,7 +391,7 @@ STATEMENT_METRICS = {
         "deferred_revenue", "long_term_debt", "ltd_current", "total_debt"),
     "cash flow statement": (
         "operating_cash_flow", "investing_cash_flow", "financing_cash_flow", "capex", "dividends_paid", "buybacks",
-        "dna", "sbc", "income_taxes_paid"),
+        "dna", "sbc", "income_taxes_paid", "acquisitions_paid"),
 }
 
 STATEMENT_BY_METRIC = {key: name for name, keys in STATEMENT_METRICS.items() for key in keys}
