@@ -688,6 +688,17 @@ def test_cash_paid_for_acquisitions_is_the_investing_line(corpus):
     assert ask(corpus, "What acquisitions did NVIDIA make in fiscal 2025?") is None
 
 
+def test_standard_ratios_are_computed_with_their_definition(corpus):
+    # Asked for by name, each ratio is computed from its cited inputs and labelled with the definition used.
+    fa = ask(corpus, "What was NVIDIA's inventory turnover in fiscal 2025?")
+    assert ("Inventory turnover (cost of revenue / year-end inventories) · FY2025" in fa.block
+            and "3.24 = cost of revenue / year-end inventories = $32,639 million [F1] / $10,080 million [F2]" in fa.block)
+    fa = ask(corpus, "What was Apple's dividend payout ratio in fiscal 2024?")
+    assert "16.25% = dividends paid / net income = $15,234 million [F1] / $93,736 million [F2]" in fa.block
+    fa = ask(corpus, "What was Tesla's interest coverage in 2024?")
+    assert "20.22 = operating income / interest expense = $7,076 million [F1] / $350 million [F2]" in fa.block
+
+
 def test_working_capital_is_current_assets_less_current_liabilities(corpus):
     fa = ask(corpus, "What was Apple's working capital at the end of fiscal 2024?")
     assert "Working capital" in fa.block and "as of September 28, 2024" in fa.block

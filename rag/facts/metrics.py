@@ -325,6 +325,19 @@ METRICS: list[Metric] = [
        derive=("div", "net_income", "equity"), kind="percent", formula="net income / year-end stockholders' equity"),
     _m("roa", "Return on assets (year-end assets)", [r"return\s+on\s+(?:total\s+)?assets", r"roa"],
        derive=("div", "net_income", "total_assets"), kind="percent", formula="net income / year-end total assets"),
+    # The standard ratios analysts compute from statement lines, each labelled with the definition used (year-end
+    # balances, as for ROE): a ratio asked for is computed and shown with its inputs, never left as two loose lines.
+    _m("inventory_turnover", "Inventory turnover (cost of revenue / year-end inventories)",
+       [r"inventory\s+turnover(?:\s+ratio)?", r"inventory\s+turns", r"turnover\s+of\s+(?:its\s+)?inventor(?:y|ies)"],
+       derive=("div", "cost_of_revenue", "inventory"), kind="ratio",
+       formula="cost of revenue / year-end inventories"),
+    _m("payout_ratio", "Dividend payout ratio (dividends paid / net income)",
+       [r"(?:dividend\s+)?payout\s+ratio", r"dividend\s+payout"],
+       derive=("div", "dividends_paid", "net_income"), kind="percent", formula="dividends paid / net income"),
+    _m("interest_coverage", "Interest coverage (operating income / interest expense)",
+       [r"interest\s+coverage(?:\s+ratio)?", r"times\s+interest\s+earned"],
+       derive=("div", "operating_income", "interest_expense"), kind="ratio",
+       formula="operating income / interest expense"),
 ]
 METRIC_BY_KEY = {m.key: m for m in METRICS}
 # Fallback concepts whose meaning differs from the metric's label enough to say which was used.
