@@ -77,3 +77,40 @@ def worth_checking(n: WrittenNumber) -> bool:
     if plain and n.value < 10:
         return False  # small counts and list numbers
     return True
+
+
+# Figures written as one list: "69,700 and 79,100", "1,623 million, 1,542 million and 1,498 million".
+LIST_LINK = re.compile(r"\s*(?:,\s*and|,|and)\s*")
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_YEAR_LIST = re.compile(r"\b(?:19|20)\d\d(?:\s*(?:,\s*and|,|and)\s*(?:19|20)\d\d)+\b")
+_RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
+
+
+def listed_runs(text: str, numbers: list[WrittenNumber]) -> list[list[WrittenNumber]]:
+    """The numbers in runs written as one list, in order; a number alone is a run of its own."""
+    runs: list[list[WrittenNumber]] = []
+    for n in numbers:
+        if runs and LIST_LINK.fullmatch(text, runs[-1][-1].end, n.start):
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    return runs
+
+
+def respective_years(text: str, run: list[WrittenNumber]) -> list[int]:
+    """The fiscal years a list of figures is stated for, in order, when "respectively" closes its clause: the years
+    named between the figures and that word ("1,623 million and 1,542 million adjusted scripts in 2024 and 2023,
+    respectively"), else the list of years named last before the figures ("As of December 31, 2024 and 2023, we
+    had approximately 69,700 and 79,100 employees, respectively"). [] when no such word follows, or when the years
+    are not as many as the figures."""
+    if len(run) < 2:
+        return []
+    tail = text[run[-1].end:]
+    word = _RESPECTIVELY.search(tail)
+    if word is None or re.search(r"[;.]\s", tail[:word.start()]):
+        return []
+    years = [int(y) for y in _YEAR.findall(tail[:word.start()])]
+    if not years:
+        lists = _YEAR_LIST.findall(text[:run[0].start])
+        years = [int(y) for y in _YEAR.findall(lists[-1])] if lists else []
+    return years if len(years) == len(run) else []

@@ -459,6 +459,22 @@ def test_a_hyphenated_qualifier_the_filing_does_not_print_is_one_missing_word():
     assert "no retrieved passage mentions 'full', 'time'" in text  # still said
 
 
+def test_counts_listed_with_their_years_answer_with_the_year_asked():
+    # "As of December 31, 2024 and 2023, ... 69,700 and 79,100 employees, respectively": the count of 2024 is the
+    # first, though the noun follows the second; the quote keeps the years so the pairing can be checked.
+    listed = ("As of December 31, 2024 and 2023, our Company had approximately 69,700 and 79,100 employees, "
+              "respectively, of which approximately 8,900 and 9,000, respectively, were located in the United States.")
+    text = _one_company("How many employees did Gamma Health have at the end of 2024?", listed)
+    assert text.startswith("Figure read from prose: **69,700**")
+    assert '"As of December 31, 2024 and 2023, our Company had approximately 69,700 and 79,100 employees, ' \
+           'respectively" [1]' in text
+    assert _one_company("How many employees did Gamma Health have at the end of 2023?", listed).startswith(
+        "Figure read from prose: **79,100**")
+    # No year asked: the filing's own (FY2024).
+    assert _one_company("How many employees does Gamma Health have?", listed).startswith(
+        "Figure read from prose: **69,700**")
+
+
 def test_with_no_year_asked_the_latest_filing_speaks_first():
     catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2023},
                              {"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2025}])

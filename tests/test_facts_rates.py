@@ -50,3 +50,14 @@ def test_a_count_of_a_change_or_a_part_is_not_what_there_is():
     assert stated_count("At the end of fiscal 2024, we operated 2,347 stores.", ["store"], 2024, 2024).value == 2347
     # Shares are counted in the XBRL data; prose mostly counts those repurchased, issued or reserved.
     assert stated_count("We had 15,115,823,000 shares outstanding in 2024.", ["share"], 2024, 2024) is None
+
+
+def test_the_years_of_a_respectively_list_may_come_before_the_counts():
+    # "As of December 31, 2024 and 2023, ... 69,700 and 79,100 employees, respectively": the years open the
+    # sentence, and the second list of the same sentence is paired with them too.
+    both = ("As of December 31, 2024 and 2023, our Company had approximately 69,700 and 79,100 employees, "
+            "respectively, of which approximately 8,900 and 9,000, respectively, were located in the United States.")
+    assert stated_count(both, ["employee"], 2024, 2024).value == 69_700
+    assert stated_count(both, ["employee"], 2023, 2024).value == 79_100
+    assert stated_count(both, ["employee"], 2022, 2024) is None
+

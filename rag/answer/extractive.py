@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..numbers import WrittenNumber, parse_numbers, worth_checking
+from ..numbers import WrittenNumber, listed_runs, parse_numbers, respective_years, worth_checking
 from ..schema import Citation, QuestionPlan
 from ..words import COUNT_AFTER_NOUN_LINK
 from .figures import answer_figures
@@ -253,17 +253,19 @@ def _counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[
     a year not asked."""
     stems = set(tokens(" ".join(counted)))
     out = []
-    for n in answer_figures(u.text):
-        if n.pct or n.money or _PARTITIVE.match(u.text, n.end):
+    # Counts listed before one noun ("69,700 and 79,100 employees") all count it: the list's last figure is read.
+    for run in listed_runs(u.text, [n for n in answer_figures(u.text) if not (n.pct or n.money)]):
+        n = run[-1]
+        if _PARTITIVE.match(u.text, n.end):
             continue  # "13,000 of our employees took part": some of them, not how many there are
         after = tokens(_CLAUSE.match(u.text, n.end).group(0))[:3]
         if _names_another_year(after, years):
             continue
-        before = _CLAUSE_BEFORE.search(u.text[:n.start])
+        before = _CLAUSE_BEFORE.search(u.text[:run[0].start])
         # The noun as the filing words it: "842 registered shareholders" counts holders of record.
         if _names_counted(stems, set(after)) or (
                 before and _names_counted(stems, set(tokens(before.group("subject"))[-5:]))):
-            out.append(n)
+            out.extend(run)
     return out
 
 
@@ -319,8 +321,16 @@ def _counts_of_the_year(u: QuotableUnit, years: set[str]) -> tuple[list[WrittenN
     of December 31, 2023" the second names 2023 alone. The year wanted is the one asked, else the filing's own."""
     figures = [n for n in answer_figures(u.text) if not n.pct and not n.money]
     wanted = years or ({str(u.source.fiscal_year)} if u.source.fiscal_year else set())
+    # Counts listed with "respectively" ("69,700 and 79,100 employees, respectively", after "As of December 31,
+    # 2024 and 2023"): each is the count of its year in the list of years.
+    stated_for = {n.start: str(year) for run in listed_runs(u.text, figures)
+                  for n, year in zip(run, respective_years(u.text, run))}
     kept = []
     for i, n in enumerate(figures):
+        if n.start in stated_for:
+            if not wanted or stated_for[n.start] in wanted:
+                kept.append(n)
+            continue
         named = set(_YEAR.findall(u.text[n.start:figures[i + 1].start if i + 1 < len(figures) else len(u.text)]))
         if not (named and wanted and not named & wanted):
             kept.append(n)
@@ -347,14 +357,28 @@ def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, cont
     figure = _count_asked(unit, figures, kept, analysis.counted, content)
     if figure is None:
         return None
-    later = [n for n in figures if n.start > figure.start]
-    clause = unit.text[figure.start:later[0].start if later else len(unit.text)]
-    before = " ".join(tokens(unit.text[:figure.start])[-2:])
+    # A count listed with its years and "respectively" is read with the whole list: its noun follows the last
+    # figure, and the quote must show which year each figure is.
+    run = next((r for r in listed_runs(unit.text, figures) if figure in r and respective_years(unit.text, r)), [figure])
+    later = [n for n in figures if n.start > run[-1].start]
+    clause = unit.text[run[0].start:later[0].start if later else len(unit.text)]
+    before = " ".join(tokens(unit.text[:run[0].start])[-2:])
     if not any(is_covered(t, set(tokens(clause)) | set(before.split())) for t in content):
         return None
+    quote = _respective_quote(unit.text, run) if len(run) > 1 else _clause_quote(unit.text, figure, figures)
     return (f"Figure read from prose: **{figure.raw}**, as {unit.source.label()} states it: "
-            f"\"{_clause_quote(unit.text, figure, figures)}\" [{unit.source.number}]. It is not tagged XBRL data: the "
-            "whole passage is under Sources.")
+            f"\"{quote}\" [{unit.source.number}]. It is not tagged XBRL data: the whole passage is under Sources.")
+
+
+def _respective_quote(text: str, run: list[WrittenNumber]) -> str:
+    """The sentence up to the "respectively" that closes a list of counts, which pairs each with its year ("As of
+    December 31, 2024 and 2023, our Company had approximately 69,700 and 79,100 employees, respectively"); its
+    opening cut to the 30 words before the list."""
+    end = re.search(r"\brespectively\b", text[run[-1].end:], re.I)
+    stop = run[-1].end + end.end() if end else len(text)
+    head = text[:run[0].start].split()
+    lead = ("… " if len(head) > 30 else "") + " ".join(head[-30:])
+    return f"{lead} {' '.join(text[run[0].start:stop].split())}".strip()
 
 
 # A figure after a word of scope belongs to the clause before it ("36,000 employees in 38 countries"); any other

@@ -10,10 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from ..numbers import WrittenNumber, parse_numbers
+from ..numbers import LIST_LINK, WrittenNumber, parse_numbers, respective_years
 
-# Counts listed together before their noun: "1,623 million and 1,542 million adjusted scripts".
-_LIST_LINK = re.compile(r"\s*(?:,\s*and|,|and)\s*")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 # Nothing before a count but words of size: the count is its sentence's subject.
 _SUBJECT = re.compile(r"\s*(?:(?:over|approximately|about|around|roughly|nearly|almost|some|more\s+than|"
@@ -77,9 +75,8 @@ def stated_count(text: str, item: list[str], year: int, filing_year: int,
                     continue
                 value, raw = counts[0]
             else:
-                years = [int(y) for y in _YEAR.findall(after.split("respectively")[0])] if re.search(
-                    r"\brespectively\b", after) else []
-                if len(years) != len(counts) or year not in years:
+                years = respective_years(sentence, listed)
+                if year not in years:
                     continue
                 value, raw = counts[years.index(year)]
             found.setdefault(value, StatedCount(value, f"{raw} {named.group(0).strip()}", sentence.strip()))
@@ -96,7 +93,7 @@ def _listed_counts(sentence: str, noun: re.Pattern) -> list[tuple[list[WrittenNu
         if not named:
             continue
         first = i
-        while first > 0 and _LIST_LINK.fullmatch(sentence, counts[first - 1].end, counts[first].start):
+        while first > 0 and LIST_LINK.fullmatch(sentence, counts[first - 1].end, counts[first].start):
             first -= 1
         out.append((counts[first:i + 1], named))
     return out
