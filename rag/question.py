@@ -31,6 +31,7 @@ from .index import fiscal_period_of
 from .parse.items import TENK_ITEMS, TENQ_ITEMS
 from .periods import read_periods
 from .schema import Calculation, MetricMention, QuestionPlan
+from .words import HEADCOUNT_NOUNS
 from .words import STOP_WORDS as FUNCTION_WORDS
 
 # Items an analyst names by their SEC title rather than their number: the words that name each title. The Item a
@@ -59,10 +60,8 @@ _ITEM_TOPICS = [
 # Item's best passage joins the results, it does not filter them, also beside the statements a figure's question
 # searches.
 _NAME = r"[\w.&'’-]+(?:\s+[\w.&'’-]+){0,4}?"  # a company or segment named inside the question
-# The persons employed (Regulation S-K 101(c)(2)(ii)) as filings name them. A headcount asked in other words ("how
-# many people", "the bigger headcount", "the size of its workforce") counts these: "29.7 million people" served is
-# not a headcount.
-HEADCOUNT_NOUNS = ["employees", "persons", "associates", "colleagues", "workers"]
+# A headcount asked in other words ("how many people", "the bigger headcount", "the size of its workforce") counts
+# the persons employed as filings name them (HEADCOUNT_NOUNS): "29.7 million people" served is not a headcount.
 _GENERIC_COUNT = {"people", "individuals"}
 _SIZE_ASKED = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bhow\s+(?:big|large)\b|\bsize\b|\bheadcount\b")
 _ITEM_CONTENT = [

@@ -262,7 +262,8 @@ class Retriever:
             ticker = found[0].node.metadata.get("ticker")
             found = sorted(found, key=lambda r: (r.node.metadata.get("ticker") != ticker,
                                                  -int(r.node.metadata.get("fiscal_year") or 0)))
-        best = _counting_first(found, plan.counted, plan.topic_words)[:1]
+        # A figure asked per item ("revenue per employee") is divided by the count of the item the text states.
+        best = _counting_first(found, plan.counted or plan.per_item, plan.topic_words)[:1]
         if BUSINESS_WORDS in plan.topic_words:
             # What the company is and does: Item 1 opens with that description (Regulation S-K 101(c)), in the
             # filing's own words for its business, which seldom share the question's ("what kind of company").

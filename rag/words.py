@@ -92,6 +92,10 @@ def _unclitic(word: str) -> str:
 
 # What joins a count to its noun when the noun comes first ("our headcount was 125,665", "a workforce of about
 # 228,000"): a linking verb or "of", and a word of approximation. Retrieval and the extractive answer read it alike.
+# The nouns filings count their workforce with: Regulation S-K Item 101(c)(2)(ii) asks for the "number of persons
+# employed", and filers write employees, associates, colleagues or workers.
+HEADCOUNT_NOUNS = ["employees", "persons", "associates", "colleagues", "workers"]
+
 COUNT_AFTER_NOUN_LINK = (r"(?:was|were|totaled|totalled|numbered|stood\s+at|reached|of)\s+(?:approximately\s+|"
                          r"about\s+|around\s+|roughly\s+|over\s+|nearly\s+|almost\s+|more\s+than\s+)?")
 

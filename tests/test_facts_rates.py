@@ -61,3 +61,9 @@ def test_the_years_of_a_respectively_list_may_come_before_the_counts():
     assert stated_count(both, ["employee"], 2023, 2024).value == 79_100
     assert stated_count(both, ["employee"], 2022, 2024) is None
 
+
+def test_a_rate_per_employee_counts_the_workforce_however_it_is_named():
+    named = "At the end of fiscal 2024, we employed approximately 470,100 associates, of whom 50,600 were salaried."
+    assert stated_count(named, ["employee"], 2024, 2024).raw == "470,100 associates"
+    # A noun of another kind is not the workforce.
+    assert stated_count("At the end of fiscal 2024, we served 470,100 customers.", ["employee"], 2024, 2024) is None

@@ -6,9 +6,10 @@ import pytest
 
 from rag.companies import short_names
 from rag.facts import METRIC_BY_KEY, STATEMENT_METRICS
-from rag.question import HEADCOUNT_NOUNS, Catalog, plan_question
+from rag.question import Catalog, plan_question
 from rag.retrieve import search_text
 from rag.schema import Filters
+from rag.words import HEADCOUNT_NOUNS
 
 FILINGS = [
     {"ticker": "AAPL", "company": "Apple Inc.", "form": "10-K", "fiscal_year": 2024, "period_end": "2024-09-28"},

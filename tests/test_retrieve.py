@@ -433,3 +433,19 @@ def test_a_name_in_common_words_finds_its_company_and_its_passage(tmp_path):
     result = Retriever(store2.load(), store2.embed_model()).retrieve(
         "Tell me about the Future Labs deal: what does it add?", mode="keyword", top_k=3)
     assert result.filters.tickers == [] and not result.warnings
+
+
+def test_a_figure_per_item_brings_the_passage_that_counts_the_item(tmp_path):
+    """"Revenue per employee" divides by the headcount Item 1 states: the Item passage that joins the top is the
+    one where a number counts employees, not the one that best repeats the question's words."""
+    def part(n: int) -> str:  # a chunk's worth of text that repeats the question's words and counts nothing
+        filler = " ".join(f"Widget line {n}{i} is assembled in stages at the plant." for i in range(40))
+        return f"Revenue per employee matters to us, and every employee shares in revenue growth. {filler}"
+
+    phrase = f"{part(1)} {part(2)} {part(3)} {part(4)} At the end of fiscal 2024 we had 1,250 employees."
+    store = IndexStore(get_settings(storage_dir=tmp_path / "storage"))
+    store.add([write_filing(tmp_path / "in", "acme.htm", **dict(ACME, unique_phrase=phrase))])
+    retriever = Retriever(store.load(), store.embed_model())
+    result = retriever.retrieve("What was Acme's revenue per employee in fiscal 2024?", mode="keyword", top_k=4)
+    assert result.plan.per_item == ["employee"] and result.plan.topic_sections == ["Item 1"]
+    assert any("1,250 employees" in n.node.text for n in result.nodes[:3]), [n.node.text[:80] for n in result.nodes]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..numbers import LIST_LINK, WrittenNumber, parse_numbers, respective_years
+from ..words import HEADCOUNT_NOUNS
 
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 # Nothing before a count but words of size: the count is its sentence's subject.
@@ -41,7 +42,11 @@ def _item_pattern(item: list[str]) -> str:
     # employees"): any other word before the noun makes a part of them ("12 new stores", "240,000 Amazon
     # employees").
     filler = r"(?-i:(?:(?:[a-z]+-[a-z-]+(?:\s+equivalent)?|and)\s+){0,3}?)"
-    return filler + words[0] + r"\b"
+    noun = words[0]
+    if f"{item[0].lower().rstrip('s')}s" in HEADCOUNT_NOUNS:
+        # A rate per employee divides by the workforce, however the filer names it ("470,100 associates").
+        noun = "(?:" + "|".join(re.escape(n.removesuffix("s")) for n in HEADCOUNT_NOUNS) + r")(?:s|es)?"
+    return filler + noun + r"\b"
 
 
 def stated_count(text: str, item: list[str], year: int, filing_year: int,
