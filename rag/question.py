@@ -175,6 +175,8 @@ _PROSE_INTENT = re.compile(
 # "How much of its revenue did it put into R&D" asks for a share as surely as "what share of".
 _SHARE_OF = re.compile(
     r"\b(?:percent(?:age)?|share|proportion|portion|fraction)\s+of\b|%\s+of\b|\bhow\s+much\s+of\b|"
+    # The colloquial words for a share: "what chunk of its revenue", "how big a slice of sales".
+    r"\b(?:chunk|slice)\s+of\b|\b(?:what|how\s+big\s+a|how\s+large\s+a)\s+part\s+of\b|"
     r"\bas\s+an?\s+(?:percent(?:age)?|share|proportion|fraction)\s+of\b"
 )
 _RATIO_OF = re.compile(r"\bratio\s+(?:of|between)\b")

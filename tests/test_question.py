@@ -212,12 +212,32 @@ def test_every_statement_mapping_names_a_known_metric():
     ("By how much did Apple's net revenue climb in 2024?", True),
     ("How far did Apple's net income slip in 2024?", True),
     ("How much did Apple's services revenue go up in 2024?", True),
+    # Said of a margin: whether it got better or worse is its change.
+    ("Did Apple's gross margin improve or deteriorate in fiscal 2024?", True),
+    ("Did Apple's operating margin worsen in 2024?", True),
 ])
 def test_a_comparison_with_the_period_before_asks_for_a_change(catalog, question, growth):
     plan = plan_question(question, catalog)
     assert plan.calculation.growth is growth
     # The verb of change is the change asked, not a word that narrows the figure.
-    assert not {"climb", "slip", "go", "up"} & {w for m in plan.metrics for w in m.before + m.after}
+    assert not {"climb", "slip", "go", "up", "improve", "deteriorate", "worsen"} & {
+        w for m in plan.metrics for w in m.before + m.after}
+
+
+@pytest.mark.parametrize("question, metric_key, share", [
+    # The colloquial words for a share of a whole.
+    ("What chunk of Apple's revenue comes from services?", "revenue", True),
+    ("How big a slice of Apple's sales is iPhone?", "revenue", True),
+    ("What part of Apple's revenue came from Services in fiscal 2024?", "revenue", True),
+    ("Which part of Apple's business grew fastest?", None, False),  # no figure named: not a share
+    # Whether it made a profit is its net income; how profitable it was is its net margin.
+    ("Was Apple profitable in fiscal 2024?", "net_income", False),
+    ("How profitable was Apple in fiscal 2024?", "net_margin", False),
+])
+def test_plain_words_for_a_share_and_for_profit(catalog, question, metric_key, share):
+    plan = plan_question(question, catalog)
+    assert (plan.metrics[0].metric_key if plan.metrics else None) == metric_key
+    assert (plan.calculation.share_of_end is not None) is share
 
 
 def test_the_words_that_make_a_question_ask_for_prose(catalog):

@@ -68,7 +68,9 @@ CHANGE_WORDS = re.compile(
     r"fell|fall|fallen|drop(?:ped)?|jump(?:ed)?|yoy|year[\s-]over[\s-]year|"
     # The other verbs analysts write for a change: "by how much did net revenue climb", "how far did it slip".
     r"climb(?:s|ed)?|slip(?:s|ped)?|slid(?:e)?|surge[sd]?|soar(?:s|ed)?|plunge[sd]?|tumble[sd]?|shr[iau]nk|"
-    r"shrinks|widen(?:s|ed)?|narrow(?:s|ed)|dip(?:s|ped)?|(?:go|goes|went|gone)\s+(?:up|down))\b"
+    r"shrinks|widen(?:s|ed)?|narrow(?:s|ed)|dip(?:s|ped)?|(?:go|goes|went|gone)\s+(?:up|down)|"
+    # Said of a margin or a ratio: "did its gross margin improve or deteriorate".
+    r"improv(?:e|es|ed|ement)|deteriorat(?:e|es|ed|ion)|worsen(?:s|ed)?)\b"
 )
 COMPARE_WORDS = re.compile(r"\b(?:from|compared|versus|vs\.?|prior|previous|preceding|last\s+year|a\s+year\s+earlier)\b")
 

@@ -86,6 +86,8 @@ METRICS: list[Metric] = [
        [_G + "CostsAndExpenses"]),
     _m("net_income", "Net income",
        [r"net\s+(?:income|earnings|profits?|loss(?:es)?)(?:\s*\(loss\))?", r"profits?", r"bottom[\s-]line",
+        # "Was it profitable in 2024?": whether it made a profit is its net income's sign.
+        r"(?<!how\s)profitable",
         # "How much did Coca-Cola earn in Q2 2025?": the verb with no object is the profit (see EARNED_ALONE).
         EARNED_ALONE],
        [_G + "NetIncomeLoss", _G + "ProfitLoss", _G + "NetIncomeLossAvailableToCommonStockholdersBasic"],
@@ -306,7 +308,8 @@ METRICS: list[Metric] = [
        [r"operating\s+(?:profit\s+|income\s+)?margins?(?:\s+(?:percentage|rate|ratio))?"],
        derive=("div", "operating_income", "revenue"), kind="percent", formula="operating income / total revenue"),
     _m("net_margin", "Net profit margin",
-       [r"net\s+(?:profit\s+|income\s+)?margins?", r"profit\s+margins?"],
+       [r"net\s+(?:profit\s+|income\s+)?margins?", r"profit\s+margins?",
+        r"how\s+profitable"],  # how much of each dollar of revenue is kept as profit
        derive=("div", "net_income", "revenue"), kind="percent", formula="net income / total revenue"),
     _m("fcf_margin", "Free cash flow margin", [r"free\s+cash\s+flow\s+margins?", r"fcf\s+margins?"],
        derive=("div", "free_cash_flow", "revenue"), kind="percent", formula="free cash flow / total revenue"),
