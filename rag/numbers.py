@@ -97,18 +97,26 @@ def listed_runs(text: str, numbers: list[WrittenNumber]) -> list[list[WrittenNum
     return runs
 
 
+def listed_respectively(text: str, run: list[WrittenNumber]) -> bool:
+    """A list of figures that "respectively" pairs with a list of things in the same clause (years, classes of
+    stock, segments): each figure is only the one of its place in that list."""
+    if len(run) < 2:
+        return False
+    tail = text[run[-1].end:]
+    word = _RESPECTIVELY.search(tail)
+    return word is not None and not re.search(r"[;.]\s", tail[:word.start()])
+
+
 def respective_years(text: str, run: list[WrittenNumber]) -> list[int]:
     """The fiscal years a list of figures is stated for, in order, when "respectively" closes its clause: the years
     named between the figures and that word ("1,623 million and 1,542 million adjusted scripts in 2024 and 2023,
     respectively"), else the list of years named last before the figures ("As of December 31, 2024 and 2023, we
     had approximately 69,700 and 79,100 employees, respectively"). [] when no such word follows, or when the years
     are not as many as the figures."""
-    if len(run) < 2:
+    if not listed_respectively(text, run):
         return []
     tail = text[run[-1].end:]
     word = _RESPECTIVELY.search(tail)
-    if word is None or re.search(r"[;.]\s", tail[:word.start()]):
-        return []
     years = [int(y) for y in _YEAR.findall(tail[:word.start()])]
     if not years:
         lists = _YEAR_LIST.findall(text[:run[0].start])

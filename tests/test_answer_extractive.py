@@ -475,6 +475,16 @@ def test_counts_listed_with_their_years_answer_with_the_year_asked():
         "Figure read from prose: **69,700**")
 
 
+def test_counts_listed_for_several_parts_are_not_read_as_the_one_asked():
+    # "657, 215 and 353 holders of record of our class B-1, B-2 and C common stock, respectively": which count is
+    # which class is the list's order, so no count is picked by the words of its clause (the question's "class"
+    # sits in the last one's); the sentence is quoted whole.
+    listed = ("As of November 6, 2024, there were 657, 215 and 353 holders of record of our class B-1, B-2 and C "
+              "common stock, respectively. Other holders hold in street name.")
+    text = _one_company("How many holders of record did Gamma Health's class A common stock have?", listed)
+    assert not text.startswith("Figure read from prose") and "657, 215 and 353 holders of record" in text
+
+
 def test_with_no_year_asked_the_latest_filing_speaks_first():
     catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2023},
                              {"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2025}])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag.numbers import listed_runs, parse_numbers, respective_years
+from rag.numbers import listed_respectively, listed_runs, parse_numbers, respective_years
 
 
 def _runs(text: str) -> list[tuple[list[str], list[int]]]:
@@ -27,3 +27,12 @@ def test_no_pairing_without_respectively_or_with_a_different_number_of_years():
         (["69,700", "79,100"], [])]
     # A single figure is no list; "respectively" in the next sentence is not its.
     assert _runs("We had 69,700 employees in 2024. Sales were 5 and 6, respectively.")[0] == (["69,700"], [])
+
+
+def test_a_list_paired_with_other_things_is_listed_respectively_without_years():
+    text = ("As of November 6, 2024, there were 657, 215 and 353 holders of record of our class B-1, B-2 and C stock, "
+            "respectively.")
+    counts = [n for n in parse_numbers(text) if n.value >= 100 and not 1900 <= n.value <= 2100]
+    (run,) = listed_runs(text, counts)
+    assert [n.raw for n in run] == ["657", "215", "353"]
+    assert listed_respectively(text, run) and respective_years(text, run) == []

@@ -7,7 +7,14 @@ from __future__ import annotations
 import math
 import re
 
-from ..numbers import WrittenNumber, listed_runs, parse_numbers, respective_years, worth_checking
+from ..numbers import (
+    WrittenNumber,
+    listed_respectively,
+    listed_runs,
+    parse_numbers,
+    respective_years,
+    worth_checking,
+)
 from ..schema import Citation, QuestionPlan
 from ..words import COUNT_AFTER_NOUN_LINK
 from .figures import answer_figures
@@ -323,10 +330,17 @@ def _counts_of_the_year(u: QuotableUnit, years: set[str]) -> tuple[list[WrittenN
     wanted = years or ({str(u.source.fiscal_year)} if u.source.fiscal_year else set())
     # Counts listed with "respectively" ("69,700 and 79,100 employees, respectively", after "As of December 31,
     # 2024 and 2023"): each is the count of its year in the list of years.
-    stated_for = {n.start: str(year) for run in listed_runs(u.text, figures)
-                  for n, year in zip(run, respective_years(u.text, run))}
+    runs = listed_runs(u.text, figures)
+    stated_for = {n.start: str(year) for run in runs for n, year in zip(run, respective_years(u.text, run))}
+    # Listed with "respectively" beside anything else ("657, 215 and 353 holders of record of our class B-1, B-2
+    # and C common stock, respectively"): which figure is which part is the list's order, not a clause's words, so
+    # none of them is read as the one asked.
+    paired_otherwise = {n.start for run in runs if listed_respectively(u.text, run)
+                        and not respective_years(u.text, run) for n in run}
     kept = []
     for i, n in enumerate(figures):
+        if n.start in paired_otherwise:
+            continue
         if n.start in stated_for:
             if not wanted or stated_for[n.start] in wanted:
                 kept.append(n)
