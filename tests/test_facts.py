@@ -374,6 +374,11 @@ def test_metric_words_map_to_concepts():
     # The short forms analysts write for net property, plant and equipment; not inside another word.
     assert [m.metric_key for m in find_mentions("Did PPNE grow, and PP&E, and PPE?")] == ["ppe"] * 3
     assert find_mentions("the shopper engagement and the apex of the upper bound") == []
+    # The unit asked for and the word "balance" narrow nothing: "revenue in billions" is the revenue.
+    (m,) = find_mentions("What was Apple's revenue in billions in fiscal 2024?")
+    assert m.metric_key == "revenue" and not m.qualified
+    (m,) = find_mentions("What was Apple's cash balance at the end of fiscal 2024?")
+    assert m.metric_key == "cash" and not m.qualified
 
 
 def test_labels_and_units():

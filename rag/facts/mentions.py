@@ -37,6 +37,7 @@ million millions billion billions thousand thousands usd dollars dollar
 fiscal-year report-period filing filings 10-k 10-q form annual-report
 came come comes coming went go goes going totaled totalled totaling amounted reached stood derived generate rise rose fall fell
 put puts spend spends spent invest invests invested pay pays paid into onto toward towards
+balance balances
 """.split())
 # Words that never narrow a metric, even capitalised ("Total Revenue").
 _CORE_STOP = set("""
@@ -49,6 +50,7 @@ _AFTER_OK = set("""
 the its their our his her fiscal year years fy calendar latest most recent last prior previous current ended ending
 end period both each and or to compared vs versus respectively company company's companies whole full entire
 reported total a an this that same as per share
+million millions billion billions thousand thousands usd dollars dollar
 """.split())
 # What a question rules out ("not counting cash, how much volume", "revenue other than from iPhone", "revenue
 # excluding leasing"): the words after an exclusion phrase, up to the clause's end or the question's next clause word.
