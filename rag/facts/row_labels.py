@@ -146,13 +146,36 @@ def _spelled_out(views: Iterable[FilingView], asked: set[str], with_concept_labe
     two words or more that the question names in one of its readings (see label_readings, _named_words): its printed
     row labels, and with_concept_label the concept's own label where the concept agrees with the question."""
     for view in views:
-        for concept, groups in view.by_concept.items():
-            concept_label = with_concept_label and _concept_agrees(concept, asked)
-            for group in groups:
-                if group.dims or group.best.value is None:
+        agrees: dict[str, bool] = {}
+        for concept, group, form, reading, words, concepts_own in _readings_of(view):
+            if len(words - asked) > 1:
+                continue  # named in full or but for one joined word, or not at all (see _named_words)
+            if concepts_own:
+                if not with_concept_label:
                     continue
-                for form in _label_forms(group.rows, (group.best.label or "") if concept_label else ""):
-                    for reading in label_readings(form):
-                        words = _named_words(reading, asked)
-                        if words is not None:
-                            yield concept, group, form, reading, words
+                if concept not in agrees:
+                    agrees[concept] = _concept_agrees(concept, asked)
+                if not agrees[concept]:
+                    continue
+            named = _named_words(reading, asked)
+            if named is not None:
+                yield concept, group, form, reading, named
+
+
+@lru_cache(maxsize=128)
+def _readings_of(view: FilingView) -> tuple[tuple, ...]:
+    """Every consolidated figure's labels in all their readings, with the words of each, read once per filing view
+    (every single-company question compares them all): (concept, group, label, reading, words, whether the label is
+    the concept's own rather than printed)."""
+    out = []
+    for concept, groups in view.by_concept.items():
+        for group in groups:
+            if group.dims or group.best.value is None:
+                continue
+            printed = _label_forms(group.rows, "")
+            own = (group.best.label or "").strip()
+            forms = [(form, False) for form in sorted(printed)] + ([(own, True)] if own and own not in printed else [])
+            for form, concepts_own in forms:
+                for reading in label_readings(form):
+                    out.append((concept, group, form, reading, _label_words(reading), concepts_own))
+    return tuple(out)
