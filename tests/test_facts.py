@@ -696,8 +696,8 @@ def test_cash_paid_for_acquisitions_is_the_investing_line(corpus):
 def test_standard_ratios_are_computed_with_their_definition(corpus):
     # Asked for by name, each ratio is computed from its cited inputs and labelled with the definition used.
     fa = ask(corpus, "What was NVIDIA's inventory turnover in fiscal 2025?")
-    assert ("Inventory turnover (cost of revenue / year-end inventories) · FY2025" in fa.block
-            and "3.24 = cost of revenue / year-end inventories = $32,639 million [F1] / $10,080 million [F2]" in fa.block)
+    assert ("Inventory turnover (cost of revenue / period-end inventories) · FY2025" in fa.block
+            and "3.24 = cost of revenue / period-end inventories = $32,639 million [F1] / $10,080 million [F2]" in fa.block)
     fa = ask(corpus, "What was Apple's dividend payout ratio in fiscal 2024?")
     assert "16.25% = dividends paid / net income = $15,234 million [F1] / $93,736 million [F2]" in fa.block
     fa = ask(corpus, "What was Tesla's interest coverage in 2024?")

@@ -323,17 +323,18 @@ METRICS: list[Metric] = [
        [r"debt[\s-]to[\s-]equity(?:\s+ratio)?", r"liabilities[\s-]to[\s-]equity(?:\s+ratio)?"],
        derive=("div", "total_liabilities", "equity"), kind="ratio",
        formula="total liabilities / stockholders' equity"),
-    _m("roe", "Return on equity (year-end equity)",
+    _m("roe", "Return on equity (period-end equity)",
        [r"return\s+on\s+(?:(?:stock|share)holders'?\s+)?equity", r"roe"],
-       derive=("div", "net_income", "equity"), kind="percent", formula="net income / year-end stockholders' equity"),
-    _m("roa", "Return on assets (year-end assets)", [r"return\s+on\s+(?:total\s+)?assets", r"roa"],
-       derive=("div", "net_income", "total_assets"), kind="percent", formula="net income / year-end total assets"),
-    # The standard ratios analysts compute from statement lines, each labelled with the definition used (year-end
-    # balances, as for ROE): a ratio asked for is computed and shown with its inputs, never left as two loose lines.
-    _m("inventory_turnover", "Inventory turnover (cost of revenue / year-end inventories)",
+       derive=("div", "net_income", "equity"), kind="percent", formula="net income / period-end stockholders' equity"),
+    _m("roa", "Return on assets (period-end assets)", [r"return\s+on\s+(?:total\s+)?assets", r"roa"],
+       derive=("div", "net_income", "total_assets"), kind="percent", formula="net income / period-end total assets"),
+    # The standard ratios analysts compute from statement lines, each labelled with the definition used (balances at
+    # the period's end, as for ROE; a quarter's figures are not annualised): a ratio asked for is computed and shown
+    # with its inputs, never left as two loose lines.
+    _m("inventory_turnover", "Inventory turnover (cost of revenue / period-end inventories)",
        [r"inventory\s+turnover(?:\s+ratio)?", r"inventory\s+turns", r"turnover\s+of\s+(?:its\s+)?inventor(?:y|ies)"],
        derive=("div", "cost_of_revenue", "inventory"), kind="ratio",
-       formula="cost of revenue / year-end inventories"),
+       formula="cost of revenue / period-end inventories"),
     _m("payout_ratio", "Dividend payout ratio (dividends paid / net income)",
        [r"(?:dividend\s+)?payout\s+ratio", r"dividend\s+payout"],
        derive=("div", "dividends_paid", "net_income"), kind="percent", formula="dividends paid / net income"),
