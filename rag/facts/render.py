@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass
 
 from ..schema import Citation, MetricMention
@@ -12,6 +13,9 @@ from .metrics import NOTE_CONCEPTS, metric
 from .views import OP_SIGN, Unresolved, Value, combine
 
 log = logging.getLogger(__name__)
+
+# Words that make a printed per-share amount a quarter's: "at a quarterly amount of", "per quarter".
+_PER_QUARTER = re.compile(r"\bquarterly\b|\bper\s+quarter\b|\beach\s+quarter\b", re.I)
 
 
 @dataclass
@@ -93,12 +97,27 @@ class FactsBlock:
             elif (f.concept in NOTE_CONCEPTS and f.concept != v.metric.concepts[0]) or \
                     not f.concept.startswith(("us-gaap:", "dei:")):
                 note = f" (reported as {f.concept}: {concept_label(f.concept)})"
+            if self._printed_per_quarter(v):
+                note += (" (the filing prints this as a quarterly amount, though it is tagged for the whole period: "
+                         "the period's total is not tagged)")
             return f"{v.display()} {self.ref(v)}{note}"
         formula = v.metric.formula or ("sum of share classes" if v.op == "add" else "")
         inner = self.expr(v)
         if inner.startswith("(") and inner.endswith(")") and v.op != "div":
             inner = inner[1:-1]
         return f"{v.display()} = {formula} = {inner}" if formula else f"{v.display()} = {inner}"
+
+    def _printed_per_quarter(self, v: Value) -> bool:
+        """A per-share figure of more than a quarter that the filing prints as a quarter's ("Cash dividends declared
+        and paid, at a quarterly amount of $0.52 per class A common stock", tagged for the fiscal year): the tag's
+        period is not what the figure measures."""
+        f = v.fact
+        if v.kind != "per_share" or v.months <= 3:
+            return False
+        chunk = self.layer.chunk(f.chunk_id)
+        text = chunk[0] if chunk else ""
+        at = text.find(f.text) if f.text else -1
+        return at >= 0 and bool(_PER_QUARTER.search(text, max(0, at - 120), at))
 
     def stated(self, v: Value) -> str:
         """A figure as the filing words it: a negative income line is a loss ("a net loss of $612 million"), a
