@@ -485,6 +485,14 @@ def test_counts_listed_for_several_parts_are_not_read_as_the_one_asked():
     assert not text.startswith("Figure read from prose") and "657, 215 and 353 holders of record" in text
 
 
+def test_shares_bought_back_are_shares_repurchased():
+    # "Buy back" is the question's phrasing; the filing says "repurchased". Neither word is missing from the answer.
+    text = _one_company("How many shares did Gamma Health buy back in fiscal 2024?",
+                        "During fiscal 2024, we repurchased 17 million shares of our common stock for $5.1 billion.")
+    assert not text.startswith("The indexed filings do not appear to answer") and "17 million shares" in text
+    assert "mentions 'back'" not in text
+
+
 def test_with_no_year_asked_the_latest_filing_speaks_first():
     catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2023},
                              {"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2025}])

@@ -379,6 +379,11 @@ def test_metric_words_map_to_concepts():
     assert m.metric_key == "revenue" and not m.qualified
     (m,) = find_mentions("What was Apple's cash balance at the end of fiscal 2024?")
     assert m.metric_key == "cash" and not m.qualified
+    # A share count said to be diluted or basic is the weighted average, not the cover's shares outstanding.
+    assert [m.metric_key for m in find_mentions("Apple's weighted average diluted share count in 2024?")] == [
+        "weighted_diluted"]
+    assert [m.metric_key for m in find_mentions("Apple's basic share count in 2024?")] == ["weighted_basic"]
+    assert [m.metric_key for m in find_mentions("Apple's share count?")] == ["shares_outstanding"]
 
 
 def test_labels_and_units():

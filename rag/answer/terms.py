@@ -19,7 +19,7 @@ _GENERIC_PLAIN = """total amount number value figure overall primary main reason
     end as of name named names identify identified include includes including january february march april may
     june july august september october november december
     keep keeps kept get gets got make makes made take takes took go goes went come comes came bring brings brought
-    give gives gave find finds found look looks
+    give gives gave find finds found look looks back
     highest lowest largest biggest smallest greatest best worst rank ranks ranked ranking
     generate generates generated generating post posts posted book books booked achieve achieves achieved""".split()
 # Plain words; keys are stemmed below, values go through tokens (which stems them).

@@ -292,11 +292,14 @@ METRICS: list[Metric] = [
        kind="shares", members=True),  # the cover page counts each class of stock as a member
     _m("weighted_diluted", "Weighted-average diluted shares",
        [r"weighted[\s-]average\s+(?:number\s+of\s+)?diluted\s+shares(?:\s+outstanding)?",
-        r"diluted\s+(?:weighted[\s-]average\s+)?shares(?:\s+outstanding)?"],
+        r"diluted\s+(?:weighted[\s-]average\s+)?shares(?:\s+outstanding)?",
+        # "the weighted average diluted share count": not the cover's count of shares outstanding.
+        r"(?:weighted[\s-]average\s+)?diluted\s+share\s+count"],
        [_G + "WeightedAverageNumberOfDilutedSharesOutstanding"], kind="shares"),
     _m("weighted_basic", "Weighted-average basic shares",
        [r"weighted[\s-]average\s+(?:number\s+of\s+)?(?:basic\s+)?shares(?:\s+outstanding)?",
-        r"basic\s+(?:weighted[\s-]average\s+)?shares(?:\s+outstanding)?"],
+        r"basic\s+(?:weighted[\s-]average\s+)?shares(?:\s+outstanding)?",
+        r"(?:weighted[\s-]average\s+(?:basic\s+)?|basic\s+)share\s+count"],
        [_G + "WeightedAverageNumberOfSharesOutstandingBasic"], kind="shares"),
     _m("public_float", "Public float", [r"public\s+float", r"aggregate\s+market\s+value"], ["dei:EntityPublicFloat"],
        period="cover"),
