@@ -493,6 +493,12 @@ def test_shares_bought_back_are_shares_repurchased():
     assert "mentions 'back'" not in text
 
 
+def test_eps_is_earnings_per_share_as_filings_write_it():
+    text = _one_company("What was Gamma Health's class B EPS in fiscal 2024?",
+                        "In fiscal 2024, diluted earnings per share of class B common stock were $15.45.")
+    assert "$15.45" in text and "mentions 'eps'" not in text
+
+
 def test_with_no_year_asked_the_latest_filing_speaks_first():
     catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2023},
                              {"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2025}])

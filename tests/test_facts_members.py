@@ -274,3 +274,30 @@ def test_a_parts_gross_margin_is_computed_from_its_tagged_revenue_and_cost():
     assert "43.75%" in answer("What was Acme's gross margin in fiscal 2024?")  # the whole company's, as tagged
     # A part neither input is tagged for gets no figure, rather than the total.
     assert answer("What was Acme's licensing gross margin in fiscal 2024?") is None
+
+
+def test_earnings_per_share_tagged_only_per_class_is_read_for_the_class_named():
+    # A filer with several classes of stock may tag its EPS only per class: the class asked is the member; asked
+    # without a class there is no one figure.
+    filing = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "form": "10-K", "fiscal_year": 2024,
+              "fiscal_period": "FY", "fact_count": 2}
+    axis = "us-gaap:StatementClassOfStockAxis"
+
+    def eps(member: str, value: float) -> FactRow:
+        return FactRow("d", "us-gaap:EarningsPerShareDiluted", "", value, f"{value:.2f}", "usdPerShare", "c",
+                       "2024-01-01", "2024-12-31", False, {axis: member}, "2", 0, 1, 2, "chunk", "Item 8", 40, "")
+
+    revenue = FactRow("d", REVENUE, "", 35_926e6, "35,926", "usd", "c", "2024-01-01", "2024-12-31", False, {}, "-6",
+                      6, 1, 2, "chunk", "Item 8", 40, "Net revenue")  # a consolidated figure dates the fiscal year
+    rows = [revenue, eps("us-gaap:CommonClassAMember", 9.73), eps("us-gaap:CommonClassCMember", 38.92)]
+    layer = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows))
+    catalog = Catalog.build([filing])
+
+    def answer(question: str) -> str | None:
+        found = layer.answer_for(plan_question(question, catalog))
+        return found.block if found else None
+
+    assert "Diluted EPS — Common Class A" in answer("What was Acme's class A diluted EPS in fiscal 2024?")
+    assert "$9.73 per share" in answer("What was Acme's class A diluted EPS in fiscal 2024?")
+    assert "$38.92 per share" in answer("What was Acme's class C diluted EPS in fiscal 2024?")
+    assert answer("What was Acme's diluted EPS in fiscal 2024?") is None

@@ -56,6 +56,7 @@ _SYNONYMS_PLAIN = {
     "hq": ["headquarters", "principal executive offices"],
     "capex": ["capital expenditures", "property and equipment"],
     "r&d": ["research and development"],
+    "eps": ["earnings per share", "net income per share"],
 }
 
 
