@@ -80,7 +80,7 @@ def worth_checking(n: WrittenNumber) -> bool:
 
 
 # Figures written as one list: "69,700 and 79,100", "1,623 million, 1,542 million and 1,498 million".
-LIST_LINK = re.compile(r"\s*(?:,\s*and|,|and)\s*")
+_LIST_LINK = re.compile(r"\s*(?:,\s*and|,|and)\s*")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _YEAR_LIST = re.compile(r"\b(?:19|20)\d\d(?:\s*(?:,\s*and|,|and)\s*(?:19|20)\d\d)+\b")
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
@@ -90,21 +90,29 @@ def listed_runs(text: str, numbers: list[WrittenNumber]) -> list[list[WrittenNum
     """The numbers in runs written as one list, in order; a number alone is a run of its own."""
     runs: list[list[WrittenNumber]] = []
     for n in numbers:
-        if runs and LIST_LINK.fullmatch(text, runs[-1][-1].end, n.start):
+        if runs and _LIST_LINK.fullmatch(text, runs[-1][-1].end, n.start):
             runs[-1].append(n)
         else:
             runs.append([n])
     return runs
 
 
+def respectively_end(text: str, run: list[WrittenNumber]) -> int | None:
+    """Where the "respectively" that closes a list of figures' clause ends in the text (the list pairs each figure
+    with one of a list of things: years, classes of stock, segments); None for a single figure or when no such word
+    follows before the clause ends."""
+    if len(run) < 2:
+        return None
+    word = _RESPECTIVELY.search(text, run[-1].end)
+    if word is None or re.search(r"[;.]\s", text[run[-1].end:word.start()]):
+        return None
+    return word.end()
+
+
 def listed_respectively(text: str, run: list[WrittenNumber]) -> bool:
     """A list of figures that "respectively" pairs with a list of things in the same clause (years, classes of
     stock, segments): each figure is only the one of its place in that list."""
-    if len(run) < 2:
-        return False
-    tail = text[run[-1].end:]
-    word = _RESPECTIVELY.search(tail)
-    return word is not None and not re.search(r"[;.]\s", tail[:word.start()])
+    return respectively_end(text, run) is not None
 
 
 def respective_years(text: str, run: list[WrittenNumber]) -> list[int]:
@@ -113,11 +121,10 @@ def respective_years(text: str, run: list[WrittenNumber]) -> list[int]:
     respectively"), else the list of years named last before the figures ("As of December 31, 2024 and 2023, we
     had approximately 69,700 and 79,100 employees, respectively"). [] when no such word follows, or when the years
     are not as many as the figures."""
-    if not listed_respectively(text, run):
+    end = respectively_end(text, run)
+    if end is None:
         return []
-    tail = text[run[-1].end:]
-    word = _RESPECTIVELY.search(tail)
-    years = [int(y) for y in _YEAR.findall(tail[:word.start()])]
+    years = [int(y) for y in _YEAR.findall(text, run[-1].end, end)]
     if not years:
         lists = _YEAR_LIST.findall(text[:run[0].start])
         years = [int(y) for y in _YEAR.findall(lists[-1])] if lists else []

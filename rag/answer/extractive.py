@@ -13,6 +13,7 @@ from ..numbers import (
     listed_runs,
     parse_numbers,
     respective_years,
+    respectively_end,
     worth_checking,
 )
 from ..schema import Citation, QuestionPlan
@@ -330,13 +331,17 @@ def _counts_of_the_year(u: QuotableUnit, years: set[str]) -> tuple[list[WrittenN
     wanted = years or ({str(u.source.fiscal_year)} if u.source.fiscal_year else set())
     # Counts listed with "respectively" ("69,700 and 79,100 employees, respectively", after "As of December 31,
     # 2024 and 2023"): each is the count of its year in the list of years.
-    runs = listed_runs(u.text, figures)
-    stated_for = {n.start: str(year) for run in runs for n, year in zip(run, respective_years(u.text, run))}
-    # Listed with "respectively" beside anything else ("657, 215 and 353 holders of record of our class B-1, B-2
-    # and C common stock, respectively"): which figure is which part is the list's order, not a clause's words, so
-    # none of them is read as the one asked.
-    paired_otherwise = {n.start for run in runs if listed_respectively(u.text, run)
-                        and not respective_years(u.text, run) for n in run}
+    stated_for: dict[int, str] = {}
+    paired_otherwise: set[int] = set()
+    for run in listed_runs(u.text, figures):
+        years = respective_years(u.text, run)
+        if years:
+            stated_for.update((n.start, str(year)) for n, year in zip(run, years))
+        elif listed_respectively(u.text, run):
+            # Listed with "respectively" beside anything else ("657, 215 and 353 holders of record of our class
+            # B-1, B-2 and C common stock, respectively"): which figure is which part is the list's order, not a
+            # clause's words, so none of them is read as the one asked.
+            paired_otherwise.update(n.start for n in run)
     kept = []
     for i, n in enumerate(figures):
         if n.start in paired_otherwise:
@@ -388,8 +393,7 @@ def _respective_quote(text: str, run: list[WrittenNumber]) -> str:
     """The sentence up to the "respectively" that closes a list of counts, which pairs each with its year ("As of
     December 31, 2024 and 2023, our Company had approximately 69,700 and 79,100 employees, respectively"); its
     opening cut to the 30 words before the list."""
-    end = re.search(r"\brespectively\b", text[run[-1].end:], re.I)
-    stop = run[-1].end + end.end() if end else len(text)
+    stop = respectively_end(text, run) or len(text)
     head = text[:run[0].start].split()
     lead = ("… " if len(head) > 30 else "") + " ".join(head[-30:])
     return f"{lead} {' '.join(text[run[0].start:stop].split())}".strip()

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from ..numbers import LIST_LINK, WrittenNumber, parse_numbers, respective_years
+from ..numbers import WrittenNumber, listed_runs, parse_numbers, respective_years
 from ..words import HEADCOUNT_NOUNS
 
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
@@ -93,12 +93,9 @@ def _listed_counts(sentence: str, noun: re.Pattern) -> list[tuple[list[WrittenNu
     adjusted scripts" gives both counts. Money and percentages count no item."""
     counts = [n for n in parse_numbers(sentence) if not (n.money or n.pct)]
     out = []
-    for i, n in enumerate(counts):
-        named = noun.match(sentence, n.end)
-        if not named:
-            continue
-        first = i
-        while first > 0 and LIST_LINK.fullmatch(sentence, counts[first - 1].end, counts[first].start):
-            first -= 1
-        out.append((counts[first:i + 1], named))
+    for run in listed_runs(sentence, counts):
+        for i, n in enumerate(run):
+            named = noun.match(sentence, n.end)
+            if named:
+                out.append((run[:i + 1], named))
     return out
