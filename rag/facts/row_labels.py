@@ -35,8 +35,8 @@ _SPENDING_WORDS = set(tokens("expense expenses cost costs"))
 _CONJUNCTS = re.compile(r"([A-Za-z][\w-]*),?\s+and\s+([A-Za-z][\w-]*)")
 
 
-def _label_forms(rows, label: str) -> set[str]:
-    return {r.row_label.strip() for r in rows if r.row_label and r.row_label.strip()} | ({label} if label else set())
+def _printed_labels(rows) -> set[str]:
+    return {r.row_label.strip() for r in rows if r.row_label and r.row_label.strip()}
 
 
 def _concept_agrees(concept: str, asked: set[str]) -> bool:
@@ -172,7 +172,7 @@ def _readings_of(view: FilingView) -> tuple[tuple, ...]:
         for group in groups:
             if group.dims or group.best.value is None:
                 continue
-            printed = _label_forms(group.rows, "")
+            printed = _printed_labels(group.rows)
             own = (group.best.label or "").strip()
             forms = [(form, False) for form in sorted(printed)] + ([(own, True)] if own and own not in printed else [])
             for form, concepts_own in forms:
