@@ -388,3 +388,46 @@ def test_a_paragraph_too_long_for_one_chunk_breaks_between_sentences_only():
     pieces = [paragraph[a:b].strip() for a, b in sentence_spans(paragraph, 0, len(paragraph))]
     assert pieces == [sentence] * 3 + ["The board also named a new chair for the holders of Class B.",
                                        "Each such sentence ends at its period."]
+
+
+def _parsed_prose(paragraphs: list[str]):
+    from rag.parse import Block, ParsedFiling, Section
+
+    text, blocks = "", []
+    for paragraph in paragraphs:
+        blocks.append(Block("text", len(text), len(text) + len(paragraph), 1, text=paragraph))
+        text += paragraph + "\n\n"
+    section = Section("Item 1A", "Risk Factors", 0, len(text), 1, 1)
+    return ParsedFiling(text=text, blocks=blocks, sections=[section], page_starts=[0], meta={})
+
+
+def _filler(topic: str, sentences: int) -> str:
+    return " ".join(f"The company describes its {topic} in sentence number {i} with several further ordinary words."
+                    for i in range(sentences))
+
+
+def test_a_heading_or_lead_in_opens_the_passage_it_names_rather_than_ending_the_one_before(store):
+    # A heading summarises its passage in the words a question uses. Packed greedily, it ended whichever chunk had
+    # room (about a fifth of 10-K prose chunks ended on one), away from the passage it names; a lead-in whose
+    # paragraph did not fit beside it stood alone as a chunk of one line.
+    chunker = store.chunker()
+    heading = "Intellectual Property"
+    lead_in = "The company names the resellers it depends on in the paragraph that follows:"
+    paragraphs = [_filler("markets", 9), heading, _filler("patents", 4), _filler("competition", 5), lead_in,
+                  _filler("resellers", 10), _filler("suppliers", 2), _filler("lenders", 2)]
+    parsed = _parsed_prose(paragraphs)
+    chunks = chunker.split(parsed, {"ticker": "ACME", "form": "10-K", "fiscal_year": 2024})
+    bodies = [c["text"].split("\n", 1)[1] for c in chunks]
+    budget = chunker.chunk_tokens - chunker.count([chunks[0]["text"].split("\n", 1)[0]])[0] - 1
+    size = dict(zip(paragraphs, chunker.count(paragraphs)))
+    assert max(chunker.count([c["text"] for c in chunks])) <= chunker.chunk_tokens
+    assert size[paragraphs[0]] + size[heading] + size[paragraphs[2]] > budget
+    assert size[paragraphs[5]] <= budget < size[lead_in] + size[paragraphs[5]]  # the lead-in that stood alone
+
+    opening_heading = next(b for b in bodies if heading in b)
+    assert opening_heading.startswith(heading) and "patents in sentence number 0" in opening_heading
+    opening_lead = next(b for b in bodies if lead_in in b)
+    assert opening_lead.startswith(lead_in) and "resellers in sentence number 0" in opening_lead
+    assert not any(b.rstrip().endswith((heading, lead_in)) for b in bodies)
+    # Nothing is lost or repeated: the chunks hold the text in order.
+    assert " ".join(" ".join(bodies).split()) == " ".join(" ".join(paragraphs).split())

@@ -12,7 +12,7 @@ from ..words import ends_sentence
 
 # Bump when the parsed text or the chunk layout changes: shards are rebuilt rather than mixed with new ones (only
 # chunks whose text changed are embedded again).
-CHUNKER_VERSION = "9"
+CHUNKER_VERSION = "10"
 
 
 def chunker_version() -> str:
@@ -29,6 +29,7 @@ class _ChunkPiece:
     tokens: int
     table: int = -1  # index of the table block it belongs to, -1 for prose
     is_table_head: bool = False  # one of the table's header lines
+    paragraph: bool = False  # a whole prose block (a paragraph, heading or caption), not a piece of one
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+(?=[\"'(\[]?[A-Z0-9$])")
@@ -151,18 +152,22 @@ class FilingChunker:
         units: list[_ChunkPiece] = []
         for (start, end, table, head), n in zip(raw, counts):
             if n <= budget:
-                units.append(_ChunkPiece(start, end, n, table, head))
-                continue
-            # Too long for one chunk: sentences, and word-piece windows for a sentence that is still too long.
-            pieces = _sentence_spans(text, start, end)
-            for (ps, pe), pn in zip(pieces, self.count([text[s:e] for s, e in pieces])):
-                if pn <= budget:
-                    units.append(_ChunkPiece(ps, pe, pn, table, head))
-                else:
-                    units.extend(
-                        _ChunkPiece(ws, we, wn, table, head) for ws, we, wn in self._windows(text, ps, pe, budget)
-                    )
+                units.append(_ChunkPiece(start, end, n, table, head, paragraph=table < 0))
+            else:  # too long for one chunk
+                units.extend(self._sentence_pieces(text, _ChunkPiece(start, end, n, table, head), budget))
         return units
+
+    def _sentence_pieces(self, text: str, unit: _ChunkPiece, budget: int) -> list[_ChunkPiece]:
+        """A piece's sentences, and word-piece windows for a sentence still longer than `budget`."""
+        pieces = _sentence_spans(text, unit.start, unit.end)
+        out: list[_ChunkPiece] = []
+        for (ps, pe), pn in zip(pieces, self.count([text[s:e] for s, e in pieces])):
+            if pn <= budget:
+                out.append(_ChunkPiece(ps, pe, pn, unit.table, unit.is_table_head))
+            else:
+                out.extend(_ChunkPiece(ws, we, wn, unit.table, unit.is_table_head)
+                           for ws, we, wn in self._windows(text, ps, pe, budget))
+        return out
 
     def _windows(self, text: str, start: int, end: int, budget: int):
         enc = self.tokenizer(text[start:end], add_special_tokens=False, return_offsets_mapping=True)
@@ -210,7 +215,10 @@ class FilingChunker:
                 )
             current, used, prefix = [], 0, ""
 
-        for unit in units:
+        lead_tokens = budget // 3
+        i = 0
+        while i < len(units):
+            unit = units[i]
             if unit.table in statements and current and current[-1].table != unit.table:
                 # A statement starts its own chunk; its caption lines and the page's running header go along.
                 caption = getattr(section_blocks[unit.table], "caption", "")
@@ -226,8 +234,28 @@ class FilingChunker:
                     current, used = carried, sum(u.tokens for u in carried)
             in_statement = (unit.table in statements and all(u.table in (-1, unit.table) for u in current)) or (
                 unit.table < 0 and unit.tokens <= self._PAGE_LINE_TOKENS and bool(current) and current[-1].table in statements)
-            if current and used + unit.tokens > (statement_budget if in_statement else budget):
-                flush()
+            limit = statement_budget if in_statement else budget
+            if current and used + unit.tokens > limit:
+                # A heading or a lead-in ("The following table presents ...:") introduces what follows it: one
+                # left at the end of a full chunk goes on to open the next, where the passage it names is, rather
+                # than lending its words to the passage before (about a fifth of the prose chunks of 10-Ks ended on
+                # a heading). When its paragraph does not fit beside it, the paragraph's first sentences do.
+                lead = _lead_in(text, current, lead_tokens)
+                lead_used = sum(u.tokens for u in current[len(current) - lead:])
+                sentences = [unit]
+                if lead and unit.paragraph and lead_used + unit.tokens > limit:
+                    sentences = self._sentence_pieces(text, unit, budget)  # its first sentences join the lead
+                if lead and lead_used + sentences[0].tokens > limit:
+                    lead = 0  # not even the passage's first sentence fits beside it: the lead stays where it is
+                if lead and lead < len(current) and used - lead_used >= lead_tokens:
+                    carried, current = current[-lead:], current[:-lead]
+                    flush()
+                    current, used = carried, lead_used
+                if lead and len(sentences) > 1:
+                    units[i:i + 1] = sentences
+                    continue
+                if used + unit.tokens > limit:
+                    flush()
             if not current and unit.table >= 0 and not unit.is_table_head and unit.table in table_headers:
                 # Starting inside a table: repeat its column headers so every number keeps its year.
                 if header_tokens[unit.table] + unit.tokens <= budget:
@@ -238,8 +266,30 @@ class FilingChunker:
                     used = self.count([prefix])[0]
             current.append(unit)
             used += unit.tokens
+            i += 1
         flush()
         return out
+
+
+_LIST_MARKS = "•●◦▪▫■□–—-*·"
+_NOTE_MARK = re.compile(r"\(?(?:\d{1,2}|[a-z])\)|[*†‡§]")  # "(1) Includes ...", "(a)", "*"
+
+
+def _lead_in(text: str, pieces: list[_ChunkPiece], max_tokens: int) -> int:
+    """How many of the last `pieces` introduce what follows them, together at most `max_tokens` word pieces: whole
+    prose blocks that close no sentence, a heading ("Intellectual Property", "CRITICAL ACCOUNTING ESTIMATES") or a
+    lead-in ending in a colon ("The following table presents ...:"). Not a list's item or a table's note, which
+    speak of what comes before them."""
+    count, tokens = 0, 0
+    for piece in reversed(pieces):
+        tokens += piece.tokens
+        if not piece.paragraph or tokens > max_tokens:
+            break
+        block = text[piece.start:piece.end].strip()
+        if block[:1] in _LIST_MARKS or _NOTE_MARK.match(block) or block.endswith((".", "!", "?", ";")):
+            break
+        count += 1
+    return count
 
 
 def _is_statement_table(parsed: ParsedFiling, block, pages: dict[int, str]) -> bool:
