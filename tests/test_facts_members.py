@@ -301,3 +301,27 @@ def test_earnings_per_share_tagged_only_per_class_is_read_for_the_class_named():
     assert "$9.73 per share" in answer("What was Acme's class A diluted EPS in fiscal 2024?")
     assert "$38.92 per share" in answer("What was Acme's class C diluted EPS in fiscal 2024?")
     assert answer("What was Acme's diluted EPS in fiscal 2024?") is None
+
+
+def test_a_class_of_stock_is_met_by_the_line_the_filing_prints_for_it():
+    # A filer that buys back one class only tags the cash-flow line without a class and prints it as that class's
+    # ("Repurchases of class A common stock"): asked for that class, in the verb's words or the noun's, the line
+    # answers under its printed label. A line printed without the class answers no question about one class.
+    filing = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "form": "10-K", "fiscal_year": 2024,
+              "fiscal_period": "FY", "fact_count": 1}
+    catalog = Catalog.build([filing])
+
+    def answer(label: str, question: str) -> str | None:
+        rows = [_fact("us-gaap:PaymentsForRepurchaseOfCommonStock", 16_713e6, label, "2023-10-01", "2024-09-30")]
+        found = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows)).answer_for(
+            plan_question(question, catalog))
+        return found.block if found else None
+
+    printed = "Repurchases of class A common stock"
+    for question in ("How much did Acme spend buying back Class A shares in fiscal 2024?",
+                     "How much did Acme spend on repurchases of Class A common stock in fiscal 2024?"):
+        block = answer(printed, question)
+        assert "Repurchases of class A common stock" in block and "$16,713 million" in block
+    assert answer(printed, "How much did Acme spend buying back Class B shares in fiscal 2024?") is None
+    assert answer("Repurchases of common stock", "How much did Acme spend buying back Class A shares in fiscal 2024?") is None
+    assert "$16,713 million" in answer("Repurchases of common stock", "How much did Acme spend buying back shares in fiscal 2024?")

@@ -26,7 +26,7 @@ from .labels import (
     unit_kind,
 )
 from .members import members_named, name_members, narrowed_by
-from .mentions import member_matcher, normalize, plain_word
+from .mentions import member_matcher, normalize, plain_word, without_conjunction
 from .metrics import Metric, member_concepts, metric
 from .quarter_block import answer_periods
 from .quarters import QuarterFacts
@@ -147,12 +147,18 @@ class FactsLayer(QuarterFacts):
         quarter or a year to date of fiscal year `year` instead of the whole year."""
         if mention is not None and mention.qualified:
             if not member_concepts(m):
+                printed = self._printed_as_qualified(m, ticker, year, mention, when)
+                if printed is not None:
+                    return printed
                 raise Unresolved(f"{m.label} cannot be narrowed to {' '.join(mention.before + mention.after)}")
             if m.derive:  # a segment's margin: both inputs narrowed to the same member
                 return self._derived(m, m.derive, ticker, year, when, mention)
             try:
                 return self._member_value(m, ticker, year, mention, when)
             except NotReported:
+                printed = self._printed_as_qualified(m, ticker, year, mention, when)
+                if printed is not None:
+                    return printed
                 if not m.fallback:
                     raise
                 # A part's figure the filing tags only through its inputs: gross profit of a products-and-services
@@ -245,6 +251,23 @@ class FactsLayer(QuarterFacts):
         if mention is not None and a.member:  # labelled as the part it is of: "Operating margin — Google Cloud"
             out = replace(out, member=a.member, member_axis=a.member_axis)
         return stamp(out, when)
+
+    def _printed_as_qualified(self, m: Metric, ticker: str, year: int, mention: MetricMention,
+                              when: When | None) -> Value | None:
+        """The figure tagged without a member when the row label the filing prints beside it names the qualifier
+        itself: "Repurchases of Class A common stock" answers "buying back Class A shares" for a filer that buys
+        back that class only and tags the cash-flow line without a class. None otherwise."""
+        quals = without_conjunction(mention.before + mention.after)
+        try:
+            value = self.resolve(m, ticker, year, None, when)
+        except Unresolved:
+            return None
+        labels = {r.row_label for r in value.group.rows if r.row_label} if value.group else set()
+        for label in labels:
+            words = without_conjunction([plain_word(w) for w in normalize(label).split()])
+            if any(words[i:i + len(quals)] == quals for i in range(len(words))):
+                return replace(value, printed_label=label)
+        return None
 
     def _member_value(self, m: Metric, ticker: str, year: int, mention: MetricMention,
                       when: When | None = None) -> Value:

@@ -97,13 +97,24 @@ def exclusions(low: str) -> list[tuple[int, int, str]]:
     return out
 
 
+_CLASS_OF_STOCK = re.compile(r"\b(?:class|series)\s+[a-z](?:-?\d)?\b")
+
+
 def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[MetricMention]:
     """Metric phrases in the question, longest first without overlaps, with the words that qualify them."""
     low = normalize(question)
+    # A class of stock named inside a metric's phrase ("buying back Class B shares", "repurchases of Class A common
+    # stock") qualifies it as one named before it does ("Class A share repurchases"): the phrase is matched without
+    # it, and it becomes the qualifier, so only a figure the filing gives that class answers.
+    classes = [(c.start(), c.end()) for c in _CLASS_OF_STOCK.finditer(low)]
+    masked = low
+    for cs, ce in classes:
+        masked = masked[:cs] + " " * (ce - cs) + masked[ce:]
     cands = []
     for m, rx in METRIC_PATTERNS:
-        for hit in rx.finditer(low):
-            cands.append((hit.start(), hit.end(), m))
+        for hit in rx.finditer(masked):
+            start = hit.start() + len(masked[hit.start():hit.end()]) - len(masked[hit.start():hit.end()].lstrip())
+            cands.append((start, hit.end(), m))
     cands.sort(key=lambda c: (-(c[1] - c[0]), c[0]))
     chosen: list[tuple[int, int, Metric]] = []
     for s, e, m in cands:
@@ -135,10 +146,15 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
 
     out = []
     for s, e, m in chosen:
-        words = [t[2] for t in tokens if s <= t[0] < e]
+        inner = [(cs, ce) for cs, ce in classes if s < cs and ce < e]
+        words = [t[2] for t in tokens if s <= t[0] < e and not any(cs <= t[0] < ce for cs, ce in inner)]
         # Words right after the phrase that give it another meaning ("how much cash did it return").
         vetoed = bool(m.veto and re.search(m.veto, low[e:e + 60]))
         mention = MetricMention(m.key, s, e, words, vetoed=vetoed)
+        if inner:
+            mention.before = low[inner[0][0]:inner[0][1]].split()
+            out.append(mention)
+            continue
         prev = [t for t in tokens if t[1] <= s]
         for ts, te, w in reversed(prev):
             proper = question[ts:ts + 1].isupper() and mention.before and question[prev[-1][0]:prev[-1][0] + 1].isupper()

@@ -404,6 +404,7 @@ class Value:
     op: str | None = None  # sub / add / div
     member: str | None = None  # the dimension member that narrowed it (label)
     member_axis: str | None = None
+    printed_label: str | None = None  # the row label printed beside it, when that names what was asked
     scale: int = 6
     places: int = 0
     unit: str = "usd"
@@ -420,6 +421,8 @@ class Value:
 
     @property
     def label(self) -> str:
+        if self.printed_label:
+            return self.printed_label
         return f"{self.metric.label} — {self.member}" if self.member else self.metric.label
 
     @property
