@@ -155,3 +155,25 @@ def test_a_name_the_passages_mention_or_spell_out_is_answered():
     # An abbreviation may be spelled out in the filing ("Department of Justice"): not a missing name.
     res = _endorsement_answer("What antitrust suit did the DOJ file against Apple in 2024?")
     assert not res.refused and "Department of Justice" in res.answer
+
+
+_DISPOSITION = ("Apple Inc. (AAPL) · 10-K · FY2024 · Item 7: MD&A\nIn February 2024, the Company completed the sale "
+                "of its South American operations, recording a loss on sale of $1.2 billion, mostly cumulative "
+                "foreign currency translation losses.")
+
+
+def test_a_place_the_passages_print_as_its_adjective_is_not_a_missing_name():
+    # Filings name a region by its adjective ("South American operations") where a question names the place.
+    catalog = Catalog.build([{"ticker": "AAPL", "company": "Apple Inc.", "fiscal_year": 2024}])
+    question = "What operations did Apple sell in South America in 2024?"
+    plan = plan_question(question, catalog)
+    assert "America" in " ".join(plan.unread_names)
+    res = answer(question, retrieval(question, [make_node(_DISPOSITION, "c-sale", 0.033, section="Item 7")], plan),
+                 settings_for(None), use_llm=False)
+    assert not res.refused and "South American operations" in res.answer
+    # A name the passages print in no form is still missing.
+    question = "What did Apple sell in Patagonia in 2024?"
+    plan = plan_question(question, catalog)
+    res = answer(question, retrieval(question, [make_node(_DISPOSITION, "c-sale", 0.033, section="Item 7")], plan),
+                 settings_for(None), use_llm=False)
+    assert res.refused and res.refusal_reason == "name_not_found" and "'Patagonia'" in res.answer

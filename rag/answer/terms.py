@@ -148,8 +148,25 @@ def content_words(question: str, sources: list[Citation], analysis: QuestionPlan
 
 
 def is_covered(term: str, vocab: set[str]) -> bool:
-    """The term, or every word of one of its synonyms, is in the vocabulary."""
-    return any(all(t in vocab for t in phrase) for phrase in synonym_phrases(term))
+    """The term, or every word of one of its synonyms, or the adjective of a place it names is in the
+    vocabulary."""
+    return any(all(t in vocab for t in phrase) for phrase in synonym_phrases(term)) or _adjective_of(term, vocab)
+
+
+# The suffixes English makes an adjective of a place with, as stems read them: American, Mexican, Canadian,
+# European, Japanese (stem "japanes"), Israeli; Germany -> German drops the y alone.
+_ADJECTIVE_SUFFIXES = ("", "n", "an", "ian", "ean", "es", "ese", "i")
+
+
+def _adjective_of(name_word: str, vocab: set[str]) -> bool:
+    """A passage word that is the adjective of a place the question names: "South America" printed as "South
+    American markets", "China" as "Chinese regulators", "Germany" as "German", where the name's final vowel or y
+    may give way to the suffix."""
+    if len(name_word) < 4:
+        return False
+    roots = {name_word, name_word[:-1]} if name_word[-1] in "aeiouy" else {name_word}
+    return any(root + suffix in vocab for root in roots for suffix in _ADJECTIVE_SUFFIXES
+               if root + suffix != name_word)
 
 
 def coverage_gap(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[str]:
