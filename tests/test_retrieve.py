@@ -372,6 +372,12 @@ def test_a_count_question_puts_the_passage_that_counts_first():
     headcount = node("As of December 31, 2024, our employee headcount worldwide was 125,665.")
     assert _counting_first([erisa, headcount], counted("How many employees does Acme have?"), human_capital) == [
         headcount, erisa]
+    # A compound names its kind last: "stockholders of record" are holders of record.
+    item_5 = [words for _pattern, item, words in _ITEM_CONTENT if item == "5"]
+    pointer = node("Holders of record are listed by our transfer agent; beneficial owners hold shares in street name.")
+    holders = node("As of November 6, 2024, we had 319 stockholders of record of our class A common stock.")
+    assert _counting_first([pointer, holders], counted("How many holders of record does Acme have?"), item_5) == [
+        holders, pointer]
 
 
 def test_a_question_about_what_the_company_is_gets_item_1s_opening(tmp_path):
