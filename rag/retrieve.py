@@ -520,12 +520,8 @@ def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> 
     # An English compound names its kind last: "319 stockholders of record" and "shareholders" count the question's
     # "holders" of record.
     heads = tuple(stem(w) for w in counted if len(w) > 3 and w.lower() not in STOP_WORDS)
-
-    def counts(noun: str) -> bool:
-        noun = stem(noun)
-        return noun in stems or (bool(heads) and noun.endswith(heads))
-
-    holds_count = {n.node.node_id: any(counts(w) for w in _counted_nouns(n.node.text)) for n in nodes}
+    holds_count = {n.node.node_id: any((noun := stem(w)) in stems or noun.endswith(heads)
+                                       for w in _counted_nouns(n.node.text)) for n in nodes}
     return sorted(nodes, key=lambda n: not holds_count[n.node.node_id])  # stable: search order within each
 
 

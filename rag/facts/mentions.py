@@ -107,14 +107,12 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
     # stock") qualifies it as one named before it does ("Class A share repurchases"): the phrase is matched without
     # it, and it becomes the qualifier, so only a figure the filing gives that class answers.
     classes = [(c.start(), c.end()) for c in _CLASS_OF_STOCK.finditer(low)]
-    masked = low
-    for cs, ce in classes:
-        masked = masked[:cs] + " " * (ce - cs) + masked[ce:]
+    masked = _CLASS_OF_STOCK.sub(lambda c: " " * len(c.group()), low)
     cands = []
     for m, rx in METRIC_PATTERNS:
         for hit in rx.finditer(masked):
-            start = hit.start() + len(masked[hit.start():hit.end()]) - len(masked[hit.start():hit.end()].lstrip())
-            cands.append((start, hit.end(), m))
+            span = hit.group()
+            cands.append((hit.start() + len(span) - len(span.lstrip()), hit.end(), m))  # from its first word
     cands.sort(key=lambda c: (-(c[1] - c[0]), c[0]))
     chosen: list[tuple[int, int, Metric]] = []
     for s, e, m in cands:
