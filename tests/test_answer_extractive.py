@@ -608,3 +608,15 @@ def test_a_total_row_is_named_by_its_tables_title_and_scaled_by_it():
     text = _gamma_pay("How many carloads did Gamma Pay handle in 2023?", table)
     assert "**8,112 thousand** (about 8.1 million) for 2023: `Total`, table Revenue Carloads Thousands" in text
     assert "8,334" not in text
+
+
+_REGIONS = ("| Year Ended December 31, | 2024 | 2023 | (percent of revenues)\n"
+            "United States | 49% | 47%\nInternational | 51% | 53%")
+
+
+def test_the_row_of_a_place_the_question_leaves_out_is_not_its_figure():
+    # "From the U.S." is that row's figure; "from outside the U.S." is everything but that row.
+    asked_in = _one_company("What percent of Gamma Health's 2024 revenue came from the U.S.?", _REGIONS)
+    assert "Figure read from the table: **49%** for 2024: `United States`" in asked_in
+    left_out = _one_company("What percent of Gamma Health's 2024 revenue came from outside the U.S.?", _REGIONS)
+    assert "Figure read" not in left_out and "**49%**" not in left_out

@@ -307,6 +307,11 @@ def test_what_a_question_rules_out_is_read_with_the_phrase_that_rules_it_out(cat
     assert [m.excluded for m in plan.metrics] == [["leasing"]]
     plan = plan_question("What was Apple's revenue excluding the impact of foreign currency in 2024?", catalog)
     assert [m.excluded for m in plan.metrics] == [["impact", "foreign", "currency"]]
+    # "Outside" with an article or "of" rules a place out; "outside directors" are a kind of director.
+    assert plan_question("What share of Alphabet's revenue came from outside the U.S. in 2024?",
+                         catalog).excluded == ["u.s."]
+    assert plan_question("How much did Apple sell outside of China in 2024?", catalog).excluded == ["china"]
+    assert plan_question("How many outside directors does Apple have?", catalog).excluded == []
     # "exceptional" holds "except" but rules nothing out.
     assert plan_question("What were Apple's exceptional items in 2024?", catalog).excluded == []
 

@@ -53,9 +53,12 @@ reported total a an this that same as per share
 million millions billion billions thousand thousands usd dollars dollar
 """.split())
 # What a question rules out ("not counting cash, how much volume", "revenue other than from iPhone", "revenue
-# excluding leasing"): the words after an exclusion phrase, up to the clause's end or the question's next clause word.
+# excluding leasing", "sales outside the U.S."): the words after an exclusion phrase, up to the clause's end or the
+# question's next clause word. "Outside" rules out only a place or body it is followed by with an article or "of"
+# ("outside the Americas", "outside of China"): "outside directors" and "outside counsel" are kinds, not exclusions.
 _EXCLUSION = re.compile(r"\b(?:not\s+counting|without\s+counting|excluding|excl\.|exclusive\s+of|except(?:\s+for)?|"
-                        r"other\s+than|apart\s+from|aside\s+from|leaving\s+(?:out|aside)|setting\s+aside)\s+"
+                        r"other\s+than|apart\s+from|aside\s+from|leaving\s+(?:out|aside)|setting\s+aside|"
+                        r"outside\s+of|outside(?=\s+(?:the|its|their)\s))\s+"
                         r"((?:the\s+|its\s+|their\s+)?(?:(?!(?:how|what|which|when|where|who|did|does|do|was|were|is|"
                         r"are|in|during|for|at|by|and|or)\b)[a-z][\w'’&.-]*\s*){1,5})")
 # Words that name a fiscal period ("the second quarter", "the three months ended", "first half", "year to date"):
