@@ -749,10 +749,13 @@ def _source_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
     whose part is plan.share_part, and only after a metric that dimension members can narrow."""
     if plan.calculation.share_of_end is not None:
         return []
+    # "Other than from iPhone" leaves the source out (plan.excluded): what is asked is the rest of the figure.
+    left_out = [(start, end) for start, end, dimension, _v in plan.spans if dimension == "excluded"]
     for mention in plan.metrics:
         if mention.vetoed or not metric(mention.metric_key).members:
             continue
-        m = _FROM_SOURCE.search(norm, mention.end)
+        m = next((m for m in _FROM_SOURCE.finditer(norm, mention.end)
+                  if not any(start <= m.start() < end for start, end in left_out)), None)
         if m is None:
             continue
         found = WORD_PATTERN.findall(m.group(1))

@@ -491,6 +491,7 @@ class FactsLayer(QuarterFacts):
         mentions = [mt for mt in mentions if not mt.vetoed]
         if not mentions:
             return None
+        complement: tuple[MetricMention, MetricMention] | None = None
         specs: list[MetricMention] = []
         for mt in mentions:
             if mt.spec() not in {s.spec() for s in specs}:
@@ -508,9 +509,17 @@ class FactsLayer(QuarterFacts):
             # filing tags for the metric, named by its own words, still owns the figure. (A share names its part
             # beside the whole: see plan.share_part.)
             specs = self._with_members(asked, specs, tickers, every=False)
-            if specs is not None and not any(s.qualified for s in specs) and (
-                    _unread_part(plan, specs) or self._rules_out_a_member(plan, specs, tickers)):
-                return None
+            if specs is not None and not any(s.qualified for s in specs):
+                if _unread_part(plan, specs):
+                    return None
+                left_out = self._left_out_members(plan, specs, tickers)
+                if left_out:
+                    # "Net sales excluding Greater China": the whole holds the part left out, so it is no answer;
+                    # the whole less that part is, computed from the two tagged figures, when one figure is asked
+                    # and the words left out name one member of it.
+                    if len(specs) != 1 or left_out[0] is None or plan.calculation.share_of_end is not None:
+                        return None
+                    complement = (specs[0], left_out[0])
         if specs is None:
             return None
         if plan.periods or plan.latest_quarters:  # quarters and years to date: never a fiscal year's figure
@@ -526,7 +535,9 @@ class FactsLayer(QuarterFacts):
         if (share or calc.ratio) and len(specs) != 2 and not growth:
             return None  # a share or ratio of something the facts cannot name
         block = FactsBlock(self)
-        if len(specs) == 2 and (share or calc.ratio or (calc.difference and len(tickers) == 1)):
+        if complement is not None:
+            block.two_metric(*complement, tickers, plan_years, "sub")
+        elif len(specs) == 2 and (share or calc.ratio or (calc.difference and len(tickers) == 1)):
             if share:
                 den = next((s for s in specs if s.start >= calc.share_of_end), specs[-1])
                 num = specs[0] if den is specs[1] else specs[1]
@@ -597,15 +608,26 @@ class FactsLayer(QuarterFacts):
             return None if any(w is not None and len(w) > 1 for w in winners) else specs
         return named if all(narrowed) else None
 
-    def _rules_out_a_member(self, plan: QuestionPlan, specs: list[MetricMention], tickers: list[str]) -> bool:
-        """Does the question leave out a part the filing tags for the figure ("revenue other than from iPhone")?
-        The consolidated figure holds that part, so it is no answer. A thing left out that is no part of the figure
-        ("R&D, not counting acquired IPR&D", a line of its own) leaves the figure as it is."""
+    def _left_out_members(self, plan: QuestionPlan, specs: list[MetricMention],
+                          tickers: list[str]) -> list[MetricMention | None]:
+        """For each spec, the spec narrowed to the part of its figure that the question leaves out ("revenue other
+        than from iPhone", "net sales excluding Greater China"): a dimension member the filing tags for the figure's
+        concepts. None for a spec whose words left out name no single member; empty when the question leaves out
+        no part of any figure. A thing left out that is no part of the figure ("R&D, not counting acquired IPR&D",
+        a line of its own) leaves the figure as it is. A figure read by its printed label is narrowed by its own
+        concept's members, whether or not the metric vocabulary lets that concept be asked per part."""
         if not plan.excluded:
-            return False
+            return []
         views = [self.view(f) for t in tickers for f in self.filings(t)]
         left_out = " ".join(plan.excluded)
-        return any(members_named(left_out, s, views, member_concepts(metric(s.metric_key))) for s in specs)
+        named = [members_named(left_out, s, views,
+                               member_concepts(metric(s.metric_key)) or metric(s.metric_key).concepts)
+                 for s in specs]
+        if not any(named):
+            return []
+        # The part is asked for itself: the words the mention rules out are its own now, not a filter on it.
+        parts = [narrowed_by(s, w) if w else None for s, w in zip(specs, named)]
+        return [replace(p, excluded=[]) if p is not None else None for p in parts]
 
     def _company_by_member(self, plan: QuestionPlan, years: list[int]) -> tuple | None:
         """No company named, but a part of one ("What operating margin did AWS earn"): the one company whose

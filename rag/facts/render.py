@@ -309,9 +309,13 @@ class FactsBlock:
                     d = combine(a.metric, "sub", a, b)
                     if d is None:
                         continue
-                    self.lines.append(f"- {a.who()} · {a.when()}: {a.label} − {lower_label(b.label)} = {d.display()} "
+                    # The whole less one of its own parts is named for what it is: the whole without that part.
+                    part_of_whole = bool(b.member) and not a.member and a.metric.key == b.metric.key
+                    what = f"{a.label} excluding {b.member}" if part_of_whole else \
+                        f"{a.label} − {lower_label(b.label)}"
+                    self.lines.append(f"- {a.who()} · {a.when()}: {what} = {d.display()} "
                                       f"= {self.full(a)} − {self.full(b)}")
-                    self._result(f"{a.label} − {b.label}, {t} {a.period_label()}", d.amount, d.display(),
+                    self._result(f"{what}, {t} {a.period_label()}", d.amount, d.display(),
                                  f"{a.label} − {b.label}", [a, b])
 
     # ---- the block
