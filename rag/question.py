@@ -189,6 +189,13 @@ _COUNT_ENDS = r"(?:do|does|did|is|are|was|were|has|have|had|will|would|can|could
 _HOW_MANY = re.compile(r"\bhow\s+many\s+(?:of\s+)?((?:(?!" + _COUNT_ENDS + r")[a-z][\w'’-]*\s+){0,4}(?!" + _COUNT_ENDS
                        + r")[a-z][\w'’-]*)")
 _COUNTS_MONEY = re.compile(r"(?:dollars|usd|euros?|millions|billions|thousands)\b")
+# An amount asked: the (up to five) words between "how much" and the question's verb name what is measured ("how much
+# free cash flow did it generate"), unless they only say it is money ("how much cash", "how much money in total").
+# "How much of" asks for a share (see _SHARE), "how much more" or "bigger" a difference, and a leading "in" only says
+# the amount is money ("how much in dividends").
+_HOW_MUCH = re.compile(r"\bhow\s+much\s+(?!of\b|more\b|less\b|fewer\b|[a-z]+er\b)(?:in\s+)?((?:(?!" + _COUNT_ENDS + r")[a-z][\w'’&-]*\s+){0,4}(?!"
+                       + _COUNT_ENDS + r")[a-z][\w'’&-]*)\s+" + _COUNT_ENDS)
+_ONLY_MONEY = re.compile(r"(?:(?:money|cash|dollars|usd|funds|capital|in|total|overall)\s*)+$")
 # A word written as a name: capitalised ("Model", "SRS") or with a capital inside ("iPhone").
 _NAME_WORD = re.compile(r"(?<![\w.'’-])(?:[A-Z][\w&'’.-]*|[a-z]+[A-Z][\w&-]*)")
 # The titles of the financial statements and of a filing's parts, which questions capitalise: they say where a
@@ -379,6 +386,9 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.name_phrases = _name_phrases(question, plan.unread_names)
     counted = _HOW_MANY.search(norm)
     plan.counted = counted.group(1).split() if counted and not _COUNTS_MONEY.match(counted.group(1)) else []
+    amount = _HOW_MUCH.search(norm)
+    if amount and not _ONLY_MONEY.match(amount.group(1)):
+        plan.amount_named = amount.span(1)
     plan.share_part = _share_part(norm, plan, catalog)
     plan.source_part = _source_part(norm, plan, catalog)
     plan.year_of_company = _year_of_company(norm, plan.tickers, plan.fiscal_years, catalog)

@@ -151,6 +151,10 @@ class QuestionPlan:
     # "How many employees / holders of record": the words after "how many" up to the question's verb; empty when
     # the question counts nothing, or counts money ("how many dollars").
     counted: list[str] = field(default_factory=list)
+    # "How much favorable reserve development did it book in medical costs": the span (in the normalized question)
+    # of the words between "how much" and the question's verb, which name the amount asked; None when there are
+    # none ("how much did it spend on R&D") or they name money only ("how much cash", "how much money").
+    amount_named: tuple[int, int] | None = None
     # The item a figure is asked per, in the question's words ("net sales per retail square foot": "retail square
     # foot"; "revenue per adjusted script": "adjusted script"): the figure is a rate, and the total it divides is no
     # answer. Empty when none; a per-share figure the metric vocabulary names (EPS, dividends per share) is not one.

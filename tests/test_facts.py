@@ -296,6 +296,21 @@ def test_a_part_the_question_leaves_out_is_taken_from_the_whole_never_answered_b
                        "2024?") is None
 
 
+def test_an_amount_named_before_the_verb_is_what_is_asked_not_the_metric_after_it(corpus):
+    # The figure asked is named between "how much" and the verb; "net sales" after the verb only says where that
+    # amount sits, and the company's net sales would answer another question.
+    assert ask(corpus, "How much favorable warranty development did Apple book in net sales in fiscal 2024?") is None
+    assert ask(corpus, "How much Apple stock did the company buy back in fiscal 2024?") is None
+    # A metric among those words is the figure; words that only say it is money leave the metric after the verb.
+    assert "$391,035 million" in ask(corpus, "How much total net sales did Apple book in fiscal 2024?").block
+    assert "$391,035 million" in ask(corpus, "How much money did Apple bring in as net sales in fiscal 2024?").block
+    assert "$391,035 million" in ask(corpus, "How much did Apple book in net sales in fiscal 2024?").block
+    # A figure read by the label the filing prints is named there too; "how much higher" asks for a difference.
+    assert "$29,943 million" in ask(corpus, "How much cash and cash equivalents did Apple hold at the end of fiscal "
+                                            "2024?").block
+    assert ask(corpus, "How much higher were Apple's net sales in fiscal 2025 than in fiscal 2024?") is not None
+
+
 def test_a_part_the_filing_does_not_tag_gets_no_company_total(corpus):
     # "Model Y" is a name the plan reads as nothing else, and no member of Tesla's revenue matches it: the total
     # revenue would answer another question. A part the filing tags is still answered.

@@ -491,6 +491,10 @@ class FactsLayer(QuarterFacts):
         mentions = [mt for mt in mentions if not mt.vetoed]
         if not mentions:
             return None
+        # "How much favorable reserve development did it book in medical costs": the amount asked is named before the
+        # verb, and a metric named only after it ("in medical costs") says where that amount sits, not what it is.
+        if plan.amount_named and not any(_named_in(mt, plan) for mt in mentions):
+            return None
         complement: tuple[MetricMention, MetricMention] | None = None
         specs: list[MetricMention] = []
         for mt in mentions:
@@ -777,6 +781,15 @@ def _named_members(question: str, specs: list[MetricMention], views: list[Filing
     """Each spec qualified by the member of its metric's concepts that the question names (itself when already
     qualified; None when it names none), read from `views`."""
     return [name_members(question, s, views, member_concepts(metric(s.metric_key))) for s in specs]
+
+
+def _named_in(mention: MetricMention, plan: QuestionPlan) -> bool:
+    """Is the mention among the words naming the amount asked (plan.amount_named)? A figure read by its printed
+    label has no place in the question: its label's words are looked for there instead."""
+    start, end = plan.amount_named
+    if mention.end > mention.start:
+        return start <= mention.start < end
+    return bool(set(tokens(" ".join(mention.words))) & set(tokens(normalize(plan.question)[start:end])))
 
 
 def _unread_part(plan: QuestionPlan, specs: list[MetricMention]) -> bool:
