@@ -620,3 +620,17 @@ def test_the_row_of_a_place_the_question_leaves_out_is_not_its_figure():
     assert "Figure read from the table: **49%** for 2024: `United States`" in asked_in
     left_out = _one_company("What percent of Gamma Health's 2024 revenue came from outside the U.S.?", _REGIONS)
     assert "Figure read" not in left_out and "**49%**" not in left_out
+
+
+_PROPERTIES = ("Item 2. Properties\nWe own our corporate headquarters, located in Springfield, Illinois, and our "
+               "principal data center. We lease our regional offices in 12 countries.")
+
+
+def test_the_words_filings_use_for_properties_and_light_verbs_are_not_missing_words():
+    # Item 102 of Regulation S-K asks for properties and whether they are owned or leased: a question's "rent"
+    # and "sites" are the passage's "lease" and "offices"/"center", and "put into" or "past" are its phrasing.
+    text = _one_company("Where is Gamma Health headquartered, and does it own or rent its main sites?", _PROPERTIES)
+    assert not text.startswith("The indexed filings do not appear") and "We own our corporate headquarters" in text
+    # A question about something the passage never discusses is still refused.
+    text = _one_company("What colour are the carpets in Gamma Health's lobby painted?", _PROPERTIES)
+    assert text.startswith("The indexed filings do not appear")

@@ -21,7 +21,8 @@ _GENERIC_PLAIN = """total amount number value figure overall primary main reason
     keep keeps kept get gets got make makes made take takes took go goes went come comes came bring brings brought
     give gives gave find finds found look looks back
     highest lowest largest biggest smallest greatest best worst rank ranks ranked ranking
-    generate generates generated generating post posts posted book books booked achieve achieves achieved""".split()
+    generate generates generated generating post posts posted book books booked achieve achieves achieved
+    put puts putting hand hands handed hit hits run runs ran see sees saw past""".split()
 # Plain words; keys are stemmed below, values go through tokens (which stems them).
 _SYNONYMS_PLAIN = {
     "revenue": ["sales"],
@@ -53,6 +54,12 @@ _SYNONYMS_PLAIN = {
     "record": ["registered"],
     "debt": ["borrowings", "notes"],
     "headquarters": ["principal executive offices"],
+    # Regulation S-K Item 102 asks for the "location and general character" of the principal "plants" and other
+    # "physical properties", and whether they are owned or leased: filings answer in those words.
+    "sites": ["properties", "facilities", "plants", "locations"],
+    "rent": ["lease", "leased"],
+    "rents": ["lease", "leased"],
+    "rented": ["leased", "lease"],
     "hq": ["headquarters", "principal executive offices"],
     "capex": ["capital expenditures", "property and equipment"],
     "r&d": ["research and development"],
