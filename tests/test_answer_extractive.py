@@ -461,15 +461,17 @@ def test_a_hyphenated_qualifier_the_filing_does_not_print_is_one_missing_word():
 
 def test_counts_listed_with_their_years_answer_with_the_year_asked():
     # "As of December 31, 2024 and 2023, ... 69,700 and 79,100 employees, respectively": the count of 2024 is the
-    # first, though the noun follows the second; the quote keeps the years so the pairing can be checked.
+    # first, though the noun follows the second; the quote keeps the years so the pairing can be checked, and
+    # elides the other year's figure, which would read as a second answer.
     listed = ("As of December 31, 2024 and 2023, our Company had approximately 69,700 and 79,100 employees, "
               "respectively, of which approximately 8,900 and 9,000, respectively, were located in the United States.")
     text = _one_company("How many employees did Gamma Health have at the end of 2024?", listed)
     assert text.startswith("Figure read from prose: **69,700**")
-    assert '"As of December 31, 2024 and 2023, our Company had approximately 69,700 and 79,100 employees, ' \
-           'respectively" [1]' in text
-    assert _one_company("How many employees did Gamma Health have at the end of 2023?", listed).startswith(
-        "Figure read from prose: **79,100**")
+    assert '"As of December 31, 2024 and 2023, our Company had approximately 69,700 […] employees, ' \
+           'respectively" [1]' in text and "79,100" not in text
+    text = _one_company("How many employees did Gamma Health have at the end of 2023?", listed)
+    assert text.startswith("Figure read from prose: **79,100**") and "approximately […] 79,100 employees, " \
+        "respectively" in text and "69,700" not in text
     # No year asked: the filing's own (FY2024).
     assert _one_company("How many employees does Gamma Health have?", listed).startswith(
         "Figure read from prose: **69,700**")
@@ -634,3 +636,22 @@ def test_the_words_filings_use_for_properties_and_light_verbs_are_not_missing_wo
     # A question about something the passage never discusses is still refused.
     text = _one_company("What colour are the carpets in Gamma Health's lobby painted?", _PROPERTIES)
     assert text.startswith("The indexed filings do not appear")
+
+
+_RESERVE_DEVELOPMENT = ("Medical costs in 2024, 2023 and 2022 included favorable medical cost development related to "
+                        "prior years of $700 million, $840 million and $410 million, respectively.")
+
+
+def test_an_amount_listed_with_its_years_answers_with_the_year_asked():
+    # A period trap in prose: the amount of the year asked, by its place in the list "respectively" closes.
+    text = _one_company("How much favorable medical cost development did Gamma Health book in 2023?",
+                        _RESERVE_DEVELOPMENT)
+    assert text.startswith("Figure read from prose: **$840 million** for 2023")
+    assert "$700 million" not in text and "$410 million" not in text
+    # No year asked: the filing's own (FY2024).
+    assert _one_company("How much favorable medical cost development did Gamma Health book?",
+                        _RESERVE_DEVELOPMENT).startswith("Figure read from prose: **$700 million** for 2024")
+    # A year the list does not hold gets no figure; the sentence is quoted whole.
+    text = _one_company("How much favorable medical cost development did Gamma Health book in 2021?",
+                        _RESERVE_DEVELOPMENT)
+    assert not text.startswith("Figure read") and "$700 million, $840 million and $410 million" in text

@@ -384,19 +384,50 @@ def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, cont
     before = " ".join(tokens(unit.text[:run[0].start])[-2:])
     if not any(is_covered(t, set(tokens(clause)) | set(before.split())) for t in content):
         return None
-    quote = _respective_quote(unit.text, run) if len(run) > 1 else _clause_quote(unit.text, figure, figures)
+    quote = _respective_quote(unit.text, run, figure) if len(run) > 1 else _clause_quote(unit.text, figure, figures)
     return (f"Figure read from prose: **{figure.raw}**, as {unit.source.label()} states it: "
             f"\"{quote}\" [{unit.source.number}]. It is not tagged XBRL data: the whole passage is under Sources.")
 
 
-def _respective_quote(text: str, run: list[WrittenNumber]) -> str:
-    """The sentence up to the "respectively" that closes a list of counts, which pairs each with its year ("As of
-    December 31, 2024 and 2023, our Company had approximately 69,700 and 79,100 employees, respectively"); its
-    opening cut to the 30 words before the list."""
+def _respective_quote(text: str, run: list[WrittenNumber], figure: WrittenNumber) -> str:
+    """The sentence up to the "respectively" that closes a list of figures, which pairs each with its year ("As of
+    December 31, 2024 and 2023, our Company had approximately 69,700 […] employees, respectively"), with the other
+    years' figures elided: quoted, they would read as further answers, and the years and the figure's place in the
+    list still show which year it is. Its opening cut to the 30 words before the list."""
     stop = respectively_end(text, run) or len(text)
     head = text[:run[0].start].split()
     lead = ("… " if len(head) > 30 else "") + " ".join(head[-30:])
-    return f"{lead} {' '.join(text[run[0].start:stop].split())}".strip()
+    at = run.index(figure)
+    listed = ("[…] " if at > 0 else "") + figure.raw + (" […]" if at < len(run) - 1 else "")
+    tail = " ".join(text[run[-1].end:stop].split()) if at < len(run) - 1 else " ".join(text[figure.end:stop].split())
+    return f"{lead} {listed}{'' if tail.startswith(',') else ' '}{tail}".strip()
+
+
+def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, question: str) -> str | None:
+    """One company's amount for one year from the best sentence, when that sentence lists the amount for several
+    years with "respectively" ("Medical costs in 2024, 2023 and 2022 included ... $700 million, $840 million and
+    $410 million, respectively"): a period trap in prose. The year asked, else the filing's own, picks the figure by
+    its place in the list; said only when exactly one list in the sentence pairs amounts with years."""
+    if analysis is None or analysis.counted or len(analysis.tickers) > 1 or not chosen:
+        return None
+    if not _AMOUNT_Q.search(question) or _PERCENT_Q.search(question):
+        return None
+    best = chosen[0]
+    if best.kind != "sentence":
+        return None
+    wanted = {str(y) for y in analysis.fiscal_years} or (
+        {str(best.source.fiscal_year)} if best.source.fiscal_year else set())
+    money = [n for n in answer_figures(best.text) if n.money]
+    paired = [(run, years) for run in listed_runs(best.text, money) if (years := respective_years(best.text, run))]
+    if len(wanted) != 1 or len(paired) != 1:
+        return None
+    run, years = paired[0]
+    picked = [n for n, year in zip(run, years) if str(year) in wanted]
+    if len(picked) != 1:
+        return None
+    return (f"Figure read from prose: **{picked[0].raw}** for {next(iter(wanted))}, as {best.source.label()} states "
+            f"it: \"{_respective_quote(best.text, run, picked[0])}\" [{best.source.number}]. It is not tagged XBRL "
+            "data: the whole passage is under Sources.")
 
 
 # A figure after a word of scope belongs to the clause before it ("36,000 employees in 38 countries"); any other
@@ -676,7 +707,7 @@ def extractive_answer(
     content = content_terms(question, chunk_sources, analysis)
     # A figure read from the text stands alone; why the model did not answer (stopped, failed) is still said.
     figure_lead = [f"Extractive answer{how}."] if reason else []
-    count = _prose_count(chosen, analysis, content)
+    count = _prose_count(chosen, analysis, content) or _prose_amount(chosen, analysis, question)
     if count:
         return "\n\n".join(figure_lead + parts[1:] + [count]), False
     # Compared before the best sentence takes the one after it: that one's figures are not the ones compared.
