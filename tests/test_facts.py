@@ -291,6 +291,10 @@ def test_a_part_the_question_leaves_out_is_taken_from_the_whole_never_answered_b
     # A region left out, named before the figure.
     fa = ask(corpus, "Excluding Greater China, what were Apple's net sales in fiscal 2024?")
     assert fa is not None and fa.results[0]["value"] == (391_035 - 66_952) * 1e6
+    # A part named by words its member's name holds ("Automotive regulatory credits").
+    fa = ask(corpus, "What was Tesla's revenue excluding regulatory credits in 2024?")
+    assert fa is not None and fa.results[0]["value"] == (97_690 - 2_763) * 1e6
+    assert "Total revenue excluding Automotive regulatory credits" in fa.block
     # Two figures with a part left out: which figure loses the part is a guess, so the facts do not answer.
     assert ask(corpus, "What were Apple's net sales and operating income excluding Greater China in fiscal "
                        "2024?") is None

@@ -168,6 +168,9 @@ def test_a_segment_of_a_quarter_is_its_member_for_the_three_months(corpus):
     fa = ask(corpus, "What was Boeing's Commercial Airplanes segment revenue in Q2 2025?")
     assert "Commercial Airplanes" in fa.block and "$10,874 million" in fa.block
     assert "19,021" not in fa.block and "the three months ended June 30, 2025" in fa.block
+    # A quarter's figure with a part left out is not the whole quarter's: the facts do not answer it.
+    assert ask(corpus, "What was Boeing's revenue excluding Commercial Airplanes in Q2 2025?") is None
+    assert ask(corpus, "What was Boeing's revenue in Q2 2025?") is not None
 
 
 def test_quarter_history_marks_the_computed_fourth_quarter(corpus):

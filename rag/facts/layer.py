@@ -25,7 +25,7 @@ from .labels import (
     tolerance,
     unit_kind,
 )
-from .members import members_named, name_members, narrowed_by
+from .members import members_holding, members_named, name_members, narrowed_by
 from .mentions import member_matcher, normalize, plain_word, without_conjunction
 from .metrics import Metric, member_concepts, metric
 from .quarter_block import answer_periods
@@ -527,7 +527,8 @@ class FactsLayer(QuarterFacts):
         if specs is None:
             return None
         if plan.periods or plan.latest_quarters:  # quarters and years to date: never a fiscal year's figure
-            return answer_periods(self, plan, tickers, specs)
+            # A quarter's figure less a part is not computed: the part left out leaves the passages to answer.
+            return None if complement else answer_periods(self, plan, tickers, specs)
         calc = plan.calculation
         plan_years = self._years(plan, tickers, years, notes)
         growth = calc.growth or (len(tickers) == 1 and len(set(years)) >= 2 and calc.compares)
@@ -624,9 +625,12 @@ class FactsLayer(QuarterFacts):
             return []
         views = [self.view(f) for t in tickers for f in self.filings(t)]
         left_out = " ".join(plan.excluded)
-        named = [members_named(left_out, s, views,
-                               member_concepts(metric(s.metric_key)) or metric(s.metric_key).concepts)
-                 for s in specs]
+        concepts = [member_concepts(metric(s.metric_key)) or metric(s.metric_key).concepts for s in specs]
+        # Named as the filing writes the member, else by words its name holds ("regulatory credits" of "Automotive
+        # regulatory credits"): the total holds that part either way, and with several such members which one to
+        # take away is a guess.
+        named = [members_named(left_out, s, views, c) or members_holding(left_out, views, c)
+                 for s, c in zip(specs, concepts)]
         if not any(named):
             return []
         # The part is asked for itself: the words the mention rules out are its own now, not a filter on it.

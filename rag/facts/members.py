@@ -112,3 +112,24 @@ def members_named(question: str, mention: MetricMention, views: list[FilingView]
         return []
     top = max(best.values())
     return [m for m, n in best.items() if n == top]
+
+
+def members_holding(words: str, views: list[FilingView], concepts: Iterable[str]) -> list[tuple[str, ...]]:
+    """The members of the concepts (their words, as members_named gives them) that carry every one of the words in
+    their name or a printed row label ("regulatory credits" in "Automotive regulatory credits"): words that name a
+    part more loosely than members_named asks, though such a part still sits inside the concepts' total."""
+    wanted = set(_words(words))
+    found: list[tuple[str, ...]] = []
+    if not wanted:
+        return found
+    for view in views:
+        for concept in concepts:
+            for group in view.by_concept.get(concept, ()):
+                if len(group.dims) != 1:
+                    continue
+                member = next(iter(group.dims.values()))
+                labels = [member_words(member)] + [r.row_label.split() for r in group.rows if r.row_label]
+                key = tuple(plain_word(w) for w in member_words(member))
+                if key not in found and any(wanted <= set(_words(" ".join(label))) for label in labels):
+                    found.append(key)
+    return found
