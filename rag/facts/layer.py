@@ -495,40 +495,13 @@ class FactsLayer(QuarterFacts):
         # verb, and a metric named only after it ("in medical costs") says where that amount sits, not what it is.
         if plan.amount_named and not any(_named_in(mt, plan) for mt in mentions):
             return None
-        complement: tuple[MetricMention, MetricMention] | None = None
-        specs: list[MetricMention] = []
-        for mt in mentions:
-            if mt.spec() not in {s.spec() for s in specs}:
-                specs.append(mt)
-        if len(specs) > 3:
+        found = self._figures_asked(plan, mentions, tickers)
+        if found is None:
             return None
-        # A member is named by what the question asks for, never by what it rules out ("revenue other than from
-        # iPhone" does not name the iPhone line).
-        asked = plan.question_without(lambda dimension, _value: dimension == "excluded")
-        if plan.names_part or _segment_owner(plan):
-            # A segment, region or part of the company: its figure, never the consolidated one.
-            specs = self._with_members(asked, specs, tickers)
-        elif plan.calculation.share_of_end is None:
-            # A part named with no word that says so ("What operating margin did Google Cloud earn"): a member the
-            # filing tags for the metric, named by its own words, still owns the figure. (A share names its part
-            # beside the whole: see plan.share_part.)
-            specs = self._with_members(asked, specs, tickers, every=False)
-            if specs is not None and not any(s.qualified for s in specs):
-                if _unread_part(plan, specs):
-                    return None
-                left_out = self._left_out_members(plan, specs, tickers)
-                if left_out:
-                    # "Net sales excluding Greater China": the whole holds the part left out, so it is no answer;
-                    # the whole less that part is, computed from the two tagged figures, when one figure is asked
-                    # and the words left out name one member of it.
-                    if len(specs) != 1 or left_out[0] is None or plan.calculation.share_of_end is not None:
-                        return None
-                    complement = (specs[0], left_out[0])
-        if specs is None:
-            return None
+        specs, left_out = found
         if plan.periods or plan.latest_quarters:  # quarters and years to date: never a fiscal year's figure
             # A quarter's figure less a part is not computed: the part left out leaves the passages to answer.
-            return None if complement else answer_periods(self, plan, tickers, specs)
+            return None if left_out else answer_periods(self, plan, tickers, specs)
         calc = plan.calculation
         plan_years = self._years(plan, tickers, years, notes)
         growth = calc.growth or (len(tickers) == 1 and len(set(years)) >= 2 and calc.compares)
@@ -540,8 +513,8 @@ class FactsLayer(QuarterFacts):
         if (share or calc.ratio) and len(specs) != 2 and not growth:
             return None  # a share or ratio of something the facts cannot name
         block = FactsBlock(self)
-        if complement is not None:
-            block.two_metric(*complement, tickers, plan_years, "sub")
+        if left_out is not None:
+            block.two_metric(specs[0], left_out, tickers, plan_years, "sub")
         elif len(specs) == 2 and (share or calc.ratio or (calc.difference and len(tickers) == 1)):
             if share:
                 den = next((s for s in specs if s.start >= calc.share_of_end), specs[-1])
@@ -564,6 +537,43 @@ class FactsLayer(QuarterFacts):
         if block.missing and not block.lines:
             return None
         return block.finish(notes)
+
+    def _figures_asked(self, plan: QuestionPlan, mentions: list[MetricMention],
+                       tickers: list[str]) -> tuple[list[MetricMention], MetricMention | None] | None:
+        """The figures asked (each once, narrowed to the part of the company the question names), and the part
+        of the one figure that the question leaves out, to be taken from it; None when the facts cannot say which
+        figures are asked."""
+        specs: list[MetricMention] = []
+        for mt in mentions:
+            if mt.spec() not in {s.spec() for s in specs}:
+                specs.append(mt)
+        if len(specs) > 3:
+            return None
+        # A member is named by what the question asks for, never by what it rules out ("revenue other than from
+        # iPhone" does not name the iPhone line).
+        asked = plan.question_without(lambda dimension, _value: dimension == "excluded")
+        if plan.names_part or _segment_owner(plan):
+            # A segment, region or part of the company: its figure, never the consolidated one.
+            named = self._with_members(asked, specs, tickers)
+            return None if named is None else (named, None)
+        if plan.calculation.share_of_end is not None:
+            return specs, None  # a share names its part beside the whole: see plan.share_part
+        # A part named with no word that says so ("What operating margin did Google Cloud earn"): a member the
+        # filing tags for the metric, named by its own words, still owns the figure.
+        named = self._with_members(asked, specs, tickers, every=False)
+        if named is None or any(s.qualified for s in named):
+            return None if named is None else (named, None)
+        if _unread_part(plan, named):
+            return None
+        left_out = self._left_out_members(plan, named, tickers)
+        if not left_out:
+            return named, None
+        # "Net sales excluding Greater China": the whole holds the part left out, so it is no answer; the whole less
+        # that part is, computed from the two tagged figures, when one figure is asked and the words left out name
+        # one member of it.
+        if len(named) != 1 or left_out[0] is None:
+            return None
+        return named, left_out[0]
 
     def _labelled(self, plan: QuestionPlan, tickers: list[str], years: list[int]) -> list[MetricMention]:
         """A figure the metric vocabulary has no word for, named by the label the company's filings print for it
