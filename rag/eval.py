@@ -89,10 +89,13 @@ def figures_in_unit(answer: str, unit: str | None) -> list[float]:
     of"); a scale word converts to the unit ("$1.2 billion" is 1,200 USD millions, "15.1 billion shares" is
     15,100,000,000 shares); a bare number is read in the unit, as filing tables print it, or for a USD unit also
     as whole dollars ("$94,036,000,000" is 94,036 USD millions); a percentage counts only for a `percent` unit, and
-    a number with a scale word never does. Any other unit (shares, employees, USD per share) is a plain count.
+    a number with a scale word never does. A unit that opens with a scale word ("million square feet") reads
+    figures in that scale. Any other unit (shares, employees, USD per share) is a plain count.
     """
     unit = (unit or "").strip().lower()
     base = _UNIT_BASE.get(unit)
+    if base is None and unit.split(" ", 1)[0] in ("thousand", "million", "billion", "trillion"):
+        base = _SCALE_WORDS[unit.split(" ", 1)[0]]  # "million square feet", "thousand employees": a scaled count
     out: list[float] = []
     for number, scale, pct in numbers_in(answer):
         number = abs(number)
