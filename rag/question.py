@@ -377,7 +377,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     for start, end, words in exclusions(norm):
         plan.excluded.append(words)
         plan.spans.append((start, end, "excluded", words))
-    per_start, per_end, plan.per_item = _per_item(norm, plan.metrics)
+    per_start, per_end, plan.per_item = _per_item(norm, plan.metrics, catalog.words)
     if plan.per_item:
         # The item's own words ask nothing of their own: "per adjusted script" is no adjusted figure.
         inside = {m.group(0) for m in _NARRATIVE.finditer(norm) if per_start <= m.start() < per_end}
@@ -408,11 +408,15 @@ _PER = re.compile(r"\bper\s+(?!cent\b)")
 _ITEM_WORD = re.compile(r"[a-z][a-z'-]*")
 
 
-def _per_item(norm: str, metrics: list[MetricMention]) -> tuple[int, int, list[str]]:
+def _per_item(norm: str, metrics: list[MetricMention], company_words: set[str]) -> tuple[int, int, list[str]]:
     """plan.per_item, with the span of its words: the item the question asks a figure per, outside the metric
-    phrases that hold their own "per" ("earnings per share")."""
+    phrases that hold their own "per" ("earnings per share"). "Per" before a company's name says whose account
+    is read ("per Nike's fiscal 2025 10-K"), not what a figure is divided by."""
     for m in _PER.finditer(norm):
         if any(mt.start <= m.start() < mt.end for mt in metrics):
+            continue
+        following = WORD_PATTERN.findall(norm[m.end():m.end() + 40])
+        if following and following[0].removesuffix("'s").removesuffix("’s") in company_words:
             continue
         words, end = [], m.end()
         for w in re.finditer(r"\S+", norm[m.end():]):
@@ -574,6 +578,10 @@ def _unknown_companies(q: str, spans: list[tuple[int, int]], catalog: Catalog) -
     return out
 
 
+# A year that names an annual report ("its fiscal 2024 10-K", "the 2025 annual report") rather than a period.
+_NAMES_REPORT = re.compile(r"\s+(?:form\s+)?(?:10-?k|annual\s+report)\b")
+
+
 def _fiscal_years(low: str, catalog: Catalog, plan: QuestionPlan) -> list[int]:
     """Years named ("2023", "FY23", "fiscal 2024"), a period-end date (the filing whose period ends then), or the
     latest indexed year when the question asks for the latest and names none."""
@@ -590,8 +598,12 @@ def _fiscal_years(low: str, catalog: Catalog, plan: QuestionPlan) -> list[int]:
             continue
         year = mentioned_year(m)
         plan.spans.append((m.start(), m.end(), "fiscal_year", year))
-        if year not in years:
+        if _NAMES_REPORT.match(low, m.end()):
+            plan.document_years.append(year)
+        elif year not in years:
             years.append(year)
+    # The annual report named as the source is also the year asked about when no other year is named.
+    years += [y for y in plan.document_years if not years and y not in years]
     if not years and plan.latest:
         pool = plan.tickers or list(catalog.years_by_ticker)
         latest = [max(catalog.years_by_ticker[t]) for t in pool if catalog.years_by_ticker.get(t)]

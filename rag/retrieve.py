@@ -288,7 +288,7 @@ class Retriever:
         """The user's own filters win, dimension by dimension; detected ones fill the rest (`named`: the company
         a name the question writes points to, see _company_by_name)."""
         tickers = user.tickers or plan.tickers or named
-        years = user.fiscal_years or plan.fiscal_years
+        years = user.fiscal_years or plan.document_years or plan.fiscal_years
         if years and not user.fiscal_years:
             years = self._indexed_years(tickers, years)
         sections = user.sections or [s for s in plan.sections if s in self.indexed_sections]

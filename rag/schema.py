@@ -100,7 +100,11 @@ class QuestionPlan:
 
     question: str = ""
     tickers: list[str] = field(default_factory=list)
+    # The fiscal years the figures or passages asked about belong to.
     fiscal_years: list[int] = field(default_factory=list)
+    # The fiscal years of the annual reports the question names as its source ("per its fiscal 2025 10-K, what
+    # was net income in fiscal 2024": 2025 here, 2024 above): the filings to read, not the years asked about.
+    document_years: list[int] = field(default_factory=list)
     forms: list[str] = field(default_factory=list)
     sections: list[str] = field(default_factory=list)  # "Item 1A", "Item 7", ...
     # Names the question treats as a company that match no indexed filing (e.g. "Microsoft" with no MSFT).

@@ -315,6 +315,13 @@ def test_an_amount_named_before_the_verb_is_what_is_asked_not_the_metric_after_i
     assert ask(corpus, "How much higher were Apple's net sales in fiscal 2025 than in fiscal 2024?") is not None
 
 
+def test_a_prior_year_asked_from_a_named_annual_report_is_that_year_alone(corpus):
+    for question in ("What net income did Apple report for fiscal 2024, as shown in its fiscal 2025 10-K?",
+                     "Per Apple's fiscal 2025 10-K, what net income did the company earn in fiscal 2024?"):
+        fa = ask(corpus, question)
+        assert fa is not None and "$93,736 million" in fa.block and "$112,010 million" not in fa.block, question
+
+
 def test_a_part_the_filing_does_not_tag_gets_no_company_total(corpus):
     # "Model Y" is a name the plan reads as nothing else, and no member of Tesla's revenue matches it: the total
     # revenue would answer another question. A part the filing tags is still answered.

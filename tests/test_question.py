@@ -316,6 +316,21 @@ def test_what_a_question_rules_out_is_read_with_the_phrase_that_rules_it_out(cat
     assert plan_question("What were Apple's exceptional items in 2024?", catalog).excluded == []
 
 
+def test_a_year_that_names_the_annual_report_is_the_source_not_the_period_asked(catalog):
+    plan = plan_question("What net income did Apple report for fiscal 2023, as shown in its fiscal 2024 10-K?", catalog)
+    assert plan.fiscal_years == [2023] and plan.document_years == [2024]
+    plan = plan_question("Looking at Apple's 2024 annual report, what were net sales in 2023?", catalog)
+    assert plan.fiscal_years == [2023] and plan.document_years == [2024]
+    # With no other year named, the report's year is also the year asked.
+    plan = plan_question("In its fiscal 2024 10-K, what was Apple's revenue?", catalog)
+    assert plan.fiscal_years == [2024] and plan.document_years == [2024]
+    assert plan_question("What was Apple's revenue in fiscal 2024?", catalog).document_years == []
+    # "Per" before a company's name says whose account is read, not what a figure is divided by.
+    plan = plan_question("Per Apple's fiscal 2025 10-K, what net income did the company earn in fiscal 2024?", catalog)
+    assert plan.per_item == [] and plan.fiscal_years == [2024] and plan.document_years == [2025]
+    assert plan_question("What were Apple's net sales per employee in 2024?", catalog).per_item == ["employee"]
+
+
 def test_names_the_plan_reads_as_nothing_else(catalog):
     # A product, business or person the question names beside the company and the figure.
     assert plan_question("How much revenue did Model Y bring in for Apple in 2024?", catalog).unread_names == [
