@@ -403,17 +403,21 @@ def _respective_quote(text: str, run: list[WrittenNumber], figure: WrittenNumber
     return f"{lead} {listed}{'' if tail.startswith(',') else ' '}{tail}".strip()
 
 
-def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, question: str) -> str | None:
+def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, question: str,
+                  content: list[str]) -> str | None:
     """One company's amount for one year from the best sentence, when that sentence lists the amount for several
     years with "respectively" ("Medical costs in 2024, 2023 and 2022 included ... $700 million, $840 million and
     $410 million, respectively"): a period trap in prose. The year asked, else the filing's own, picks the figure by
-    its place in the list; said only when exactly one list in the sentence pairs amounts with years."""
-    if analysis is None or analysis.counted or len(analysis.tickers) > 1 or not chosen:
+    its place in the list; said only when exactly one list in the sentence pairs amounts with years, and when the
+    sentence holds every word the question asks with (an amount has no counted noun to check it by: a sentence
+    about "acquisitions of businesses" is not about "selling businesses")."""
+    if analysis is None or analysis.counted or len(analysis.tickers) > 1 or not chosen or not content:
         return None
     if not _AMOUNT_Q.search(question) or _PERCENT_Q.search(question):
         return None
     best = chosen[0]
-    if best.kind != "sentence":
+    words = set(tokens(best.text))
+    if best.kind != "sentence" or not all(is_covered(t, words) for t in content):
         return None
     wanted = {str(y) for y in analysis.fiscal_years} or (
         {str(best.source.fiscal_year)} if best.source.fiscal_year else set())
@@ -707,7 +711,7 @@ def extractive_answer(
     content = content_terms(question, chunk_sources, analysis)
     # A figure read from the text stands alone; why the model did not answer (stopped, failed) is still said.
     figure_lead = [f"Extractive answer{how}."] if reason else []
-    count = _prose_count(chosen, analysis, content) or _prose_amount(chosen, analysis, question)
+    count = _prose_count(chosen, analysis, content) or _prose_amount(chosen, analysis, question, content)
     if count:
         return "\n\n".join(figure_lead + parts[1:] + [count]), False
     # Compared before the best sentence takes the one after it: that one's figures are not the ones compared.
