@@ -322,6 +322,13 @@ def test_a_prior_year_asked_from_a_named_annual_report_is_that_year_alone(corpus
         assert fa is not None and "$93,736 million" in fa.block and "$112,010 million" not in fa.block, question
 
 
+def test_a_balance_named_as_what_was_sold_or_bought_is_not_the_figure(corpus):
+    # "From selling its inventory" asks for a deal's cash, not the inventory left at the year's end.
+    assert ask(corpus, "How much did Tesla get in 2024 from selling its inventory?") is None
+    assert ask(corpus, "How much did Tesla spend acquiring cash and cash equivalents in 2024?") is None
+    assert "$12,017 million" in ask(corpus, "How much inventory did Tesla hold at the end of 2024?").block
+
+
 def test_a_part_the_filing_does_not_tag_gets_no_company_total(corpus):
     # "Model Y" is a name the plan reads as nothing else, and no member of Tesla's revenue matches it: the total
     # revenue would answer another question. A part the filing tags is still answered.

@@ -488,7 +488,7 @@ class FactsLayer(QuarterFacts):
             notes.append(inferred_note)
         # A metric phrase whose next words give it another meaning ("cash" in "how much cash did it use for
         # repurchases") names no figure; the question's other metrics still do, and with none left it is prose.
-        mentions = [mt for mt in mentions if not mt.vetoed]
+        mentions = [mt for mt in mentions if not mt.vetoed and not _traded(mt, plan)]
         if not mentions:
             return None
         # "How much favorable reserve development did it book in medical costs": the amount asked is named before the
@@ -795,6 +795,24 @@ def _named_members(question: str, specs: list[MetricMention], views: list[Filing
     """Each spec qualified by the member of its metric's concepts that the question names (itself when already
     qualified; None when it names none), read from `views`."""
     return [name_members(question, s, views, member_concepts(metric(s.metric_key))) for s in specs]
+
+
+# A deal in a holding: "from selling equity method investments", "the sale of marketable securities", "purchases of
+# property", "acquiring businesses", "proceeds from".
+_TRADED = re.compile(r"\b(?:sell(?:s|ing)?|sold|sales?\s+of|buy(?:s|ing)?|bought|purchas(?:e|es|ed|ing)(?:\s+of)?|"
+                     r"acquir(?:e|es|ed|ing)|acquisitions?\s+of|dispos(?:e|ed|ing|als?)\s+of|divest(?:s|ed|ing)?|"
+                     r"proceeds\s+from|invest(?:s|ed|ing)?\s+in)\s+(?:the\s+|its\s+|their\s+)?(?:[\w&'’-]+,?\s+){0,4}$")
+
+
+def _traded(mention: MetricMention, plan: QuestionPlan) -> bool:
+    """Is a balance the question names the thing bought or sold ("how much did it get from selling equity method
+    investments")? The figure asked is then the deal's cash flow, and the balance at the year's end is another
+    figure. A figure read by its printed label is found in the question by its words."""
+    if metric(mention.metric_key).period != "instant":
+        return False
+    text = normalize(plan.question)
+    start = mention.start if mention.end > mention.start else text.find(" ".join(mention.words))
+    return start > 0 and bool(_TRADED.search(text[max(0, start - 80):start]))
 
 
 def _named_in(mention: MetricMention, plan: QuestionPlan) -> bool:
