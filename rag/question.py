@@ -733,6 +733,11 @@ def _calculation(norm: str) -> Calculation:
     )
 
 
+def _left_out_spans(plan: QuestionPlan) -> list[tuple[int, int]]:
+    """Where the question's exclusions sit ("outside the U.S.", "other than from iPhone")."""
+    return [(start, end) for start, end, dimension, _v in plan.spans if dimension == "excluded"]
+
+
 def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMention | None:
     """'What percentage of revenue came from Greater China?': the part, as the whole's metric narrowed by the
     words after 'from' (resolved later to a dimension member, or not at all). Only for one metric asked, no change
@@ -744,7 +749,10 @@ def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMentio
     whole = plan.metrics[0]
     if not metric(whole.metric_key).members:
         return None
+    left_out = _left_out_spans(plan)
     for m in _SHARE_FROM.finditer(norm, max(calc.share_of_end, whole.end)):
+        if any(start <= m.start(1) < end for start, end in left_out):
+            continue  # "came from outside the U.S.": the part is the whole less what is left out
         found = WORD_PATTERN.findall(m.group(1))
         while found and found[0] in ("the", "its", "their", "our", "a", "an"):
             found = found[1:]
@@ -772,7 +780,7 @@ def _source_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
     if plan.calculation.share_of_end is not None:
         return []
     # "Other than from iPhone" leaves the source out (plan.excluded): what is asked is the rest of the figure.
-    left_out = [(start, end) for start, end, dimension, _v in plan.spans if dimension == "excluded"]
+    left_out = _left_out_spans(plan)
     for mention in plan.metrics:
         if mention.vetoed or not metric(mention.metric_key).members:
             continue

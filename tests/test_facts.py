@@ -291,6 +291,15 @@ def test_a_part_the_question_leaves_out_is_taken_from_the_whole_never_answered_b
     # A region left out, named before the figure.
     fa = ask(corpus, "Excluding Greater China, what were Apple's net sales in fiscal 2024?")
     assert fa is not None and fa.results[0]["value"] == (391_035 - 66_952) * 1e6
+    # A share of what is left ("came from outside the United States", the member being the country code US): the
+    # whole less the part, stated as an amount and as a percentage of the whole.
+    for question in ("What percentage of Apple's fiscal 2024 net sales came from outside the United States?",
+                     "How much of Apple's fiscal 2024 net sales came from outside the U.S.?"):
+        fa = ask(corpus, question)
+        assert fa is not None, question
+        (result,) = fa.results
+        assert result["value"] == pytest.approx((391_035 - 142_196) / 391_035 * 100)
+        assert "$248,839 million" in fa.block and "63.64% of total revenue" in fa.block
     # A part named by words its member's name holds ("Automotive regulatory credits").
     fa = ask(corpus, "What was Tesla's revenue excluding regulatory credits in 2024?")
     assert fa is not None and fa.results[0]["value"] == (97_690 - 2_763) * 1e6

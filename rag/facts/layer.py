@@ -510,10 +510,12 @@ class FactsLayer(QuarterFacts):
         if share and len(specs) == 1 and not growth and plan.share_part is not None:
             part = plan.share_part
             specs = [part, specs[0]] if part.start < specs[0].start else [specs[0], part]
-        if (share or calc.ratio) and len(specs) != 2 and not growth:
+        if (share or calc.ratio) and len(specs) != 2 and not growth and left_out is None:
             return None  # a share or ratio of something the facts cannot name
         block = FactsBlock(self)
-        if left_out is not None:
+        if left_out is not None and share:
+            block.rest_share(specs[0], left_out, tickers, plan_years)
+        elif left_out is not None:
             block.two_metric(specs[0], left_out, tickers, plan_years, "sub")
         elif len(specs) == 2 and (share or calc.ratio or (calc.difference and len(tickers) == 1)):
             if share:
@@ -557,7 +559,14 @@ class FactsLayer(QuarterFacts):
             named = self._with_members(asked, specs, tickers)
             return None if named is None else (named, None)
         if plan.calculation.share_of_end is not None:
-            return specs, None  # a share names its part beside the whole: see plan.share_part
+            # A share names its part beside the whole (see plan.share_part), or by what it leaves out of the whole
+            # ("what percentage of net sales came from outside the U.S."): the whole less that member.
+            if len(specs) != 1 or plan.share_part is not None:
+                return specs, None
+            left_out = self._left_out_members(plan, specs, tickers)
+            if not left_out:
+                return specs, None
+            return (specs, left_out[0]) if left_out[0] is not None else None
         # A part named with no word that says so ("What operating margin did Google Cloud earn"): a member the
         # filing tags for the metric, named by its own words, still owns the figure.
         named = self._with_members(asked, specs, tickers, every=False)

@@ -24,6 +24,11 @@ def _words(text: str) -> list[str]:
         if w:
             # "Compute & Networking" is the member ComputeAndNetworking: an ampersand is the word "and".
             out.append("and" if w == "&" else plain_word(w))
+    # A country member is named by its ISO code ("country:US"): the United States is written "U.S." as often.
+    for i in range(len(out) - 1):
+        if out[i:i + 2] == ["united", plain_word("states")]:
+            out[i:i + 2] = ["us"]
+            break
     return out
 
 

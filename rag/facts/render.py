@@ -318,6 +318,26 @@ class FactsBlock:
                     self._result(f"{what}, {t} {a.period_label()}", d.amount, d.display(),
                                  f"{a.label} − {b.label}", [a, b])
 
+    def rest_share(self, whole: MetricMention, part: MetricMention, tickers: list[str],
+                   plan_years: dict[str, list[int]]) -> None:
+        """The whole less one of its parts, as an amount and as a share of the whole ("net sales from outside the
+        United States"): the question may ask either, and both come from the same two cited figures."""
+        self.operation = "percentage"
+        for t in tickers:
+            for y in plan_years.get(t, []):
+                a, b = self._get(whole, t, y), self._get(part, t, y)
+                if a is None or b is None or a.amount == 0 or not b.member:
+                    continue
+                d = combine(a.metric, "sub", a, b)
+                if d is None:
+                    continue
+                share = d.amount / a.amount * 100
+                what = f"{a.label} excluding {b.member}"
+                self.lines.append(f"- {a.who()} · {a.when()}: {what} = {d.display()} = {self.full(a)} − {self.full(b)}"
+                                  f", {share:.2f}% of {lower_label(a.label)}")
+                self._result(f"{what} as a percentage of {lower_label(a.label)}, {t} {a.period_label()}", share,
+                             f"{share:.2f}%", f"({a.label} − {b.label}) / {a.label}", [a, b], amount=d.amount)
+
     # ---- the block
     def finish(self, notes: list[str]) -> FactAnswer | None:
         if not self.lines:
