@@ -304,6 +304,10 @@ def test_a_part_the_question_leaves_out_is_taken_from_the_whole_never_answered_b
     fa = ask(corpus, "What was Tesla's revenue excluding regulatory credits in 2024?")
     assert fa is not None and fa.results[0]["value"] == (97_690 - 2_763) * 1e6
     assert "Total revenue excluding Automotive regulatory credits" in fa.block
+    # Several parts left out: taking one away would leave the others in (nor is the last one the part asked).
+    assert ask(corpus, "What was Apple's revenue excluding Services and Mac in fiscal 2024?") is None
+    assert ask(corpus, "What share of Apple's fiscal 2024 revenue came from outside the U.S. and outside of "
+                       "Greater China?") is None
     # Two figures with a part left out: which figure loses the part is a guess, so the facts do not answer.
     assert ask(corpus, "What were Apple's net sales and operating income excluding Greater China in fiscal "
                        "2024?") is None

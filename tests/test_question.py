@@ -312,6 +312,9 @@ def test_what_a_question_rules_out_is_read_with_the_phrase_that_rules_it_out(cat
                          catalog).excluded == ["u.s."]
     assert plan_question("How much did Apple sell outside of China in 2024?", catalog).excluded == ["china"]
     assert plan_question("How many outside directors does Apple have?", catalog).excluded == []
+    # A list left out is left out whole.
+    assert plan_question("What was Apple's revenue excluding Services, Mac and iPad in 2024?",
+                         catalog).excluded == ["services, mac and ipad"]
     # "exceptional" holds "except" but rules nothing out.
     assert plan_question("What were Apple's exceptional items in 2024?", catalog).excluded == []
 

@@ -652,6 +652,11 @@ class FactsLayer(QuarterFacts):
                  for s, c in zip(specs, concepts)]
         if not any(named):
             return []
+        # Several parts left out ("excluding Services and Mac", "outside the U.S. and outside of China"): taking one
+        # away would leave the others in.
+        if len(plan.excluded) > 1 or any(_LISTED.search(words) for words in plan.excluded) or \
+                any(len(w) > 1 for w in named):
+            return [None] * len(specs)
         # The part is asked for itself: the words the mention rules out are its own now, not a filter on it.
         parts = [narrowed_by(s, w) if w else None for s, w in zip(specs, named)]
         return [replace(p, excluded=[]) if p is not None else None for p in parts]
@@ -806,6 +811,7 @@ def _named_members(question: str, specs: list[MetricMention], views: list[Filing
     return [name_members(question, s, views, member_concepts(metric(s.metric_key))) for s in specs]
 
 
+_LISTED = re.compile(r",|\b(?:and|or)\b")
 # A deal in a holding: "from selling equity method investments", "the sale of marketable securities", "purchases of
 # property", "acquiring businesses", "proceeds from".
 _TRADED = re.compile(r"\b(?:sell(?:s|ing)?|sold|sales?\s+of|buy(?:s|ing)?|bought|purchas(?:e|es|ed|ing)(?:\s+of)?|"

@@ -52,6 +52,10 @@ end period both each and or to compared vs versus respectively company company's
 reported total a an this that same as per share
 million millions billion billions thousand thousands usd dollars dollar
 """.split())
+# Up to five words of what is left out, none a question's clause word; several are listed with commas, "and" or
+# "or" ("excluding Services and Mac"): all of them are left out, and none is the part asked.
+_LEFT_OUT_WORDS = (r"(?:(?!(?:how|what|which|when|where|who|did|does|do|was|were|is|are|in|during|for|at|by|and|or)\b)"
+                   r"[a-z][\w'’&.-]*\s*){1,5}")
 # What a question rules out ("not counting cash, how much volume", "revenue other than from iPhone", "revenue
 # excluding leasing", "sales outside the U.S."): the words after an exclusion phrase, up to the clause's end or the
 # question's next clause word. "Outside" rules out only a place or body it is followed by with an article or "of"
@@ -59,8 +63,7 @@ million millions billion billions thousand thousands usd dollars dollar
 _EXCLUSION = re.compile(r"\b(?:not\s+counting|without\s+counting|excluding|excl\.|exclusive\s+of|except(?:\s+for)?|"
                         r"other\s+than|apart\s+from|aside\s+from|leaving\s+(?:out|aside)|setting\s+aside|"
                         r"outside\s+of|outside(?=\s+(?:the|its|their)\s))\s+"
-                        r"((?:the\s+|its\s+|their\s+)?(?:(?!(?:how|what|which|when|where|who|did|does|do|was|were|is|"
-                        r"are|in|during|for|at|by|and|or)\b)[a-z][\w'’&.-]*\s*){1,5})")
+                        r"((?:the\s+|its\s+|their\s+)?" + _LEFT_OUT_WORDS + r"(?:(?:,\s*|(?:and|or)\s+)" + _LEFT_OUT_WORDS + r")*)")
 # Words that name a fiscal period ("the second quarter", "the three months ended", "first half", "year to date"):
 # they say when, never which part of a metric.
 _PERIOD_WORDS = re.compile(
