@@ -374,7 +374,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
                                                    or "10-Q" in plan.forms)
     plan.metrics = _without_restated_inputs(find_mentions(question, catalog.words))
     plan.calculation = _calculation(norm)
-    for start, end, words in exclusions(norm):
+    for start, end, words in exclusions(norm, figure_asked=any(not m.vetoed for m in plan.metrics)):
         plan.excluded.append(words)
         plan.spans.append((start, end, "excluded", words))
     per_start, per_end, plan.per_item = _per_item(norm, plan.metrics, catalog.words)

@@ -655,3 +655,14 @@ def test_an_amount_listed_with_its_years_answers_with_the_year_asked():
     text = _one_company("How much favorable medical cost development did Gamma Health book in 2021?",
                         _RESERVE_DEVELOPMENT)
     assert not text.startswith("Figure read") and "$700 million, $840 million and $410 million" in text
+
+
+_ABROAD = ("The risks described below are not exhaustive and could affect the business, results of operations and "
+           "financial condition. The Company has international operations with sales outside the U.S. representing "
+           "a majority of its net sales, and its operations outside the U.S. face currency and trade risks.")
+
+
+def test_a_place_a_prose_question_asks_about_outside_of_is_its_topic():
+    # No figure is asked: "outside the U.S." is what the passage must speak of, not a part left out of a figure.
+    text = _one_company("What risks does Gamma Health face from its operations outside the U.S.?", _ABROAD)
+    assert "sales outside the U.S." in _first_quote(text)

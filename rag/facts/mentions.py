@@ -57,13 +57,16 @@ million millions billion billions thousand thousands usd dollars dollar
 _LEFT_OUT_WORDS = (r"(?:(?!(?:how|what|which|when|where|who|did|does|do|was|were|is|are|in|during|for|at|by|and|or)\b)"
                    r"[a-z][\w'’&.-]*\s*){1,5}")
 # What a question rules out ("not counting cash, how much volume", "revenue other than from iPhone", "revenue
-# excluding leasing", "sales outside the U.S."): the words after an exclusion phrase, up to the clause's end or the
-# question's next clause word. "Outside" rules out only a place or body it is followed by with an article or "of"
-# ("outside the Americas", "outside of China"): "outside directors" and "outside counsel" are kinds, not exclusions.
-_EXCLUSION = re.compile(r"\b(?:not\s+counting|without\s+counting|excluding|excl\.|exclusive\s+of|except(?:\s+for)?|"
-                        r"other\s+than|apart\s+from|aside\s+from|leaving\s+(?:out|aside)|setting\s+aside|"
-                        r"outside\s+of|outside(?=\s+(?:the|its|their)\s))\s+"
-                        r"((?:the\s+|its\s+|their\s+)?" + _LEFT_OUT_WORDS + r"(?:(?:,\s*|(?:and|or)\s+)" + _LEFT_OUT_WORDS + r")*)")
+# excluding leasing"): the words after an exclusion phrase, up to the clause's end or the question's next clause word.
+_RULES_OUT = (r"not\s+counting|without\s+counting|excluding|excl\.|exclusive\s+of|except(?:\s+for)?|other\s+than|"
+              r"apart\s+from|aside\s+from|leaving\s+(?:out|aside)|setting\s+aside")
+# A place a figure is asked from outside of ("revenue from outside the U.S.", "sales outside of China"): the whole less
+# that place. Only with an article or "of" ("outside directors" are a kind of director), and only for a figure: in a
+# question about prose ("the risks of its operations outside the U.S.") the words are the topic itself.
+_OUTSIDE = r"outside\s+of|outside(?=\s+(?:the|its|their)\s)"
+_LEFT_OUT = r"\s+((?:the\s+|its\s+|their\s+)?" + _LEFT_OUT_WORDS + r"(?:(?:,\s*|(?:and|or)\s+)" + _LEFT_OUT_WORDS + r")*)"
+_EXCLUSION = re.compile(r"\b(?:" + _RULES_OUT + r")" + _LEFT_OUT)
+_EXCLUSION_OR_OUTSIDE = re.compile(r"\b(?:" + _RULES_OUT + "|" + _OUTSIDE + r")" + _LEFT_OUT)
 # Words that name a fiscal period ("the second quarter", "the three months ended", "first half", "year to date"):
 # they say when, never which part of a metric.
 _PERIOD_WORDS = re.compile(
@@ -92,11 +95,12 @@ def plain_word(word: str) -> str:
     return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
 
 
-def exclusions(low: str) -> list[tuple[int, int, str]]:
+def exclusions(low: str, *, figure_asked: bool = False) -> list[tuple[int, int, str]]:
     """What the (normalized) text rules out: each exclusion's span, from its phrase to its last word, and the words
-    it rules out without a leading article. The one reading of exclusions, for the plan and for each metric."""
+    it rules out without a leading article. The one reading of exclusions, for the plan and for each metric; with
+    `figure_asked`, a place the figure is asked from outside of too (see _OUTSIDE)."""
     out = []
-    for m in _EXCLUSION.finditer(low):
+    for m in (_EXCLUSION_OR_OUTSIDE if figure_asked else _EXCLUSION).finditer(low):
         words = re.sub(r"^(?:the|its|their)\s+", "", m.group(1).strip())
         if words:
             out.append((m.start(), m.start(1) + len(m.group(1).rstrip()), words))
