@@ -12,6 +12,7 @@ from typing import Callable, Iterable
 from ..config import get_settings
 from ..schema import Citation, MetricMention, QuestionPlan
 from ..words import tokens
+from .asked import names_the_amount, segment_owner, several_left_out, traded, unread_part
 from .checks import FigureChecker
 from .labels import (
     ANNUAL_FORMS,
@@ -43,7 +44,6 @@ from .views import (
     When,
     by_label,
     combine,
-    concept_words,
     period_name,
     primary_statement,
     printed_as,
@@ -488,12 +488,12 @@ class FactsLayer(QuarterFacts):
             notes.append(inferred_note)
         # A metric phrase whose next words give it another meaning ("cash" in "how much cash did it use for
         # repurchases") names no figure; the question's other metrics still do, and with none left it is prose.
-        mentions = [mt for mt in mentions if not mt.vetoed and not _traded(mt, plan)]
+        mentions = [mt for mt in mentions if not mt.vetoed and not traded(mt, plan)]
         if not mentions:
             return None
         # "How much favorable reserve development did it book in medical costs": the amount asked is named before the
         # verb, and a metric named only after it ("in medical costs") says where that amount sits, not what it is.
-        if plan.amount_named and not any(_named_in(mt, plan) for mt in mentions):
+        if plan.amount_named and not any(names_the_amount(mt, plan) for mt in mentions):
             return None
         found = self._figures_asked(plan, mentions, tickers)
         if found is None:
@@ -554,7 +554,7 @@ class FactsLayer(QuarterFacts):
         # A member is named by what the question asks for, never by what it rules out ("revenue other than from
         # iPhone" does not name the iPhone line).
         asked = plan.question_without(lambda dimension, _value: dimension == "excluded")
-        if plan.names_part or _segment_owner(plan):
+        if plan.names_part or segment_owner(plan):
             # A segment, region or part of the company: its figure, never the consolidated one.
             named = self._with_members(asked, specs, tickers)
             return None if named is None else (named, None)
@@ -572,7 +572,7 @@ class FactsLayer(QuarterFacts):
         named = self._with_members(asked, specs, tickers, every=False)
         if named is None or any(s.qualified for s in named):
             return None if named is None else (named, None)
-        if _unread_part(plan, named):
+        if unread_part(plan, named):
             return None
         left_out = self._left_out_members(plan, named, tickers)
         if not left_out:
@@ -652,10 +652,7 @@ class FactsLayer(QuarterFacts):
                  for s, c in zip(specs, concepts)]
         if not any(named):
             return []
-        # Several parts left out ("excluding Services and Mac", "outside the U.S. and outside of China"): taking one
-        # away would leave the others in.
-        if len(plan.excluded) > 1 or any(_LISTED.search(words) for words in plan.excluded) or \
-                any(len(w) > 1 for w in named):
+        if several_left_out(plan) or any(len(w) > 1 for w in named):
             return [None] * len(specs)
         # The part is asked for itself: the words the mention rules out are its own now, not a filter on it.
         parts = [narrowed_by(s, w) if w else None for s, w in zip(specs, named)]
@@ -670,7 +667,7 @@ class FactsLayer(QuarterFacts):
         owners = []
         for ticker in sorted({str(f.get("ticker")).upper() for f in self.filings() if f.get("ticker")}):
             views, _company = self._company_views(ticker, years)
-            named = _named_members(plan.question, mentions, views)
+            named = [name_members(plan.question, s, views, member_concepts(metric(s.metric_key))) for s in mentions]
             if views and all(n is not None and n is not mt for n, mt in zip(named, mentions)):
                 owners.append(ticker)
         if len(owners) != 1:
@@ -798,64 +795,3 @@ def _as_worded(mention: MetricMention, first: FactGroup, candidates: list[FactGr
     if not worded or not others or all(g.value == worded[0].value for g in others):
         return []
     return worded
-
-
-# A company's name that runs on into a possessive ("Walmart International's net sales"): a segment or subsidiary
-# named after the company owns the figure, not the company; "Inc."-like suffixes are still the company.
-_RUNS_ON = re.compile(r"\s+(?!(?:Inc|Corp|Co|Corporation|Company|Ltd|Plc)\b)[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*['’]s?\b")
-
-
-def _named_members(question: str, specs: list[MetricMention], views: list[FilingView]) -> list[MetricMention | None]:
-    """Each spec qualified by the member of its metric's concepts that the question names (itself when already
-    qualified; None when it names none), read from `views`."""
-    return [name_members(question, s, views, member_concepts(metric(s.metric_key))) for s in specs]
-
-
-_LISTED = re.compile(r",|\b(?:and|or)\b")
-# A deal in a holding: "from selling equity method investments", "the sale of marketable securities", "purchases of
-# property", "acquiring businesses", "proceeds from".
-_TRADED = re.compile(r"\b(?:sell(?:s|ing)?|sold|sales?\s+of|buy(?:s|ing)?|bought|purchas(?:e|es|ed|ing)(?:\s+of)?|"
-                     r"acquir(?:e|es|ed|ing)|acquisitions?\s+of|dispos(?:e|ed|ing|als?)\s+of|divest(?:s|ed|ing)?|"
-                     r"proceeds\s+from|invest(?:s|ed|ing)?\s+in)\s+(?:the\s+|its\s+|their\s+)?(?:[\w&'’-]+,?\s+){0,4}$")
-
-
-def _traded(mention: MetricMention, plan: QuestionPlan) -> bool:
-    """Is a balance the question names the thing bought or sold ("how much did it get from selling equity method
-    investments")? The figure asked is then the deal's cash flow, and the balance at the year's end is another
-    figure. A figure read by its printed label is found in the question by its words."""
-    if metric(mention.metric_key).period != "instant":
-        return False
-    text = normalize(plan.question)
-    start = mention.start if mention.end > mention.start else text.find(" ".join(mention.words))
-    return start > 0 and bool(_TRADED.search(text[max(0, start - 80):start]))
-
-
-def _named_in(mention: MetricMention, plan: QuestionPlan) -> bool:
-    """Is the mention among the words naming the amount asked (plan.amount_named)? A figure read by its printed
-    label has no place in the question: its label's words are looked for there instead."""
-    start, end = plan.amount_named
-    if mention.end > mention.start:
-        return start <= mention.start < end
-    return bool(set(tokens(" ".join(mention.words))) & set(tokens(normalize(plan.question)[start:end])))
-
-
-def _unread_part(plan: QuestionPlan, specs: list[MetricMention]) -> bool:
-    """Does the question name something beyond the company and the figure ("how much revenue did Model Y bring
-    in"), which no member of the filing matched? A product line or business the filing does not tag is still a part
-    of the company, and the company's total is no answer to it; the passages may state the part's figure."""
-    # The figure's own words: as the question wrote it, and as its label does ("Cash & Cash Equivalents").
-    figure_words = {plain_word(w) for s in specs for w in s.words + normalize(metric(s.metric_key).label).split()}
-    if any(plain_word(normalize(name)) not in figure_words for name in plan.unread_names):
-        return True
-    # A source the question names in plain words ("revenue ... from wearables"), unless the figure's own concept
-    # says it ("revenue from customers" is RevenueFromContractWithCustomer...).
-    own = set(tokens(" ".join(w for s in specs for w in s.words))) | {
-        w for s in specs for c in metric(s.metric_key).concepts for w in concept_words(c)}
-    return any(w not in own for w in tokens(" ".join(plan.source_part)))
-
-
-def _segment_owner(plan: QuestionPlan) -> bool:
-    """Does a possessive name a part of a company rather than the company? Then the figure is that part's
-    dimension member, when the question names one the filing tags, and never the company's total."""
-    return any(dim == "ticker" and _RUNS_ON.match(plan.question, end) for _s, end, dim, _v in plan.spans)
-

@@ -1,0 +1,75 @@
+"""Readings of a question plan that decide which figure the facts layer may give: a part of the company named
+in a possessive, a part no member matches, a balance named as what was bought or sold, the amount a "how much"
+question names, and several parts left out at once."""
+
+from __future__ import annotations
+
+import re
+
+from ..schema import MetricMention, QuestionPlan
+from ..words import tokens
+from .mentions import normalize, plain_word
+from .metrics import metric
+from .views import concept_words
+
+# A company's name that runs on into a possessive ("Walmart International's net sales"): a segment or subsidiary
+# named after the company owns the figure, not the company; "Inc."-like suffixes are still the company.
+_RUNS_ON = re.compile(r"\s+(?!(?:Inc|Corp|Co|Corporation|Company|Ltd|Plc)\b)[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*['’]s?\b")
+
+
+# A deal in a holding: "from selling equity method investments", "the sale of marketable securities", "purchases of
+# property", "acquiring businesses", "proceeds from".
+_TRADED = re.compile(r"\b(?:sell(?:s|ing)?|sold|sales?\s+of|buy(?:s|ing)?|bought|purchas(?:e|es|ed|ing)(?:\s+of)?|"
+                     r"acquir(?:e|es|ed|ing)|acquisitions?\s+of|dispos(?:e|ed|ing|als?)\s+of|divest(?:s|ed|ing)?|"
+                     r"proceeds\s+from|invest(?:s|ed|ing)?\s+in)\s+(?:the\s+|its\s+|their\s+)?(?:[\w&'’-]+,?\s+){0,4}$")
+
+
+def traded(mention: MetricMention, plan: QuestionPlan) -> bool:
+    """Is a balance the question names the thing bought or sold ("how much did it get from selling equity method
+    investments")? The figure asked is then the deal's cash flow, and the balance at the year's end is another
+    figure. A figure read by its printed label is found in the question by its words."""
+    if metric(mention.metric_key).period != "instant":
+        return False
+    text = normalize(plan.question)
+    start = mention.start if mention.end > mention.start else text.find(" ".join(mention.words))
+    return start > 0 and bool(_TRADED.search(text[max(0, start - 80):start]))
+
+
+def names_the_amount(mention: MetricMention, plan: QuestionPlan) -> bool:
+    """Is the mention among the words naming the amount asked (plan.amount_named)? A figure read by its printed
+    label has no place in the question: its label's words are looked for there instead."""
+    start, end = plan.amount_named
+    if mention.end > mention.start:
+        return start <= mention.start < end
+    return bool(set(tokens(" ".join(mention.words))) & set(tokens(normalize(plan.question)[start:end])))
+
+
+def unread_part(plan: QuestionPlan, specs: list[MetricMention]) -> bool:
+    """Does the question name something beyond the company and the figure ("how much revenue did Model Y bring
+    in"), which no member of the filing matched? A product line or business the filing does not tag is still a part
+    of the company, and the company's total is no answer to it; the passages may state the part's figure."""
+    # The figure's own words: as the question wrote it, and as its label does ("Cash & Cash Equivalents").
+    figure_words = {plain_word(w) for s in specs for w in s.words + normalize(metric(s.metric_key).label).split()}
+    if any(plain_word(normalize(name)) not in figure_words for name in plan.unread_names):
+        return True
+    # A source the question names in plain words ("revenue ... from wearables"), unless the figure's own concept
+    # says it ("revenue from customers" is RevenueFromContractWithCustomer...).
+    own = set(tokens(" ".join(w for s in specs for w in s.words))) | {
+        w for s in specs for c in metric(s.metric_key).concepts for w in concept_words(c)}
+    return any(w not in own for w in tokens(" ".join(plan.source_part)))
+
+
+def segment_owner(plan: QuestionPlan) -> bool:
+    """Does a possessive name a part of a company rather than the company? Then the figure is that part's
+    dimension member, when the question names one the filing tags, and never the company's total."""
+    return any(dim == "ticker" and _RUNS_ON.match(plan.question, end) for _s, end, dim, _v in plan.spans)
+
+
+
+_LISTED = re.compile(r",|\b(?:and|or)\b")
+
+
+def several_left_out(plan: QuestionPlan) -> bool:
+    """Does the question leave out several parts ("excluding Services and Mac", "outside the U.S. and outside of
+    China")? Taking one away would leave the others in."""
+    return len(plan.excluded) > 1 or any(_LISTED.search(words) for words in plan.excluded)
