@@ -28,89 +28,17 @@ from .facts import (
     plain_word,
 )
 from .index import fiscal_period_of
+from .item_topics import BUSINESS_WORDS, HEADCOUNT_WORDS, ITEM_CONTENT, ITEM_TITLES, PRODUCT_WORDS
 from .parse.items import TENK_ITEMS, TENQ_ITEMS
 from .periods import read_periods
 from .schema import Calculation, MetricMention, QuestionPlan
 from .words import HEADCOUNT_NOUNS
 from .words import STOP_WORDS as FUNCTION_WORDS
 
-# Items an analyst names by their SEC title rather than their number: the words that name each title. The Item a
-# title is in each form (Form 10-K's Item 3 is Form 10-Q's Part II Item 1) comes from the SEC's own tables.
-_ITEM_TOPICS = [
-    (r"\brisk\s+factors?\b", "Risk Factors"),
-    (r"\bunresolved\s+staff\s+comments?\b", "Unresolved Staff Comments"),
-    (r"\bcybersecurity\b", "Cybersecurity"),
-    (r"\blegal\s+proceedings?\b", "Legal Proceedings"),
-    (r"\bmine\s+safety\b", "Mine Safety Disclosures"),
-    (r"\bmarket\s+for\s+(?:the\s+)?registrant", dict(TENK_ITEMS)["5"]),
-    (r"\bmd&a\b|\bmanagement'?s\s+discussion\b", "Management's Discussion and Analysis of Financial Condition and "
-                                                    "Results of Operations"),
-    (r"\bquantitative\s+and\s+qualitative\s+disclosures?\b", "Quantitative and Qualitative Disclosures About Market Risk"),
-    (r"\bcontrols\s+and\s+procedures\b", "Controls and Procedures"),
-    (r"\bunregistered\s+sales?\s+of\s+equity\b", "Unregistered Sales of Equity Securities and Use of Proceeds"),
-    (r"\bexecutive\s+compensation\b", "Executive Compensation"),
-    (r"\bprincipal\s+account(?:ant|ing)\s+fees\b", "Principal Accountant Fees and Services"),
-]
-# What Regulation S-K requires each 10-K Item to disclose, as a question asks for it without naming the Item, and
-# the regulation's own words for it: an Item's passages are also searched by them, since a filing words its
-# disclosure after the rule ("we employed approximately 470,100 associates") more often than after the question
-# ("how many employees"). Item 101(c)(2) human capital (the number of persons employed) in Item 1; Item 102 the
-# location and character of the principal physical properties in Item 2; Item 201 the approximate number of holders
-# of record, and Item 703 what may yet be purchased under the issuer's repurchase plans, in Item 5. Soft: the
-# Item's best passage joins the results, it does not filter them, also beside the statements a figure's question
-# searches.
-_NAME = r"[\w.&'’-]+(?:\s+[\w.&'’-]+){0,4}?"  # a company or segment named inside the question
 # A headcount asked in other words ("how many people", "the bigger headcount", "the size of its workforce") counts
 # the persons employed as filings name them (HEADCOUNT_NOUNS): "29.7 million people" served is not a headcount.
 _GENERIC_COUNT = {"people", "individuals"}
 _SIZE_ASKED = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bhow\s+(?:big|large)\b|\bsize\b|\bheadcount\b")
-_ITEM_CONTENT = [
-    (r"\b(?:employees?|employ(?:s|ed)?|headcount|workforce|human\s+capital|staff|personnel|workers)\b|"
-     r"\bpeople\s+(?:\w+\s+){0,2}?(?:work|works|worked|working)\b", "1",
-     "human capital resources number of persons employed " + " ".join(HEADCOUNT_NOUNS)),
-    # Item 101(c)(1): the business done, its products and services, its segments; asked as what the company is,
-    # what it sells or makes, or what its segments are and hold. Only when no figure is asked (see _topic_items).
-    (r"\bwhat\s+(?:kind|type|sort)s?\s+of\s+(?:company|business)\b|\bdescrib\w*\s+(?:(?:its|their|the)\s+)?"
-     r"(?:own\s+)?business\b|\bline\s+of\s+business\b|\bbusiness\s+model\b|"
-     rf"\b(?:does|do|did)\s+{_NAME}\s+(?:actually\s+|currently\s+|mainly\s+|primarily\s+)?"
-     r"(?:sell|make|produce|manufacture|offer|provide|develop|market|deliver)\b|"
-     rf"\b(?:fall|belong|sit)s?\s+(?:under|in|within)\s+{_NAME}\s+segment\b|"
-     r"\b(?:reportable|operating|business|product)\s+segments\b|\bsegments\s+(?:does|do|did|make\s+up)\b|"
-     r"\borgani[sz]e\w*\s+(?:its\s+|their\s+)?(?:operations|business(?:es)?)\b|\bwhich\s+(?:two\s+|three\s+)?"
-     r"businesses\b|\b(?:two|three|four|five)\s+businesses\b", "1",
-     "description of the business: revenue-generating activities, principal products and services, product "
-     "families, reportable segments"),
-    (r"\b(?:properties|facilities|square\s+f(?:ee|oo)t(?:age)?|warehouses?|distribution\s+centers?|"
-     r"fulfillment\s+centers?|data\s+centers?|stores|retail\s+units?|headquarters)\b", "2",
-     "location and general character of the principal plants and materially important physical properties"),
-    (r"\b(?:holders?\s+of\s+record|record\s+holders?|(?:stock|share)(?:holders|owners)\s+of\s+record|"
-     r"yet\s+be\s+purchased|remaining\s+(?:\w+\s+){0,3}authori[sz](?:ation|ed)|"
-     r"(?:available|left|remain\w*)\s+(?:to\s+\w+\s+)?under\s+(?:[\w.&'’-]+\s+){0,4}?(?:repurchase|buyback)\s+"
-     r"(?:programs?|plans?|authori[sz]ations?)|"
-     # The program itself (Item 703 of Regulation S-K: the plans or programs and the amount they authorise).
-     r"(?:repurchase|buyback|capital\s+return)\s+programs?)\b", "5",
-     "approximate number of holders of record; dollar value of shares that may yet be purchased under the plans "
-     "or programs"),
-    # Part III: what the executives are paid (Item 402), who owns the shares (Item 403) and what the auditor is paid
-    # (Item 9(e) of Schedule 14A). Stock-based compensation as an expense is a statement figure, not Item 11.
-    (r"\b(?:executives?|ceo|cfo|chief\s+\w+\s+officer|named\s+executive\s+officers?|officers?|directors?)(?:'s?|’s?)?"
-     r"\s+(?:total\s+|annual\s+)?(?:compensation|pay|salar(?:y|ies)|bonus(?:es)?|remuneration)\b|"
-     r"\bpay\s+ratio\b|\b(?:total|annual)\s+(?:compensation|pay)\b(?!\s+(?:expense|cost))|"
-     r"\bcompensation\s+(?:did|does|was|were)\s+(?:[\w.'’-]+\s+){1,4}?(?:receive|earn|get|paid|awarded)\b", "11",
-     "executive compensation: summary compensation table of the named executive officers"),
-    (r"\bbeneficial(?:ly)?\s+own\w*|\bsecurity\s+ownership\b|"
-     r"\b(?:largest|biggest|major|principal)\s+(?:share|stock)?(?:holders?|owners?)\b", "12",
-     "security ownership of certain beneficial owners and management"),
-    (r"\b(?:audit|auditor'?s?|accountant'?s?|accounting\s+firm'?s?)\s+fees\b|"
-     r"\bfees\s+(?:paid|billed)\s+(?:to|by)\s+(?:its\s+|the\s+)?(?:independent\s+)?(?:auditor|accountant|registered)",
-     "14", "principal accountant fees and services"),
-]
-HEADCOUNT_WORDS = _ITEM_CONTENT[0][2]  # human capital and the persons employed, Item 101(c)(2)(ii)
-BUSINESS_WORDS = _ITEM_CONTENT[1][2]  # the description of the business, Item 101(c)(1)
-# "What is Agentforce", "What are Blackwell GPUs": a term the filing introduces, defined where Item 1 describes the
-# products and services (Item 101(c)(1)(i), the principal products and services, and new ones); not a company's
-# attribute ("What is Visa's ...") nor a company itself.
-PRODUCT_WORDS = "principal products produced and services rendered; new products and services introduced"
 _DEFINED_TERM = re.compile(r"^\s*(?i:what)\s+(?i:is|are)\s+([A-Z][\w&-]*(?:\s+[A-Z][\w&-]*)*)(?![\w'’])")
 # "What kind of company is SRS, and when did Home Depot buy it": the kind asked of a business beside the company
 # named; the filer's own Item 1 describes only the filer, so that business is described elsewhere (where the
@@ -487,7 +415,7 @@ def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: lis
     # catalog does not know.
     other = [m for m in _KIND_OF_NAMED.finditer(question)
              if company_spans and not any(start <= m.start(1) < end for start, end in company_spans)]
-    found = [(f"Item {n}", words) for pattern, n, words in _ITEM_CONTENT
+    found = [(f"Item {n}", words) for pattern, n, words in ITEM_CONTENT
              if any(not (n == "2" and _named_part(question, m)) for m in re.finditer(pattern, low))
              and not (words == BUSINESS_WORDS and (asks_figure or other))]
     term = _DEFINED_TERM.match(question)
@@ -688,7 +616,7 @@ def _sections(low: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
         for p, n, _title in TENQ_ITEMS if tenq else ():
             if n == number and part in ("", p):
                 add(f"Part {p} Item {n}")
-    for pattern, title in _ITEM_TOPICS:
+    for pattern, title in ITEM_TITLES:
         if re.search(pattern, low):
             for n, t in TENK_ITEMS if tenk else ():
                 if t == title:

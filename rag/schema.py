@@ -116,7 +116,7 @@ class QuestionPlan:
     # of employees in Item 1, the principal physical properties in Item 2, holders of record and what may yet be
     # repurchased in Item 5): their best passage per company joins the results, near the top.
     topic_sections: list[str] = field(default_factory=list)
-    # The regulation's words for what those Items must disclose, as asked (rag.question._ITEM_CONTENT): the Items'
+    # The regulation's words for what those Items must disclose, as asked (rag.item_topics.ITEM_CONTENT): the Items'
     # passages are searched by them as well as by the question.
     topic_words: list[str] = field(default_factory=list)
     # Where each detection sits in the question: (start, end, dimension, value), dimension one of "ticker",

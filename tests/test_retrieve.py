@@ -338,9 +338,9 @@ def test_each_retrievers_best_passages_stay_near_the_top_of_the_fused_list():
 
 
 def test_every_item_a_question_can_point_to_has_the_regulations_words():
-    from rag.question import _ITEM_CONTENT
+    from rag.item_topics import ITEM_CONTENT
 
-    assert all(len(words.split()) >= 5 for _pattern, _item, words in _ITEM_CONTENT)
+    assert all(len(words.split()) >= 5 for _pattern, _item, words in ITEM_CONTENT)
     catalog = Catalog.build([{"ticker": "ACME", "company": "Acme Inc."}])
     plan = plan_question("How many employees does Acme have, and where is its headquarters?", catalog)
     assert plan.topic_sections == ["Item 1", "Item 2"]
@@ -348,7 +348,7 @@ def test_every_item_a_question_can_point_to_has_the_regulations_words():
 
 
 def test_a_count_question_puts_the_passage_that_counts_first():
-    from rag.question import _ITEM_CONTENT
+    from rag.item_topics import ITEM_CONTENT
 
     def node(text: str) -> NodeWithScore:
         return NodeWithScore(node=TextNode(text=text), score=1.0)
@@ -361,7 +361,7 @@ def test_a_count_question_puts_the_passage_that_counts_first():
     def counted(question: str) -> list[str]:
         return plan_question(question, Catalog.build([{"ticker": "ACME", "company": "Acme Inc."}])).counted
 
-    human_capital = [_ITEM_CONTENT[0][2]]
+    human_capital = [ITEM_CONTENT[0][2]]
     assert _counting_first(nodes, counted("How many employees did Acme have at the end of 2024?"), human_capital) == [
         mission, erisa, officers]
     # "people": the regulation's words for Item 1 count "employees" too.
@@ -373,7 +373,7 @@ def test_a_count_question_puts_the_passage_that_counts_first():
     assert _counting_first([erisa, headcount], counted("How many employees does Acme have?"), human_capital) == [
         headcount, erisa]
     # A compound names its kind last: "stockholders of record" are holders of record.
-    item_5 = [words for _pattern, item, words in _ITEM_CONTENT if item == "5"]
+    item_5 = [words for _pattern, item, words in ITEM_CONTENT if item == "5"]
     pointer = node("Holders of record are listed by our transfer agent; beneficial owners hold shares in street name.")
     holders = node("As of November 6, 2024, we had 319 stockholders of record of our class A common stock.")
     assert _counting_first([pointer, holders], counted("How many holders of record does Acme have?"), item_5) == [
