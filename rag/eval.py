@@ -94,8 +94,9 @@ def figures_in_unit(answer: str, unit: str | None) -> list[float]:
     """
     unit = (unit or "").strip().lower()
     base = _UNIT_BASE.get(unit)
-    if base is None and unit.split(" ", 1)[0] in ("thousand", "million", "billion", "trillion"):
-        base = _SCALE_WORDS[unit.split(" ", 1)[0]]  # "million square feet", "thousand employees": a scaled count
+    first_word = unit.split(" ", 1)[0]
+    if base is None and first_word in ("thousand", "million", "billion", "trillion"):
+        base = _SCALE_WORDS[first_word]  # "million square feet", "thousand employees": a scaled count
     out: list[float] = []
     for number, scale, pct in numbers_in(answer):
         number = abs(number)

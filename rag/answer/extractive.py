@@ -399,7 +399,7 @@ def _respective_quote(text: str, run: list[WrittenNumber], figure: WrittenNumber
     lead = ("… " if len(head) > 30 else "") + " ".join(head[-30:])
     at = run.index(figure)
     listed = ("[…] " if at > 0 else "") + figure.raw + (" […]" if at < len(run) - 1 else "")
-    tail = " ".join(text[run[-1].end:stop].split()) if at < len(run) - 1 else " ".join(text[figure.end:stop].split())
+    tail = " ".join(text[run[-1].end:stop].split())
     return f"{lead} {listed}{'' if tail.startswith(',') else ' '}{tail}".strip()
 
 
