@@ -19,7 +19,8 @@ STOP_WORDS = set(
 # Irregular past forms of verbs that filings and questions put figures to, so "paid memberships" answers "paying
 # memberships" and "shares sold" answers "how many shares did it sell".
 _IRREGULAR = {"paid": "pay", "sold": "sell", "spent": "spend", "held": "hold", "bought": "buy", "built": "build",
-              "grew": "grow", "grown": "grow", "brought": "bring", "lent": "lend", "owed": "owe", "won": "win"}
+              "grew": "grow", "grown": "grow", "brought": "bring", "lent": "lend", "owed": "owe", "won": "win",
+              "repaid": "repay"}
 
 
 def stem(word: str) -> str:

@@ -138,3 +138,31 @@ def test_a_line_netted_of_its_opposite_is_named_without_net():
     assert _asked("What was Acme's other expense in 2024?", slash) == ["us-gaap:NonoperatingIncomeExpense"]
     # Still not the whole: "net income" is no reading of a line of what is left over.
     assert _asked("What was Acme's net income in 2024?", dash, slash) == []
+
+
+def test_a_cash_flow_line_is_asked_with_the_verb_of_its_noun():
+    # The statement prints "Payments for ...", "Proceeds from ...", "Repayments of ..."; analysts ask "how much did
+    # it pay / get from selling / repay".
+    acquired = _fact("us-gaap:PaymentsToAcquireBusinessesNetOfCashAcquired", -17_644e6,
+                     "Payments for businesses acquired, net", "cash-flows")
+    assert _asked("How much cash did Acme pay for businesses acquired in 2024?", acquired) == [
+        "us-gaap:PaymentsToAcquireBusinessesNetOfCashAcquired"]
+    disposals = _fact("acme:ProceedsFromDisposalsOfBusinesses", 3_485e6, "Proceeds from disposals of businesses",
+                      "cash-flows")
+    assert _asked("How much did Acme get in 2024 from selling businesses?", disposals) == [
+        "acme:ProceedsFromDisposalsOfBusinesses"]
+    repaid = _fact("us-gaap:RepaymentsOfLongTermDebt", 1_500e6, "Repayments of long-term debt", "cash-flows")
+    assert _asked("How much long-term debt did Acme repay in 2024?", repaid) == ["us-gaap:RepaymentsOfLongTermDebt"]
+    assert _asked("How much long-term debt was repaid by Acme in 2024?", repaid) == [
+        "us-gaap:RepaymentsOfLongTermDebt"]
+    # The verb adds the noun and nothing else: a label with a word the question lacks is still not named.
+    assert _asked("How much did Acme pay in 2024?", acquired) == []
+
+
+def test_buying_back_stock_is_asked_for_as_its_repurchases():
+    line = _fact("us-gaap:PaymentsForRepurchaseOfCommonStock", 649e6, "Repurchases of common stock", "cash-flows")
+    for question in ("How much common stock did Acme buy back in 2024?",
+                     "How much did Acme spend on buybacks of common stock in 2024?",
+                     "How much common stock was bought back by Acme in 2024?"):
+        assert _asked(question, line) == ["us-gaap:PaymentsForRepurchaseOfCommonStock"], question
+    assert _asked("How much common stock did Acme sell back to the market in 2024?", line) == []

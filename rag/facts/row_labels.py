@@ -98,10 +98,25 @@ def spelled_out_labels(question: str, views: Iterable[FilingView], company_words
     return out
 
 
+# A question asks with the verb ("how much did it pay for businesses acquired", "what did it get from selling
+# investments"); the cash-flow statement (ASC 230) names each line by the noun of the act: "Payments for ...",
+# "Proceeds from sale of ...", "Repayments of ...", "Issuance of ...", "Purchases of ...". Keys are stems, values
+# plain words.
+_ACT_NOUNS = {stem: set(tokens(nouns)) for stem, nouns in {
+    "pay": "payments", "repay": "repayments", "acquir": "acquisitions", "buy": "purchases", "invest": "investments",
+    "issu": "issuance", "sell": "sale disposal proceeds", "receiv": "proceeds",
+}.items()}
+# Buying back its own stock is what filings print as a repurchase.
+_BUY_BACK = re.compile(r"\b(?:buy(?:s|ing)?|bought)\s+back\b|\bbuy-?backs?\b", re.I)
+
+
 def _asked_words(question: str, company_words: set[str]) -> set[str]:
-    """The question's words that may name a label: not the company's name; "spend" adds what spending is printed
-    as (an expense, a cost)."""
+    """The question's words that may name a label: not the company's name; a verb adds the noun its line is
+    printed with (see _ACT_NOUNS); "spend" adds what spending is printed as (an expense, a cost)."""
     asked = set(tokens(question)) - company_words | _residual(question)
+    asked |= {noun for word in asked & _ACT_NOUNS.keys() for noun in _ACT_NOUNS[word]}
+    if _BUY_BACK.search(question or ""):
+        asked |= set(tokens("repurchases"))
     return asked | _SPENDING_WORDS if _SPENDING.search(question or "") else asked
 
 
