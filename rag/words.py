@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import re
 
-STOP_WORDS = set(
+# The adverbs that only hedge or stress what a question asks ("how much cash did it actually pay", "roughly what
+# share"): none names a figure, a part of a company or a word a passage must hold.
+HEDGE_WORDS = set("""actually really truly indeed roughly approximately approx exactly precisely nearly almost around
+    overall altogether basically essentially""".split())
+STOP_WORDS = HEDGE_WORDS | set(
     """a an the of in on at to for from by with about as and or but if then than that this these those is are was
     were be been being do does did done has have had having what which who whom whose when where why how much many
     any some all each per it its it's itself their them they he she his her our we us you your i me my can could

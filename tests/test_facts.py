@@ -313,6 +313,12 @@ def test_a_part_the_question_leaves_out_is_taken_from_the_whole_never_answered_b
                        "2024?") is None
 
 
+def test_a_word_that_only_hedges_qualifies_no_figure(corpus):
+    # The income taxes paid, not a part of them ("actually paid") that the facts cannot name.
+    (v,) = ask(corpus, "How much cash did Apple actually pay in income taxes in fiscal 2024?").values
+    assert v.amount == 26_102e6
+
+
 def test_an_amount_named_before_the_verb_is_what_is_asked_not_the_metric_after_it(corpus):
     # The figure asked is named between "how much" and the verb; "net sales" after the verb only says where that
     # amount sits, and the company's net sales would answer another question.

@@ -10,6 +10,7 @@ from typing import Iterable
 from ..companies import WORD_PATTERN
 from ..dates import MONTHS
 from ..schema import MetricMention
+from ..words import HEDGE_WORDS
 from .labels import class_words, member_words
 from .metrics import EARNED_ALONE, METRIC_PATTERNS, Metric
 
@@ -38,7 +39,7 @@ fiscal-year report-period filing filings 10-k 10-q form annual-report
 came come comes coming went go goes going totaled totalled totaling amounted reached stood derived generate rise rose fall fell
 put puts spend spends spent invest invests invested pay pays paid into onto toward towards
 balance balances
-""".split())
+""".split()) | HEDGE_WORDS
 # Words that never narrow a metric, even capitalised ("Total Revenue").
 _CORE_STOP = set("""
 a an the its their of in for to from by on at as with and or what was were is are how much many did does do which
