@@ -313,6 +313,12 @@ def test_a_part_the_question_leaves_out_is_taken_from_the_whole_never_answered_b
                        "2024?") is None
 
 
+def test_the_home_country_written_with_non_is_left_out_of_the_whole(corpus):
+    fa = ask(corpus, "What was Adobe's non-U.S. revenue in fiscal 2024?")
+    assert fa is not None and fa.results[0]["value"] == (21_505 - 11_499) * 1e6
+    assert "Total revenue excluding US" in fa.block and len(fa.citations) == 2
+
+
 def test_a_word_that_only_hedges_qualifies_no_figure(corpus):
     # The income taxes paid, not a part of them ("actually paid") that the facts cannot name.
     (v,) = ask(corpus, "How much cash did Apple actually pay in income taxes in fiscal 2024?").values

@@ -314,6 +314,12 @@ def test_what_a_question_rules_out_is_read_with_the_phrase_that_rules_it_out(cat
     assert plan_question("How much revenue did Apple earn outside of China in 2024?", catalog).excluded == ["china"]
     assert plan_question("How many outside directors does Apple have?", catalog).excluded == []
     assert plan_question("What risks does Apple face from its operations outside the U.S.?", catalog).excluded == []
+    # The home country written with "non-" is left out of a figure too, and is no qualifier of the metric.
+    plan = plan_question("What was Apple's non-U.S. revenue in 2024?", catalog)
+    assert plan.excluded == ["u.s."] and [m.before for m in plan.metrics] == [[]]
+    assert plan_question("What share of Apple's 2024 net sales was non-US?", catalog).excluded == ["us"]
+    assert plan_question("What risks do Apple's non-U.S. operations face?", catalog).excluded == []
+    assert plan_question("What was Apple's non-GAAP revenue in 2024?", catalog).excluded == []
     # A list left out is left out whole.
     assert plan_question("What was Apple's revenue excluding Services, Mac and iPad in 2024?",
                          catalog).excluded == ["services, mac and ipad"]

@@ -66,6 +66,10 @@ _RULES_OUT = (r"not\s+counting|without\s+counting|excluding|excl\.|exclusive\s+o
 # question about prose ("the risks of its operations outside the U.S.") the words are the topic itself.
 _OUTSIDE = r"outside\s+of|outside(?=\s+(?:the|its|their)\s)"
 _LEFT_OUT = r"\s+((?:the\s+|its\s+|their\s+)?" + _LEFT_OUT_WORDS + r"(?:(?:,\s*|(?:and|or)\s+)" + _LEFT_OUT_WORDS + r")*)"
+# The registrant's home country written with "non-" ("non-U.S. revenue"): filings split their figures into U.S. and
+# non-U.S. (ASC 280's domestic and foreign revenue, the income tax note's domestic and foreign income), so the
+# figure asked is the whole less the U.S.
+_NON_HOME = re.compile(r"\bnon-?(u\.s\.(?:a\.)?|us|usa|united\s+states)(?![\w-])")
 _EXCLUSION = re.compile(r"\b(?:" + _RULES_OUT + r")" + _LEFT_OUT)
 _EXCLUSION_OR_OUTSIDE = re.compile(r"\b(?:" + _RULES_OUT + "|" + _OUTSIDE + r")" + _LEFT_OUT)
 # Words that name a fiscal period ("the second quarter", "the three months ended", "first half", "year to date"):
@@ -99,13 +103,15 @@ def plain_word(word: str) -> str:
 def exclusions(low: str, *, figure_asked: bool = False) -> list[tuple[int, int, str]]:
     """What the (normalized) text rules out: each exclusion's span, from its phrase to its last word, and the words
     it rules out without a leading article. The one reading of exclusions, for the plan and for each metric; with
-    `figure_asked`, a place the figure is asked from outside of too (see _OUTSIDE)."""
+    `figure_asked`, a place the figure is asked from outside of too (see _OUTSIDE, _NON_HOME)."""
     out = []
     for m in (_EXCLUSION_OR_OUTSIDE if figure_asked else _EXCLUSION).finditer(low):
         words = re.sub(r"^(?:the|its|their)\s+", "", m.group(1).strip())
         if words:
             out.append((m.start(), m.start(1) + len(m.group(1).rstrip()), words))
-    return out
+    if figure_asked:
+        out.extend((m.start(), m.end(1), m.group(1)) for m in _NON_HOME.finditer(low))
+    return sorted(out)
 
 
 _CLASS_OF_STOCK = re.compile(r"\b(?:class|series)\s+[a-z](?:-?\d)?\b")
@@ -136,11 +142,13 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
     tokens = [(t.start(), t.end(), t.group()) for t in WORD_PATTERN.finditer(low)]
     spans = [(s, e) for s, e, _ in chosen]
 
-    periods = [(m.start(), m.end()) for m in _PERIOD_WORDS.finditer(low)]
+    # Words that are never a metric's qualifier: a period's, and the home country ruled out before the metric
+    # ("non-U.S. revenue", see _NON_HOME).
+    not_parts = [(m.start(), m.end()) for rx in (_PERIOD_WORDS, _NON_HOME) for m in rx.finditer(low)]
     ruled_out = exclusions(low)
 
     def inside_mention(pos: int) -> bool:
-        return any(s <= pos < e for s, e in spans) or any(s <= pos < e for s, e in periods)
+        return any(s <= pos < e for s, e in spans) or any(s <= pos < e for s, e in not_parts)
 
     def is_stop(word: str) -> bool:
         w = word.strip(".'")
