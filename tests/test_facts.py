@@ -325,6 +325,14 @@ def test_a_word_that_only_hedges_qualifies_no_figure(corpus):
     assert v.amount == 26_102e6
 
 
+def test_what_a_part_brought_in_is_its_revenue(corpus):
+    (v,) = ask(corpus, "What did Apple's iPhone bring in during fiscal 2024?").values
+    assert v.amount == 201_183e6 and v.member
+    # With an object, the object is the figure: the cash operations brought in.
+    (v,) = ask(corpus, "How much cash did Apple's operations bring in during fiscal 2024?").values
+    assert v.metric.key == "operating_cash_flow"
+
+
 def test_an_amount_named_before_the_verb_is_what_is_asked_not_the_metric_after_it(corpus):
     # The figure asked is named between "how much" and the verb; "net sales" after the verb only says where that
     # amount sits, and the company's net sales would answer another question.

@@ -12,10 +12,10 @@ from ..dates import MONTHS
 from ..schema import MetricMention
 from ..words import HEDGE_WORDS
 from .labels import class_words, member_words
-from .metrics import EARNED_ALONE, METRIC_PATTERNS, Metric
+from .metrics import BROUGHT_IN_ALONE, EARNED_ALONE, METRIC_PATTERNS, Metric
 
 MONTH_WORDS = set(MONTHS)
-_EARNED_ALONE = re.compile(EARNED_ALONE)
+_VERB_ALONE = re.compile(EARNED_ALONE + "|" + BROUGHT_IN_ALONE)
 
 
 # Words that never qualify a metric: question words, units, periods, verbs of reporting and change.
@@ -138,7 +138,7 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
         chosen.append((s, e, m))
     chosen.sort()
     if len(chosen) > 1:  # "how much revenue did it earn": the verb names no figure beside its object
-        chosen = [c for c in chosen if not _EARNED_ALONE.fullmatch(low, c[0], c[1])]
+        chosen = [c for c in chosen if not _VERB_ALONE.fullmatch(low, c[0], c[1])]
     tokens = [(t.start(), t.end(), t.group()) for t in WORD_PATTERN.finditer(low)]
     spans = [(s, e) for s, e, _ in chosen]
 

@@ -43,7 +43,13 @@ def _m(key, label, phrases, concepts=(), **kw) -> Metric:
 
 # "Earn" ending its clause, with no object: what a company earned is its profit. With an object ("how much revenue
 # did it earn") the object is the figure, and this reading gives way to it (rag.facts.mentions).
-EARNED_ALONE = r"\bearn(?:ed|s)?(?=\s+(?:in|during|for|over|through|last|this)\b|\s*[?.!,;]|\s*$)"
+_CLAUSE_ENDS = r"(?=\s+(?:in|during|for|over|through|last|this)\b|\s*[?.!,;]|\s*$)"
+EARNED_ALONE = r"\bearn(?:ed|s)?" + _CLAUSE_ENDS
+# "What did YouTube ads bring in during 2023", "how much did the segment take in": money brought in, with no object,
+# is the revenue of whatever the clause's subject names. With an object ("how much cash did it bring in") the object
+# is the figure, as with EARNED_ALONE.
+BROUGHT_IN_ALONE = (r"\b(?:br(?:ing|ings|inging|ought)|t(?:ake|akes|aking|ook)|rak(?:e|es|ed|ing)|pull(?:s|ed|ing)?)"
+                    r"\s+in" + _CLAUSE_ENDS)
 
 
 def _activities(kind: str) -> list[str]:
@@ -65,7 +71,7 @@ METRICS: list[Metric] = [
        # beverages), not a qualified revenue.
        [r"total\s+net\s+revenues?", r"total\s+revenues?", r"(?:total\s+)?(?:net\s+)?operating\s+revenues?",
         r"net\s+revenues?", r"total\s+net\s+sales", r"net\s+sales",
-        r"total\s+sales", r"revenues?", r"sales", r"top[\s-]line", r"turnover"],
+        r"total\s+sales", r"revenues?", r"sales", r"top[\s-]line", r"turnover", BROUGHT_IN_ALONE],
        [_G + "Revenues", _G + "RevenueFromContractWithCustomerExcludingAssessedTax",
         _G + "RevenueFromContractWithCustomerIncludingAssessedTax", _G + "SalesRevenueNet", _G + "SalesRevenueGoodsNet",
         _G + "RevenuesNetOfInterestExpense"], members=True),
