@@ -652,6 +652,7 @@ def _calculation(norm: str) -> Calculation:
         growth=bool(CHANGE_WORDS.search(norm) or (_COMPARED.search(norm) and _PRIOR_PERIOD.search(norm))),
         compares=bool(_COMPARED.search(norm)),
         share_of_end=share.end() if share else None,
+        amount_of=bool(share and share.group().startswith("how")),
         ratio=bool(_RATIO_OF.search(norm)),
         difference=bool(_DIFFERENCE.search(norm)),
         ranks=bool(_RANKS.search(norm) or _COMPARED.search(norm)),

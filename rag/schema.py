@@ -84,6 +84,7 @@ class Calculation:
     growth: bool = False  # change words: grew, increase, decline, year over year
     compares: bool = False  # "compared", "versus", "vs"
     share_of_end: int | None = None  # where "percentage / share / portion of" ends: the whole follows it
+    amount_of: bool = False  # the share asked as "how much of": an amount of the part, as surely as its share
     ratio: bool = False  # "ratio of / between"
     difference: bool = False  # "difference between"
     ranks: bool = False  # which is larger or smaller, or by how much: "more", "fewer", "bigger", "the difference"

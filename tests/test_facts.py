@@ -319,6 +319,15 @@ def test_the_home_country_written_with_non_is_left_out_of_the_whole(corpus):
     assert "Total revenue excluding US" in fa.block and len(fa.citations) == 2
 
 
+def test_how_much_of_a_whole_a_part_labelled_in_full_was_is_the_parts_amount(corpus):
+    # The label the filing prints holds the whole's words and more: it names the part, whose amount is asked.
+    fa = ask(corpus, "How much of Tesla's 2024 net income was attributable to common stockholders?")
+    (v,) = fa.values
+    assert v.amount == 7_091e6 and "Net income attributable to common stockholders" in fa.block
+    # No label names the part: the whole's figure would answer another question, so none is given.
+    assert ask(corpus, "How much of Apple's fiscal 2024 net income was attributable to its founders?") is None
+
+
 def test_a_word_that_only_hedges_qualifies_no_figure(corpus):
     # The income taxes paid, not a part of them ("actually paid") that the facts cannot name.
     (v,) = ask(corpus, "How much cash did Apple actually pay in income taxes in fiscal 2024?").values

@@ -342,6 +342,14 @@ def test_a_year_that_names_the_annual_report_is_the_source_not_the_period_asked(
     assert plan_question("What were Apple's net sales per employee in 2024?", catalog).per_item == ["employee"]
 
 
+def test_how_much_of_a_whole_reads_an_amount_as_surely_as_a_share(catalog):
+    calc = plan_question("How much of Apple's 2024 net income was attributable to noncontrolling interests?",
+                         catalog).calculation
+    assert calc.share_of_end is not None and calc.amount_of
+    calc = plan_question("What percentage of Apple's 2024 net sales came from iPhone?", catalog).calculation
+    assert calc.share_of_end is not None and not calc.amount_of
+
+
 def test_names_the_plan_reads_as_nothing_else(catalog):
     # A product, business or person the question names beside the company and the figure.
     assert plan_question("How much revenue did Model Y bring in for Apple in 2024?", catalog).unread_names == [

@@ -1,10 +1,12 @@
 """Readings of a question plan that decide which figure the facts layer may give: a part of the company named
 in a possessive, a part no member matches, a balance named as what was bought or sold, the amount a "how much"
-question names, and several parts left out at once."""
+question names, several parts left out at once, and whether the filing's own label or the metric vocabulary names
+the figure asked."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ..schema import MetricMention, QuestionPlan
 from ..words import tokens
@@ -73,3 +75,31 @@ def several_left_out(plan: QuestionPlan) -> bool:
     """Does the question leave out several parts ("excluding Services and Mac", "outside the U.S. and outside of
     China")? Taking one away would leave the others in."""
     return len(plan.excluded) > 1 or any(_LISTED.search(words) for words in plan.excluded)
+
+
+def label_or_vocabulary(plan: QuestionPlan, labelled: list[MetricMention]
+                        ) -> tuple[QuestionPlan, list[list[MetricMention]]] | None:
+    """The plan to answer and the mentions to try, in order: the metric vocabulary's (plan.metrics), then the
+    figure the filing's own printed label names (`labelled`, rag.facts.row_labels); None when no figure may be
+    given.
+
+    The label replaces the metric phrases when it holds every word of them and more ("purchases related to
+    property and equipment" is a cash-flow line, not the balance of property and equipment): the shorter phrase's
+    figure would answer another question."""
+    # A figure qualified by a part ("net revenue from value-added services") that the label leaves out: the
+    # label's consolidated figure ("Net revenue") would answer another question.
+    qualifiers = set(tokens(" ".join(w for mt in plan.metrics for w in mt.before + mt.after)))
+    if labelled and not qualifiers <= set(tokens(" ".join(labelled[0].words))):
+        labelled = []
+    # A figure asked per item ("net sales per retail square foot", "revenue per adjusted script") is a rate: only a
+    # label that says "per" answers it, never the total the metric vocabulary names.
+    if plan.per_item and not (labelled and "per" in {w.lower() for w in labelled[0].words}):
+        return None
+    phrase_words = set(tokens(" ".join(w for mt in plan.metrics for w in mt.before + mt.words + mt.after)))
+    if not (labelled and phrase_words < set(tokens(" ".join(labelled[0].words)))):
+        return plan, [plan.metrics, labelled]
+    if plan.calculation.amount_of:
+        # "How much of its net income was attributable to noncontrolling interests": the label holds the whole's
+        # words and more, so it names the part, and the part's amount is what is asked.
+        plan = replace(plan, calculation=replace(plan.calculation, share_of_end=None))
+    return plan, [labelled]

@@ -12,7 +12,7 @@ from typing import Callable, Iterable
 from ..config import get_settings
 from ..schema import Citation, MetricMention, QuestionPlan
 from ..words import tokens
-from .asked import names_the_amount, segment_owner, several_left_out, traded, unread_part
+from .asked import label_or_vocabulary, names_the_amount, segment_owner, several_left_out, traded, unread_part
 from .checks import FigureChecker
 from .labels import (
     ANNUAL_FORMS,
@@ -339,23 +339,11 @@ class FactsLayer(QuarterFacts):
         tickers = plan.tickers if tickers is None else tickers
         years = plan.fiscal_years if years is None else years
         tickers, years = [t.upper() for t in tickers], [int(y) for y in years]
-        # The filing's own label (rag.facts.row_labels) replaces the metric phrases the plan found when it holds
-        # every word of them and more ("purchases related to property and equipment" is a cash-flow line, not the
-        # balance of property and equipment): the shorter phrase's figure would answer another question. Else the
-        # label is tried only when the metric vocabulary cannot answer.
-        labelled = self._labelled(plan, tickers, years)
-        # A figure qualified by a part ("net revenue from value-added services") that the label leaves out: the
-        # label's consolidated figure ("Net revenue") would answer another question.
-        qualifiers = set(tokens(" ".join(w for mt in plan.metrics for w in mt.before + mt.after)))
-        if labelled and not qualifiers <= set(tokens(" ".join(labelled[0].words))):
-            labelled = []
-        # A figure asked per item ("net sales per retail square foot", "revenue per adjusted script") is a rate:
-        # only a label that says "per" answers it, never the total the metric vocabulary names.
-        if plan.per_item and not (labelled and "per" in {w.lower() for w in labelled[0].words}):
+        readings = label_or_vocabulary(plan, self._labelled(plan, tickers, years))
+        if readings is None:
             return None
-        phrase_words = set(tokens(" ".join(w for mt in plan.metrics for w in mt.before + mt.words + mt.after)))
-        more_exact = bool(labelled) and phrase_words < set(tokens(" ".join(labelled[0].words)))
-        for mentions in ([labelled] if more_exact else [plan.metrics, labelled]):
+        plan, tried = readings
+        for mentions in tried:
             try:
                 found = self._answer_for(plan, tickers, years, mentions) if mentions else None
             except Unresolved as exc:
