@@ -530,6 +530,7 @@ def _fiscal_years(low: str, catalog: Catalog, plan: QuestionPlan) -> list[int]:
             plan.document_years.append(year)
         elif year not in years:
             years.append(year)
+    years = _years_of_the_question_sentence(low, plan, years)
     # The annual report named as the source is also the year asked about when no other year is named.
     years += [y for y in plan.document_years if not years and y not in years]
     if not years and plan.latest:
@@ -540,6 +541,27 @@ def _fiscal_years(low: str, catalog: Catalog, plan: QuestionPlan) -> list[int]:
         elif latest:
             years = [max(latest)]
     return years
+
+
+# Where a sentence ends: not after an abbreviation's single letters ("u.s.", "e.g.") or a company's suffix ("inc.").
+_SENTENCE_END = re.compile(r"(?<![.\s][a-z])(?<!\binc)(?<!\bco)(?<!\bcorp)(?<!\bltd)[.!?]\s+(?=\S)")
+
+
+def _years_of_the_question_sentence(low: str, plan: QuestionPlan, years: list[int]) -> list[int]:
+    """A question that sets the scene in a sentence of its own before it asks ("Its tax rate fell sharply in fiscal
+    2025. What was the rate the year before, in fiscal 2024?"): the years the asking sentence names are those asked,
+    and a year only the scene names is not; both stay when the asking sentence compares or adds figures across
+    years, or names no year."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(low.rstrip())]
+    if not ends:
+        return years
+    last = low[ends[-1]:]
+    calc = _calculation(last)
+    if calc.growth or calc.compares or calc.difference or calc.ranks or calc.total or calc.total_over or calc.year_range:
+        return years
+    named = [year for start, _end, dimension, year in plan.spans if dimension == "fiscal_year" and start >= ends[-1]]
+    asked = [y for y in years if y in named]
+    return asked or years
 
 
 def _periods(low: str, catalog: Catalog, plan: QuestionPlan) -> None:

@@ -334,6 +334,13 @@ def test_a_word_that_only_hedges_qualifies_no_figure(corpus):
     assert v.amount == 26_102e6
 
 
+def test_the_year_answered_is_the_asking_sentences_not_the_scenes(corpus):
+    fa = ask(corpus, "Apple's tax rate came way down in fiscal 2025. What was its effective tax rate the year "
+                     "before, in fiscal 2024?")
+    (v,) = fa.values
+    assert v.fiscal_year == 2024 and "24.1%" in fa.block and "15.6%" not in fa.block
+
+
 def test_what_a_part_brought_in_is_its_revenue(corpus):
     (v,) = ask(corpus, "What did Apple's iPhone bring in during fiscal 2024?").values
     assert v.amount == 201_183e6 and v.member

@@ -342,6 +342,24 @@ def test_a_year_that_names_the_annual_report_is_the_source_not_the_period_asked(
     assert plan_question("What were Apple's net sales per employee in 2024?", catalog).per_item == ["employee"]
 
 
+def test_a_sentence_that_sets_the_scene_names_no_year_asked(catalog):
+    # The year only the scene names is not asked: the asking sentence's year is.
+    plan = plan_question("Apple's tax rate came way down in fiscal 2025. What was its effective tax rate the year "
+                         "before, in fiscal 2024?", catalog)
+    assert plan.fiscal_years == [2024]
+    plan = plan_question("Apple Inc. reported revenue in 2023. What was it in 2024?", catalog)
+    assert plan.fiscal_years == [2024]
+    # The asking sentence compares or names no year: every year named stays asked.
+    assert plan_question("Apple's revenue in fiscal 2024 was strong. How did fiscal 2025 compare?",
+                         catalog).fiscal_years == [2024, 2025]
+    assert plan_question("Apple's revenue was $391 billion in 2024. How much did it grow in 2025?",
+                         catalog).fiscal_years == [2024, 2025]
+    assert plan_question("Think of fiscal 2024. What was Apple's revenue?", catalog).fiscal_years == [2024]
+    # "U.S." ends no sentence.
+    assert plan_question("What were Apple's 2023 U.S. net sales and its 2024 net sales?",
+                         catalog).fiscal_years == [2023, 2024]
+
+
 def test_how_much_of_a_whole_reads_an_amount_as_surely_as_a_share(catalog):
     calc = plan_question("How much of Apple's 2024 net income was attributable to noncontrolling interests?",
                          catalog).calculation
