@@ -285,6 +285,18 @@ def test_a_part_beside_its_total_is_picked_by_the_questions_words():
     assert '"we had approximately 36,000 employees in 38 countries" [1]' in text and "27,100" not in text
 
 
+def test_a_scope_both_counts_share_leaves_the_count_its_noun_follows():
+    # "Around the world" sits in both counts' clauses; "offices" names one of them, the other counts countries.
+    text = _one_company("How many offices does Gamma Health have around the world?",
+                        "We owned or leased 135 office locations in 83 countries around the world, including four "
+                        "data centers.")
+    assert text.startswith("Figure read from prose: **135**")
+    # A scope no count's noun settles stays unread.
+    text = _one_company("How many stores does Gamma Health have around the world?",
+                        "We owned or leased 135 office locations in 83 countries around the world.")
+    assert not text.startswith("Figure read from prose")
+
+
 def test_a_count_whose_scope_the_sentence_never_names_is_quoted_whole():
     # "In Europe": no clause of the sentence says it, so no figure is picked; the sentence is quoted as it stands.
     text = _one_company("How many employees does Gamma Health have in Europe?", _STAFF)

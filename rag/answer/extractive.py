@@ -490,6 +490,11 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
     if not in_sentence:
         return None
     holding = [n for n in kept if {t for t in asked if is_covered(t, clause_words(n))} == in_sentence]
+    if len(holding) > 1:
+        # The other words sit in every count's clause ("135 office locations in 83 countries around the world"):
+        # the count its noun follows is the one asked, the other counts where.
+        named = {m.start for m in _counts_named(unit, counted, set())}
+        holding = [n for n in holding if n.start in named]
     return holding[0] if len(holding) == 1 else None
 
 
