@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import bm25s
 import numpy as np
+from llama_index.core.llms import MockLLM
 from llama_index.core.retrievers import BaseRetriever, QueryFusionRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import VectorStoreQuery
@@ -397,8 +398,6 @@ class Retriever:
         return groups, unavailable
 
     def _search(self, bundle: QueryBundle, mode: str, k: int, subset, extra_queries: list[str]):
-        from llama_index.core.llms import MockLLM
-
         depth = max(k * 3, 20)  # fusion needs deeper lists than it returns
         fused = mode == "hybrid" or bool(extra_queries)
         dense = SubsetVectorRetriever(self.index, self.embed_model, depth if fused else k, subset)
