@@ -15,6 +15,7 @@ from llama_index.core.schema import NodeWithScore
 from .answer import answer_stream, make_llm, ollama_status
 from .config import Settings, get_settings
 from .facts import CheckedStream, FactsLayer
+from .facts.restated import reported_values, restating
 from .index import IndexStore, LoadedIndex
 from .retrieve import Retriever
 from .schema import Filters, RetrievalResult
@@ -112,8 +113,31 @@ class Engine:
             if node is not None:
                 lead.append(node)
                 ids.add(chunk_id)
+        # Then, for each figure, a passage that restates it (an MD&A table or sentence), where an analyst also
+        # checks it: among those retrieved first, else the first in the filing.
+        for value in reported_values(found.values):
+            doc_id = value.filing.get("doc_id")
+            pool = [n.node for n in result.nodes if n.node.metadata.get("doc_id") == doc_id]
+            for node in restating(value, pool + self._filing_nodes(doc_id), ids):
+                found_node = by_id.get(node.node_id) or self._node_with_score(node.node_id, result)
+                if found_node is not None:
+                    lead.append(found_node)
+                    ids.add(node.node_id)
         if lead:
             result.nodes = (lead + [n for n in result.nodes if n.node.node_id not in ids])[: max(k, len(lead))]
+
+    def _filing_nodes(self, doc_id: str | None) -> list:
+        """One indexed filing's chunks in the order of its text, from the live generation."""
+        index = self.index()
+        cached = getattr(self, "_nodes_by_filing", None)
+        if cached is None or cached[0] != index.generation:
+            by_filing: dict[str, list] = {}
+            for node in index.nodes:
+                by_filing.setdefault(node.metadata.get("doc_id") or "", []).append(node)
+            for nodes in by_filing.values():
+                nodes.sort(key=lambda n: int(n.metadata.get("char_start") or 0))
+            cached = self._nodes_by_filing = (index.generation, by_filing)
+        return cached[1].get(doc_id or "", [])
 
     def _node_with_score(self, chunk_id: str, result: RetrievalResult):
         node = self._node(chunk_id)

@@ -134,3 +134,26 @@ def test_a_rate_per_item_reads_the_passages_of_each_retrieval(settings, monkeypa
     for retrieval in (first, first, second):
         engine._fact_answer(retrieval, None)
     assert read == [[n.node.node_id for n in first.nodes], [n.node.node_id for n in second.nodes]]
+
+
+def test_the_sources_lead_with_the_tagged_figure_then_a_passage_that_restates_it(settings, tmp_path):
+    # MD&A and the business section restate the statements' figures; an analyst checks a figure in either.
+    card = dict(company="Card Networks Inc.", ticker="CARD", fiscal_year=2024, period_end="2024-12-31",
+                revenue=(57_420, 51_230), business_paragraphs=12,
+                unique_phrase="Total net sales were $57,420 million in fiscal 2024, up on higher card volumes.")
+    report = IndexStore(settings).add([write_filing(tmp_path / "in", "card-20241231.htm", **card)])
+    assert not report.errors, report.errors
+    engine = Engine(settings)
+    question = "What were Card Networks' total net sales in fiscal 2024?"
+    result = engine.retrieve(question, top_k=5)
+    tagged = engine.facts().answer_for(result.plan).citations[0].chunk_id
+    restates = next(n for n in engine.index().nodes if "Total net sales were $57,420 million" in n.text)
+    assert [n.node.node_id for n in result.nodes[:2]] == [tagged, restates.node_id]
+    # Wherever retrieval ranked it, or when it did not retrieve it at all, the restating passage comes second.
+    for nodes in (result.nodes[2:] + result.nodes[:2], [n for n in result.nodes if n.node.node_id != restates.node_id]):
+        result.nodes = nodes
+        engine._lead_with_fact_chunks(result, None, 5)
+        assert [n.node.node_id for n in result.nodes[:2]] == [tagged, restates.node_id]
+    # A figure no other passage prints: the tagged passage alone leads.
+    other = engine.retrieve("What were Card Networks' total net sales in fiscal 2023?", top_k=5).nodes
+    assert "51,230" in other[0].node.text and "51,230" not in other[1].node.text
