@@ -94,10 +94,12 @@ _PART_WORDS = re.compile(r"\b(?:segments?|geograph\w*|regions?|regional|breakdow
 _QUARTER_WORDS = re.compile(r"\b(?:quarter\w*|q[1-4]|three\s+months|six\s+months|nine\s+months)\b")
 # Words that ask for prose about a figure rather than the figure ("what drove gross margin"). Narrower than
 # _NARRATIVE: a segment or quarterly figure still sits on a statement's pages, and a question that defines its
-# metric ("defined as") wants figures.
+# metric ("defined as") wants figures. A habit ("which quarter is usually its biggest for sales") is a pattern
+# over years that the business description tells (seasonality), not one period's statement figure.
 _PROSE_INTENT = re.compile(
     r"\b(?:why|explain\w*|describ\w*|discuss\w*|polic(?:y|ies)|risks?|drivers?|drove|driven|reasons?|strateg\w*|"
-    r"what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|forecast\w*|expect\w*|anticipat\w*)\b|"
+    r"what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|forecast\w*|expect\w*|anticipat\w*|"
+    r"usually|typically|generally|normally|historically|seasonal\w*|tends?\s+to)\b|"
     + _CAUSE_OR_ACTION
 )
 # "How much of its revenue did it put into R&D" asks for a share as surely as "what share of".

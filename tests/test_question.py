@@ -97,6 +97,9 @@ def test_latest_year_sections_forms_and_unknown_companies(catalog):
         ("Per the balance sheet, what was Acme's revenue?", ["balance sheet"]),
         ("What drove Acme's gross margin change in 2024?", []),
         ("What are Acme's main risk factors?", []),
+        # A habit over the years (seasonality) is told in prose, not printed on one year's statement.
+        ("Which quarter is usually Acme's biggest for sales?", []),
+        ("Does Acme's revenue tend to peak in the holiday quarter?", []),
     ],
 )
 def test_the_statements_a_metric_needs_are_searched_first(catalog, question, statements):
