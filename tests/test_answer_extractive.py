@@ -297,6 +297,13 @@ def test_a_scope_both_counts_share_leaves_the_count_its_noun_follows():
     assert not text.startswith("Figure read from prose")
 
 
+def test_two_counts_asked_at_once_are_quoted_in_their_sentence():
+    # The total and the part are both asked: picking one would drop the other, so the sentence is quoted whole.
+    text = _one_company("How many people does Gamma Health employ, and how many of them work in research and "
+                        "development?", _STAFF)
+    assert not text.startswith("Figure read from prose") and "36,000 employees" in text and "27,100" in text
+
+
 def test_a_count_whose_scope_the_sentence_never_names_is_quoted_whole():
     # "In Europe": no clause of the sentence says it, so no figure is picked; the sentence is quoted as it stands.
     text = _one_company("How many employees does Gamma Health have in Europe?", _STAFF)

@@ -281,6 +281,7 @@ def _names_counted(stems: set[str], words: set[str]) -> bool:
     return any(is_covered(s, words) for s in stems)
 
 
+_HOW_MANY = re.compile(r"\bhow\s+many\b", re.I)
 # "13,000 of our employees": a part of what is counted.
 _PARTITIVE = re.compile(r"\s+of\s+(?:our|its|their|the|these|those|whom|which)\b", re.I)
 # The count stated after its noun: "our employee headcount worldwide was 125,665", "a workforce of about 228,000".
@@ -365,6 +366,8 @@ def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, cont
     guessed at."""
     if analysis is None or not analysis.counted or len(analysis.tickers) > 1 or not content:
         return None
+    if len(_HOW_MANY.findall(analysis.question or "")) > 1:
+        return None  # "how many people does it employ, and how many work in R&D": both counts, so the sentence whole
     stating = [u for u in chosen if u.kind == "sentence" and any(
         not n.pct and not n.money for n in answer_figures(u.text))]
     if not stating:
