@@ -341,6 +341,15 @@ def test_the_year_answered_is_the_asking_sentences_not_the_scenes(corpus):
     assert v.fiscal_year == 2024 and "24.1%" in fa.block and "15.6%" not in fa.block
 
 
+def test_a_sum_of_parts_of_which_one_is_read_gives_no_figure(corpus):
+    # Only "Debt current" is named in full: stating it as the sum would be half the answer, so none is given.
+    assert ask(corpus, "Adding the current and long-term portions together, how much debt was on Adobe's balance "
+                       "sheet at the end of fiscal 2024?") is None
+    # A sum over the years named still adds up.
+    fa = ask(corpus, "What were Apple's net sales in fiscal 2024 and 2025 combined?")
+    assert fa.results[0]["value"] == (391_035 + 416_161) * 1e6
+
+
 def test_what_a_part_brought_in_is_its_revenue(corpus):
     (v,) = ask(corpus, "What did Apple's iPhone bring in during fiscal 2024?").values
     assert v.amount == 201_183e6 and v.member

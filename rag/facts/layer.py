@@ -495,6 +495,9 @@ class FactsLayer(QuarterFacts):
         growth = calc.growth or (len(tickers) == 1 and len(set(years)) >= 2 and calc.compares)
         share = calc.share_of_end is not None
         summing = calc.total or (calc.total_over and max(len(v) for v in plan_years.values()) >= 2)
+        if (calc.total and len(specs) == len(tickers) == 1 and max(len(v) for v in plan_years.values()) == 1
+                and _PARTS_LISTED.search(plan.question)):
+            return None  # "adding the current and long-term portions together": one figure read adds up nothing
         if share and len(specs) == 1 and not growth and plan.share_part is not None:
             part = plan.share_part
             specs = [part, specs[0]] if part.start < specs[0].start else [specs[0], part]
@@ -760,6 +763,10 @@ class FactsLayer(QuarterFacts):
             return self.chunk_lookup(chunk_id)
         except Exception:  # noqa: BLE001
             return None
+
+
+# Parts a sum is asked of: "the current and long-term portions", "A plus B".
+_PARTS_LISTED = re.compile(r"\b(?:and|plus)\b|\+", re.I)
 
 
 def _as_worded(mention: MetricMention, first: FactGroup, candidates: list[FactGroup]) -> list[FactGroup]:
