@@ -488,6 +488,13 @@ def test_metric_words_map_to_concepts():
         "weighted_diluted"]
     assert [m.metric_key for m in find_mentions("Apple's basic share count in 2024?")] == ["weighted_basic"]
     assert [m.metric_key for m in find_mentions("Apple's share count?")] == ["shares_outstanding"]
+    # What is left of a repurchase program, said before the program or after it.
+    for question in ("How much remained on Apple's share repurchase authorization at the end of 2024?",
+                     "How much was left under Apple's stock repurchase program?",
+                     "What was Apple's remaining repurchase authorization?"):
+        assert [m.metric_key for m in find_mentions(question)] == ["repurchase_remaining"], question
+    # Some of it spent is no remainder.
+    assert [m.metric_key for m in find_mentions("How much did Apple spend on share repurchases?")] == ["buybacks"]
 
 
 def test_labels_and_units():

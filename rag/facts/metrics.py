@@ -222,7 +222,11 @@ METRICS: list[Metric] = [
     _m("repurchase_remaining", "Remaining share repurchase authorization",
        [r"remaining\s+(?:\w+\s+){0,2}?(?:repurchase\s+)?(?:authority|authorization)",
         r"(?:repurchase\s+)?(?:authority|authorization)\s+(?:that\s+)?remain\w*",
-        r"(?:stock|share)\s+repurchase\s+(?:authority|authorization)\s+(?:that\s+)?remain\w*"],
+        r"(?:stock|share)\s+repurchase\s+(?:authority|authorization)\s+(?:that\s+)?remain\w*",
+        # What is left, said before the program: "how much remained on its share repurchase authorization",
+        # "capacity left under its repurchase authority" (Item 703's "may yet be purchased under the plans").
+        r"(?:left|remain\w*|available)\s+(?:to\s+\w+\s+)?(?:on|under|in)\s+(?:[\w.&'’-]+\s+){0,4}?"
+        r"(?:repurchase|buyback)\s+(?:authority|authori[sz]ations?|programs?|plans?)"],
        [_G + "StockRepurchaseProgramRemainingAuthorizedRepurchaseAmount1"], period="instant"),
     # A balance sheet's size is its total assets, as analysts say it.
     _m("total_assets", "Total assets", [r"total\s+assets", r"assets", r"size\s+of\s+(?:[\w&.'’-]+\s+){0,3}?balance\s+sheet",
