@@ -350,6 +350,18 @@ def test_a_sum_of_parts_of_which_one_is_read_gives_no_figure(corpus):
     assert fa.results[0]["value"] == (391_035 + 416_161) * 1e6
 
 
+def test_a_part_named_with_and_is_read_whole(corpus):
+    # The segment "Compute & Networking", not the product line "Compute" its first word names.
+    fa = ask(corpus, "What was NVIDIA's revenue from Compute and Networking in fiscal 2025?")
+    (v,) = fa.values
+    assert v.amount == 116_193e6 and "Compute And Networking" in fa.block
+    # Two parts joined: no member is both, and one of them alone would be half the answer.
+    assert ask(corpus, "What was Apple's revenue from iPhone and Mac in fiscal 2024?") is None
+    # Earned from a part is that part's revenue.
+    (v,) = ask(corpus, "What did Apple earn from iPhone in fiscal 2024?").values
+    assert v.amount == 201_183e6
+
+
 def test_what_a_part_brought_in_is_its_revenue(corpus):
     (v,) = ask(corpus, "What did Apple's iPhone bring in during fiscal 2024?").values
     assert v.amount == 201_183e6 and v.member

@@ -193,12 +193,17 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
             if following:
                 mention.excluded = [plain_word(w) for w in following[0].split() if not is_stop(w)]
             elif first in _PREPS and not any(ch in gap for ch in ",;:?"):
-                for ts, _te, w in nxt[1:5]:
+                for k, (ts, _te, w) in enumerate(nxt[1:6], start=1):
                     base = w.strip(".'").removesuffix("'s").removesuffix("'")
                     # "of the ...", "of Amazon's North America segment": the owner is not the qualifier.
                     if base in ("the", "its", "their", "our") or (base in company_words and base != w):
                         continue
-                    if inside_mention(ts) or base in _AFTER_OK or base in _PREPS or (is_stop(w) and base not in STOP_WORDS):
+                    # "from value-added services and solutions": a name that joins two words runs on through
+                    # "and" (member_matcher compares names without it); "and" before a clause word ends it.
+                    joins = base in _CONJUNCTION and mention.after and k + 1 < len(nxt) and not (
+                        is_stop(nxt[k + 1][2]) or inside_mention(nxt[k + 1][0]))
+                    if not joins and (inside_mention(ts) or base in _AFTER_OK or base in _PREPS
+                                      or (is_stop(w) and base not in STOP_WORDS)):
                         break
                     mention.after.append(plain_word(w))
             elif first == "per" and m.kind != "per_share":

@@ -49,7 +49,9 @@ EARNED_ALONE = r"\bearn(?:ed|s)?" + _CLAUSE_ENDS
 # is the revenue of whatever the clause's subject names. With an object ("how much cash did it bring in") the object
 # is the figure, as with EARNED_ALONE.
 BROUGHT_IN_ALONE = (r"\b(?:br(?:ing|ings|inging|ought)|t(?:ake|akes|aking|ook)|rak(?:e|es|ed|ing)|pull(?:s|ed|ing)?)"
-                    r"\s+in" + _CLAUSE_ENDS)
+                    r"\s+in" + _CLAUSE_ENDS
+                    # Earned from a source ("what did it earn from value-added services"): that source's revenue.
+                    + r"|\bearn(?:s|ed|ing)?(?=\s+from\b)")
 
 
 def _activities(kind: str) -> list[str]:
