@@ -117,12 +117,13 @@ def exclusions(low: str, *, figure_asked: bool = False) -> list[tuple[int, int, 
 _CLASS_OF_STOCK = re.compile(r"\b(?:class|series)\s+[a-z](?:-?\d)?\b")
 
 
-def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[MetricMention]:
-    """Metric phrases in the question, longest first without overlaps, with the words that qualify them."""
-    low = normalize(question)
-    # A class of stock named inside a metric's phrase ("buying back Class B shares", "repurchases of Class A common
-    # stock") qualifies it as one named before it does ("Class A share repurchases"): the phrase is matched without
-    # it, and it becomes the qualifier, so only a figure the filing gives that class answers.
+def _metric_phrases(low: str) -> tuple[list[tuple[int, int, Metric]], list[tuple[int, int]]]:
+    """The metric phrases of a normalized question, (start, end, metric) in the question's order, the longest
+    winning where they overlap; and where the question names a class of stock.
+
+    A class of stock named inside a metric's phrase ("buying back Class B shares", "repurchases of Class A common
+    stock") qualifies it as one named before it does ("Class A share repurchases"): the phrase is matched without
+    it, and it becomes the qualifier, so only a figure the filing gives that class answers."""
     classes = [(c.start(), c.end()) for c in _CLASS_OF_STOCK.finditer(low)]
     masked = _CLASS_OF_STOCK.sub(lambda c: " " * len(c.group()), low)
     cands = []
@@ -133,12 +134,18 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
     cands.sort(key=lambda c: (-(c[1] - c[0]), c[0]))
     chosen: list[tuple[int, int, Metric]] = []
     for s, e, m in cands:
-        if any(s < ce and cs < e for cs, ce, _ in chosen):
-            continue
-        chosen.append((s, e, m))
+        if not any(s < ce and cs < e for cs, ce, _ in chosen):
+            chosen.append((s, e, m))
     chosen.sort()
     if len(chosen) > 1:  # "how much revenue did it earn": the verb names no figure beside its object
         chosen = [c for c in chosen if not _VERB_ALONE.fullmatch(low, c[0], c[1])]
+    return chosen, classes
+
+
+def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[MetricMention]:
+    """Metric phrases in the question, longest first without overlaps, with the words that qualify them."""
+    low = normalize(question)
+    chosen, classes = _metric_phrases(low)
     tokens = [(t.start(), t.end(), t.group()) for t in WORD_PATTERN.finditer(low)]
     spans = [(s, e) for s, e, _ in chosen]
 
