@@ -157,6 +157,14 @@ def test_a_name_the_passages_mention_or_spell_out_is_answered():
     assert not res.refused and "Department of Justice" in res.answer
 
 
+def test_one_name_among_several_the_passages_mention_is_not_a_missing_answer():
+    # "Washington" (for the government) is absent, but the question's other names are the passage's own: it is
+    # answered, with a note on the word no passage holds.
+    res = _endorsement_answer("What antitrust suit did the Department of Justice file against Apple in 2024, and "
+                              "what is Washington claiming?")
+    assert not res.refused and "Department of Justice" in res.answer and "'washington'" in res.answer
+
+
 _DISPOSITION = ("Apple Inc. (AAPL) · 10-K · FY2024 · Item 7: MD&A\nIn February 2024, the Company completed the sale "
                 "of its South American operations, recording a loss on sale of $1.2 billion, mostly cumulative "
                 "foreign currency translation losses.")
