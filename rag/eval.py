@@ -25,7 +25,10 @@ FILING_FIELDS = ("ticker", "fiscal_year", "form", "fiscal_period")
 
 _SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "k": 1e3, "m": 1e6, "mn": 1e6,
                 "bn": 1e9, "b": 1e9}
-_UNIT_BASE = {"usd millions": 1e6, "usd thousands": 1e3, "usd billions": 1e9, "usd": 1.0}
+# A money unit: a currency's ISO 4217 code (capitals, or "usd" in any case), alone or with its scale ("USD
+# millions", "EUR billions", "JPY").
+_MONEY_UNIT = re.compile(r"(?:[A-Z]{3}|(?i:usd))(?:\s+(?i:(thousands|millions|billions)))?")
+_MONEY_SCALE = {None: 1.0, "thousands": 1e3, "millions": 1e6, "billions": 1e9}
 
 # Numbers in an answer that are labels, not figures: citation markers ("[2]"), dates ("June 28, 2025", "28 June
 # 2025", "2025-06-28", "May 2024"), fiscal labels ("FY2025", "fiscal 2024", "Q3", "3Q25"), form and Item names
@@ -92,8 +95,9 @@ def figures_in_unit(answer: str, unit: str | None) -> list[float]:
     a number with a scale word never does. A unit that opens with a scale word ("million square feet") reads
     figures in that scale. Any other unit (shares, employees, USD per share) is a plain count.
     """
+    money = _MONEY_UNIT.fullmatch((unit or "").strip())
     unit = (unit or "").strip().lower()
-    base = _UNIT_BASE.get(unit)
+    base = _MONEY_SCALE[money.group(1) and money.group(1).lower()] if money else None
     first_word = unit.split(" ", 1)[0]
     if base is None and first_word in ("thousand", "million", "billion", "trillion"):
         base = _SCALE_WORDS[first_word]  # "million square feet", "thousand employees": a scaled count

@@ -149,6 +149,8 @@ def test_signs_are_read_but_dropped_for_matching():
     ("$41 billion", 41096, "USD millions", False),  # 0.23% off: outside the 0.1% tolerance used for 41096
     ("$1,234 thousand", 1.234, "USD millions", True),
     ("$5,000,000", 5000, "USD thousands", True),  # whole dollars
+    ("fined the Company €500 million", 500, "EUR millions", True),  # any currency's code, with its scale
+    ("¥2.1 billion", 2.1, "JPY billions", True),
     ("15,115,823,000 shares", 15115823000, "shares", True),
     ("15.1 billion shares", 15115823000, "shares", True),
     ("about 161,000 employees", 161000, "employees", True),
