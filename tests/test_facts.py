@@ -357,6 +357,9 @@ def test_a_part_named_with_and_is_read_whole(corpus):
     assert v.amount == 116_193e6 and "Compute And Networking" in fa.block
     # Two parts joined: no member is both, and one of them alone would be half the answer.
     assert ask(corpus, "What was Apple's revenue from iPhone and Mac in fiscal 2024?") is None
+    # What a part made or lost "at the operating line" is its operating income.
+    (v,) = ask(corpus, "What did Apple's Greater China segment earn at the operating line in fiscal 2024?").values
+    assert v.metric.key == "operating_income" and v.member == "Greater China"
     # Earned from a part is that part's revenue.
     (v,) = ask(corpus, "What did Apple earn from iPhone in fiscal 2024?").values
     assert v.amount == 201_183e6

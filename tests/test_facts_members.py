@@ -137,6 +137,14 @@ def test_the_kind_of_part_said_after_its_name_is_not_part_of_the_member():
     # A kind word alone still has to name something.
     match = member_matcher(MetricMention("operating_income", 0, 0, ["operating", "income"], after=["segment"]))
     assert match(cloud) == 0
+    # A member whose own name says its kind is found by the mention narrowed to its words, kind word and all.
+    other = {"us-gaap:StatementBusinessSegmentsAxis": "us-gaap:AllOtherSegmentsMember"}
+    match = member_matcher(MetricMention("operating_income", 0, 0, ["operating", "income"],
+                                         before=["all", "other", "segment"]))
+    assert match(other) > 0 and match(cloud) == 0
+    # A kind word is no part of a name of one other word: "other" alone names no "Other Segments".
+    match = member_matcher(MetricMention("revenue", 0, 0, ["revenue"], before=["other"]))
+    assert match({"us-gaap:StatementBusinessSegmentsAxis": "acme:OtherSegmentsMember"}) == 0
 
 
 def test_the_questions_own_words_pick_the_line_the_filing_prints_under_them():

@@ -274,7 +274,10 @@ def member_matcher(mention: MetricMention):
         best = 0
         own = without_conjunction(words_of(dims))
         labels = [without_conjunction([plain_word(w) for w in normalize(label).split()]) for label in row_labels]
-        for mw in [own, initials(own), class_words(own)] + labels:
+        # A member whose own name says its kind ("All Other Segments") is named without it, as the qualifier is.
+        bare = [w for w in own if w not in PART_KIND_WORDS]
+        bare = bare if len(bare) >= 2 else []  # "Other Segments" is not named by "other" alone
+        for mw in [own, bare, initials(own), class_words(own)] + labels:
             joined = "".join(mw)
             if joined and not (excluded & set(mw)):
                 best = max(best, max((len(w) for w in windows if w == joined), default=0))

@@ -86,7 +86,9 @@ METRICS: list[Metric] = [
        fallback=("sub", "revenue", "cost_of_revenue"), formula="total revenue − cost of revenue"),
     _m("operating_income", "Operating income",
        [r"operating\s+(?:income|profits?|earnings|loss(?:es)?)(?:\s*\(loss\))?",
-        r"(?:income|earnings|profit)\s+(?:\(loss\)\s+)?from\s+operations", r"loss\s+from\s+operations"],
+        r"(?:income|earnings|profit)\s+(?:\(loss\)\s+)?from\s+operations", r"loss\s+from\s+operations",
+        # What a part earns or loses "at the operating line / level": its operating income or loss.
+        r"(?<=\bthe\s)operating\s+(?:line|level)"],
        [_G + "OperatingIncomeLoss"], members=True, negative="an operating loss of {}"),
     _m("operating_expenses", "Total operating expenses", [r"(?:total\s+)?operating\s+expenses", r"opex"],
        [_G + "OperatingExpenses"]),
