@@ -60,6 +60,12 @@ ITEM_CONTENT = [
      r"(?:repurchase|buyback|capital\s+return)\s+programs?)\b", "5",
      "approximate number of holders of record; dollar value of shares that may yet be purchased under the plans "
      "or programs"),
+    # Item 103: material pending legal proceedings, and the governmental proceedings, fines and sanctions a filer
+    # must describe; asked as lawsuits, fines or investigations without naming the Item.
+    (r"\b(?:lawsuits?|litigation|sued|suing|antitrust|class\s+actions?|fined|fines|penalt(?:y|ies)|"
+     r"investigations?|court\s+(?:case|ruling|order)s?|cease\s+and\s+desist)\b", "3",
+     "legal proceedings: material pending legal proceedings, litigation, governmental investigations, fines and "
+     "penalties"),
     # Part III: what the executives are paid (Item 402), who owns the shares (Item 403) and what the auditor is paid
     # (Item 9(e) of Schedule 14A). Stock-based compensation as an expense is a statement figure, not Item 11.
     (r"\b(?:executives?|ceo|cfo|chief\s+\w+\s+officer|named\s+executive\s+officers?|officers?|directors?)(?:'s?|’s?)?"

@@ -131,6 +131,11 @@ def test_the_statements_a_metric_needs_are_searched_first(catalog, question, sta
         ("How much revenue did Apple's Services segment make?", []),
         ("What is Apple's total revenue?", []),
         ("What is Adobe's gross margin?", []),
+        # Item 103: lawsuits, fines and investigations, asked without naming Legal Proceedings.
+        ("What penalty did the European Commission hand Apple, and what was it ordered to change?", ["Item 3"]),
+        ("What lawsuits has Apple been hit with over its App Store?", ["Item 3"]),
+        ("Is Apple under antitrust investigation?", ["Item 3"]),
+        ("What did Apple spend on legal fees in 2024?", []),
         # An Item named is a filter of its own; questions about neither an Item's content nor its name get none.
         ("What does Item 1A say about Apple's employees?", []),
         ("What was Home Depot's total revenue in fiscal 2024?", []),
