@@ -49,6 +49,10 @@ ITEM_CONTENT = [
      r"businesses\b|\b(?:two|three|four|five)\s+businesses\b", "1",
      "description of the business: revenue-generating activities, principal products and services, product "
      "families, reportable segments"),
+    # Item 101(c): how seasonal the business is, told with the business; asked as its busiest or weakest quarter.
+    (r"\bseasonal\w*|\b(?:busiest|biggest|strongest|weakest|slowest|largest)\s+(?:\w+\s+)?(?:quarter|season)\b|"
+     r"\bwhich\s+(?:fiscal\s+)?quarter\s+(?:is|was|are)\b", "1",
+     "seasonality of the business: the quarters of highest and lowest sales"),
     (r"\b(?:properties|facilities|square\s+f(?:ee|oo)t(?:age)?|warehouses?|distribution\s+centers?|"
      r"fulfillment\s+centers?|data\s+centers?|stores|retail\s+units?|headquarters)\b", "2",
      "location and general character of the principal plants and materially important physical properties"),

@@ -131,6 +131,9 @@ def test_the_statements_a_metric_needs_are_searched_first(catalog, question, sta
         ("How much revenue did Apple's Services segment make?", []),
         ("What is Apple's total revenue?", []),
         ("What is Adobe's gross margin?", []),
+        # How seasonal the business is, told with the business in Item 1.
+        ("Which quarter is usually Home Depot's biggest for sales?", ["Item 1"]),
+        ("Is Nike's business seasonal?", ["Item 1"]),
         # Item 103: lawsuits, fines and investigations, asked without naming Legal Proceedings.
         ("What penalty did the European Commission hand Apple, and what was it ordered to change?", ["Item 3"]),
         ("What lawsuits has Apple been hit with over its App Store?", ["Item 3"]),
