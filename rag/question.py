@@ -151,8 +151,10 @@ _TOTAL_OVER = re.compile(r"\btotal\b.*\b(?:over|across)\b")
 _FROM_TO = re.compile(
     r"\bfrom\s+(?:fiscal\s+(?:year\s+)?|fy\s*)?'?(\d{2,4})\b.{0,40}?\bto\s+(?:fiscal\s+(?:year\s+)?|fy\s*)?'?(\d{2,4})\b"
 )
+# What a share's part is said to come from; revenue "billed to" or "sold to" a place or customer is that part too.
 _SHARE_FROM = re.compile(
-    r"\b(?:came|come|comes|coming|generated|derived|was|were|is|are)?\s*(?:from|by|in)\s+(?:the\s+|its\s+)?"
+    r"\b(?:came|come|comes|coming|generated|derived|was|were|is|are)?\s*(?:from|by|in|(?<=billed\s)to|"
+    r"(?<=sold\s)to)\s+(?:the\s+|its\s+)?"
     r"([a-z][\w&.'-]*(?:\s+[a-z][\w&.'-]*){0,4}?)\s*(?=\b(?:in|during|for|of)\b|[?.,;(]|$)"
 )
 
@@ -703,7 +705,9 @@ def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMentio
     if not metric(whole.metric_key).members:
         return None
     left_out = _left_out_spans(plan)
-    for m in _SHARE_FROM.finditer(norm, max(calc.share_of_end, whole.end)):
+    # A part's name may hold a bracket ("China (including Hong Kong)"): read without it, at the same places.
+    unbracketed = re.sub(r"[()]", " ", norm)
+    for m in _SHARE_FROM.finditer(unbracketed, max(calc.share_of_end, whole.end)):
         if any(start <= m.start(1) < end for start, end in left_out):
             continue  # "came from outside the U.S.": the part is the whole less what is left out
         found = WORD_PATTERN.findall(m.group(1))

@@ -350,6 +350,13 @@ def test_a_sum_of_parts_of_which_one_is_read_gives_no_figure(corpus):
     assert fa.results[0]["value"] == (391_035 + 416_161) * 1e6
 
 
+def test_a_share_of_revenue_billed_to_a_place_named_with_a_bracket(corpus):
+    for question in ("What share of NVIDIA's fiscal 2025 revenue was billed to China (including Hong Kong)?",
+                     "What percentage of NVIDIA's fiscal 2025 revenue came from China (including Hong Kong)?"):
+        fa = ask(corpus, question)
+        assert fa is not None and fa.results[0]["value"] == pytest.approx(17_108 / 130_497 * 100), question
+
+
 def test_a_part_named_with_and_is_read_whole(corpus):
     # The segment "Compute & Networking", not the product line "Compute" its first word names.
     fa = ask(corpus, "What was NVIDIA's revenue from Compute and Networking in fiscal 2025?")
