@@ -392,6 +392,14 @@ def test_names_the_plan_reads_as_nothing_else(catalog):
         assert plan_question(question, catalog).unread_names == [], question
 
 
+def test_an_abbreviated_month_is_a_date_not_a_name(catalog):
+    for question in ("Apple remaining share repurchase authorization at Dec 31, 2024?",
+                     "What were Apple's net sales for the year ended Sept. 28, 2024?"):
+        assert plan_question(question, catalog).unread_names == [], question
+    assert [m.after for m in plan_question("Apple's remaining repurchase authorization at Dec 31, 2024?",
+                                           catalog).metrics] == [[]]
+
+
 def test_names_written_in_several_capitalised_words(catalog):
     # Read as one name, in the question's words; the question words that open a run and a possessive are not its.
     assert plan_question("Tell me about the Recorded Future deal: when did it close?", catalog).name_phrases == [

@@ -8,7 +8,7 @@ import re
 from typing import Iterable
 
 from ..companies import WORD_PATTERN
-from ..dates import MONTHS
+from ..dates import MONTH_PATTERN, MONTHS
 from ..schema import MetricMention
 from ..words import HEDGE_WORDS
 from .labels import class_words, member_words
@@ -163,7 +163,7 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
         # "Coca-Cola" of the filer "COCA COLA CO": a name hyphenated in the question, spaced in the filing.
         owned = base in company_words or ("-" in base and all(p in company_words for p in base.split("-") if p))
         return (
-            base in STOP_WORDS or w in STOP_WORDS or owned or base in MONTH_WORDS
+            base in STOP_WORDS or w in STOP_WORDS or owned or bool(re.fullmatch(MONTH_PATTERN, base))
             or bool(CHANGE_WORDS.fullmatch(base))  # "net revenue climbed": the change asked, not a part of it
             or bool(re.fullmatch(r"[\d.,$%'-]+|fy\d+|q\d|\d+(?:st|nd|rd|th)", base))
         )
