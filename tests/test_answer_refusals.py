@@ -155,6 +155,9 @@ def test_a_name_the_passages_mention_or_spell_out_is_answered():
     # An abbreviation may be spelled out in the filing ("Department of Justice"): not a missing name.
     res = _endorsement_answer("What antitrust suit did the DOJ file against Apple in 2024?")
     assert not res.refused and "Department of Justice" in res.answer
+    # Nor is it a missing word, and suing is what the filing calls a suit.
+    res = _endorsement_answer("What is the DOJ suing Apple for?")
+    assert not res.refused and "Department of Justice" in res.answer and "'doj'" not in res.answer
 
 
 def test_one_name_among_several_the_passages_mention_is_not_a_missing_answer():

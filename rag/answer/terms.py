@@ -17,7 +17,7 @@ _GENERIC_PLAIN = """total amount number value figure overall primary main reason
     company companies filing filings annual form fiscal year years fy quarter quarterly disclose disclosed discuss
     discussed note noted provide provided related relating current currently latest last recent period ended
     end as of name named names identify identified include includes including january february march april may
-    june july august september october november december
+    june july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec
     keep keeps kept get gets got make makes made take takes took go goes went come comes came bring brings brought
     give gives gave find finds found look looks back
     highest lowest largest biggest smallest greatest best worst rank ranks ranked ranking
@@ -61,6 +61,15 @@ _SYNONYMS_PLAIN = {
     "rents": ["lease", "leased"],
     "rented": ["leased", "lease"],
     "hq": ["headquarters", "principal executive offices"],
+    # The agencies analysts name by their initials, which filings spell out.
+    "doj": ["department of justice"],
+    "ftc": ["federal trade commission"],
+    "irs": ["internal revenue service"],
+    # Suing is what filings describe as a lawsuit, a suit or a complaint filed.
+    "sue": ["lawsuit", "suit", "complaint"],
+    "sues": ["lawsuit", "suit", "complaint"],
+    "sued": ["lawsuit", "suit", "complaint"],
+    "suing": ["lawsuit", "suit", "complaint"],
     "capex": ["capital expenditures", "property and equipment"],
     "r&d": ["research and development"],
     "eps": ["earnings per share", "net income per share"],
