@@ -17,6 +17,9 @@ MONTH_PATTERN = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?
                  r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
 
 _MONTH_BY_PREFIX = {m[:3]: i + 1 for i, m in enumerate(MONTHS)}
+# A month as one word, spelt out or abbreviated ("december", "dec", "sept"): a date's word, never a name or a
+# figure's qualifier.
+MONTH_WORDS = frozenset(MONTHS) | frozenset(_MONTH_BY_PREFIX) | {"sept"}
 
 # "June 28, 2025" / "June 28 2025", the way covers and questions name a period end.
 MONTH_DAY_YEAR = re.compile(r"\b(" + MONTH_PATTERN + r")\.?\s+(\d{1,2}),?\s+((?:19|20)\d{2})\b", re.IGNORECASE)

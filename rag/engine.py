@@ -129,15 +129,9 @@ class Engine:
     def _filing_nodes(self, doc_id: str | None) -> list:
         """One indexed filing's chunks in the order of its text, from the live generation."""
         index = self.index()
-        cached = getattr(self, "_nodes_by_filing", None)
-        if cached is None or cached[0] != index.generation:
-            by_filing: dict[str, list] = {}
-            for node in index.nodes:
-                by_filing.setdefault(node.metadata.get("doc_id") or "", []).append(node)
-            for nodes in by_filing.values():
-                nodes.sort(key=lambda n: int(n.metadata.get("char_start") or 0))
-            cached = self._nodes_by_filing = (index.generation, by_filing)
-        return cached[1].get(doc_id or "", [])
+        rows = index.subset(doc_ids=[doc_id]) if doc_id else None
+        nodes = [index.nodes[int(r)] for r in (rows if rows is not None else [])]
+        return sorted(nodes, key=lambda n: int(n.metadata.get("char_start") or 0))
 
     def _node_with_score(self, chunk_id: str, result: RetrievalResult):
         node = self._node(chunk_id)

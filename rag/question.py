@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 
 from .companies import WORD_PATTERN, company_words, short_names
-from .dates import FISCAL_YEAR_MENTION, MONTH_PATTERN, MONTHS, dates_named, fiscal_years_named, mentioned_year
+from .dates import FISCAL_YEAR_MENTION, MONTHS, dates_named, fiscal_years_named, mentioned_year
 from .facts import (
     CHANGE_WORDS,
     MONTH_WORDS,
@@ -379,7 +379,7 @@ def _unread_names(question: str, plan: QuestionPlan, catalog: Catalog) -> list[s
         word = word if word in _STOP_CAPS else word.rstrip(".,;:")
         low = normalize(word)
         if word in _STOP_CAPS or not re.search(r"[a-z]", low) or low in catalog.words or low in STOP_WORDS or (
-                low in _TITLE_WORDS or low in _REPORTING_TERMS or re.fullmatch(MONTH_PATTERN, low)):
+                low in _TITLE_WORDS or low in _REPORTING_TERMS or low in MONTH_WORDS):
             continue  # a month, spelt out or abbreviated ("Dec 31, 2024"), names a date, not a thing
         out.append(word)
     return out

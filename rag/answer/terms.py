@@ -4,6 +4,7 @@ tokens, synonyms, the question's content terms, and which of them no retrieved p
 
 from __future__ import annotations
 
+from ..dates import MONTH_WORDS
 from ..schema import Citation, QuestionPlan
 from ..words import STOP_WORDS, TOKEN_RE, stem, tokens
 
@@ -16,8 +17,7 @@ _GENERIC_PLAIN = """total amount number value figure overall primary main reason
     change changed changes compare compared big large small size level state states stated report reports reported
     company companies filing filings annual form fiscal year years fy quarter quarterly disclose disclosed discuss
     discussed note noted provide provided related relating current currently latest last recent period ended
-    end as of name named names identify identified include includes including january february march april may
-    june july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec
+    end as of name named names identify identified include includes including
     keep keeps kept get gets got make makes made take takes took go goes went come comes came bring brings brought
     give gives gave find finds found look looks back
     highest lowest largest biggest smallest greatest best worst rank ranks ranked ranking
@@ -58,8 +58,6 @@ _SYNONYMS_PLAIN = {
     # "physical properties", and whether they are owned or leased: filings answer in those words.
     "sites": ["properties", "facilities", "plants", "locations"],
     "rent": ["lease", "leased"],
-    "rents": ["lease", "leased"],
-    "rented": ["leased", "lease"],
     "hq": ["headquarters", "principal executive offices"],
     # The agencies analysts name by their initials, which filings spell out.
     "doj": ["department of justice"],
@@ -67,7 +65,6 @@ _SYNONYMS_PLAIN = {
     "irs": ["internal revenue service"],
     # Suing is what filings describe as a lawsuit, a suit or a complaint filed.
     "sue": ["lawsuit", "suit", "complaint"],
-    "sues": ["lawsuit", "suit", "complaint"],
     "sued": ["lawsuit", "suit", "complaint"],
     "suing": ["lawsuit", "suit", "complaint"],
     "capex": ["capital expenditures", "property and equipment"],
@@ -76,7 +73,7 @@ _SYNONYMS_PLAIN = {
 }
 
 
-GENERIC_TERMS = {stem(w) for w in _GENERIC_PLAIN}
+GENERIC_TERMS = {stem(w) for w in _GENERIC_PLAIN + sorted(MONTH_WORDS)}
 SYNONYMS = {stem(k): v for k, v in _SYNONYMS_PLAIN.items()}
 
 def question_terms(question: str, sources: list[Citation], analysis: QuestionPlan | None, *,

@@ -69,6 +69,14 @@ def segment_owner(plan: QuestionPlan) -> bool:
 
 
 _LISTED = re.compile(r",|\b(?:and|or)\b")
+# Parts a sum is asked of: "the current and long-term portions", "A plus B".
+_PARTS_LISTED = re.compile(r"\b(?:and|plus)\b|\+", re.I)
+
+
+def lists_parts(plan: QuestionPlan) -> bool:
+    """Does the question list the parts a sum adds ("adding the current and long-term portions together")? With one
+    figure read for one company and year, the facts would give a part as the sum."""
+    return bool(_PARTS_LISTED.search(plan.question))
 
 
 def several_left_out(plan: QuestionPlan) -> bool:

@@ -12,7 +12,15 @@ from typing import Callable, Iterable
 from ..config import get_settings
 from ..schema import Citation, MetricMention, QuestionPlan
 from ..words import tokens
-from .asked import label_or_vocabulary, names_the_amount, segment_owner, several_left_out, traded, unread_part
+from .asked import (
+    label_or_vocabulary,
+    lists_parts,
+    names_the_amount,
+    segment_owner,
+    several_left_out,
+    traded,
+    unread_part,
+)
 from .checks import FigureChecker
 from .labels import (
     ANNUAL_FORMS,
@@ -495,8 +503,8 @@ class FactsLayer(QuarterFacts):
         growth = calc.growth or (len(tickers) == 1 and len(set(years)) >= 2 and calc.compares)
         share = calc.share_of_end is not None
         summing = calc.total or (calc.total_over and max(len(v) for v in plan_years.values()) >= 2)
-        if (calc.total and len(specs) == len(tickers) == 1 and max(len(v) for v in plan_years.values()) == 1
-                and _PARTS_LISTED.search(plan.question)):
+        if calc.total and len(specs) == len(tickers) == 1 and max(len(v) for v in plan_years.values()) == 1 \
+                and lists_parts(plan):
             return None  # "adding the current and long-term portions together": one figure read adds up nothing
         if share and len(specs) == 1 and not growth and plan.share_part is not None:
             part = plan.share_part
@@ -763,10 +771,6 @@ class FactsLayer(QuarterFacts):
             return self.chunk_lookup(chunk_id)
         except Exception:  # noqa: BLE001
             return None
-
-
-# Parts a sum is asked of: "the current and long-term portions", "A plus B".
-_PARTS_LISTED = re.compile(r"\b(?:and|plus)\b|\+", re.I)
 
 
 def _as_worded(mention: MetricMention, first: FactGroup, candidates: list[FactGroup]) -> list[FactGroup]:

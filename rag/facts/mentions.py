@@ -8,13 +8,12 @@ import re
 from typing import Iterable
 
 from ..companies import WORD_PATTERN
-from ..dates import MONTH_PATTERN, MONTHS
+from ..dates import MONTH_WORDS
 from ..schema import MetricMention
 from ..words import HEDGE_WORDS
 from .labels import class_words, member_words
 from .metrics import BROUGHT_IN_ALONE, EARNED_ALONE, METRIC_PATTERNS, Metric
 
-MONTH_WORDS = set(MONTHS)
 _VERB_ALONE = re.compile(EARNED_ALONE + "|" + BROUGHT_IN_ALONE)
 
 
@@ -163,7 +162,7 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
         # "Coca-Cola" of the filer "COCA COLA CO": a name hyphenated in the question, spaced in the filing.
         owned = base in company_words or ("-" in base and all(p in company_words for p in base.split("-") if p))
         return (
-            base in STOP_WORDS or w in STOP_WORDS or owned or bool(re.fullmatch(MONTH_PATTERN, base))
+            base in STOP_WORDS or w in STOP_WORDS or owned or base in MONTH_WORDS
             or bool(CHANGE_WORDS.fullmatch(base))  # "net revenue climbed": the change asked, not a part of it
             or bool(re.fullmatch(r"[\d.,$%'-]+|fy\d+|q\d|\d+(?:st|nd|rd|th)", base))
         )
