@@ -19,6 +19,7 @@ from .facts import (
     CHANGE_WORDS,
     MONTH_WORDS,
     STOP_WORDS,
+    deductions,
     exclusions,
     find_mentions,
     is_metric_phrase,
@@ -309,6 +310,9 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     for start, end, words in exclusions(norm, figure_asked=any(not m.vetoed for m in plan.metrics)):
         plan.excluded.append(words)
         plan.spans.append((start, end, "excluded", words))
+    for start, end, words in deductions(norm):
+        plan.deducted.append(words)
+        plan.spans.append((start, end, "deducted", words))
     per_start, per_end, plan.per_item = _per_item(norm, plan.metrics, catalog.words)
     if plan.per_item:
         # The item's own words ask nothing of their own: "per adjusted script" is no adjusted figure.

@@ -122,7 +122,7 @@ class QuestionPlan:
     topic_words: list[str] = field(default_factory=list)
     # Where each detection sits in the question: (start, end, dimension, value), dimension one of "ticker",
     # "fiscal_year", "form", "period" (its value None: `periods` holds what was read), "excluded" (the whole
-    # phrase, "not counting cash"; its value the words ruled out). Not part of the label.
+    # phrase, "not counting cash"; its value the words ruled out), "deducted" (likewise, "before X is deducted"). Not part of the label.
     spans: list[tuple[int, int, str, object]] = field(default_factory=list, repr=False)
     # Fiscal periods asked for ("Q2 FY2025", "first half", "three months ended June 28, 2025"), in question order.
     periods: list[PeriodAsk] = field(default_factory=list)
@@ -167,6 +167,9 @@ class QuestionPlan:
     # What the question rules out of what it asks, in its own words ("not counting cash": "cash"; "excluding the
     # impact of foreign currency": "impact of foreign currency"): a passage about that alone is not the answer.
     excluded: list[str] = field(default_factory=list)
+    # What the question says the figure asked is before, as taken off it ("revenue before client incentives are
+    # deducted": "client incentives"): an adjustment, whose own line or passage is not the answer.
+    deducted: list[str] = field(default_factory=list)
     # Capitalised words the plan reads as nothing else: no company, period, form, metric or exclusion ("Model Y",
     # "SRS" in "how much revenue did its SRS business contribute"). A name may be a part of the company that the
     # filing does not tag, so the company's total is no answer to it.

@@ -685,3 +685,17 @@ def test_a_place_a_prose_question_asks_about_outside_of_is_its_topic():
     # No figure is asked: "outside the U.S." is what the passage must speak of, not a part left out of a figure.
     text = _one_company("What risks does Gamma Health face from its operations outside the U.S.?", _ABROAD)
     assert "sales outside the U.S." in _first_quote(text)
+
+
+# A revenue table that prints the gross lines, the incentives taken off them and the net figure.
+_NET_REVENUE = ("| For the Years Ended June 30, | 2024 | 2023 | (in millions)\n"
+                "Service revenue | 16,114 | 15,000\nClient incentives | (13,764) | (12,297)\nNet revenue | 35,926 | 32,653")
+
+
+def test_the_row_of_an_adjustment_the_figure_is_asked_before_is_not_read_as_the_figure():
+    asked = "What was Gamma Pay's gross revenue in 2024, before client incentives are deducted?"
+    text = _gamma_pay(asked, _NET_REVENUE)
+    assert "Figure read" not in text and "**(13,764)**" not in text
+    # Asked for the incentives themselves, their row answers.
+    text = _gamma_pay("How much did Gamma Pay pay in client incentives in 2024?", _NET_REVENUE)
+    assert "Figure read from the table: **(13,764)** (in millions) for 2024: `Client incentives`" in text

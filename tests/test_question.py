@@ -420,3 +420,17 @@ def test_what_a_figure_is_asked_as_coming_from(catalog):
                      "How did Apple's revenue change from 2023 to 2024?",
                      "What revenue did Apple report, from the income statement?"):
         assert plan_question(question, catalog).source_part == [], question
+
+
+def test_an_adjustment_the_figure_is_asked_before_is_read_as_taken_off_and_names_no_figure(catalog):
+    # A gross figure asked before an adjustment: the adjustment's words are read, and a metric among them is no
+    # figure asked (its own line is what the gross figure is before).
+    plan = plan_question("What was Visa's gross revenue in 2024 before client incentives are deducted?", catalog)
+    assert plan.deducted == ["client incentives"]
+    plan = plan_question("How much revenue did Apple book before deducting cost of sales?", catalog)
+    assert plan.deducted == ["cost of sales"]
+    assert [m.metric_key for m in plan.metrics if not m.vetoed] == ["revenue"]
+    assert plan_question("Apple net sales gross of returns in 2024?", catalog).deducted == ["returns"]
+    # "Before" naming a line of its own is no adjustment: income before income taxes is the figure asked.
+    plan = plan_question("What was Apple's income before income taxes in 2024?", catalog)
+    assert plan.deducted == [] and not any(m.vetoed for m in plan.metrics)

@@ -74,7 +74,8 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
     bigrams = {(a, b) for a, b in zip(words, words[1:], strict=False)}
     numeric = bool(_NUMERIC_Q.search(question or ""))
     counted = analysis.counted if analysis else []
-    ruled_out = [set(tokens(words)) - GENERIC_TERMS for words in (analysis.excluded if analysis else [])]
+    ruled_out = [set(tokens(words)) - GENERIC_TERMS
+                 for words in ((analysis.excluded + analysis.deducted) if analysis else [])]
     amount_asked = bool(_AMOUNT_Q.search(question or "")) and not _PERCENT_Q.search(question or "")
     # No year or period named: the company as it is now. Its latest filing among the sources speaks first; an older
     # one's sentence ("26,196 employees" two annual reports ago) counts less, though it is still quoted.
@@ -117,7 +118,7 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
             if amount_asked and u.kind == "row" and _percentages_only(u.text):
                 score *= 0.6  # "how much payments volume": a row of growth rates is not the amount
             if any(words and words <= toks for words in ruled_out) and not _EXCLUDES.search(u.text):
-                score *= 0.5  # "not counting cash": the row or sentence about cash alone is what was left out
+                score *= 0.5  # "not counting cash", "before incentives are deducted": what was left or taken out
             has_number = any(worth_checking(n) for n in parse_numbers(u.text))
             if numeric:
                 score *= (1.35 if u.kind == "row" else 1.15) if has_number else 0.6
@@ -599,6 +600,9 @@ def _table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
     # A row labelled in generic words only ("Total") is named by its table's title ("Revenue Carloads Thousands").
     named_by = label | set(tokens(row.title)) if label <= GENERIC_TERMS else label
     if not named_by & set(tokens(" ".join(analysis.counted) if analysis.counted else " ".join(content))):
+        return None
+    # "Gross revenues before client incentives are deducted": the adjustment's own row is not the figure asked.
+    if any(label <= set(tokens(words)) for words in analysis.deducted):
         return None
     asked = set(tokens(question))
     # A row under a group heading (a region's or a segment's block of a key-metrics table, "Europe, Middle East, and

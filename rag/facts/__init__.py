@@ -34,6 +34,7 @@ from .mentions import (
     CHANGE_WORDS,
     MONTH_WORDS,
     STOP_WORDS,
+    deductions,
     exclusions,
     find_mentions,
     is_metric_phrase,
@@ -48,7 +49,7 @@ from .views import FactGroup, by_label
 __all__ = [
     "CHANGE_WORDS", "METRICS", "METRIC_BY_KEY", "MONTH_WORDS", "STATEMENT_METRICS", "STOP_WORDS", "CheckedStream",
     "FactAnswer", "FactGroup", "FactRow", "FactStore", "FactsLayer", "Metric", "backfill_filing", "by_label",
-    "concept_label", "exclusions", "find_mentions", "forget_filings", "format_amount", "is_metric_phrase", "map_to_chunks",
-    "member_label", "metric", "metric_statements", "normalize", "plain_word", "print_facts", "record_filing",
+    "concept_label", "deductions", "exclusions", "find_mentions", "forget_filings", "format_amount", "is_metric_phrase",
+    "map_to_chunks", "member_label", "metric", "metric_statements", "normalize", "plain_word", "print_facts", "record_filing",
     "unit_kind",
 ]

@@ -99,6 +99,27 @@ def plain_word(word: str) -> str:
     return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
 
 
+# What a figure is asked before, as taken off it ("revenue before client incentives are deducted", "sales before
+# deducting returns", "revenue gross of incentives"): the adjustment, which a statement prints as a line of its own
+# below the gross figure. Only with a verb of taking off, or "gross of": "income before income taxes" names a line.
+_DEDUCTED = re.compile(
+    r"\b(?:before|prior\s+to)\s+((?:the\s+|its\s+|their\s+)?" + _LEFT_OUT_WORDS + r")\s*(?:(?:is|are|was|were|get|gets|"
+    r"got|being)\s+)?(?:deducted|subtracted|netted(?:\s+out)?|taken\s+(?:out|off))\b"
+    r"|\b(?:before|prior\s+to)\s+(?:deducting|subtracting|netting(?:\s+out)?|taking\s+(?:out|off))\s+("
+    r"(?:the\s+|its\s+|their\s+)?" + _LEFT_OUT_WORDS + r")"
+    r"|\bgross\s+of\s+((?:the\s+|its\s+|their\s+)?" + _LEFT_OUT_WORDS + r")")
+
+
+def deductions(low: str) -> list[tuple[int, int, str]]:
+    """What the (normalized) text says the figure asked is before, as taken off it (see _DEDUCTED): each phrase's
+    span and the words of the adjustment without a leading article."""
+    out = []
+    for m in _DEDUCTED.finditer(low):
+        words = next(g for g in m.groups() if g is not None).strip()
+        out.append((m.start(), m.end(), re.sub(r"^(?:the|its|their)\s+", "", words)))
+    return out
+
+
 def exclusions(low: str, *, figure_asked: bool = False) -> list[tuple[int, int, str]]:
     """What the (normalized) text rules out: each exclusion's span, from its phrase to its last word, and the words
     it rules out without a leading article. The one reading of exclusions, for the plan and for each metric; with
@@ -152,6 +173,8 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
     # ("non-U.S. revenue", see _NON_HOME).
     not_parts = [(m.start(), m.end()) for rx in (_PERIOD_WORDS, _NON_HOME) for m in rx.finditer(low)]
     ruled_out = exclusions(low)
+    # "Revenue before client incentives are deducted": the adjustment's own line is not the figure asked.
+    deducted = [(s, e) for s, e, _words in deductions(low)]
 
     def inside_mention(pos: int) -> bool:
         return any(s <= pos < e for s, e in spans) or any(s <= pos < e for s, e in not_parts)
@@ -172,7 +195,7 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
         inner = [(cs, ce) for cs, ce in classes if s < cs and ce < e]
         words = [t[2] for t in tokens if s <= t[0] < e and not any(cs <= t[0] < ce for cs, ce in inner)]
         # Words right after the phrase that give it another meaning ("how much cash did it return").
-        vetoed = bool(m.veto and re.search(m.veto, low[e:e + 60]))
+        vetoed = bool(m.veto and re.search(m.veto, low[e:e + 60])) or any(ds <= s < de for ds, de in deducted)
         mention = MetricMention(m.key, s, e, words, vetoed=vetoed)
         if inner:
             mention.before = low[inner[0][0]:inner[0][1]].split()
