@@ -144,6 +144,7 @@ _REPORTING_TERMS = {"fye", "ye", "asc", "asu", "ifrs", "gaap", "non-gaap", "ttm"
 _RANKS = re.compile(r"\b(?:more|fewer|less|larger|bigger|higher|lower|greater|smaller|difference|gap|exceed\w*|"
                     r"outnumber\w*|highest|lowest|largest|biggest|smallest|greatest|rank(?:s|ed|ing)?)\b|"
                     r"\bby\s+how\s+much\b")
+_BY_HOW_MUCH = re.compile(r"\bby\s+how\s+much\b")
 # The period before, as a comparison names it: "compared with a year earlier / the prior year / last year's".
 _PRIOR_PERIOD = re.compile(r"\b(?:a\s+year\s+(?:earlier|ago|before)|(?:the\s+)?(?:prior|previous|preceding)\s+"
                            r"(?:fiscal\s+)?(?:year|quarter|period)|last\s+year)\b")
@@ -306,7 +307,10 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.annual = bool(plan.fiscal_years) and not (quarter_words or plan.periods or plan.latest_quarters
                                                    or "10-Q" in plan.forms)
     plan.metrics = _without_restated_inputs(find_mentions(question, catalog.words))
-    plan.calculation = _calculation(norm)
+    # A change word inside a metric's own name ("the effect of exchange rate changes on cash") asks for no change.
+    named = "".join(" " if any(m.start <= i < m.end for m in plan.metrics if not m.vetoed) else ch
+                    for i, ch in enumerate(norm))
+    plan.calculation = replace(_calculation(norm), growth=_calculation(named).growth)
     for start, end, words in exclusions(norm, figure_asked=any(not m.vetoed for m in plan.metrics)):
         plan.excluded.append(words)
         plan.spans.append((start, end, "excluded", words))
@@ -686,6 +690,7 @@ def _calculation(norm: str) -> Calculation:
         ratio=bool(_RATIO_OF.search(norm)),
         difference=bool(_DIFFERENCE.search(norm)),
         ranks=bool(_RANKS.search(norm) or _COMPARED.search(norm)),
+        by_how_much=bool(_BY_HOW_MUCH.search(norm)),
         total=bool(_TOTAL.search(norm)),
         total_over=bool(_TOTAL_OVER.search(norm)),
         year_range=year_range,

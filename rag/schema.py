@@ -40,6 +40,9 @@ class MetricMention:
     after: list[str] = field(default_factory=list)  # content words after "from/in/by ..." (a qualifier)
     excluded: list[str] = field(default_factory=list)  # words after "excluding"
     vetoed: bool = False  # the words right after the phrase give it another meaning: not this metric
+    # "Current deferred revenue", "non-current lease liabilities": the portion of a balance named right before it,
+    # "current" or "noncurrent"; empty when none.
+    portion: str = ""
 
     @property
     def qualified(self) -> bool:
@@ -88,6 +91,7 @@ class Calculation:
     ratio: bool = False  # "ratio of / between"
     difference: bool = False  # "difference between"
     ranks: bool = False  # which is larger or smaller, or by how much: "more", "fewer", "bigger", "the difference"
+    by_how_much: bool = False  # "by how much did ...": an amount of change or effect, never a balance's level
     total: bool = False  # combined, sum, cumulative, in total
     total_over: bool = False  # "total ... over / across" (a sum when several years are asked)
     year_range: tuple[int, int] | None = None  # "from 2022 to 2024": first and last year

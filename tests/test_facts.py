@@ -759,11 +759,57 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     ("How much revenue did Acme earn in fiscal 2024?", "revenue"),
     # An analyst's word for the balance names it rather than narrowing it.
     ("What's Acme's cash pile at the end of fiscal 2025?", "cash"),
+    # The abbreviation filings print themselves ("total SBC expense was $22.8 billion").
+    ("acme sbc 2024?", "sbc"),
+    # Cash that went to taxes, whatever the verb: the taxes paid, not the balance and not the expense.
+    ("How much cash did Acme actually hand over in income taxes during fiscal 2025?", "income_taxes_paid"),
+    # The cash-flow line for what exchange rates did to cash, by its name or in an analyst's words; the change word
+    # in its name asks for no change.
+    ("What was the effect of exchange rate changes on Acme's cash in 2024?", "fx_effect_on_cash"),
+    ("By how much did currency moves drag down Acme's cash balance in 2024?", "fx_effect_on_cash"),
+    # A result at the operating line, profit or loss.
+    ("What was Acme's operating result in 2022?", "operating_income"),
+    # Sold, asked as an amount with no object: the sales.
+    ("How much did Acme sell in fiscal 2025?", "revenue"),
 ])
 def test_statement_lines_asked_in_an_analysts_words(question, key):
     # A metric phrase the next words give another meaning is vetoed ("cash" in "how much cash did it pay to ...").
     (m,) = [m for m in find_mentions(question, {"acme"}) if not m.vetoed]
     assert m.metric_key == key and not m.qualified, m
+
+
+def test_what_a_company_sells_asked_without_an_amount_is_its_products_not_its_sales():
+    assert find_mentions("What does Acme actually sell, according to its fiscal 2025 10-K?", {"acme"}) == []
+    assert plan_question("What was the effect of exchange rate changes on Apple's cash in 2024?",
+                         Catalog.build([])).calculation.growth is False
+
+
+def test_a_portion_of_a_balance_is_read_from_its_current_or_noncurrent_concept(corpus):
+    # Adobe tags its deferred revenue whole and split; "current" and "long-term" name the split's parts.
+    (v,) = ask(corpus, "What was Adobe's current unearned revenue at the end of fiscal 2024?").values
+    assert v.amount == 6_131_000_000 and v.group.concept == "us-gaap:ContractWithCustomerLiabilityCurrent"
+    assert "current portion" in v.label
+    (v,) = ask(corpus, "Adobe long-term deferred revenue at fy24 year end?").values
+    assert v.amount == 128_000_000 and v.group.concept == "us-gaap:ContractWithCustomerLiabilityNoncurrent"
+    # A balance the filing does not split: "current" says "as of now".
+    (v,) = ask(corpus, "What was Apple's current cash balance at the end of fiscal 2024?").values
+    assert v.amount == 29_943_000_000
+
+
+def test_by_how_much_asks_an_effect_or_a_change_never_a_balance(corpus):
+    (v,) = ask(corpus, "By how much did currency moves drag down Amazon's cash balance in 2024?").values
+    assert v.amount == -1_301_000_000 and v.metric.key == "fx_effect_on_cash"
+    # A balance's level is no answer to "by how much"; its change is.
+    assert ask(corpus, "By how much did the tax charge dent Apple's cash balance in fiscal 2024?") is None
+    answer = ask(corpus, "By how much did Apple's cash balance grow in fiscal 2025?")
+    assert answer is not None and answer.operation != "lookup"
+
+
+def test_a_whole_years_words_qualify_no_figure(corpus):
+    (v,) = ask(corpus, "What was Apple's full-year dividend per share in fiscal 2024?").values
+    assert v.amount == 0.98
+    (v,) = ask(corpus, "What was Apple's operating result in fiscal 2024?").values
+    assert v.amount == 123_216_000_000
 
 
 def test_cash_spent_on_a_line_inside_a_section_is_not_the_sections_net_line():

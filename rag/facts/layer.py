@@ -4,6 +4,7 @@ code where the question asks for growth, shares, ratios, sums or differences."""
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from dataclasses import replace
 from typing import Callable, Iterable
@@ -169,6 +170,7 @@ class FactsLayer(QuarterFacts, PerItemRates):
         if self.computed_fourth_quarter(m, when):
             return self.fourth_quarter(m, ticker, year, mention, when)
         view, k, comparative, months = self._where(ticker, year, when)
+        m = _portion_of(m, mention, view, k)
         candidates: list[FactGroup] = []
         for concept in m.concepts:
             period = m.period
@@ -352,6 +354,11 @@ class FactsLayer(QuarterFacts, PerItemRates):
             # "How many of its people work in research and development": a count of people or things is asked,
             # and an amount of money under the same words (R&D expense) answers another question.
             if found is not None and plan.counted and all(v.kind in ("money", "per_share") for v in found.values):
+                found = None
+            # "By how much did currency moves drag down its cash balance": an amount of change or effect is asked,
+            # and a balance's level at the year end is none.
+            if found is not None and plan.calculation.by_how_much and found.operation == "lookup" and all(
+                    v.metric.period == "instant" for v in found.values):
                 found = None
             if found is not None:
                 return found
@@ -692,6 +699,20 @@ class FactsLayer(QuarterFacts, PerItemRates):
             return self.chunk_lookup(chunk_id)
         except Exception:  # noqa: BLE001
             return None
+
+
+def _portion_of(m: Metric, mention: MetricMention | None, view: FilingView, k: int) -> Metric:
+    """The metric narrowed to the portion of a balance the question names ("current deferred revenue"): the
+    taxonomy's concepts for it end in "Current" or "Noncurrent" (ContractWithCustomerLiabilityCurrent). Only when
+    the filing tags that portion; otherwise "current" says "as of now" ("its current cash balance")."""
+    if mention is None or not mention.portion or m.period != "instant":
+        return m
+    suffix = "Current" if mention.portion == "current" else "Noncurrent"
+    split = tuple(dict.fromkeys(re.sub(r"(?:Current|Noncurrent)$", "", c) + suffix for c in m.concepts))
+    if not any(isinstance(view.find(c, k, "instant"), FactGroup) for c in split):
+        return m
+    return replace(m, concepts=split, label=f"{m.label}, {mention.portion} portion", derive=None, fallback=None,
+                   ext=None)
 
 
 def _as_worded(mention: MetricMention, first: FactGroup, candidates: list[FactGroup]) -> list[FactGroup]:

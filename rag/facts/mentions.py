@@ -76,7 +76,9 @@ _EXCLUSION_OR_OUTSIDE = re.compile(r"\b(?:" + _RULES_OUT + "|" + _OUTSIDE + r")"
 _PERIOD_WORDS = re.compile(
     r"\b(?:(?:first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?(?:quarter|half|(?:three|six|nine|3|6|9)[\s-]+"
     r"months?)|quarters?|quarterly|"
-    r"(?:three|six|nine|twelve|3|6|9|12)[\s-]+months?|months?|year[\s-]to[\s-]date|ytd|h[12]|ttm|trailing)\b")
+    r"(?:three|six|nine|twelve|3|6|9|12)[\s-]+months?|months?|year[\s-]to[\s-]date|ytd|h[12]|ttm|trailing|"
+    # The whole year, said of a figure ("full-year dividend per share", "annual revenue").
+    r"(?:full|whole|entire)[\s-](?:fiscal[\s-])?year|annual(?:ized)?)\b")
 
 CHANGE_WORDS = re.compile(
     r"\b(?:grow|grew|growth|grown|increase[sd]?|decrease[sd]?|decline[sd]?|declining|change[sd]?|rise|rose|risen|"
@@ -134,6 +136,9 @@ def exclusions(low: str, *, figure_asked: bool = False) -> list[tuple[int, int, 
     return sorted(out)
 
 
+# The portion of a balance named right before it: a balance sheet splits many of its lines into the part due or
+# realised within a year and the rest ("current deferred revenue", "long-term operating lease liabilities").
+_PORTION_BEFORE = re.compile(r"\b(current|non-?current|long[\s-]term)\s+$")
 _CLASS_OF_STOCK = re.compile(r"\b(?:class|series)\s+[a-z](?:-?\d)?\b")
 
 
@@ -197,6 +202,10 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
         # Words right after the phrase that give it another meaning ("how much cash did it return").
         vetoed = bool(m.veto and re.search(m.veto, low[e:e + 60])) or any(ds <= s < de for ds, de in deducted)
         mention = MetricMention(m.key, s, e, words, vetoed=vetoed)
+        portion = _PORTION_BEFORE.search(low, 0, s)
+        if portion and m.period == "instant":
+            mention.portion = "current" if portion.group(1) == "current" else "noncurrent"
+            not_parts.append(portion.span(1))  # the portion is no qualifier of the metric
         if inner:
             mention.before = low[inner[0][0]:inner[0][1]].split()
             out.append(mention)

@@ -51,7 +51,10 @@ EARNED_ALONE = r"\bearn(?:ed|s)?" + _CLAUSE_ENDS
 BROUGHT_IN_ALONE = (r"\b(?:br(?:ing|ings|inging|ought)|t(?:ake|akes|aking|ook)|rak(?:e|es|ed|ing)|pull(?:s|ed|ing)?)"
                     r"\s+in" + _CLAUSE_ENDS
                     # Earned from a source ("what did it earn from value-added services"): that source's revenue.
-                    + r"|\bearn(?:s|ed|ing)?(?=\s+from\b)")
+                    + r"|\bearn(?:s|ed|ing)?(?=\s+from\b)"
+                    # Sold, with no object, asked as an amount ("how much did it sell in Greater China"): its sales
+                    # there. "What does it sell" asks for its products.
+                    + r"|\bhow\s+much\s+(?:did|does|do)\s+(?:[\w'’.&-]+\s+){1,4}?(?:sell|sold)" + _CLAUSE_ENDS)
 
 
 def _activities(kind: str) -> list[str]:
@@ -86,6 +89,8 @@ METRICS: list[Metric] = [
        fallback=("sub", "revenue", "cost_of_revenue"), formula="total revenue − cost of revenue"),
     _m("operating_income", "Operating income",
        [r"operating\s+(?:income|profits?|earnings|loss(?:es)?)(?:\s*\(loss\))?",
+        # "Its operating result" is the line whether a profit or a loss; "results of operations" is MD&A's topic.
+        r"operating\s+result\b",
         r"(?:income|earnings|profit)\s+(?:\(loss\)\s+)?from\s+operations", r"loss\s+from\s+operations",
         # What a part earns or loses "at the operating line / level": its operating income or loss.
         r"(?<=\bthe\s)operating\s+(?:line|level)"],
@@ -117,7 +122,9 @@ METRICS: list[Metric] = [
     _m("income_taxes_paid", "Income taxes paid",
        [r"(?:cash\s+)?(?:paid|payments?)\s+(?:for\s+)?(?:income\s+)?taxes", r"(?:income\s+)?taxes\s+paid",
         r"cash\s+(?:income\s+)?taxes", r"(?:pay|pays|paid|paying)\s+(?:out\s+)?(?:in|for)\s+(?:income\s+)?taxes",
-        r"(?:income\s+)?tax(?:es)?\s+(?:did|does|do)\s+(?:[\w'’.&]+\s+){0,3}?(?:pay|paid)\b"],
+        r"(?:income\s+)?tax(?:es)?\s+(?:did|does|do)\s+(?:[\w'’.&]+\s+){0,3}?(?:pay|paid)\b",
+        # "How much cash did it hand over in income taxes": cash that went to taxes, whatever the verb.
+        r"cash\s+(?:did|does|do)\s+(?:[\w'’.&-]+\s+){1,4}?(?:in|for|on|toward)\s+(?:income\s+)?taxes"],
        [_G + "IncomeTaxesPaidNet", _G + "IncomeTaxesPaid"], outflow="{} paid in income taxes"),
     _m("effective_tax_rate", "Effective tax rate", [r"effective\s+(?:income\s+)?tax\s+rate"],
        [_G + "EffectiveIncomeTaxRateContinuingOperations"], kind="pure",
@@ -153,7 +160,8 @@ METRICS: list[Metric] = [
        [_G + "DepreciationDepletionAndAmortization", _G + "DepreciationAmortizationAndAccretionNet",
         _G + "DepreciationAndAmortization"]),
     _m("sbc", "Stock-based compensation",
-       [r"(?:stock|share)[\s-]based\s+compensation(?:\s+expense)?", r"stock\s+compensation(?:\s+expense)?"],
+       [r"(?:stock|share)[\s-]based\s+compensation(?:\s+expense)?", r"stock\s+compensation(?:\s+expense)?",
+        r"sbc(?:\s+expense)?"],
        [_G + "ShareBasedCompensation", _G + "AllocatedShareBasedCompensationExpense"]),
     _m("operating_cash_flow", "Operating cash flow",
        [r"(?:net\s+)?cash\s+(?:flows?\s+)?(?:provided\s+by|generated\s+(?:by|from)|from)\s+(?:\(used\s+in\)\s+)?"
@@ -190,6 +198,17 @@ METRICS: list[Metric] = [
        [_G + "PaymentsToAcquirePropertyPlantAndEquipment", _G + "PaymentsToAcquireProductiveAssets"],
        ext=r"^(?:PurchasesOf|PaymentsFor|PaymentsToAcquire)Property(?:Plant)?AndEquipment",
        outflow="{} spent on purchases of property and equipment"),
+    # The cash-flow statement's line for what exchange rates did to the cash held abroad (ASC 230-10-45-24): "the
+    # effect of exchange rate changes on cash", "by how much did currency moves drag down its cash".
+    _m("fx_effect_on_cash", "Effect of exchange rate changes on cash",
+       [r"(?:effects?|impacts?)\s+of\s+(?:foreign\s+)?(?:currency|exchange[\s-]rates?|fx)(?:\s+(?:rate\s+)?(?:changes?|"
+        r"movements?|moves?))?\s+on\s+(?:the\s+|its\s+)?cash",
+        r"(?:currency|exchange[\s-]rates?|fx|forex)\s+(?:rate\s+)?(?:moves?|movements?|changes?|swings?|fluctuations?)\s+"
+        r"(?:[\w'’.&-]+\s+){0,6}?cash(?:\s+balance|\s+position)?"],
+       [_G + "EffectOfExchangeRateOnCashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents",
+        _G + "EffectOfExchangeRateOnCashCashEquivalentsRestrictedCashAndRestrictedCashEquivalentsIncludingDisposalGroup"
+        "AndDiscontinuedOperations", _G + "EffectOfExchangeRateOnCashAndCashEquivalents"],
+       negative="{} lower cash from exchange rate changes"),
     # The investing line every filer tags for businesses bought: "how much did it spend on acquisitions".
     _m("acquisitions_paid", "Cash paid for acquisitions (net of cash acquired)",
        [r"(?:cash\s+)?(?:paid|pay|payments?|spen[dt]|spending)\s+(?:for|on)\s+(?:business\s+)?acquisitions",
@@ -427,7 +446,7 @@ STATEMENT_METRICS = {
         "deferred_revenue", "long_term_debt", "ltd_current", "total_debt"),
     "cash flow statement": (
         "operating_cash_flow", "investing_cash_flow", "financing_cash_flow", "capex", "dividends_paid", "buybacks",
-        "dna", "sbc", "income_taxes_paid", "acquisitions_paid"),
+        "dna", "sbc", "income_taxes_paid", "acquisitions_paid", "fx_effect_on_cash"),
 }
 
 STATEMENT_BY_METRIC = {key: name for name, keys in STATEMENT_METRICS.items() for key in keys}
