@@ -85,6 +85,9 @@ def test_a_question_written_as_the_figures_name_asks_for_it():
     assert _asked("Acme's total comprehensive income for 2024?", comprehensive) == ["us-gaap:ComprehensiveIncomeNetOfTax"]
     assert _asked("What was Acme's comprehensive income in 2024?", comprehensive) == [
         "us-gaap:ComprehensiveIncomeNetOfTax"]
+    # Its size asked ("how big was") is the figure.
+    assert _asked("How big was Acme's comprehensive income in 2024?", comprehensive) == [
+        "us-gaap:ComprehensiveIncomeNetOfTax"]
     # A question that asks something else of the same words is not a request for the figure.
     assert _asked("Why did Acme's comprehensive income fall in 2024?", comprehensive) == []
     assert _asked("Explain Acme's comprehensive income in 2024", comprehensive) == []

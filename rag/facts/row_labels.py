@@ -18,7 +18,9 @@ from .store import FactRow
 from .views import FilingView, concept_words
 
 # A question that asks for a figure (how much, how many, what was the ...): a label match answers only those.
-_ASKS_FIGURE = re.compile(r"\b(?:how\s+much|how\s+many|what\s+(?:was|were|is|are)|amount|value|figure)\b|\$", re.I)
+# "How big / large / high was ..." asks for a figure's size.
+_ASKS_FIGURE = re.compile(r"\b(?:how\s+(?:much|many|big|large|high|low|small)|what\s+(?:was|were|is|are)|amount|value|"
+                          r"figure)\b|\$", re.I)
 # A question written as the name of what it wants ("Mastercard's total comprehensive income for 2024?", "UNH 2024
 # cash used for investing activities"): no word asks or requests anything else, so it asks for the figure it names.
 _ASKS_ANYTHING = re.compile(
