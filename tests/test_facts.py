@@ -805,6 +805,18 @@ def test_by_how_much_asks_an_effect_or_a_change_never_a_balance(corpus):
     assert answer is not None and answer.operation != "lookup"
 
 
+def test_lines_filers_print_their_own_way_answer_the_standard_metric_as_printed(corpus):
+    # SG&A of a filer that prints sales and marketing apart from general and administrative: the two added, cited.
+    answer = ask(corpus, "What was Adobe's SG&A in fiscal 2024?")
+    (v,) = answer.values
+    assert v.amount == 7_293_000_000 and "sales and marketing + general and administrative" in answer.block
+    # A filer's own concept for the acquisitions line or D&A is named as its row prints it.
+    (v,) = ask(corpus, "How much did Amazon spend on acquisitions in 2024?").values
+    assert v.amount == 7_082_000_000 and v.label.startswith("Acquisitions, net of cash acquired, non-marketable")
+    (v,) = ask(corpus, "Tesla D&A 2024").values
+    assert v.amount == 5_368_000_000 and v.label == "Depreciation, amortization and impairment"
+
+
 def test_a_whole_years_words_qualify_no_figure(corpus):
     (v,) = ask(corpus, "What was Apple's full-year dividend per share in fiscal 2024?").values
     assert v.amount == 0.98

@@ -205,7 +205,10 @@ class FactsLayer(QuarterFacts, PerItemRates):
             if found == "conflict":
                 raise Unresolved("extension concepts disagree")
             if found is not None:
-                return self._reported(m, found, view, year, comparative, when=when)
+                # A filer's own concept: named as its row prints it, which may say more than the metric's name.
+                printed = next((r.row_label.strip(" :") for r in found.rows if r.row_label), "")
+                return self._reported(replace(m, label=printed) if printed else m, found, view, year, comparative,
+                                      when=when)
         if m.period != "cover":
             printed = printed_as(m, view, k, m.period, months)
             if printed is not None:
