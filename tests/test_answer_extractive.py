@@ -699,3 +699,9 @@ def test_the_row_of_an_adjustment_the_figure_is_asked_before_is_not_read_as_the_
     # Asked for the incentives themselves, their row answers.
     text = _gamma_pay("How much did Gamma Pay pay in client incentives in 2024?", _NET_REVENUE)
     assert "Figure read from the table: **(13,764)** (in millions) for 2024: `Client incentives`" in text
+
+
+def test_a_headcount_stated_as_people_employed_leads_over_a_share_of_employees():
+    survey = "In fiscal 2024, 81% of our employees participated in our most recent engagement survey."
+    count = "As of November 29, 2024, we employed 30,709 people, of which 50% were in the United States."
+    assert "30,709" in _first_quote(_one_company("How many employees does Gamma Health have?", survey, count))

@@ -31,7 +31,7 @@ _SYNONYMS_PLAIN = {
     "earnings": ["income", "profit"],
     "income": ["earnings", "profit"],
     # Regulation S-K Item 101(c)(2)(ii) asks for the "number of persons employed", and filings count them so.
-    "employees": ["headcount", "workforce", "staff", "personnel", "persons"],
+    "employees": ["headcount", "workforce", "staff", "personnel", "persons", "people"],
     "people": ["employees", "headcount", "workforce", "staff"],
     "staff": ["employees", "headcount", "workforce"],
     "workers": ["employees", "headcount", "workforce"],
