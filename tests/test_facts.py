@@ -25,6 +25,7 @@ from rag.facts import (
     print_facts,
     unit_kind,
 )
+from rag.facts.metrics import labelled_key, metric
 from rag.question import Catalog, plan_question
 from tests.filings import ACME, SHARED, store_facts, write_filing
 
@@ -931,6 +932,16 @@ def test_a_line_printed_in_two_signs_is_worded_in_the_sign_of_its_figure(corpus)
         fa = ask(corpus, question)
         assert "Other income/(expense), net · FY2025" in fa.block, question
         assert "$321 million [F1] of other expense, net" in fa.block and "-$321" not in fa.block, question
+
+
+def test_a_net_line_whose_concept_counts_the_other_sign_is_worded_by_the_concept():
+    # "Interest expense (income), net" tagged InterestIncomeExpenseNonoperatingNet: the concept counts income above
+    # zero, so $107 million above zero is interest income, and below zero it is the expense the label names first.
+    m = metric(labelled_key("us-gaap:InterestIncomeExpenseNonoperatingNet", "Interest expense (income), net", False))
+    assert m.positive == "{} of interest income, net" and m.negative == "{} of interest expense, net"
+    # A concept that counts the sign the label names first keeps the label's reading.
+    m = metric(labelled_key("us-gaap:NonoperatingIncomeExpense", "Other income/(expense), net", False))
+    assert m.positive == "" and m.negative == "{} of other expense, net"
 
 
 def test_earnings_per_share_asked_with_the_verb(corpus):

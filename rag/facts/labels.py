@@ -184,6 +184,11 @@ def label_readings(form: str) -> frozenset[str]:
     return frozenset(readings)
 
 
+def first_sign(label: str) -> str:
+    """The label read in the sign it names first: "Interest expense (income), net" -> "interest expense, net"."""
+    return lower_label(_OTHER_SIGN.sub(r"\1", _bare(label)))
+
+
 def other_sign(label: str) -> str | None:
     """The label read in the sign its brackets name, as a figure below zero is worded: "Other income/(expense),
     net" -> "other expense, net", "Net income (loss)" -> "net loss"; None when it names one sign only."""

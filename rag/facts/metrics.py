@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .labels import other_sign
+from .labels import first_sign, other_sign
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,8 @@ class Metric:
     # cash-flow line ("a net loss of {}"), always for a cash outflow line ("{} spent on ...").
     negative: str = ""
     outflow: str = ""
+    # Above zero, for a line whose concept counts the sign its label names second (see _labelled).
+    positive: str = ""
 
 
 def _m(key, label, phrases, concepts=(), **kw) -> Metric:
@@ -419,8 +421,19 @@ def _labelled(key: str) -> Metric:
     _prefix, period, concept, label = key.split("|", 3)
     # Below zero, a line printed in two signs is worded in the other one: "$321 million of other expense, net".
     below_zero = other_sign(label)
+    if below_zero and _INCOME_POSITIVE.search(concept) and _EXPENSE_FIRST.match(first_sign(label)):
+        # "Interest expense (income), net" tagged InterestIncomeExpense...Net: the concept counts income above zero,
+        # so its figure above zero is the income the label names second, and below zero the expense it names first.
+        return Metric(key, label, (), (concept,), period=period, listed=False,
+                      positive=f"{{}} of {below_zero}", negative=f"{{}} of {first_sign(label)}")
     return Metric(key, label, (), (concept,), period=period, listed=False,
                   negative=f"{{}} of {below_zero}" if below_zero else "")
+
+
+# A concept that nets income against expense names income first (InterestIncomeExpenseNonoperatingNet,
+# NonoperatingIncomeExpense): above zero is income. A label that names the expense first reads the other way.
+_INCOME_POSITIVE = re.compile(r":\w*(?:Income|Gain)(?:Loss|Expense)")
+_EXPENSE_FIRST = re.compile(r"^(?:[\w-]+\s+){0,3}?(?:expenses?|loss(?:es)?|costs?)\b")
 
 
 def metric(key: str) -> Metric:

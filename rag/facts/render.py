@@ -123,7 +123,7 @@ class FactsBlock:
         """A figure as the filing words it: a negative income line is a loss ("a net loss of $612 million"), a
         negative cash flow is cash used, and a cash outflow line is an amount spent, never a negative number."""
         m = v.metric
-        wording = m.outflow if m.outflow else (m.negative if v.amount < 0 else "")
+        wording = m.outflow if m.outflow else (m.negative if v.amount < 0 else m.positive)
         if not wording or v.kind != "money" or not v.reported:
             return self.full(v)
         return wording.format(self.full(v).replace(v.display(), v.display(magnitude=True), 1))
