@@ -772,6 +772,9 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     ("What was Acme's operating result in 2022?", "operating_income"),
     # Sold, asked as an amount with no object: the sales.
     ("How much did Acme sell in fiscal 2025?", "revenue"),
+    # A hyphenated name between the verb's words.
+    ("How many shares does Acme-Widgets have outstanding?", "shares_outstanding"),
+    ("How much tax did Acme-Widgets pay in 2024?", "income_taxes_paid"),
 ])
 def test_statement_lines_asked_in_an_analysts_words(question, key):
     # A metric phrase the next words give another meaning is vetoed ("cash" in "how much cash did it pay to ...").

@@ -124,7 +124,7 @@ METRICS: list[Metric] = [
     _m("income_taxes_paid", "Income taxes paid",
        [r"(?:cash\s+)?(?:paid|payments?)\s+(?:for\s+)?(?:income\s+)?taxes", r"(?:income\s+)?taxes\s+paid",
         r"cash\s+(?:income\s+)?taxes", r"(?:pay|pays|paid|paying)\s+(?:out\s+)?(?:in|for)\s+(?:income\s+)?taxes",
-        r"(?:income\s+)?tax(?:es)?\s+(?:did|does|do)\s+(?:[\w'’.&]+\s+){0,3}?(?:pay|paid)\b",
+        r"(?:income\s+)?tax(?:es)?\s+(?:did|does|do)\s+(?:[\w'’.&-]+\s+){0,3}?(?:pay|paid)\b",
         # "How much cash did it hand over in income taxes": cash that went to taxes, whatever the verb.
         r"cash\s+(?:did|does|do)\s+(?:[\w'’.&-]+\s+){1,4}?(?:in|for|on|toward)\s+(?:income\s+)?taxes"],
        [_G + "IncomeTaxesPaidNet", _G + "IncomeTaxesPaid"], outflow="{} paid in income taxes"),
@@ -332,7 +332,7 @@ METRICS: list[Metric] = [
         # shares") stay outside the phrase, so a class the facts cannot name gets no figure rather than the sum.
         # "How many shares of common stock did it have outstanding" names the stock without a class.
         r"shares\s+(?:of\s+(?:common\s+|capital\s+)?stock\s+)?(?:did|does|do|were|are|was|is)\s+"
-        r"(?:[\w'’.&]+\s+){0,3}?(?:have\s+|has\s+|had\s+)?outstanding"],
+        r"(?:[\w'’.&-]+\s+){0,3}?(?:have\s+|has\s+|had\s+)?outstanding"],
        ["dei:EntityCommonStockSharesOutstanding", _G + "CommonStockSharesOutstanding"], period="cover",
        kind="shares", members=True),  # the cover page counts each class of stock as a member
     _m("weighted_diluted", "Weighted-average diluted shares",
