@@ -148,6 +148,10 @@ _BY_HOW_MUCH = re.compile(r"\bby\s+how\s+much\b")
 # The period before, as a comparison names it: "compared with a year earlier / the prior year / last year's".
 _PRIOR_PERIOD = re.compile(r"\b(?:a\s+year\s+(?:earlier|ago|before)|(?:the\s+)?(?:prior|previous|preceding)\s+"
                            r"(?:fiscal\s+)?(?:year|quarter|period)|last\s+year)\b")
+# A year named relative to the latest one, with no year given: "the prior fiscal year", "the year before", "two years
+# ago". Not "last year", which names the latest year itself.
+_YEARS_BACK = re.compile(r"\b(?:(?:the\s+)?(?:prior|previous|preceding)\s+(?:fiscal\s+)?year|(?:a|one)\s+year\s+(?:earlier|"
+                         r"ago|before)|the\s+year\s+before|(two|2|three|3)\s+(?:fiscal\s+)?years\s+(?:ago|earlier|before|prior))\b")
 _TOTAL = re.compile(r"\b(?:combined|sum|cumulative|aggregate|altogether|in\s+total|together|add(?:ed)?\s+up)\b")
 _TOTAL_OVER = re.compile(r"\btotal\b.*\b(?:over|across)\b")
 _FROM_TO = re.compile(
@@ -311,6 +315,9 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     named = "".join(" " if any(m.start <= i < m.end for m in plan.metrics if not m.vetoed) else ch
                     for i, ch in enumerate(norm))
     plan.calculation = replace(_calculation(norm), growth=_calculation(named).growth)
+    back = _YEARS_BACK.search(norm)
+    if back and not plan.fiscal_years and not (plan.calculation.growth or plan.calculation.compares):
+        plan.years_back = {"two": 2, "2": 2, "three": 3, "3": 3}.get(back.group(1) or "", 1)
     for start, end, words in exclusions(norm, figure_asked=any(not m.vetoed for m in plan.metrics)):
         plan.excluded.append(words)
         plan.spans.append((start, end, "excluded", words))

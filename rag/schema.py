@@ -134,6 +134,9 @@ class QuestionPlan:
     latest_quarters: int = 0
     # "the latest / most recent / last fiscal year": the newest indexed filing per company when no year is named.
     latest: bool = False
+    # "The prior fiscal year" (1), "two years ago" (2), with no year named and nothing compared: that many years
+    # before each company's latest indexed 10-K.
+    years_back: int = 0
     # Full dates the question names ("as of September 28, 2024"), ISO, in question order.
     dates: list[str] = field(default_factory=list)
     # "Adobe (fiscal 2024) or Salesforce (fiscal 2025)": each company with the one year named right after it, when

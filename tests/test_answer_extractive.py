@@ -556,6 +556,9 @@ def test_a_figure_asked_is_read_from_its_years_column_and_not_quoted_beside_the_
     # A group the question names; the company's own name in the question does not name its group.
     text = _gamma_pay("What was Gamma Pay's international payments volume in 2024?", _VOLUME)
     assert "**$6,600** (in billions) for 2024" in text and "column International /" in text
+    # "The prior fiscal year" counts back from the latest filing, which the table's filing need not be: no figure.
+    assert "Figure read" not in _gamma_pay("How much payments volume did Gamma Pay process in the prior fiscal year?",
+                                           _VOLUME)
     # A change asked is not the year's amount; a year the table does not print gets no figure.
     assert "Figure read" not in _gamma_pay("How much did Gamma Pay's payments volume grow in 2024?", _VOLUME)
     assert "Figure read" not in _gamma_pay("How much payments volume did Gamma Pay process in 2021?", _VOLUME)

@@ -821,6 +821,20 @@ def test_lines_filers_print_their_own_way_answer_the_standard_metric_as_printed(
     assert v.amount == 5_368_000_000 and v.label == "Depreciation, amortization and impairment"
 
 
+def test_a_year_named_relative_to_the_latest_counts_back_from_it(corpus):
+    # No year named: "the prior fiscal year" is the year before the latest 10-K, and "two years ago" two before.
+    answer = ask(corpus, "What was Apple's revenue in the prior fiscal year?")
+    (v,) = answer.values
+    assert v.fiscal_year == 2024 and v.amount == 391_035_000_000
+    assert any("the year before the latest indexed 10-K (AAPL FY2025)" in n for n in answer.notes)
+    (v,) = ask(corpus, "What was Apple's net income two years ago?").values
+    assert v.fiscal_year == 2023 and v.amount == 96_995_000_000
+    # "Last year" is the latest year itself; a year named with "compared with the prior year" is a change.
+    (v,) = ask(corpus, "What was Apple's revenue last year?").values
+    assert v.fiscal_year == 2025
+    assert ask(corpus, "What was Adobe's net income in fiscal 2024 compared with the prior year?").operation != "lookup"
+
+
 def test_a_whole_years_words_qualify_no_figure(corpus):
     (v,) = ask(corpus, "What was Apple's full-year dividend per share in fiscal 2024?").values
     assert v.amount == 0.98

@@ -595,6 +595,9 @@ def _table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
     # not always say; the row is quoted with its header instead.
     if analysis.periods or analysis.latest_quarters:
         return None
+    # "The prior fiscal year" with no year named counts back from the latest filing, which this row may not be from.
+    if analysis.years_back:
+        return None
     cells = [c.strip() for c in row.text.split("|")]
     label = set(tokens(cells[0]))
     # A row labelled in generic words only ("Total") is named by its table's title ("Revenue Carloads Thousands").

@@ -645,9 +645,12 @@ class FactsLayer(QuarterFacts, PerItemRates):
                 if not fys:
                     raise Unresolved(f"no annual filing of {t}")
                 latest[t] = fys[-1]
-                out[t] = [fys[-1] - 1, fys[-1]] if growth else [fys[-1]]
+                out[t] = [fys[-1] - 1, fys[-1]] if growth else [fys[-1] - plan.years_back]
             said = ", ".join(f"{t} FY{y}" for t, y in latest.items())
-            if plan.latest:
+            if plan.years_back and not plan.latest:
+                before = "the year" if plan.years_back == 1 else f"{plan.years_back} years"
+                notes.append(f"No fiscal year was named: {before} before the latest indexed 10-K ({said}).")
+            elif plan.latest:
                 notes.append(f"Latest indexed 10-K per company: {said}.")
             else:
                 notes.append(f"No fiscal year was named: using the latest indexed 10-K ({said}).")

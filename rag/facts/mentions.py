@@ -78,7 +78,9 @@ _PERIOD_WORDS = re.compile(
     r"months?)|quarters?|quarterly|"
     r"(?:three|six|nine|twelve|3|6|9|12)[\s-]+months?|months?|year[\s-]to[\s-]date|ytd|h[12]|ttm|trailing|"
     # The whole year, said of a figure ("full-year dividend per share", "annual revenue").
-    r"(?:full|whole|entire)[\s-](?:fiscal[\s-])?year|annual(?:ized)?)\b")
+    r"(?:full|whole|entire)[\s-](?:fiscal[\s-])?year|annual(?:ized)?|"
+    # A year named relative to the latest ("two years ago", "a year earlier").
+    r"(?:a|one|two|three|\d)\s+(?:fiscal\s+)?years?\s+(?:ago|earlier|before|prior))\b")
 
 CHANGE_WORDS = re.compile(
     r"\b(?:grow|grew|growth|grown|increase[sd]?|decrease[sd]?|decline[sd]?|declining|change[sd]?|rise|rose|risen|"
