@@ -183,6 +183,9 @@ class Catalog:
     # the facts layer matches them.
     words: set[str] = field(default_factory=set)
     word_aliases: dict[str, str] = field(default_factory=dict)
+    # Tickers the indexed text writes in lower case as a word of its own: those are words, not the ticker ("meta"
+    # describing data), so a question's lower-case form of them names no company.
+    lowercase_words: set[str] = field(default_factory=set)
     # ticker -> (period end, fiscal year, fiscal period) of each indexed filing, oldest first; and every fiscal
     # period the index holds ("Q1".."Q3", "FY").
     periods_by_ticker: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)
@@ -210,6 +213,7 @@ class Catalog:
             if f.get("fiscal_year"):
                 years[ticker].add(int(f["fiscal_year"]))
         words, word_aliases = company_words(filings)
+        lowercase = _tickers_written_lowercase({t for t in aliases.values()}, nodes)
         periods: dict[str, set[tuple[str, int, str]]] = defaultdict(set)
         for f in filings:
             period = fiscal_period_of(f)
@@ -224,9 +228,23 @@ class Catalog:
             company_names=company_names,
             words=words,
             word_aliases=word_aliases,
+            lowercase_words=lowercase,
             periods_by_ticker={t: sorted(held) for t, held in periods.items()},
             indexed_periods={p for held in periods.values() for _e, _y, p in held},
         )
+
+
+def _tickers_written_lowercase(tickers: set[str], nodes) -> set[str]:
+    """The tickers (lower case) that the indexed text uses as lower-case words."""
+    lower = sorted({t.lower() for t in tickers if t.isalpha()}, key=len, reverse=True)
+    if not lower:
+        return set()
+    # Not a concept's prefix ("adbe:NonCancellable...") or part of a web address: a word of the prose.
+    rx = re.compile(r"(?<![\w.$&'/-])(" + "|".join(map(re.escape, lower)) + r")(?![\w&'.:/-])")
+    seen: set[str] = set()
+    for node in nodes:
+        seen.update(rx.findall(node.text))
+    return seen
 
 
 def _distinctive_words(nodes) -> dict[str, str]:
@@ -470,6 +488,7 @@ def _find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> l
     def taken(pos: int) -> bool:
         return any(s <= pos < e for s, e in spans)
 
+    lower_later: list[tuple[re.Match, str]] = []
     for name in sorted(catalog.aliases, key=len, reverse=True):
         # A space in a name matches a hyphen too: "Coca Cola" is written "Coca-Cola" and the other way round.
         pattern = r"(?<![\w-])" + re.escape(name).replace(r"\ ", r"[\s-]") + r"(?![\w-])"
@@ -480,6 +499,17 @@ def _find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> l
             hits = list(re.finditer(r"(?<![\w-])" + re.escape(name.upper()) + r"(?![\w-])", q))
             if name in catalog.company_names:
                 hits += list(re.finditer(r"(?<![\w-])" + re.escape(name.capitalize()) + r"(?![\w-])", q))
+            # Written in lower case as analysts type tickers ("nvda capex fy25", "ko opex 24"): any ticker of two
+            # letters or more opening the question; later in it, one of three or more that the filings never use
+            # as a word of their own, when the question names its companies by such tickers alone ("how does
+            # Adobe's crm ..." names Adobe only).
+            for m in re.finditer(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", q):
+                if name in catalog.company_names:
+                    continue  # a name that is its own ticker ("nike") is written capitalised, as names are
+                if len(name) >= 2 and not q[:m.start()].strip():
+                    hits.append(m)
+                elif len(name) >= 3 and name not in catalog.lowercase_words:
+                    lower_later.append((m, name))
         else:
             hits = list(re.finditer(pattern, low))
         for m in hits:
@@ -494,6 +524,11 @@ def _find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> l
             ticker = _abbreviated_company(m.group(), catalog)
             if ticker:
                 take(m.start(), m.end(), ticker)
+    # Lower-case tickers later in the question count when it names its companies by them alone.
+    by_lowercase = all(q[start:end].islower() for start, end in spans)
+    for m, name in lower_later if by_lowercase else []:
+        if not taken(m.start()):
+            take(m.start(), m.end(), catalog.aliases[name])
     plan.tickers = sorted(found, key=first_at.get)  # in the order the question names them
     return spans
 

@@ -434,3 +434,18 @@ def test_an_adjustment_the_figure_is_asked_before_is_read_as_taken_off_and_names
     # "Before" naming a line of its own is no adjustment: income before income taxes is the figure asked.
     plan = plan_question("What was Apple's income before income taxes in 2024?", catalog)
     assert plan.deducted == [] and not any(m.vetoed for m in plan.metrics)
+
+
+def test_a_ticker_typed_in_lower_case_names_its_company():
+    nodes = [_Node("GOOGL", "Google Search and Google Cloud grew. " * 30), _Node("WFC", "Fees for the wfc program.")]
+    catalog = Catalog.build(FILINGS, nodes)
+    # A ticker opening a terse question, of any length from two letters, or one of three letters or more later on.
+    assert plan_question("hd store count?", catalog).tickers == ["HD"]
+    assert plan_question("ma loss on equity investments 2024", catalog).tickers == ["MA"]
+    assert plan_question("compare aapl and googl capex", catalog).tickers == ["AAPL", "GOOGL"]
+    # Later in a question a short ticker is an ordinary word ("ma"), as is one the filings use as a word ("wfc"),
+    # and a lower-case ticker does not add a company to one the question names.
+    assert plan_question("How does the ma compare?", catalog).tickers == []
+    assert plan_question("What did the wfc program cost?", catalog).tickers == []
+    assert plan_question("How does Apple's hd camera compare?", catalog).tickers == ["AAPL"]
+    assert plan_question("How does Google's camera compare with aapl's?", catalog).tickers == ["GOOGL"]
