@@ -26,7 +26,8 @@ MONTH_DAY_YEAR = re.compile(r"\b(" + MONTH_PATTERN + r")\.?\s+(\d{1,2}),?\s+((?:
 
 
 # A fiscal year as written in a question or an answer: "FY24", "fiscal 2024", "fiscal year '24", or a bare "2024".
-FISCAL_YEAR_MENTION = re.compile(r"\b(?:fy|fiscal(?:\s+year)?)\s*'?(\d{2}|\d{4})\b|\b((?:19|20)\d{2})\b", re.IGNORECASE)
+# "FY24", "fiscal 2024", "YE24" (the year end an analyst reads a balance at), or a year written out.
+FISCAL_YEAR_MENTION = re.compile(r"\b(?:fy|ye|fiscal(?:\s+year)?)\s*'?(\d{2}|\d{4})\b|\b((?:19|20)\d{2})\b", re.IGNORECASE)
 
 
 def mentioned_year(match: re.Match) -> int:

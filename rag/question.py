@@ -334,8 +334,13 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
                     for i, ch in enumerate(norm))
     plan.calculation = replace(_calculation(norm), growth=_calculation(named).growth)
     back = _YEARS_BACK.search(norm)
-    if back and not plan.fiscal_years and not (plan.calculation.growth or plan.calculation.compares):
-        plan.years_back = {"two": 2, "2": 2, "three": 3, "3": 3}.get(back.group(1) or "", 1)
+    if back and not (plan.calculation.growth or plan.calculation.compares):
+        years_back = {"two": 2, "2": 2, "three": 3, "3": 3}.get(back.group(1) or "", 1)
+        if not plan.fiscal_years:
+            plan.years_back = years_back
+        elif plan.document_years and set(plan.fiscal_years) == set(plan.document_years):
+            # "Looking at its FY25 10-K, what was capex in the prior year": the year before the report's own.
+            plan.fiscal_years = [y - years_back for y in plan.document_years]
     for start, end, words in exclusions(norm, figure_asked=any(not m.vetoed for m in plan.metrics)):
         plan.excluded.append(words)
         plan.spans.append((start, end, "excluded", words))

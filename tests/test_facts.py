@@ -772,6 +772,10 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     ("What was Acme's operating result in 2022?", "operating_income"),
     # Sold, asked as an amount with no object: the sales.
     ("How much did Acme sell in fiscal 2025?", "revenue"),
+    # Analysts' short forms.
+    ("acme rev fy24", "revenue"),
+    ("acme op margin fy24", "operating_margin"),
+    ("acme op income 2024", "operating_income"),
     # A hyphenated name between the verb's words.
     ("How many shares does Acme-Widgets have outstanding?", "shares_outstanding"),
     ("How much tax did Acme-Widgets pay in 2024?", "income_taxes_paid"),
@@ -833,6 +837,21 @@ def test_a_year_named_relative_to_the_latest_counts_back_from_it(corpus):
     (v,) = ask(corpus, "What was Apple's revenue last year?").values
     assert v.fiscal_year == 2025
     assert ask(corpus, "What was Adobe's net income in fiscal 2024 compared with the prior year?").operation != "lookup"
+
+
+def test_figures_asked_with_an_analysts_verbs_and_years(corpus):
+    # Debt raised is the cash-flow statement's proceeds from issuing it; "new" qualifies nothing.
+    (v,) = ask(corpus, "How much new term debt did Apple raise in fiscal 2025?").values
+    assert v.amount == 4_481_000_000 and v.label == "Proceeds from issuance of term debt, net"
+    # "The prior year" of a named annual report is the year before the report's own.
+    (v,) = ask(corpus, "Looking at Apple's FY2025 10-K, what was revenue in the prior year?").values
+    assert v.fiscal_year == 2024 and v.amount == 391_035_000_000
+    # "Back in" a year says when, not which part.
+    (v,) = ask(corpus, "What was Apple's diluted EPS back in fiscal 2023, per its FY2025 10-K?").values
+    assert v.amount == 6.13
+    # A line asked by its label for a year with no report of its own is read from the later report's column.
+    (v,) = ask(corpus, "What was Tesla's other income (expense), net in fiscal 2022?").values
+    assert v.fiscal_year == 2022
 
 
 def test_a_whole_years_words_qualify_no_figure(corpus):

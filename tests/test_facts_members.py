@@ -147,6 +147,18 @@ def test_the_kind_of_part_said_after_its_name_is_not_part_of_the_member():
     assert match({"us-gaap:StatementBusinessSegmentsAxis": "acme:OtherSegmentsMember"}) == 0
 
 
+def test_a_member_named_with_its_words_cut_short():
+    from rag.facts.mentions import member_matcher
+
+    media = {"us-gaap:StatementBusinessSegmentsAxis": "acme:DigitalMediaMember"}
+    experience = {"us-gaap:StatementBusinessSegmentsAxis": "acme:DigitalExperienceMember"}
+    match = member_matcher(MetricMention("revenue", 0, 0, ["rev"], before=["dig", "media"]))
+    assert match(media) > 0 and match(experience) == 0
+    # Two letters are no abbreviation of a word, and every word must be there.
+    assert member_matcher(MetricMention("revenue", 0, 0, ["rev"], before=["di", "media"]))(media) == 0
+    assert member_matcher(MetricMention("revenue", 0, 0, ["rev"], before=["media"]))(media) == 0
+
+
 def test_the_questions_own_words_pick_the_line_the_filing_prints_under_them():
     from rag.facts.layer import _as_worded
 

@@ -85,6 +85,12 @@ def test_a_question_written_as_the_figures_name_asks_for_it():
     assert _asked("Acme's total comprehensive income for 2024?", comprehensive) == ["us-gaap:ComprehensiveIncomeNetOfTax"]
     assert _asked("What was Acme's comprehensive income in 2024?", comprehensive) == [
         "us-gaap:ComprehensiveIncomeNetOfTax"]
+    # What it "came to" asks for the figure too.
+    assert _asked("What did Acme's comprehensive income come to in 2024?", comprehensive) == [
+        "us-gaap:ComprehensiveIncomeNetOfTax"]
+    # What a company set aside for a loss is printed as a provision.
+    provision = _fact("us-gaap:LossContingencyLossInPeriod", 868e6, "Litigation provision", "income-statement")
+    assert _asked("What did Acme set aside for litigation in 2024?", provision) == ["us-gaap:LossContingencyLossInPeriod"]
     # Its size asked ("how big was") is the figure.
     assert _asked("How big was Acme's comprehensive income in 2024?", comprehensive) == [
         "us-gaap:ComprehensiveIncomeNetOfTax"]

@@ -449,3 +449,8 @@ def test_a_ticker_typed_in_lower_case_names_its_company():
     assert plan_question("What did the wfc program cost?", catalog).tickers == []
     assert plan_question("How does Apple's hd camera compare?", catalog).tickers == ["AAPL"]
     assert plan_question("How does Google's camera compare with aapl's?", catalog).tickers == ["GOOGL"]
+
+
+def test_a_year_end_written_short_names_the_fiscal_year(catalog):
+    assert plan_question("Mastercard accrued expenses on the balance sheet ye24?", catalog).fiscal_years == [2024]
+    assert plan_question("Apple cash at YE 2025", catalog).fiscal_years == [2025]

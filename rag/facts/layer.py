@@ -536,8 +536,12 @@ class FactsLayer(QuarterFacts, PerItemRates):
                        for words in (set(tokens(w)) for w in plan.narrative_words))
 
     def _company_views(self, ticker: str, years: list[int]) -> tuple[list[FilingView], set[str]]:
-        """The views of a company's filings of the years asked (all when none), and the words of its name."""
-        views = [self.view(f) for f in self.filings(ticker) if not years or f.get("fiscal_year") in years]
+        """The views of a company's filings of the years asked (all when none), and the words of its name. A year
+        with no filing of its own is read from the later annual reports that print it as a comparative."""
+        filings = self.filings(ticker)
+        held = {f.get("fiscal_year") for f in filings}
+        wanted = set(years) | {y + k for y in years if y not in held for k in (1, 2)}
+        views = [self.view(f) for f in filings if not years or f.get("fiscal_year") in wanted]
         return views, {w for v in views for w in tokens(f"{v.filing.get('company') or ''} {ticker}")}
 
     def _on_statement(self, row: FactRow) -> bool:

@@ -21,7 +21,7 @@ _VERB_ALONE = re.compile(EARNED_ALONE + "|" + BROUGHT_IN_ALONE)
 STOP_WORDS = set("""
 a an the its it their his her our your my this that these those of in for to from by on at as with and or vs versus
 what was were is are be been being how much many did does do which who whose whom when where had has have
-more less higher lower greater larger bigger smaller than compare compared comparing comparison between
+more less higher lower greater larger bigger smaller than compare compared comparing comparison between back new
 highest lowest greatest largest biggest smallest best worst strongest weakest top bottom rank ranks ranked ranking
 total net consolidated annual annualized reported report reports reporting gaap overall full whole year years yearly
 fiscal fy company company's companies firm firms corporation business each both all respective respectively same
@@ -289,13 +289,14 @@ def member_matcher(mention: MetricMention):
     # words hold neither: names compare without the conjunction.
     seq = without_conjunction(seq)
     need = set(before + after) - _CONJUNCTION
-    windows = []
+    windows, word_windows = [], []
     for i in range(len(seq)):
         for j in range(i + 1, min(len(seq), i + 7) + 1):
             win = seq[i:j]
             if need <= set(win):
                 # A hyphen is no part of a member's name: "Class B-1" is CommonClassB1Member.
                 windows.append("".join(win).replace("-", ""))
+                word_windows.append(win)
     excluded = set(mention.excluded)
 
     def words_of(dims: dict) -> list[str]:
@@ -314,9 +315,18 @@ def member_matcher(mention: MetricMention):
             joined = "".join(mw)
             if joined and not (excluded & set(mw)):
                 best = max(best, max((len(w) for w in windows if w == joined), default=0))
+                # Each word cut short, as analysts write names ("doc cloud" for Document Cloud).
+                best = max(best, max((len("".join(w)) for w in word_windows if _abbreviates(w, mw)), default=0))
         return best
 
     return match
+
+
+def _abbreviates(words: list[str], name: list[str]) -> bool:
+    """Do the words write the name word for word, some cut short to their first three letters or more ("doc
+    cloud" for "document cloud")? At least one must be cut: the name written out is matched as it is."""
+    return len(words) == len(name) and words != name and all(
+        n == w or (len(w) >= 3 and n.startswith(w)) for w, n in zip(words, name, strict=True))
 
 
 def is_metric_phrase(text: str) -> bool:

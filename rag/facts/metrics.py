@@ -78,7 +78,7 @@ METRICS: list[Metric] = [
        # beverages), not a qualified revenue.
        [r"total\s+net\s+revenues?", r"total\s+revenues?", r"(?:total\s+)?(?:net\s+)?operating\s+revenues?",
         r"net\s+revenues?", r"total\s+net\s+sales", r"net\s+sales",
-        r"total\s+sales", r"revenues?", r"sales", r"top[\s-]line", r"turnover", BROUGHT_IN_ALONE],
+        r"total\s+sales", r"revenues?", r"sales", r"top[\s-]line", r"turnover", r"revs?", BROUGHT_IN_ALONE],
        [_G + "Revenues", _G + "RevenueFromContractWithCustomerExcludingAssessedTax",
         _G + "RevenueFromContractWithCustomerIncludingAssessedTax", _G + "SalesRevenueNet", _G + "SalesRevenueGoodsNet",
         _G + "RevenuesNetOfInterestExpense"], members=True),
@@ -92,7 +92,7 @@ METRICS: list[Metric] = [
     _m("operating_income", "Operating income",
        [r"operating\s+(?:income|profits?|earnings|loss(?:es)?)(?:\s*\(loss\))?",
         # "Its operating result" is the line whether a profit or a loss; "results of operations" is MD&A's topic.
-        r"operating\s+result\b",
+        r"operating\s+result\b", r"op\.?\s+(?:income|inc|profit)",
         r"(?:income|earnings|profit)\s+(?:\(loss\)\s+)?from\s+operations", r"loss\s+from\s+operations",
         # What a part earns or loses "at the operating line / level": its operating income or loss.
         r"(?<=\bthe\s)operating\s+(?:line|level)"],
@@ -353,7 +353,7 @@ METRICS: list[Metric] = [
        [r"gross\s+(?:profit\s+)?margins?(?:\s+(?:percentage|rate|ratio))?"],
        derive=("div", "gross_profit", "revenue"), kind="percent", formula="gross profit / total revenue"),
     _m("operating_margin", "Operating margin",
-       [r"operating\s+(?:profit\s+|income\s+)?margins?(?:\s+(?:percentage|rate|ratio))?"],
+       [r"operating\s+(?:profit\s+|income\s+)?margins?(?:\s+(?:percentage|rate|ratio))?", r"op\.?\s+margins?"],
        derive=("div", "operating_income", "revenue"), kind="percent", formula="operating income / total revenue"),
     _m("net_margin", "Net profit margin",
        [r"net\s+(?:profit\s+|income\s+)?margins?", r"profit\s+margins?",

@@ -18,9 +18,10 @@ from .store import FactRow
 from .views import FilingView, concept_words
 
 # A question that asks for a figure (how much, how many, what was the ...): a label match answers only those.
-# "How big / large / high was ..." asks for a figure's size.
+# "How big / large / high was ...", "what did it come to / owe" ask for a figure's size.
 _ASKS_FIGURE = re.compile(r"\b(?:how\s+(?:much|many|big|large|high|low|small)|what\s+(?:was|were|is|are)|amount|value|"
-                          r"figure)\b|\$", re.I)
+                          r"figure)\b|\$|\bwhat\s+(?:did|does|do)\b.*\b(?:come\s+to|amount(?:ed)?\s+to|total(?:led|ed)?|"
+                          r"owe[sd]?|stand\s+at|stood\s+at|set\s+aside|raise[sd]?|borrow(?:ed)?)\b", re.I)
 # A question written as the name of what it wants ("Mastercard's total comprehensive income for 2024?", "UNH 2024
 # cash used for investing activities"): no word asks or requests anything else, so it asks for the figure it names.
 _ASKS_ANYTHING = re.compile(
@@ -107,7 +108,12 @@ def spelled_out_labels(question: str, views: Iterable[FilingView], company_words
 _ACT_NOUNS = {stem: set(tokens(nouns)) for stem, nouns in {
     "pay": "payments", "repay": "repayments", "acquir": "acquisitions", "buy": "purchases", "invest": "investments",
     "issu": "issuance", "sell": "sale disposal proceeds", "receiv": "proceeds",
+    # Debt raised or borrowed comes in as "Proceeds from issuance of ..." or "Proceeds from borrowings".
+    "rais": "proceeds issuance", "borrow": "proceeds borrowings",
 }.items()}
+# What a company sets aside for a loss it expects is printed as a provision or a reserve ("Litigation provision").
+_SET_ASIDE = re.compile(r"\bset(?:s|ting)?\s+aside\b|\bput\s+aside\b|\bearmark(?:s|ed)?\b", re.I)
+_PROVISION_WORDS = set(tokens("provision provisions reserve reserves"))
 # Buying back its own stock is what filings print as a repurchase.
 _BUY_BACK = re.compile(r"\b(?:buy(?:s|ing)?|bought)\s+back\b|\bbuy-?backs?\b", re.I)
 
@@ -119,6 +125,8 @@ def _asked_words(question: str, company_words: set[str]) -> set[str]:
     asked |= {noun for word in asked & _ACT_NOUNS.keys() for noun in _ACT_NOUNS[word]}
     if _BUY_BACK.search(question or ""):
         asked |= set(tokens("repurchases"))
+    if _SET_ASIDE.search(question or ""):
+        asked |= _PROVISION_WORDS
     return asked | _SPENDING_WORDS if _SPENDING.search(question or "") else asked
 
 
