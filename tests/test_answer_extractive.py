@@ -708,3 +708,13 @@ def test_a_headcount_stated_as_people_employed_leads_over_a_share_of_employees()
     survey = "In fiscal 2024, 81% of our employees participated in our most recent engagement survey."
     count = "As of November 29, 2024, we employed 30,709 people, of which 50% were in the United States."
     assert "30,709" in _first_quote(_one_company("How many employees does Gamma Health have?", survey, count))
+
+
+def test_a_passage_holding_a_name_the_question_writes_is_on_topic_however_the_rest_is_put():
+    fee = ("In December 2023 we entered into a mutual termination agreement with Zetafin to terminate the proposed "
+           "merger, and we paid Zetafin a termination fee of $1 billion.")
+    other = "Our effective tax rate for fiscal 2024 remained relatively flat compared to fiscal 2023."
+    text = _one_company("How big was the hit Gamma Health took for walking away from the Zetafin deal?", other, fee)
+    assert "do not appear to answer" not in text and "$1 billion" in _first_quote(text)
+    # Without the name, a question none of whose words a passage holds is still refused.
+    assert "do not appear to answer" in _one_company("What colour is the lobby painted?", other, fee)

@@ -34,7 +34,8 @@ from .terms import (
 )
 
 _NUMERIC_Q = re.compile(
-    r"\b(?:how\s+much|how\s+many|what\s+(?:was|were|is|are)\s+(?:the\s+)?(?:total|amount|number|value|level)|amount|"
+    r"\b(?:how\s+much|how\s+many|how\s+(?:big|large)\s+(?:was|were|is|are)|"
+    r"what\s+(?:was|were|is|are)\s+(?:the\s+)?(?:total|amount|number|value|level)|amount|"
     r"total|percent|percentage|ratio|margin|revenues?|sales|income|earnings|cash|debt|expenses?|costs?|shares|"
     r"employees|headcount|figure|eps|dividend|growth|increase|decrease|change)\b|\$|%",
     re.I,
@@ -671,6 +672,11 @@ def _off_topic(question: str, sources: list[Citation], analysis: QuestionPlan | 
     ("what colour is the headquarters painted") shares at most one word with them."""
     words = content_words(question, sources, analysis)
     if not words:
+        return False
+    # A name the question writes that a passage holds ("the Figma deal"): the passage is about what is asked, however
+    # the question's other words put it ("the hit it took for walking away").
+    names = [set(tokens(name)) for name in (analysis.unread_names if analysis else [])]
+    if names and any(name and name <= set(tokens(c.text)) for name in names for c in sources):
         return False
     best = 0
     for c in sources:
