@@ -524,6 +524,12 @@ def _find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> l
         ticker = catalog.distinctive.get(m.group())
         if not taken(m.start()) and ticker and ticker not in found:
             take(m.start(), m.end(), ticker)
+    # A terse question typed in lower case opens with the name ("google cloud operating income FY2024?").
+    opening = re.match(r"\s*([a-z][a-z]+)\b", q)
+    if opening and not taken(opening.start(1)):
+        ticker = catalog.distinctive.get(opening.group(1).capitalize())
+        if ticker and ticker not in found:
+            take(opening.start(1), opening.end(1), ticker)
     for m in re.finditer(r"(?<![\w&])[A-Za-z][A-Za-z&]{1,9}(?![\w&])", q):  # short forms: 'AMEX', 'JnJ'
         if not taken(m.start()):
             ticker = _abbreviated_company(m.group(), catalog)

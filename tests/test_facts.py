@@ -776,6 +776,13 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     ("acme rev fy24", "revenue"),
     ("acme op margin fy24", "operating_margin"),
     ("acme op income 2024", "operating_income"),
+    # Cash handed back to shareholders; PP&E as what cash was spent on; receivables alone.
+    ("How much cash did Acme hand back to shareholders in 2024?", "shareholder_returns"),
+    ("What did Acme spend on additions to PP&E in fiscal 2024?", "capex"),
+    ("How much did Acme spend on property and equipment in 2024?", "capex"),
+    ("What were Acme's receivables on the balance sheet at Dec 31, 2024?", "receivables"),
+    # A verb in the past tense after the metric is no part of it.
+    ("Acme's retained earnings flipped negative in 2025: how big is the deficit?", "retained_earnings"),
     # A hyphenated name between the verb's words.
     ("How many shares does Acme-Widgets have outstanding?", "shares_outstanding"),
     ("How much tax did Acme-Widgets pay in 2024?", "income_taxes_paid"),

@@ -125,6 +125,29 @@ def test_a_line_of_what_is_left_over_needs_the_word_other():
         "us-gaap:NonoperatingIncomeExpense"]
 
 
+def test_a_balance_named_on_two_statements_is_the_balance_unless_a_change_is_asked():
+    balance = FactRow("d", "us-gaap:AccruedLiabilitiesCurrent", "", 4_120e6, "4,120", "usd", "c", None, "2024-12-31",
+                      True, {}, "-6", 6, 1, 2, "income-statement", "Item 8", 40, "Accrued and other current liabilities")
+    change = _fact("us-gaap:IncreaseDecreaseInAccruedLiabilitiesAndOtherOperatingLiabilities", 1_500e6,
+                   "Accrued and other current liabilities", "income-statement")
+    assert _asked("How much did Acme carry in accrued and other current liabilities at the end of 2024?",
+                  balance, change) == ["us-gaap:AccruedLiabilitiesCurrent"]
+    assert _asked("How much did Acme's accrued and other current liabilities increase in 2024?", balance, change) == []
+
+
+def test_a_bracket_of_counts_beside_a_line_is_no_word_of_it():
+    treasury = _fact("us-gaap:TreasuryStockValue", 37_583e6, "Treasury stock, at cost (160 and 146 shares, respectively)",
+                     "income-statement")
+    assert _asked("What was Acme's treasury stock at cost in 2024?", treasury) == ["us-gaap:TreasuryStockValue"]
+
+
+def test_new_debt_raised_is_the_proceeds_from_issuing_it():
+    proceeds = _fact("us-gaap:ProceedsFromIssuanceOfLongTermDebt", 17_811e6, "Proceeds from issuance of long-term debt",
+                     "income-statement")
+    assert _asked("Acme gross proceeds from new long-term debt in 2024?", proceeds) == [
+        "us-gaap:ProceedsFromIssuanceOfLongTermDebt"]
+
+
 def test_a_footnote_mark_is_no_word_of_the_label():
     # "Revenue recognized (2)": the mark refers to a note under the table; read as a second sign it made the label
     # "Revenue 2", which a question about a second quarter's revenue named in full.

@@ -454,3 +454,7 @@ def test_a_ticker_typed_in_lower_case_names_its_company():
 def test_a_year_end_written_short_names_the_fiscal_year(catalog):
     assert plan_question("Mastercard accrued expenses on the balance sheet ye24?", catalog).fiscal_years == [2024]
     assert plan_question("Apple cash at YE 2025", catalog).fiscal_years == [2025]
+
+
+def test_a_terse_lower_case_question_opens_with_a_name_one_company_owns(catalog):
+    assert plan_question("google cloud operating income FY2024?", catalog).tickers == ["GOOGL"]

@@ -22,6 +22,7 @@ STOP_WORDS = set("""
 a an the its it their his her our your my this that these those of in for to from by on at as with and or vs versus
 what was were is are be been being how much many did does do which who whose whom when where had has have
 more less higher lower greater larger bigger smaller than compare compared comparing comparison between back new
+plus minus
 highest lowest greatest largest biggest smallest best worst strongest weakest top bottom rank ranks ranked ranking
 total net consolidated annual annualized reported report reports reporting gaap overall full whole year years yearly
 fiscal fy company company's companies firm firms corporation business each both all respective respectively same
@@ -138,6 +139,11 @@ def exclusions(low: str, *, figure_asked: bool = False) -> list[tuple[int, int, 
     return sorted(out)
 
 
+_PAST_TENSE = re.compile(r"[a-z]{3,}ed")
+# Where a figure is printed ("receivables on the balance sheet", "per the cash flow statement"): no part of it.
+_STATEMENT_NAMES = re.compile(r"\b(?:(?:consolidated\s+)?balance\s+sheets?|bal\.?\s+sheet|income\s+statements?|"
+                              r"cash[\s-]flows?\s+statements?|statements?\s+of\s+(?:cash\s+flows?|operations|income|"
+                              r"earnings|financial\s+position))\b")
 # The portion of a balance named right before it: a balance sheet splits many of its lines into the part due or
 # realised within a year and the rest ("current deferred revenue", "long-term operating lease liabilities").
 _PORTION_BEFORE = re.compile(r"\b(current|non-?current|long[\s-]term)\s+$")
@@ -178,7 +184,7 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
 
     # Words that are never a metric's qualifier: a period's, and the home country ruled out before the metric
     # ("non-U.S. revenue", see _NON_HOME).
-    not_parts = [(m.start(), m.end()) for rx in (_PERIOD_WORDS, _NON_HOME) for m in rx.finditer(low)]
+    not_parts = [(m.start(), m.end()) for rx in (_PERIOD_WORDS, _NON_HOME, _STATEMENT_NAMES) for m in rx.finditer(low)]
     ruled_out = exclusions(low)
     # "Revenue before client incentives are deducted": the adjustment's own line is not the figure asked.
     deducted = [(s, e) for s, e, _words in deductions(low)]
@@ -248,7 +254,8 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
                     mention.after.append(plain_word(w))
             elif first == "per" and m.kind != "per_share":
                 mention.after.append("per")
-            elif not any(ch in gap for ch in ",;:()?.") and not is_stop(first) and not inside_mention(nxt[0][0]):
+            elif (not any(ch in gap for ch in ",;:()?.") and not is_stop(first) and not inside_mention(nxt[0][0])
+                  and not _PAST_TENSE.fullmatch(first)):  # "retained earnings flipped negative": a verb, no part
                 mention.after.append(plain_word(first))
         out.append(mention)
     return out

@@ -201,7 +201,10 @@ METRICS: list[Metric] = [
     _m("capex", "Capital expenditures",
        [r"capital\s+expenditures?", r"capex", r"capital\s+spending",
         r"(?:purchases?|payments?\s+for|acquisitions?)\s+of\s+property,?\s+(?:plant,?\s+)?and\s+equipment",
-        r"payments?\s+for\s+property,?\s+(?:plant,?\s+)?and\s+equipment"],
+        r"payments?\s+for\s+property,?\s+(?:plant,?\s+)?and\s+equipment",
+        # Nike's line, and PP&E as what cash was spent on: capital spending, not the balance.
+        r"(?:additions?\s+to|sp(?:end|ent|ending)\s+(?:\w+\s+){0,3}?(?:on|for))\s+(?:property,?\s+(?:plant,?\s+)?and\s+"
+        r"equipment|pp\s*&\s*e|ppe)"],
        [_G + "PaymentsToAcquirePropertyPlantAndEquipment", _G + "PaymentsToAcquireProductiveAssets"],
        ext=r"^(?:PurchasesOf|PaymentsFor|PaymentsToAcquire)Property(?:Plant)?AndEquipment",
        outflow="{} spent on purchases of property and equipment"),
@@ -250,6 +253,9 @@ METRICS: list[Metric] = [
     # shareholder return of a stock-performance graph.
     _m("shareholder_returns", "Cash returned to shareholders",
        [r"(?:cash\s+|capital\s+)?return(?:ed|s|ing)?\s+(?:(?:in\s+)?cash\s+|capital\s+)?to\s+(?:its\s+|their\s+)?"
+        r"(?:share|stock)holders",
+        # "How much cash did it hand back to shareholders": the same, whatever the verb before "back".
+        r"(?:hand(?:s|ed|ing)?|g[ia]ve|giv(?:es|ing)|sen[dt]|pa(?:y|id|ys))\s+back\s+to\s+(?:its\s+|their\s+)?"
         r"(?:share|stock)holders", r"(?<!total\s)(?:cash|capital)\s+returns?\s+to\s+(?:share|stock)holders"],
        derive=("add", "dividends_paid", "buybacks"), formula="dividends paid + share repurchases"),
     _m("repurchase_remaining", "Remaining share repurchase authorization",
@@ -292,10 +298,11 @@ METRICS: list[Metric] = [
         r"cash(?:\s+balance|\s+on\s+hand|\s+position|\s+pile|\s+hoard|\s+holdings)?"],
        [_G + "CashAndCashEquivalentsAtCarryingValue", _G + "Cash",
         _G + "CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents"], period="instant",
-       veto=r"\b(?:return|spen[dt]|pa(?:y|id)|use[ds]?|generat|rais|invest|burn|distribut|flow|held|hold|from)"),
+       veto=r"\b(?:return|spen[dt]|pa(?:y|id)|use[ds]?|generat|rais|invest|burn|distribut|flow|held|hold|from|"
+            r"hand|g[ia]ve|sen[dt]|deploy|allocat|devot|pour)"),
     _m("inventory", "Inventories", [r"inventor(?:y|ies)"], [_G + "InventoryNet"], period="instant"),
     _m("receivables", "Accounts receivable",
-       [r"accounts\s+receivable(?:,?\s+net)?", r"trade\s+receivables?"],
+       [r"accounts\s+receivable(?:,?\s+net)?", r"trade\s+receivables?", r"receivables"],
        [_G + "AccountsReceivableNetCurrent", _G + "ReceivablesNetCurrent"], period="instant"),
     _m("payables", "Accounts payable", [r"accounts\s+payable"], [_G + "AccountsPayableCurrent"], period="instant"),
     _m("goodwill", "Goodwill", [r"goodwill"], [_G + "Goodwill"], period="instant"),

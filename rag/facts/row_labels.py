@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 from ..schema import MetricMention
 from ..words import tokens
 from .labels import label_readings
+from .mentions import CHANGE_WORDS, normalize
 from .metrics import labelled_key
 from .store import FactRow
 from .views import FilingView, concept_words
@@ -78,6 +79,11 @@ def labelled_mentions(question: str, views: Iterable[FilingView], company_words:
     top = max(entry[0] for entry in best.values())
     winners = [(concept, label, instant, stated, reading)
                for concept, (n, label, instant, stated, reading) in best.items() if n == top]
+    if len(winners) > 1 and not CHANGE_WORDS.search(normalize(question)):
+        # The same label on the balance sheet and on the cash-flow statement's line for its change in the year
+        # ("Accrued and other current liabilities"): the change (the taxonomy's IncreaseDecrease...) is asked
+        # only with a word of change.
+        winners = [w for w in winners if not w[0].split(":")[-1].startswith("IncreaseDecrease")] or winners
     if len(winners) > 1:
         # The same label on a statement line and in a note ("Interest income" of the discontinued operations): the
         # statement's line is the figure asked. Two statement lines under one label stay ambiguous.
@@ -109,7 +115,7 @@ _ACT_NOUNS = {stem: set(tokens(nouns)) for stem, nouns in {
     "pay": "payments", "repay": "repayments", "acquir": "acquisitions", "buy": "purchases", "invest": "investments",
     "issu": "issuance", "sell": "sale disposal proceeds", "receiv": "proceeds",
     # Debt raised or borrowed comes in as "Proceeds from issuance of ..." or "Proceeds from borrowings".
-    "rais": "proceeds issuance", "borrow": "proceeds borrowings",
+    "rais": "proceeds issuance", "borrow": "proceeds borrowings", "new": "issuance",
 }.items()}
 # What a company sets aside for a loss it expects is printed as a provision or a reserve ("Litigation provision").
 _SET_ASIDE = re.compile(r"\bset(?:s|ting)?\s+aside\b|\bput\s+aside\b|\bearmark(?:s|ed)?\b", re.I)
