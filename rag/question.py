@@ -10,11 +10,11 @@ reads the question again.
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-from .companies import WORD_PATTERN, company_words, short_names
-from .dates import FISCAL_YEAR_MENTION, MONTHS, dates_named, fiscal_years_named, mentioned_year
+from .catalog import STOP_CAPS, Catalog, find_companies, unknown_companies
+from .companies import WORD_PATTERN
+from .dates import FISCAL_YEAR_MENTION, dates_named, fiscal_years_named, mentioned_year
 from .facts import (
     CHANGE_WORDS,
     MONTH_WORDS,
@@ -22,13 +22,11 @@ from .facts import (
     deductions,
     exclusions,
     find_mentions,
-    is_metric_phrase,
     metric,
     metric_statements,
     normalize,
     plain_word,
 )
-from .index import fiscal_period_of
 from .item_topics import BUSINESS_WORDS, HEADCOUNT_WORDS, ITEM_CONTENT, ITEM_TITLES, PRODUCT_WORDS
 from .parse.items import TENK_ITEMS, TENQ_ITEMS
 from .periods import read_periods
@@ -60,18 +58,6 @@ _FORM_WORDS = [
 _LATEST = re.compile(
     r"\b(?:latest|most\s+recent|last|current)\s+(?:full\s+)?(?:fiscal\s+)?(?:year|annual|10-?k|filing|report|fy)\b"
 )
-# Capitalised words that start sentences or name roles, units and form parts: never a company.
-_STOP_CAPS = {
-    "What", "Which", "Who", "When", "Where", "Why", "How", "Does", "Did", "Do", "Is", "Are", "Was", "Were", "The",
-    "In", "On", "Of", "For", "And", "Or", "Under", "From", "To", "By", "As", "At", "Its", "It", "A", "An", "If",
-    "Item", "Items", "Form", "Part", "Fiscal", "FY", "Total", "Net", "SEC", "US", "U.S.", "GAAP", "Company",
-    "Inc", "Corp", "Annual", "Report", "Compare", "List", "Give", "Show", "Tell", "Please", "Will", "Should",
-    "Can", "Could", "Would", "Has", "Have", "Had", "Between", "During", "Over", "Both", "Each", "All", "Any",
-    "Q1", "Q2", "Q3", "Q4", "CEO", "CFO", "EPS", "USD", "Note", "Notes", "Board", "Directors",
-    "Summarize", "Describe", "Explain", "Identify", "Calculate", "Compute", "Find", "Provide", "Name", "Assume",
-    "Using", "Based", "According", "Per", "Given", "Discuss", "Analyze", "Outline", "Estimate", "Rank",
-} | {m.capitalize() for m in MONTHS}
-
 # "What weighed on ...", "what caused ...": a question whose subject is the cause asks for prose, unless the verb
 # says an amount ("what remained under the program"); "how is Nike working off its inventory": an action under
 # way, told in prose. Both forms hold for any verb, so no list of verbs is written here.
@@ -166,146 +152,6 @@ _SHARE_FROM = re.compile(
 
 
 # ==============================================================================================================
-# What the index holds
-
-
-@dataclass
-class Catalog:
-    """What the index holds, for turning words in a question into exact filters."""
-
-    filings: list[dict]
-    aliases: dict[str, str]  # lower-case name -> ticker
-    years_by_ticker: dict[str, list[int]]
-    distinctive: dict[str, str]  # capitalised word that one company's filings own -> ticker
-    name_words: dict[str, list[str]] = field(default_factory=dict)  # ticker -> words of its shortest name
-    company_names: set[str] = field(default_factory=set)  # the aliases that are names, not only tickers
-    # Every word of the indexed companies' names and tickers (never a metric's qualifier), and name -> ticker as
-    # the facts layer matches them.
-    words: set[str] = field(default_factory=set)
-    word_aliases: dict[str, str] = field(default_factory=dict)
-    # Tickers the indexed text writes in lower case as a word of its own: those are words, not the ticker ("meta"
-    # describing data), so a question's lower-case form of them names no company.
-    lowercase_words: set[str] = field(default_factory=set)
-    # ticker -> (period end, fiscal year, fiscal period) of each indexed filing, oldest first; and every fiscal
-    # period the index holds ("Q1".."Q3", "FY").
-    periods_by_ticker: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)
-    indexed_periods: set[str] = field(default_factory=set)
-
-    @classmethod
-    def build(cls, filings: list[dict], nodes=()) -> "Catalog":
-        aliases: dict[str, str] = {}
-        years: dict[str, set[int]] = defaultdict(set)
-        name_words: dict[str, list[str]] = {}
-        company_names: set[str] = set()
-        for f in filings:
-            ticker = (f.get("ticker") or "").upper()
-            if not ticker:
-                continue
-            aliases[ticker.lower()] = ticker
-            names = short_names(f.get("company") or "")
-            for name in names:
-                aliases.setdefault(name, ticker)
-                aliases.setdefault(name.replace("-", " "), ticker)  # "Coca-Cola" is also written "Coca Cola"
-                company_names.add(name.replace("-", " "))
-                company_names.add(name)
-            if names:
-                name_words.setdefault(ticker, re.findall(r"[a-z0-9]+|&", min(names, key=len)))
-            if f.get("fiscal_year"):
-                years[ticker].add(int(f["fiscal_year"]))
-        words, word_aliases = company_words(filings)
-        lowercase = _tickers_written_lowercase({t for t in aliases.values()}, nodes)
-        periods: dict[str, set[tuple[str, int, str]]] = defaultdict(set)
-        for f in filings:
-            period = fiscal_period_of(f)
-            if f.get("ticker") and f.get("fiscal_year") and period:
-                periods[str(f["ticker"]).upper()].add((str(f.get("period_end") or ""), int(f["fiscal_year"]), period))
-        return cls(
-            filings=list(filings),
-            aliases=aliases,
-            years_by_ticker={t: sorted(y) for t, y in years.items()},
-            distinctive=_distinctive_words(nodes),
-            name_words=name_words,
-            company_names=company_names,
-            words=words,
-            word_aliases=word_aliases,
-            lowercase_words=lowercase,
-            periods_by_ticker={t: sorted(held) for t, held in periods.items()},
-            indexed_periods={p for held in periods.values() for _e, _y, p in held},
-        )
-
-
-def _tickers_written_lowercase(tickers: set[str], nodes) -> set[str]:
-    """The tickers (lower case) that the indexed text uses as lower-case words."""
-    lower = sorted({t.lower() for t in tickers if t.isalpha()}, key=len, reverse=True)
-    if not lower:
-        return set()
-    # Not a concept's prefix ("adbe:NonCancellable...") or part of a web address: a word of the prose.
-    rx = re.compile(r"(?<![\w.$&'/-])(" + "|".join(map(re.escape, lower)) + r")(?![\w&'.:/-])")
-    seen: set[str] = set()
-    for node in nodes:
-        seen.update(rx.findall(node.text))
-    return seen
-
-
-def _distinctive_words(nodes) -> dict[str, str]:
-    """Proper nouns that (nearly) only one company's filings use, often: 'Google' for Alphabet, 'Cybertruck'
-    for Tesla. Learned from the indexed text, so it works for any company without an alias list."""
-    per_ticker: dict[str, Counter] = defaultdict(Counter)
-    for node in nodes:
-        ticker = (node.metadata.get("ticker") or "").upper()
-        if ticker:
-            per_ticker[ticker].update(re.findall(r"(?<![\w.])[A-Z][a-z]+[A-Za-z]*\b", node.text))
-    if len(per_ticker) < 2:
-        return {}
-    totals: Counter = Counter()
-    for counts in per_ticker.values():
-        totals.update(counts)
-    owned = {}
-    for ticker, counts in per_ticker.items():
-        for word, n in counts.items():
-            if n >= 25 and n >= 0.9 * totals[word] and word not in _STOP_CAPS:
-                owned[word] = ticker
-    return owned
-
-
-_JOINERS = {"&": ("&", "n", "and"), "and": ("&", "n", "and")}
-_SMALL_WORDS = {"of", "the"}
-
-
-def abbreviates(token: str, words: list[str]) -> bool:
-    """Is `token` a short form of a multi-word name: 'AMEX' (AMerican EXpress), 'JnJ' and 'J&J' (Johnson &
-    Johnson), 'P&G', 'BofA'? Every word of the name gives the token its first letters, in order; '&' or 'and'
-    may be written '&', 'n' or left out, 'of' and 'the' may be left out."""
-    text = token.lower()
-    if len([w for w in words if w not in _JOINERS and w not in _SMALL_WORDS]) < 2:
-        return False
-
-    def match(i: int, j: int) -> bool:
-        if j == len(words):
-            return i == len(text)
-        word = words[j]
-        if word in _JOINERS:
-            return match(i, j + 1) or any(text.startswith(alt, i) and match(i + len(alt), j + 1)
-                                          for alt in _JOINERS[word])
-        if word in _SMALL_WORDS and match(i, j + 1):
-            return True
-        return any(text.startswith(word[:n], i) and match(i + n, j + 1) for n in range(len(word), 0, -1))
-
-    return match(0, 0)
-
-
-def _abbreviated_company(token: str, catalog: Catalog) -> str | None:
-    """The one indexed company a written-short name stands for. Only tokens an abbreviation looks like (two or more
-    capitals: 'AMEX', 'JnJ', 'P&G'), never a metric's own short form ('EBITDA', 'COGS')."""
-    if len(token) < 3 or sum(c.isupper() for c in token) < 2 or token in _STOP_CAPS:
-        return None
-    if is_metric_phrase(token):
-        return None
-    hits = {t for t, words in catalog.name_words.items() if abbreviates(token, words)}
-    return hits.pop() if len(hits) == 1 else None
-
-
-# ==============================================================================================================
 # The plan
 
 
@@ -313,8 +159,8 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     """Everything the later stages need from the question's words, read once."""
     plan = QuestionPlan(question=question)
     low = question.lower()
-    spans = _find_companies(question, low, catalog, plan)
-    plan.unknown_companies = _unknown_companies(question, spans, catalog)
+    spans = find_companies(question, low, catalog, plan)
+    plan.unknown_companies = unknown_companies(question, spans, catalog)
     plan.latest = bool(_LATEST.search(normalize(question)))
     plan.dates = [iso for _s, _e, iso in dates_named(question)]
     plan.fiscal_years = _fiscal_years(low, catalog, plan)
@@ -414,9 +260,9 @@ def _unread_names(question: str, plan: QuestionPlan, catalog: Catalog) -> list[s
         if not question[:m.start()].strip() or question[:m.start()].rstrip()[-1] in ".?!:":
             continue  # a sentence's first word
         word = re.sub(r"(?:'s|’s|'|’)$", "", m.group())
-        word = word if word in _STOP_CAPS else word.rstrip(".,;:")
+        word = word if word in STOP_CAPS else word.rstrip(".,;:")
         low = normalize(word)
-        if word in _STOP_CAPS or not re.search(r"[a-z]", low) or low in catalog.words or low in STOP_WORDS or (
+        if word in STOP_CAPS or not re.search(r"[a-z]", low) or low in catalog.words or low in STOP_WORDS or (
                 low in _TITLE_WORDS or low in _REPORTING_TERMS or low in MONTH_WORDS):
             continue  # a month, spelt out or abbreviated ("Dec 31, 2024"), names a date, not a thing
         out.append(word)
@@ -433,7 +279,7 @@ def _name_phrases(question: str, unread: list[str]) -> list[str]:
 
     def close() -> None:
         words = list(run)
-        while words and words[0].group() in _STOP_CAPS:
+        while words and words[0].group() in STOP_CAPS:
             words.pop(0)
         names = [re.sub(r"(?:'s|’s|'|’)$", "", w.group()).rstrip(".,;:") for w in words]
         if len(names) >= 2 and any(n in unread for n in names):
@@ -474,101 +320,6 @@ def _named_part(question: str, m: re.Match) -> bool:
     company's properties (Item 2)."""
     written = question[m.start():m.end()]
     return m.start() > 0 and all(w[:1].isupper() for w in written.split())
-
-
-def _find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> list[tuple[int, int]]:
-    """Companies by name or ticker (longest names first), then by a word one company owns, then by a short form:
-    fills plan.tickers in question order and the ticker spans; returns every span taken by a company."""
-    found: list[str] = []
-    first_at: dict[str, int] = {}
-    spans: list[tuple[int, int]] = []
-
-    def take(start: int, end: int, ticker: str) -> None:
-        spans.append((start, end))
-        plan.spans.append((start, end, "ticker", ticker))
-        if ticker not in found:
-            found.append(ticker)
-            first_at[ticker] = start
-
-    def taken(pos: int) -> bool:
-        return any(s <= pos < e for s, e in spans)
-
-    lower_later: list[tuple[re.Match, str]] = []
-    for name in sorted(catalog.aliases, key=len, reverse=True):
-        # A space in a name matches a hyphen too: "Coca Cola" is written "Coca-Cola" and the other way round.
-        pattern = r"(?<![\w-])" + re.escape(name).replace(r"\ ", r"[\s-]") + r"(?![\w-])"
-        ticker_only = len(name) <= 4 and name.upper() == catalog.aliases[name]
-        # Short tickers must be written in capitals ('MA', 'V'), or they match ordinary words; a short name that
-        # is also the ticker ('Nike' of NIKE, 'Meta' of META) counts when capitalised, as names are written.
-        if ticker_only:
-            hits = list(re.finditer(r"(?<![\w-])" + re.escape(name.upper()) + r"(?![\w-])", q))
-            if name in catalog.company_names:
-                hits += list(re.finditer(r"(?<![\w-])" + re.escape(name.capitalize()) + r"(?![\w-])", q))
-            # Written in lower case as analysts type tickers ("nvda capex fy25", "ko opex 24"): any ticker of two
-            # letters or more opening the question; later in it, one of three or more that the filings never use
-            # as a word of their own, when the question names its companies by such tickers alone ("how does
-            # Adobe's crm ..." names Adobe only).
-            for m in re.finditer(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", q):
-                if name in catalog.company_names:
-                    continue  # a name that is its own ticker ("nike") is written capitalised, as names are
-                if len(name) >= 2 and not q[:m.start()].strip():
-                    hits.append(m)
-                elif len(name) >= 3 and name not in catalog.lowercase_words:
-                    lower_later.append((m, name))
-        else:
-            hits = list(re.finditer(pattern, low))
-        for m in hits:
-            if not taken(m.start()):
-                take(m.start(), m.end(), catalog.aliases[name])
-    for m in re.finditer(r"\b[A-Z][a-z]+[A-Za-z]*\b", q):
-        ticker = catalog.distinctive.get(m.group())
-        if not taken(m.start()) and ticker and ticker not in found:
-            take(m.start(), m.end(), ticker)
-    # A terse question typed in lower case opens with the name ("google cloud operating income FY2024?").
-    opening = re.match(r"\s*([a-z][a-z]+)\b", q)
-    if opening and not taken(opening.start(1)):
-        ticker = catalog.distinctive.get(opening.group(1).capitalize())
-        if ticker and ticker not in found:
-            take(opening.start(1), opening.end(1), ticker)
-    for m in re.finditer(r"(?<![\w&])[A-Za-z][A-Za-z&]{1,9}(?![\w&])", q):  # short forms: 'AMEX', 'JnJ'
-        if not taken(m.start()):
-            ticker = _abbreviated_company(m.group(), catalog)
-            if ticker:
-                take(m.start(), m.end(), ticker)
-    # Lower-case tickers later in the question count when it names its companies by them alone.
-    by_lowercase = all(q[start:end].islower() for start, end in spans)
-    for m, name in lower_later if by_lowercase else []:
-        if not taken(m.start()):
-            take(m.start(), m.end(), catalog.aliases[name])
-    plan.tickers = sorted(found, key=first_at.get)  # in the order the question names them
-    return spans
-
-
-def _unknown_companies(q: str, spans: list[tuple[int, int]], catalog: Catalog) -> list[str]:
-    """Names used like a company that no indexed filing matches ("Microsoft's", "Acme Corp")."""
-    out = []
-    for m in re.finditer(r"\b([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*)(?:'s|’s|\s+(?:Inc|Corp|Corporation|Co)\b)", q):
-        # The name is the run of capitalised words right before the possessive: "Are Apple's" and "Summarize
-        # Nike's" name a known company (nothing unknown), "Compare Acme Widgets'" names Acme Widgets.
-        words: list[str] = []
-        runs_on = False  # "Optum Health's", "Google Cloud's": a known company's name running on names its part
-        for w in reversed(list(re.finditer(r"\S+", m.group(1)))):
-            runs_on = any(s <= m.start(1) + w.start() < e for s, e in spans)
-            if w.group() in _STOP_CAPS or runs_on:
-                break
-            words.insert(0, w.group())
-        if not words or runs_on:
-            continue
-        name = normalize(" ".join(words))
-        # Every word belongs to an indexed company's name or ticker: a known company written another way.
-        if name in catalog.word_aliases or set(WORD_PATTERN.findall(name)) <= catalog.words:
-            continue
-        # A name that opens with a word one indexed company's filings own ("Google Cloud's" beside "Alphabet's"):
-        # a part of that company, not a company missing from the index.
-        if catalog.distinctive.get(words[0]):
-            continue
-        out.append(" ".join(words))
-    return out
 
 
 # A year that names an annual report ("its fiscal 2024 10-K", "the 2025 annual report") rather than a period.

@@ -14,9 +14,10 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import VectorStoreQuery
 from llama_index.retrievers.bm25 import BM25Retriever
 
+from .catalog import Catalog
 from .index import keyword_stemmer
 from .item_topics import BUSINESS_WORDS
-from .question import Catalog, plan_question
+from .question import plan_question
 from .schema import MODES, Filters, QuestionPlan, RetrievalResult
 from .words import COUNT_AFTER_NOUN_LINK, STOP_WORDS, stem
 

@@ -7,7 +7,8 @@ import re
 
 from rag.answer import Citation, answer, extractive_answer
 from rag.answer.quotable import column_heads, quotable_units
-from rag.question import Catalog, plan_question
+from rag.catalog import Catalog
+from rag.question import plan_question
 from rag.schema import QuestionPlan
 from rag.words import stem, tokens
 from tests.answer_samples import (

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rag.answer import answer, check_refusal
-from rag.question import Catalog, plan_question
+from rag.catalog import Catalog
+from rag.question import plan_question
 from rag.schema import QuestionPlan
 from tests.answer_samples import APPLE_MDA, make_node, retrieval, run_stream, settings_for
 from tests.fake_ollama import started_fake_ollama

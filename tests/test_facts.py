@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from rag.catalog import Catalog
 from rag.config import get_settings
 from rag.facts import (
     FactsLayer,
@@ -26,7 +27,7 @@ from rag.facts import (
     unit_kind,
 )
 from rag.facts.metrics import labelled_key, metric
-from rag.question import Catalog, plan_question
+from rag.question import plan_question
 from tests.filings import ACME, SHARED, store_facts, write_filing
 
 CORPUS = SHARED / "corpus" / "filings"

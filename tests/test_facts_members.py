@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from rag.catalog import Catalog
 from rag.config import get_settings
 from rag.facts import FactsLayer
 from rag.facts.members import members_named, name_members
 from rag.facts.store import FactRow
 from rag.facts.views import FilingView
-from rag.question import Catalog, plan_question
+from rag.question import plan_question
 from rag.schema import MetricMention
 
 REVENUE = "us-gaap:Revenues"

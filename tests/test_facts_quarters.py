@@ -20,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from rag.catalog import Catalog
 from rag.config import get_settings
 from rag.facts import FactsLayer, FactStore
 from rag.facts.labels import duration_months
-from rag.question import Catalog, plan_question
+from rag.question import plan_question
 from tests.filings import SHARED, store_facts
 
 QUARTERLY = SHARED / "corpus" / "outside" / "10Q-ixbrl"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from rag.catalog import Catalog
 from rag.config import get_settings
 from rag.facts import FactsLayer
 from rag.facts.store import FactRow
-from rag.question import Catalog, plan_question
+from rag.question import plan_question
 
 FILING = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "form": "10-K", "fiscal_year": 2024,
           "fiscal_period": "FY", "fact_count": 1}

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from rag.catalog import Catalog
 from rag.periods import read_periods
-from rag.question import Catalog, plan_question
+from rag.question import plan_question
 from rag.schema import PeriodAsk
 
 # A company whose fiscal year ends in late January: its second quarter of fiscal 2026 ends in July 2025.

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from rag.catalog import Catalog
 from rag.companies import short_names
 from rag.facts import METRIC_BY_KEY, STATEMENT_METRICS
-from rag.question import Catalog, plan_question
+from rag.question import plan_question
 from rag.retrieve import search_text
 from rag.schema import Filters
 from rag.words import HEADCOUNT_NOUNS

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from llama_index.core.schema import NodeWithScore, TextNode
 
+from rag.catalog import Catalog
 from rag.config import get_settings
 from rag.index import IndexStore
-from rag.question import Catalog, plan_question
+from rag.question import plan_question
 from rag.retrieve import Retriever, _counting_first
 from rag.schema import Filters
 from tests.filings import ACME, BOLT, write_filing

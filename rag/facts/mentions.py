@@ -175,6 +175,19 @@ def _metric_phrases(low: str) -> tuple[list[tuple[int, int, Metric]], list[tuple
     return chosen, classes
 
 
+def _no_qualifier(word: str, company_words: set[str]) -> bool:
+    """A word that never qualifies a metric: a function word, the company's own name, a month, a change, a figure."""
+    w = word.strip(".'")
+    base = w.removesuffix("'s").removesuffix("'")
+    # "Coca-Cola" of the filer "COCA COLA CO": a name hyphenated in the question, spaced in the filing.
+    owned = base in company_words or ("-" in base and all(p in company_words for p in base.split("-") if p))
+    return (
+        base in STOP_WORDS or w in STOP_WORDS or owned or base in MONTH_WORDS
+        or bool(CHANGE_WORDS.fullmatch(base))  # "net revenue climbed": the change asked, not a part of it
+        or bool(re.fullmatch(r"[\d.,$%'-]+|fy\d+|q\d|\d+(?:st|nd|rd|th)", base))
+    )
+
+
 def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[MetricMention]:
     """Metric phrases in the question, longest first without overlaps, with the words that qualify them."""
     low = normalize(question)
@@ -193,15 +206,7 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
         return any(s <= pos < e for s, e in spans) or any(s <= pos < e for s, e in not_parts)
 
     def is_stop(word: str) -> bool:
-        w = word.strip(".'")
-        base = w.removesuffix("'s").removesuffix("'")
-        # "Coca-Cola" of the filer "COCA COLA CO": a name hyphenated in the question, spaced in the filing.
-        owned = base in company_words or ("-" in base and all(p in company_words for p in base.split("-") if p))
-        return (
-            base in STOP_WORDS or w in STOP_WORDS or owned or base in MONTH_WORDS
-            or bool(CHANGE_WORDS.fullmatch(base))  # "net revenue climbed": the change asked, not a part of it
-            or bool(re.fullmatch(r"[\d.,$%'-]+|fy\d+|q\d|\d+(?:st|nd|rd|th)", base))
-        )
+        return _no_qualifier(word, company_words)
 
     out = []
     for s, e, m in chosen:

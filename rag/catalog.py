@@ -1,0 +1,258 @@
+"""What the index holds, as a question names it: the indexed companies (tickers, names, short forms, the proper
+nouns one company's filings own, abbreviations) with their fiscal years and periods, and which of them a question
+names, or names without their being indexed. The question plan (rag.question) reads companies through it."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from .companies import WORD_PATTERN, company_words, short_names
+from .dates import MONTHS
+from .facts import is_metric_phrase, normalize
+from .index import fiscal_period_of
+from .schema import QuestionPlan
+
+# Capitalised words that start sentences or name roles, units and form parts: never a company.
+STOP_CAPS = {
+    "What", "Which", "Who", "When", "Where", "Why", "How", "Does", "Did", "Do", "Is", "Are", "Was", "Were", "The",
+    "In", "On", "Of", "For", "And", "Or", "Under", "From", "To", "By", "As", "At", "Its", "It", "A", "An", "If",
+    "Item", "Items", "Form", "Part", "Fiscal", "FY", "Total", "Net", "SEC", "US", "U.S.", "GAAP", "Company",
+    "Inc", "Corp", "Annual", "Report", "Compare", "List", "Give", "Show", "Tell", "Please", "Will", "Should",
+    "Can", "Could", "Would", "Has", "Have", "Had", "Between", "During", "Over", "Both", "Each", "All", "Any",
+    "Q1", "Q2", "Q3", "Q4", "CEO", "CFO", "EPS", "USD", "Note", "Notes", "Board", "Directors",
+    "Summarize", "Describe", "Explain", "Identify", "Calculate", "Compute", "Find", "Provide", "Name", "Assume",
+    "Using", "Based", "According", "Per", "Given", "Discuss", "Analyze", "Outline", "Estimate", "Rank",
+} | {m.capitalize() for m in MONTHS}
+
+
+@dataclass
+class Catalog:
+    """What the index holds, for turning words in a question into exact filters."""
+
+    filings: list[dict]
+    aliases: dict[str, str]  # lower-case name -> ticker
+    years_by_ticker: dict[str, list[int]]
+    distinctive: dict[str, str]  # capitalised word that one company's filings own -> ticker
+    name_words: dict[str, list[str]] = field(default_factory=dict)  # ticker -> words of its shortest name
+    company_names: set[str] = field(default_factory=set)  # the aliases that are names, not only tickers
+    # Every word of the indexed companies' names and tickers (never a metric's qualifier), and name -> ticker as
+    # the facts layer matches them.
+    words: set[str] = field(default_factory=set)
+    word_aliases: dict[str, str] = field(default_factory=dict)
+    # Tickers the indexed text writes in lower case as a word of its own: those are words, not the ticker ("meta"
+    # describing data), so a question's lower-case form of them names no company.
+    lowercase_words: set[str] = field(default_factory=set)
+    # ticker -> (period end, fiscal year, fiscal period) of each indexed filing, oldest first; and every fiscal
+    # period the index holds ("Q1".."Q3", "FY").
+    periods_by_ticker: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)
+    indexed_periods: set[str] = field(default_factory=set)
+
+    @classmethod
+    def build(cls, filings: list[dict], nodes=()) -> "Catalog":
+        aliases: dict[str, str] = {}
+        years: dict[str, set[int]] = defaultdict(set)
+        name_words: dict[str, list[str]] = {}
+        company_names: set[str] = set()
+        for f in filings:
+            ticker = (f.get("ticker") or "").upper()
+            if not ticker:
+                continue
+            aliases[ticker.lower()] = ticker
+            names = short_names(f.get("company") or "")
+            for name in names:
+                aliases.setdefault(name, ticker)
+                aliases.setdefault(name.replace("-", " "), ticker)  # "Coca-Cola" is also written "Coca Cola"
+                company_names.add(name.replace("-", " "))
+                company_names.add(name)
+            if names:
+                name_words.setdefault(ticker, re.findall(r"[a-z0-9]+|&", min(names, key=len)))
+            if f.get("fiscal_year"):
+                years[ticker].add(int(f["fiscal_year"]))
+        words, word_aliases = company_words(filings)
+        lowercase = _tickers_written_lowercase({t for t in aliases.values()}, nodes)
+        periods: dict[str, set[tuple[str, int, str]]] = defaultdict(set)
+        for f in filings:
+            period = fiscal_period_of(f)
+            if f.get("ticker") and f.get("fiscal_year") and period:
+                periods[str(f["ticker"]).upper()].add((str(f.get("period_end") or ""), int(f["fiscal_year"]), period))
+        return cls(
+            filings=list(filings),
+            aliases=aliases,
+            years_by_ticker={t: sorted(y) for t, y in years.items()},
+            distinctive=_distinctive_words(nodes),
+            name_words=name_words,
+            company_names=company_names,
+            words=words,
+            word_aliases=word_aliases,
+            lowercase_words=lowercase,
+            periods_by_ticker={t: sorted(held) for t, held in periods.items()},
+            indexed_periods={p for held in periods.values() for _e, _y, p in held},
+        )
+
+
+def _tickers_written_lowercase(tickers: set[str], nodes) -> set[str]:
+    """The tickers (lower case) that the indexed text uses as lower-case words."""
+    lower = sorted({t.lower() for t in tickers if t.isalpha()}, key=len, reverse=True)
+    if not lower:
+        return set()
+    # Not a concept's prefix ("adbe:NonCancellable...") or part of a web address: a word of the prose.
+    rx = re.compile(r"(?<![\w.$&'/-])(" + "|".join(map(re.escape, lower)) + r")(?![\w&'.:/-])")
+    seen: set[str] = set()
+    for node in nodes:
+        seen.update(rx.findall(node.text))
+    return seen
+
+
+def _distinctive_words(nodes) -> dict[str, str]:
+    """Proper nouns that (nearly) only one company's filings use, often: 'Google' for Alphabet, 'Cybertruck'
+    for Tesla. Learned from the indexed text, so it works for any company without an alias list."""
+    per_ticker: dict[str, Counter] = defaultdict(Counter)
+    for node in nodes:
+        ticker = (node.metadata.get("ticker") or "").upper()
+        if ticker:
+            per_ticker[ticker].update(re.findall(r"(?<![\w.])[A-Z][a-z]+[A-Za-z]*\b", node.text))
+    if len(per_ticker) < 2:
+        return {}
+    totals: Counter = Counter()
+    for counts in per_ticker.values():
+        totals.update(counts)
+    owned = {}
+    for ticker, counts in per_ticker.items():
+        for word, n in counts.items():
+            if n >= 25 and n >= 0.9 * totals[word] and word not in STOP_CAPS:
+                owned[word] = ticker
+    return owned
+
+
+_JOINERS = {"&": ("&", "n", "and"), "and": ("&", "n", "and")}
+_SMALL_WORDS = {"of", "the"}
+
+
+def abbreviates(token: str, words: list[str]) -> bool:
+    """Is `token` a short form of a multi-word name: 'AMEX' (AMerican EXpress), 'JnJ' and 'J&J' (Johnson &
+    Johnson), 'P&G', 'BofA'? Every word of the name gives the token its first letters, in order; '&' or 'and'
+    may be written '&', 'n' or left out, 'of' and 'the' may be left out."""
+    text = token.lower()
+    if len([w for w in words if w not in _JOINERS and w not in _SMALL_WORDS]) < 2:
+        return False
+
+    def match(i: int, j: int) -> bool:
+        if j == len(words):
+            return i == len(text)
+        word = words[j]
+        if word in _JOINERS:
+            return match(i, j + 1) or any(text.startswith(alt, i) and match(i + len(alt), j + 1)
+                                          for alt in _JOINERS[word])
+        if word in _SMALL_WORDS and match(i, j + 1):
+            return True
+        return any(text.startswith(word[:n], i) and match(i + n, j + 1) for n in range(len(word), 0, -1))
+
+    return match(0, 0)
+
+
+def _abbreviated_company(token: str, catalog: Catalog) -> str | None:
+    """The one indexed company a written-short name stands for. Only tokens an abbreviation looks like (two or more
+    capitals: 'AMEX', 'JnJ', 'P&G'), never a metric's own short form ('EBITDA', 'COGS')."""
+    if len(token) < 3 or sum(c.isupper() for c in token) < 2 or token in STOP_CAPS:
+        return None
+    if is_metric_phrase(token):
+        return None
+    hits = {t for t, words in catalog.name_words.items() if abbreviates(token, words)}
+    return hits.pop() if len(hits) == 1 else None
+
+
+def find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> list[tuple[int, int]]:
+    """Companies by name or ticker (longest names first), then by a word one company owns, then by a short form:
+    fills plan.tickers in question order and the ticker spans; returns every span taken by a company."""
+    found: list[str] = []
+    first_at: dict[str, int] = {}
+    spans: list[tuple[int, int]] = []
+
+    def take(start: int, end: int, ticker: str) -> None:
+        spans.append((start, end))
+        plan.spans.append((start, end, "ticker", ticker))
+        if ticker not in found:
+            found.append(ticker)
+            first_at[ticker] = start
+
+    def taken(pos: int) -> bool:
+        return any(s <= pos < e for s, e in spans)
+
+    lower_later: list[tuple[re.Match, str]] = []
+    for name in sorted(catalog.aliases, key=len, reverse=True):
+        # A space in a name matches a hyphen too: "Coca Cola" is written "Coca-Cola" and the other way round.
+        pattern = r"(?<![\w-])" + re.escape(name).replace(r"\ ", r"[\s-]") + r"(?![\w-])"
+        ticker_only = len(name) <= 4 and name.upper() == catalog.aliases[name]
+        # Short tickers must be written in capitals ('MA', 'V'), or they match ordinary words; a short name that
+        # is also the ticker ('Nike' of NIKE, 'Meta' of META) counts when capitalised, as names are written.
+        if ticker_only:
+            hits = list(re.finditer(r"(?<![\w-])" + re.escape(name.upper()) + r"(?![\w-])", q))
+            if name in catalog.company_names:
+                hits += list(re.finditer(r"(?<![\w-])" + re.escape(name.capitalize()) + r"(?![\w-])", q))
+            # Written in lower case as analysts type tickers ("nvda capex fy25", "ko opex 24"): any ticker of two
+            # letters or more opening the question; later in it, one of three or more that the filings never use
+            # as a word of their own, when the question names its companies by such tickers alone ("how does
+            # Adobe's crm ..." names Adobe only).
+            for m in re.finditer(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", q):
+                if name in catalog.company_names:
+                    continue  # a name that is its own ticker ("nike") is written capitalised, as names are
+                if len(name) >= 2 and not q[:m.start()].strip():
+                    hits.append(m)
+                elif len(name) >= 3 and name not in catalog.lowercase_words:
+                    lower_later.append((m, name))
+        else:
+            hits = list(re.finditer(pattern, low))
+        for m in hits:
+            if not taken(m.start()):
+                take(m.start(), m.end(), catalog.aliases[name])
+    for m in re.finditer(r"\b[A-Z][a-z]+[A-Za-z]*\b", q):
+        ticker = catalog.distinctive.get(m.group())
+        if not taken(m.start()) and ticker and ticker not in found:
+            take(m.start(), m.end(), ticker)
+    # A terse question typed in lower case opens with the name ("google cloud operating income FY2024?").
+    opening = re.match(r"\s*([a-z][a-z]+)\b", q)
+    if opening and not taken(opening.start(1)):
+        ticker = catalog.distinctive.get(opening.group(1).capitalize())
+        if ticker and ticker not in found:
+            take(opening.start(1), opening.end(1), ticker)
+    for m in re.finditer(r"(?<![\w&])[A-Za-z][A-Za-z&]{1,9}(?![\w&])", q):  # short forms: 'AMEX', 'JnJ'
+        if not taken(m.start()):
+            ticker = _abbreviated_company(m.group(), catalog)
+            if ticker:
+                take(m.start(), m.end(), ticker)
+    # Lower-case tickers later in the question count when it names its companies by them alone.
+    by_lowercase = all(q[start:end].islower() for start, end in spans)
+    for m, name in lower_later if by_lowercase else []:
+        if not taken(m.start()):
+            take(m.start(), m.end(), catalog.aliases[name])
+    plan.tickers = sorted(found, key=first_at.get)  # in the order the question names them
+    return spans
+
+
+def unknown_companies(q: str, spans: list[tuple[int, int]], catalog: Catalog) -> list[str]:
+    """Names used like a company that no indexed filing matches ("Microsoft's", "Acme Corp")."""
+    out = []
+    for m in re.finditer(r"\b([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*)(?:'s|’s|\s+(?:Inc|Corp|Corporation|Co)\b)", q):
+        # The name is the run of capitalised words right before the possessive: "Are Apple's" and "Summarize
+        # Nike's" name a known company (nothing unknown), "Compare Acme Widgets'" names Acme Widgets.
+        words: list[str] = []
+        runs_on = False  # "Optum Health's", "Google Cloud's": a known company's name running on names its part
+        for w in reversed(list(re.finditer(r"\S+", m.group(1)))):
+            runs_on = any(s <= m.start(1) + w.start() < e for s, e in spans)
+            if w.group() in STOP_CAPS or runs_on:
+                break
+            words.insert(0, w.group())
+        if not words or runs_on:
+            continue
+        name = normalize(" ".join(words))
+        # Every word belongs to an indexed company's name or ticker: a known company written another way.
+        if name in catalog.word_aliases or set(WORD_PATTERN.findall(name)) <= catalog.words:
+            continue
+        # A name that opens with a word one indexed company's filings own ("Google Cloud's" beside "Alphabet's"):
+        # a part of that company, not a company missing from the index.
+        if catalog.distinctive.get(words[0]):
+            continue
+        out.append(" ".join(words))
+    return out
