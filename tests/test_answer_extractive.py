@@ -719,3 +719,12 @@ def test_a_passage_holding_a_name_the_question_writes_is_on_topic_however_the_re
     assert "do not appear to answer" not in text and "$1 billion" in _first_quote(text)
     # Without the name, a question none of whose words a passage holds is still refused.
     assert "do not appear to answer" in _one_company("What colour is the lobby painted?", other, fee)
+
+
+def test_analysts_words_for_comparable_sales_and_an_employer_are_the_filings_words():
+    comps = "All of our other merchandising departments posted negative comparable sales during fiscal 2024."
+    text = _one_company("What was behind Gamma Health's negative comps in fiscal 2024?", comps)
+    assert "do not appear to answer" not in text and "comparable sales" in _first_quote(text)
+    staff = "As of December 31, 2024, we employed approximately 36,000 employees in 38 countries."
+    text = _one_company("How big an employer is Gamma Health by headcount, and is it bigger than last year?", staff)
+    assert "do not appear to answer" not in text

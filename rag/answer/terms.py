@@ -21,6 +21,7 @@ _GENERIC_PLAIN = """total amount number value figure overall primary main reason
     keep keeps kept get gets got make makes made take takes took go goes went come comes came bring brings brought
     give gives gave find finds found look looks back
     highest lowest largest biggest smallest greatest best worst rank ranks ranked ranking
+    higher lower larger bigger smaller greater behind
     generate generates generated generating post posts posted book books booked achieve achieves achieved
     put puts putting hand hands handed hit hits run runs ran see sees saw past""".split()
 # Plain words; keys are stemmed below, values go through tokens (which stems them).
@@ -37,6 +38,7 @@ _SYNONYMS_PLAIN = {
     "workers": ["employees", "headcount", "workforce"],
     "headcount": ["employees", "workforce"],
     "workforce": ["employees", "headcount"],
+    "employer": ["employees", "headcount", "workforce"],
     "ceo": ["chief executive officer"],
     "cfo": ["chief financial officer"],
     "work": ["employees", "employed"],
@@ -68,6 +70,8 @@ _SYNONYMS_PLAIN = {
     "sued": ["lawsuit", "suit", "complaint"],
     "suing": ["lawsuit", "suit", "complaint"],
     "capex": ["capital expenditures", "property and equipment"],
+    # Retailers' comparable sales, as analysts shorten them.
+    "comps": ["comparable sales"],
     "r&d": ["research and development"],
     "eps": ["earnings per share", "net income per share"],
 }
