@@ -862,6 +862,14 @@ def test_figures_asked_with_an_analysts_verbs_and_years(corpus):
     assert v.fiscal_year == 2022
 
 
+def test_a_share_of_one_printed_line_in_another_divides_the_two(corpus):
+    # Neither side in the metric vocabulary: each side names its own printed line, and the share divides them.
+    answer = ask(corpus, "What was Apple's other income/(expense), net as a percentage of operating income in "
+                         "fiscal 2025?")
+    assert answer.operation != "lookup" and "-0.24%" in answer.block
+    assert "-$321 million [F1] / $133,050 million [F2]" in answer.block
+
+
 def test_a_whole_years_words_qualify_no_figure(corpus):
     (v,) = ask(corpus, "What was Apple's full-year dividend per share in fiscal 2024?").values
     assert v.amount == 0.98

@@ -141,6 +141,14 @@ def test_a_bracket_of_counts_beside_a_line_is_no_word_of_it():
     assert _asked("What was Acme's treasury stock at cost in 2024?", treasury) == ["us-gaap:TreasuryStockValue"]
 
 
+def test_a_label_of_one_word_is_read_only_when_asked_for():
+    premiums = _fact("us-gaap:PremiumsEarnedNet", 308_810e6, "Premiums", "income-statement")
+    found = labelled_mentions(" premiums in 2024?", [FilingView(FILING, [premiums])], {"acme"}, _on_statement,
+                              min_words=1)
+    assert [m.metric_key.split("|")[2] for m in found] == ["us-gaap:PremiumsEarnedNet"]
+    assert _asked("What were Acme's premiums in 2024?", premiums) == []
+
+
 def test_new_debt_raised_is_the_proceeds_from_issuing_it():
     proceeds = _fact("us-gaap:ProceedsFromIssuanceOfLongTermDebt", 17_811e6, "Proceeds from issuance of long-term debt",
                      "income-statement")

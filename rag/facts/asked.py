@@ -97,7 +97,7 @@ def label_or_vocabulary(plan: QuestionPlan, labelled: list[MetricMention]
     # A figure qualified by a part ("net revenue from value-added services") that the label leaves out: the
     # label's consolidated figure ("Net revenue") would answer another question.
     qualifiers = set(tokens(" ".join(w for mt in plan.metrics for w in mt.before + mt.after)))
-    if labelled and not qualifiers <= set(tokens(" ".join(labelled[0].words))):
+    if labelled and not qualifiers <= set(tokens(" ".join(w for mt in labelled for w in mt.words))):
         labelled = []
     # A figure asked per item ("net sales per retail square foot", "revenue per adjusted script") is a rate: only a
     # label that says "per" answers it, never the total the metric vocabulary names.

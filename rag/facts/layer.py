@@ -520,6 +520,14 @@ class FactsLayer(QuarterFacts, PerItemRates):
         if len(tickers) != 1:
             return []
         views, company = self._company_views(tickers[0], years)
+        cut = plan.calculation.share_of_end
+        if cut is not None:
+            # "Medical costs as a percentage of premiums": each side names its own printed line, the whole by as
+            # little as one word; both named, the share divides them.
+            part = labelled_mentions(plan.question[:cut], views, company, self._on_statement)
+            whole = labelled_mentions(plan.question[cut:], views, company, self._on_statement, min_words=1)
+            if part and whole and part[0].metric_key != whole[0].metric_key:
+                return [part[0], replace(whole[0], start=cut, end=cut)]
         return labelled_mentions(plan.question, views, company, self._on_statement)
 
     def _prose_asked(self, plan: QuestionPlan, tickers: list[str], years: list[int]) -> bool:

@@ -51,19 +51,23 @@ def _concept_agrees(concept: str, asked: set[str]) -> bool:
 
 
 def labelled_mentions(question: str, views: Iterable[FilingView], company_words: set[str] = frozenset(),
-                      on_statement: Callable[[FactRow], bool] = lambda _row: False) -> list[MetricMention]:
+                      on_statement: Callable[[FactRow], bool] = lambda _row: False,
+                      min_words: int = _MIN_LABEL_WORDS) -> list[MetricMention]:
     """The figure whose printed label the question spells out in full (every word of the label is a word of the
     question), the longest such label winning; [] when none, when two different concepts tie, or when the
     question does not ask for a figure. Only consolidated facts (no dimension): a member needs its own words.
 
     A label printed on a primary statement (`on_statement`) names its line whatever the concept is called: an
     industry's own line ("Medical costs", tagged PolicyholderBenefitsAndClaimsIncurredNet) is asked for by the
-    words the statement prints. Elsewhere the concept must agree with the question (see _concept_agrees)."""
+    words the statement prints. Elsewhere the concept must agree with the question (see _concept_agrees).
+    `min_words`: 1 reads a label of one word ("Premiums") too, for a text that names one figure alone (the whole
+    after "as a percentage of")."""
     if not (_ASKS_FIGURE.search(question or "") or not _ASKS_ANYTHING.search(question or "")):
         return []
     asked = _asked_words(question, company_words)
     best: dict[str, tuple[float, str, bool, bool]] = {}  # concept -> (label words, label, instant, on a statement)
-    for concept, group, form, reading, words in _spelled_out(views, asked, with_concept_label=True):
+    for concept, group, form, reading, words in _spelled_out(views, asked, with_concept_label=True,
+                                                             min_words=min_words):
         agrees = _concept_agrees(concept, asked)
         # Looked up only for a label the question spells out: a chunk lookup per fact would cost more than the
         # search.
@@ -153,7 +157,7 @@ def _label_words(label: str) -> frozenset[str]:
     return frozenset(tokens(label)) | _residual(label)
 
 
-def _named_words(form: str, asked: set[str]) -> set[str] | None:
+def _named_words(form: str, asked: set[str], min_words: int = _MIN_LABEL_WORDS) -> set[str] | None:
     """The words of a label that the question names: all of them, or all but one of two words an "and" joins
     ("advertising expense" names "Marketing and advertising expense", which the filing prints as one line); None
     when it names fewer, or fewer than two."""
@@ -161,7 +165,7 @@ def _named_words(form: str, asked: set[str]) -> set[str] | None:
     if not words - _SPENDING_WORDS:
         return None  # "Costs and expenses": what is spent on is what the question names, not the spending itself
     if words <= asked:
-        return words if len(words) >= _MIN_LABEL_WORDS else None
+        return words if len(words) >= min_words else None
     if len(words - asked) != 1 or " and " not in form.lower():
         return None  # checked first: this runs for every label of every filing asked about
     for m in _CONJUNCTS.finditer(form):
@@ -172,7 +176,8 @@ def _named_words(form: str, asked: set[str]) -> set[str] | None:
     return None
 
 
-def _spelled_out(views: Iterable[FilingView], asked: set[str], with_concept_label: bool = False):
+def _spelled_out(views: Iterable[FilingView], asked: set[str], with_concept_label: bool = False,
+                 min_words: int = _MIN_LABEL_WORDS):
     """(concept, group, label, its reading, the words the question names) for each consolidated figure's label of
     two words or more that the question names in one of its readings (see label_readings, _named_words): its printed
     row labels, and with_concept_label the concept's own label where the concept agrees with the question."""
@@ -188,7 +193,7 @@ def _spelled_out(views: Iterable[FilingView], asked: set[str], with_concept_labe
                     agrees[concept] = _concept_agrees(concept, asked)
                 if not agrees[concept]:
                     continue
-            named = _named_words(reading, asked)
+            named = _named_words(reading, asked, min_words)
             if named is not None:
                 yield concept, group, form, reading, named
 
