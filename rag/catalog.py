@@ -163,6 +163,11 @@ def _abbreviated_company(token: str, catalog: Catalog) -> str | None:
     return hits.pop() if len(hits) == 1 else None
 
 
+def _standing_alone(word: str, text: str):
+    """The places `text` writes `word` as a word of its own, case as given (not inside a word or a hyphenation)."""
+    return re.finditer(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])", text)
+
+
 def find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> list[tuple[int, int]]:
     """Companies by name or ticker (longest names first), then by a word one company owns, then by a short form:
     fills plan.tickers in question order and the ticker spans; returns every span taken by a company."""
@@ -188,16 +193,14 @@ def find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> li
         # Short tickers must be written in capitals ('MA', 'V'), or they match ordinary words; a short name that
         # is also the ticker ('Nike' of NIKE, 'Meta' of META) counts when capitalised, as names are written.
         if ticker_only:
-            hits = list(re.finditer(r"(?<![\w-])" + re.escape(name.upper()) + r"(?![\w-])", q))
+            hits = list(_standing_alone(name.upper(), q))
             if name in catalog.company_names:
-                hits += list(re.finditer(r"(?<![\w-])" + re.escape(name.capitalize()) + r"(?![\w-])", q))
+                hits += list(_standing_alone(name.capitalize(), q))
             # Written in lower case as analysts type tickers ("nvda capex fy25", "ko opex 24"): any ticker of two
             # letters or more opening the question; later in it, one of three or more that the filings never use
             # as a word of their own, when the question names its companies by such tickers alone ("how does
-            # Adobe's crm ..." names Adobe only).
-            for m in re.finditer(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", q):
-                if name in catalog.company_names:
-                    continue  # a name that is its own ticker ("nike") is written capitalised, as names are
+            # Adobe's crm ..." names Adobe only). A name that is its own ticker ("nike") is written capitalised.
+            for m in _standing_alone(name, q) if name not in catalog.company_names else []:
                 if len(name) >= 2 and not q[:m.start()].strip():
                     hits.append(m)
                 elif len(name) >= 3 and name not in catalog.lowercase_words:

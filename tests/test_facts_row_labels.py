@@ -11,10 +11,11 @@ from rag.words import tokens
 FILING = {"doc_id": "d", "ticker": "ACME", "company": "ACME HEALTH INC.", "form": "10-K", "fiscal_year": 2024}
 
 
-def _fact(concept: str, value: float, row_label: str, chunk: str) -> FactRow:
-    """A fiscal-2024 figure in millions, printed under `row_label` in chunk `chunk`."""
-    return FactRow("d", concept, "", value, f"{value:,.0f}", "usd", "c", "2024-01-01", "2024-12-31", False, {}, "-6",
-                   6, 1, 2, chunk, "Item 8", 40, row_label)
+def _fact(concept: str, value: float, row_label: str, chunk: str, instant: bool = False) -> FactRow:
+    """A fiscal-2024 figure in millions (a year-end balance with `instant`), printed under `row_label` in chunk
+    `chunk`."""
+    return FactRow("d", concept, "", value, f"{value:,.0f}", "usd", "c", None if instant else "2024-01-01",
+                   "2024-12-31", instant, {}, "-6", 6, 1, 2, chunk, "Item 8", 40, row_label)
 
 
 def _on_statement(row: FactRow) -> bool:
@@ -126,8 +127,8 @@ def test_a_line_of_what_is_left_over_needs_the_word_other():
 
 
 def test_a_balance_named_on_two_statements_is_the_balance_unless_a_change_is_asked():
-    balance = FactRow("d", "us-gaap:AccruedLiabilitiesCurrent", "", 4_120e6, "4,120", "usd", "c", None, "2024-12-31",
-                      True, {}, "-6", 6, 1, 2, "income-statement", "Item 8", 40, "Accrued and other current liabilities")
+    balance = _fact("us-gaap:AccruedLiabilitiesCurrent", 4_120e6, "Accrued and other current liabilities",
+                    "income-statement", instant=True)
     change = _fact("us-gaap:IncreaseDecreaseInAccruedLiabilitiesAndOtherOperatingLiabilities", 1_500e6,
                    "Accrued and other current liabilities", "income-statement")
     assert _asked("How much did Acme carry in accrued and other current liabilities at the end of 2024?",

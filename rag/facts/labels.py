@@ -167,11 +167,13 @@ _NET_SUFFIX = re.compile(r"(?:\s*,\s*|\s+[—–-]\s*)net$", re.I)
 _FOOTNOTE_MARK = re.compile(r"\s*\((?:\d{1,2}|[a-z])\)(?=\s|$)")
 
 
+# A bracket of counts a balance-sheet line prints beside its name ("Treasury stock, at cost (160 and 146 shares,
+# respectively)"): no word a question names the line by.
 _COUNTS_IN_BRACKETS = re.compile(r"\s*\([^()]*\d[^()]*\)")
 
 
 def _bare(form: str) -> str:
-    return _FOOTNOTE_MARK.sub("", _SIGN_PREFIX.sub("", form)).strip()
+    return _COUNTS_IN_BRACKETS.sub("", _FOOTNOTE_MARK.sub("", _SIGN_PREFIX.sub("", form))).strip()
 
 
 @lru_cache(maxsize=65536)
@@ -180,12 +182,6 @@ def label_readings(form: str) -> frozenset[str]:
     without a closing "net", and in each of the signs it names."""
     bare = _bare(form)
     readings = {bare} if _FOOTNOTE_MARK.search(form) else {form, bare}
-    # A bracket of counts a balance-sheet line prints beside its name ("Treasury stock, at cost (160 and 146
-    # shares, respectively)") is no word a question names it by.
-    counted = _COUNTS_IN_BRACKETS.sub("", bare).strip()
-    if counted != bare:
-        readings.add(counted)
-        bare = counted
     for line in (bare, _NET_SUFFIX.sub("", bare)):
         readings.add(line)
         if _OTHER_SIGN.search(line):

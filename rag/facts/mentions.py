@@ -107,12 +107,12 @@ def plain_word(word: str) -> str:
 # What a figure is asked before, as taken off it ("revenue before client incentives are deducted", "sales before
 # deducting returns", "revenue gross of incentives"): the adjustment, which a statement prints as a line of its own
 # below the gross figure. Only with a verb of taking off, or "gross of": "income before income taxes" names a line.
+_ADJUSTMENT = r"((?:the\s+|its\s+|their\s+)?" + _LEFT_OUT_WORDS + r")"
 _DEDUCTED = re.compile(
-    r"\b(?:before|prior\s+to)\s+((?:the\s+|its\s+|their\s+)?" + _LEFT_OUT_WORDS + r")\s*(?:(?:is|are|was|were|get|gets|"
-    r"got|being)\s+)?(?:deducted|subtracted|netted(?:\s+out)?|taken\s+(?:out|off))\b"
-    r"|\b(?:before|prior\s+to)\s+(?:deducting|subtracting|netting(?:\s+out)?|taking\s+(?:out|off))\s+("
-    r"(?:the\s+|its\s+|their\s+)?" + _LEFT_OUT_WORDS + r")"
-    r"|\bgross\s+of\s+((?:the\s+|its\s+|their\s+)?" + _LEFT_OUT_WORDS + r")")
+    r"\b(?:before|prior\s+to)\s+" + _ADJUSTMENT + r"\s*(?:(?:is|are|was|were|get|gets|got|being)\s+)?"
+    r"(?:deducted|subtracted|netted(?:\s+out)?|taken\s+(?:out|off))\b"
+    r"|\b(?:before|prior\s+to)\s+(?:deducting|subtracting|netting(?:\s+out)?|taking\s+(?:out|off))\s+" + _ADJUSTMENT
+    + r"|\bgross\s+of\s+" + _ADJUSTMENT)
 
 
 def deductions(low: str) -> list[tuple[int, int, str]]:
@@ -139,6 +139,7 @@ def exclusions(low: str, *, figure_asked: bool = False) -> list[tuple[int, int, 
     return sorted(out)
 
 
+# A verb in the past tense right after a metric ("retained earnings flipped negative") says what the figure did.
 _PAST_TENSE = re.compile(r"[a-z]{3,}ed")
 # Where a figure is printed ("receivables on the balance sheet", "per the cash flow statement"): no part of it.
 _STATEMENT_NAMES = re.compile(r"\b(?:(?:consolidated\s+)?balance\s+sheets?|bal\.?\s+sheet|income\s+statements?|"
