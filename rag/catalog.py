@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from .companies import WORD_PATTERN, company_words, short_names
-from .dates import MONTHS
+from .dates import MONTH_WORDS
 from .facts import is_metric_phrase, normalize
 from .index import fiscal_period_of
 from .schema import QuestionPlan
@@ -24,7 +24,7 @@ STOP_CAPS = {
     "Q1", "Q2", "Q3", "Q4", "CEO", "CFO", "EPS", "USD", "Note", "Notes", "Board", "Directors",
     "Summarize", "Describe", "Explain", "Identify", "Calculate", "Compute", "Find", "Provide", "Name", "Assume",
     "Using", "Based", "According", "Per", "Given", "Discuss", "Analyze", "Outline", "Estimate", "Rank",
-} | {m.capitalize() for m in MONTHS}
+} | {m.capitalize() for m in MONTH_WORDS}
 
 
 @dataclass
@@ -44,6 +44,9 @@ class Catalog:
     # Tickers the indexed text writes in lower case as a word of its own: those are words, not the ticker ("meta"
     # describing data), so a question's lower-case form of them names no company.
     lowercase_words: set[str] = field(default_factory=set)
+    # The owned words the indexed text never writes in lower case, in lower case -> ticker: a question typed in
+    # lower case still names its company by them ("why did coke's headcount drop").
+    owned_lowercase: dict[str, str] = field(default_factory=dict)
     # ticker -> (period end, fiscal year, fiscal period) of each indexed filing, oldest first; and every fiscal
     # period the index holds ("Q1".."Q3", "FY").
     periods_by_ticker: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)
@@ -71,57 +74,83 @@ class Catalog:
             if f.get("fiscal_year"):
                 years[ticker].add(int(f["fiscal_year"]))
         words, word_aliases = company_words(filings)
-        lowercase = _tickers_written_lowercase({t for t in aliases.values()}, nodes)
+        uses = _word_uses(nodes)
+        # Tickers the text also uses as lower-case words ("meta" describing data) name no company in lower case.
+        lowercase = {t.lower() for t in aliases.values() if t.isalpha()} & uses.lowercase
         periods: dict[str, set[tuple[str, int, str]]] = defaultdict(set)
         for f in filings:
             period = fiscal_period_of(f)
             if f.get("ticker") and f.get("fiscal_year") and period:
                 periods[str(f["ticker"]).upper()].add((str(f.get("period_end") or ""), int(f["fiscal_year"]), period))
+        distinctive = _distinctive_words(uses)
         return cls(
             filings=list(filings),
             aliases=aliases,
             years_by_ticker={t: sorted(y) for t, y in years.items()},
-            distinctive=_distinctive_words(nodes),
+            distinctive=distinctive,
             name_words=name_words,
             company_names=company_names,
             words=words,
             word_aliases=word_aliases,
             lowercase_words=lowercase,
+            owned_lowercase={w.lower(): t for w, t in distinctive.items() if w.lower() not in uses.lowercase},
             periods_by_ticker={t: sorted(held) for t, held in periods.items()},
             indexed_periods={p for held in periods.values() for _e, _y, p in held},
         )
 
 
-def _tickers_written_lowercase(tickers: set[str], nodes) -> set[str]:
-    """The tickers (lower case) that the indexed text uses as lower-case words."""
-    lower = sorted({t.lower() for t in tickers if t.isalpha()}, key=len, reverse=True)
-    if not lower:
-        return set()
-    # Not a concept's prefix ("adbe:NonCancellable...") or part of a web address: a word of the prose.
-    rx = re.compile(r"(?<![\w.$&'/-])(" + "|".join(map(re.escape, lower)) + r")(?![\w&'.:/-])")
-    seen: set[str] = set()
-    for node in nodes:
-        seen.update(rx.findall(node.text))
-    return seen
+# A word written in lower case as a word of its own: not a concept's prefix ("adbe:NonCancellable...") or part of
+# a web address or a hyphenation.
+_LOWERCASE_WORD = re.compile(r"(?<![\w.$&'/-])([a-z]+)(?![\w&'.:/-])")
+_CAPITALISED_WORD = re.compile(r"(?<![\w.])[A-Z][a-z]+[A-Za-z]*\b")
+# A capitalised word opening another company's name ("Monster Beverage Corporation", "Hoechst AG").
+_ENTITY_HEAD = re.compile(
+    r"(?<![\w.])([A-Z][a-z]+[A-Za-z]*)(?:,? [A-Z][A-Za-z&.]*){0,3},? "
+    r"(?:Inc|Corp|Corporation|Company|Co|Ltd|Limited|LLC|plc|PLC|N\.V|S\.A|AG|SE|GmbH|Holdings|L\.P)\b"
+)
 
 
-def _distinctive_words(nodes) -> dict[str, str]:
-    """Proper nouns that (nearly) only one company's filings use, often: 'Google' for Alphabet, 'Cybertruck'
-    for Tesla. Learned from the indexed text, so it works for any company without an alias list."""
-    per_ticker: dict[str, Counter] = defaultdict(Counter)
+@dataclass
+class _WordUses:
+    """How the indexed text writes its words, read in one pass."""
+
+    capitalised: dict[str, Counter]  # ticker -> capitalised word -> uses
+    lowercase: set[str]  # words written in lower case somewhere
+    entity_heads: set[str]  # capitalised words that open a company's name
+
+
+def _word_uses(nodes) -> _WordUses:
+    capitalised: dict[str, Counter] = defaultdict(Counter)
+    lowercase: set[str] = set()
+    heads: set[str] = set()
     for node in nodes:
+        text = node.text
+        lowercase.update(_LOWERCASE_WORD.findall(text))
+        heads.update(_ENTITY_HEAD.findall(text))
         ticker = (node.metadata.get("ticker") or "").upper()
         if ticker:
-            per_ticker[ticker].update(re.findall(r"(?<![\w.])[A-Z][a-z]+[A-Za-z]*\b", node.text))
-    if len(per_ticker) < 2:
+            capitalised[ticker].update(_CAPITALISED_WORD.findall(text))
+    return _WordUses(capitalised, lowercase, heads)
+
+
+def _distinctive_words(uses: _WordUses) -> dict[str, str]:
+    """Proper nouns that (nearly) only one company's filings use, often: 'Google' for Alphabet, 'Cybertruck'
+    for Tesla. Learned from the indexed text, so it works for any company without an alias list."""
+    if len(uses.capitalised) < 2:
         return {}
     totals: Counter = Counter()
-    for counts in per_ticker.values():
+    for counts in uses.capitalised.values():
         totals.update(counts)
     owned = {}
-    for ticker, counts in per_ticker.items():
+    for ticker, counts in uses.capitalised.items():
         for word, n in counts.items():
-            if n >= 25 and n >= 0.9 * totals[word] and word not in STOP_CAPS:
+            if n < 0.9 * totals[word] or word in STOP_CAPS:
+                continue
+            # A company's best-known brand is written less often than its name ("Coke" beside "Coca-Cola"): a
+            # word used less often must also read as a name, never written in lower case (not "Previous" or
+            # "Factory" opening sentences) and never opening another company's name ("Monster Beverage").
+            is_name = word.lower() not in uses.lowercase and word not in uses.entity_heads
+            if n >= 25 or (n >= 15 and is_name):
                 owned[word] = ticker
     return owned
 
@@ -225,6 +254,13 @@ def find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> li
             ticker = _abbreviated_company(m.group(), catalog)
             if ticker:
                 take(m.start(), m.end(), ticker)
+    # Later in a question that names no company otherwise, an owned name typed in lower case names its company
+    # ("why did coke's headcount drop"), when the filings never write that word in lower case themselves.
+    for m in re.finditer(r"\b[a-z]{2,}\b", q) if not found else []:
+        ticker = catalog.owned_lowercase.get(m.group())
+        if ticker and not taken(m.start()):
+            take(m.start(), m.end(), ticker)
+            break
     # Lower-case tickers later in the question count when it names its companies by them alone.
     by_lowercase = all(q[start:end].islower() for start, end in spans)
     for m, name in lower_later if by_lowercase else []:

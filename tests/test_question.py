@@ -459,3 +459,23 @@ def test_a_year_end_written_short_names_the_fiscal_year(catalog):
 
 def test_a_terse_lower_case_question_opens_with_a_name_one_company_owns(catalog):
     assert plan_question("google cloud operating income FY2024?", catalog).tickers == ["GOOGL"]
+
+
+def test_a_brand_used_less_often_than_the_name_names_its_company_when_it_reads_as_a_name():
+    # Each word below is used 16 times, all in one company's filings: too few to be owned on numbers alone.
+    nodes = [
+        _Node("MA", "Zest drinks sold well. " * 16),  # a brand: never written in lower case
+        _Node("MA", "Previous years differ. " * 16 + "as in previous years"),  # an ordinary word opening sentences
+        _Node("MA", "We hold shares of Monster Beverage Corporation. " * 16),  # another company's name
+        _Node("AAPL", "Apple results to Jan 28. " * 30),
+    ]
+    catalog = Catalog.build(FILINGS, nodes)
+    assert catalog.distinctive.get("Zest") == "MA"
+    assert "Previous" not in catalog.distinctive and "Monster" not in catalog.distinctive
+    assert plan_question("Why did Zest's sales grow in 2024?", catalog).tickers == ["MA"]
+    assert plan_question("What was Monster's revenue?", catalog).tickers == []
+    # Typed in lower case, the brand names its company anywhere in a question that names no other.
+    assert plan_question("why did zest's sales grow", catalog).tickers == ["MA"]
+    assert plan_question("how did zest do at apple", catalog).tickers == ["AAPL"]
+    # A month written short is a date, never a name.
+    assert plan_question("revenue as of Jan 31 2024", catalog).tickers == []
