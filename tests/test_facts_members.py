@@ -322,6 +322,12 @@ def test_earnings_per_share_tagged_only_per_class_is_read_for_the_class_named():
     assert "$9.73 per share" in answer("What was Acme's class A diluted EPS in fiscal 2024?")
     assert "$38.92 per share" in answer("What was Acme's class C diluted EPS in fiscal 2024?")
     assert answer("What was Acme's diluted EPS in fiscal 2024?") is None
+    # The cover lists the class traded under the filer's own ticker: that class is the one meant when none is named.
+    symbol = FactRow("d", "dei:TradingSymbol", "", None, "ACME", "", "c", None, "2025-01-28", True,
+                     {axis: "us-gaap:CommonClassAMember"}, "", 0, 1, 2, "chunk", "Cover", 1, "")
+    layer = FactsLayer(get_settings(), store=_OneFilingStore(filing, [*rows, symbol]))
+    unnamed = answer("What was Acme's diluted EPS in fiscal 2024?")
+    assert "Diluted EPS — Common Class A" in unnamed and "$9.73 per share" in unnamed
 
 
 def test_a_class_of_stock_is_met_by_the_line_the_filing_prints_for_it():

@@ -191,6 +191,10 @@ class FactsLayer(QuarterFacts, PerItemRates):
                 total = self._cover_classes(m, view, concept, year)
                 if total is not None:
                     return total
+        if not candidates and m.period != "cover":
+            listed = self._listed_class_value(m, view, k, year, comparative, months, when)
+            if listed is not None:
+                return listed
         if candidates:
             first = by_label(m, candidates)
             worded = _as_worded(mention, first, candidates) if mention else []
@@ -243,6 +247,20 @@ class FactsLayer(QuarterFacts, PerItemRates):
         for p in parts[1:]:
             total = combine(m, "add", total, p) if total is not None else None
         return total
+
+    def _listed_class_value(self, m: Metric, view: FilingView, k: int, year: int, comparative: bool,
+                            months: int | None, when: When | None) -> Value | None:
+        """A figure the filing tags per class of stock only (earnings per share of Visa's classes A, B and C): the
+        class traded under the filer's ticker, labelled with its class."""
+        listed = view.listed_class
+        if listed is None:
+            return None
+        for concept in m.concepts:
+            found = view.find(concept, k, m.period, member=lambda dims: listed in dims.values(), months=months)
+            if isinstance(found, FactGroup):
+                return self._reported(m, found, view, year, comparative, member=member_label(listed),
+                                      axis=next(iter(found.dims)), when=when)
+        return None
 
     def _derived(self, m: Metric, spec: tuple, ticker: str, year: int, when: When | None = None,
                  mention: MetricMention | None = None) -> Value:

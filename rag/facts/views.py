@@ -123,11 +123,24 @@ def _cite_rank(r: FactRow) -> int:
     return {"Item 8": 0, "Item 7": 1}.get(r.section or "", 2)
 
 
+def _listed_class(filing: dict, rows: list[FactRow]) -> str | None:
+    """The class of stock traded under the filer's own ticker, as the cover's trading symbols say (Visa's Class A,
+    traded as V): the class a per-share figure means when the filing tags it per class only."""
+    ticker = (filing.get("ticker") or "").upper()
+    for r in rows:
+        if r.concept == "dei:TradingSymbol" and ticker and (r.text or "").strip().upper() == ticker:
+            classes = [m for axis, m in r.dimensions.items() if "ClassOfStock" in axis]
+            if len(classes) == 1 and len(r.dimensions) == 1:
+                return classes[0]
+    return None
+
+
 class FilingView:
     """One filing's facts grouped for selection, and the fiscal year-ends it reports (its own first)."""
 
     def __init__(self, filing: dict, rows: list[FactRow]):
         self.filing = filing
+        self.listed_class = _listed_class(filing, rows)
         groups: dict[tuple, list[FactRow]] = defaultdict(list)
         rows = [r for r in rows if r.value is not None and math.isfinite(r.value)]
         nested = _nested_members(rows)
