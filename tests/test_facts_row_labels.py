@@ -140,6 +140,10 @@ def test_a_bracket_of_counts_beside_a_line_is_no_word_of_it():
     treasury = _fact("us-gaap:TreasuryStockValue", 37_583e6, "Treasury stock, at cost (160 and 146 shares, respectively)",
                      "income-statement")
     assert _asked("What was Acme's treasury stock at cost in 2024?", treasury) == ["us-gaap:TreasuryStockValue"]
+    # The counts after a dash, as other filers print them.
+    treasury = _fact("us-gaap:TreasuryStockValue", 55_916e6,
+                     "Treasury stock, at cost — 2,738 and 2,732 shares, respectively", "income-statement")
+    assert _asked("What was Acme's treasury stock at cost in 2024?", treasury) == ["us-gaap:TreasuryStockValue"]
 
 
 def test_a_label_of_one_word_is_read_only_when_asked_for():

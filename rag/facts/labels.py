@@ -169,7 +169,7 @@ _FOOTNOTE_MARK = re.compile(r"\s*\((?:\d{1,2}|[a-z])\)(?=\s|$)")
 
 # A bracket of counts a balance-sheet line prints beside its name ("Treasury stock, at cost (160 and 146 shares,
 # respectively)"): no word a question names the line by.
-_COUNTS_IN_BRACKETS = re.compile(r"\s*\([^()]*\d[^()]*\)")
+_COUNTS_IN_BRACKETS = re.compile(r"\s*\([^()]*\d[^()]*\)|\s*[—–;:]\s*[^—–;:]*\d[^—–;:]*\bshares\b.*$")
 
 
 def _bare(form: str) -> str:
