@@ -499,6 +499,9 @@ def test_metric_words_map_to_concepts():
                     "long_term_debt"]
     (m,) = find_mentions("What was Apple's iPhone revenue?")
     assert m.metric_key == "revenue" and m.before == ["iphone"]
+    # A capitalised name runs on into the part word after it: "Greater" is no comparative there.
+    (m,) = find_mentions("What did Apple's Greater China segment bring in during fiscal 2023?")
+    assert m.metric_key == "revenue" and m.before == ["greater", "china", "segment"]
     # The short forms analysts write for net property, plant and equipment; not inside another word.
     assert [m.metric_key for m in find_mentions("Did PPNE grow, and PP&E, and PPE?")] == ["ppe"] * 3
     assert find_mentions("the shopper engagement and the apex of the upper bound") == []

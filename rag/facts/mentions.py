@@ -225,8 +225,10 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
             out.append(mention)
             continue
         prev = [t for t in tokens if t[1] <= s]
+        taken_at = s  # where the last word taken as a qualifier starts
         for ts, te, w in reversed(prev):
-            proper = question[ts:ts + 1].isupper() and mention.before and question[prev[-1][0]:prev[-1][0] + 1].isupper()
+            # A capitalised word running on into a capitalised qualifier is part of one name ("Greater China").
+            proper = question[ts:ts + 1].isupper() and mention.before and question[taken_at:taken_at + 1].isupper()
             if inside_mention(ts) or len(mention.before) >= 3:
                 break
             if is_stop(w) and not (proper and w in STOP_WORDS and w not in _CORE_STOP):
@@ -236,6 +238,7 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
             if low[te:s].strip(" -") and any(ch in low[te:s] for ch in ",;:()?"):
                 break
             mention.before.insert(0, plain_word(w))
+            taken_at = ts
         nxt = [t for t in tokens if t[0] >= e]
         if nxt:
             gap = low[e:nxt[0][0]]
