@@ -728,3 +728,54 @@ def test_analysts_words_for_comparable_sales_and_an_employer_are_the_filings_wor
     staff = "As of December 31, 2024, we employed approximately 36,000 employees in 38 countries."
     text = _one_company("How big an employer is Gamma Health by headcount, and is it bigger than last year?", staff)
     assert "do not appear to answer" not in text
+
+
+# A balance sheet as filings print it: the company's name and the statement's title over the column header, the
+# unit note in brackets, then rows with a bracket of counts after a dash.
+_BALANCE_SHEET = ("GAMMA HEALTH INC. AND SUBSIDIARIES\nCONSOLIDATED BALANCE SHEETS\n(In millions except par value)\n"
+                  "December 31, | 2024 | 2023\n"
+                  "Treasury stock, at cost — 2,738 and 2,732 shares, respectively | (55,916) | (54,535)\n"
+                  "Total equity | 26,372 | 27,480")
+
+
+def test_lines_above_a_tables_header_are_its_titles_not_a_group_of_its_rows():
+    # Typed as terms with one year, the question asks that year's figure; the titles over the header name no part
+    # of the company, so the row is read for the year asked, without the other year's figure beside it.
+    text = _one_company("Gamma Health treasury stock at cost, year-end 2024", _BALANCE_SHEET)
+    assert text.startswith("Figure read from the table: **(55,916)** (in millions) for 2024")
+    assert "54,535" not in text.split("[1]")[0]
+    units = quotable_units(Citation(number=1, text=_BALANCE_SHEET))
+    assert {u.group for u in units if u.kind == "row"} == {""}
+
+
+def test_a_question_of_why_asks_for_no_figure():
+    assert not _one_company("Why did Gamma Health's treasury stock grow in 2024?",
+                            _BALANCE_SHEET).startswith("Figure read")
+
+
+_EPS_TABLE = ("| Fiscal | Fiscal\n| 2024 | 2023\n"
+              "Non-GAAP diluted earnings per share | $10.05 | $8.77")
+
+
+def test_a_non_gaap_row_is_no_figure_for_a_gaap_question():
+    assert not _one_company("gamma health gaap diluted eps fy2024", _EPS_TABLE).startswith("Figure read")
+    both = _EPS_TABLE + "\nDiluted earnings per share | $9.73 | $8.28"
+    assert _one_company("gamma health gaap diluted eps fy2024", both).startswith(
+        "Figure read from the table: **$9.73** for 2024")
+
+
+def test_a_size_beside_a_count_is_no_count_of_what_is_asked():
+    stores = ("Our stores average approximately 104,000 square feet of enclosed space, with approximately 24,000 "
+              "additional square feet of outside garden area.")
+    text = _one_company("How many Gamma Health stores were outside the US at the end of 2024?", stores)
+    assert not text.startswith("Figure read from prose")
+
+
+def test_a_sentence_about_another_class_of_stock_comes_after_the_class_asked():
+    holders = ("There were approximately 214 holders of record of our non-voting Class B common stock as of "
+               "February 7, 2025. At February 7, 2025, we had 67 stockholders of record for our Class A common "
+               "stock.")
+    text = _one_company("How many record holders does Gamma Health's class A common stock have?", holders)
+    assert "67 stockholders of record" in _first_quote(text)
+    text = _one_company("How many record holders does Gamma Health's class B common stock have?", holders)
+    assert "214 holders of record" in _first_quote(text)

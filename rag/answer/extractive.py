@@ -42,6 +42,16 @@ _NUMERIC_Q = re.compile(
 )
 
 
+def _negated(label: str, question: str) -> bool:
+    """A label the question names only by the word it negates ("Non-GAAP diluted earnings per share" for "GAAP
+    diluted EPS", "Noncurrent" for "current"): the other figure, unless the question says "non" too."""
+    return bool(re.search(r"\bnon-?[a-z]", label, re.I)) and not re.search(r"\bnon-?[a-z]", question, re.I)
+
+
+# A class of stock by its letter ("Class A", "class B-1", "Class C capital stock").
+_SHARE_CLASS = re.compile(r"\bclass\s+([a-z](?:-?\d)?)\b", re.I)
+
+
 def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[QuotableUnit]:
     """Every sentence and table row of the sources with a score (term overlap weighted by IDF over the
     retrieved chunks, with synonyms, bigrams, years, figures) and `coverage`: the share of the question's
@@ -78,6 +88,7 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
     ruled_out = [set(tokens(words)) - GENERIC_TERMS
                  for words in ((analysis.excluded + analysis.deducted) if analysis else [])]
     amount_asked = bool(_AMOUNT_Q.search(question or "")) and not _PERCENT_Q.search(question or "")
+    share_classes = {c.lower() for c in _SHARE_CLASS.findall(question or "")}
     # No year or period named: the company as it is now. Its latest filing among the sources speaks first; an older
     # one's sentence ("26,196 employees" two annual reports ago) counts less, though it is still quoted.
     latest: dict[str, int] = {}
@@ -118,6 +129,11 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
                 score *= 0.6  # "how many memberships": a row of dollars or percentages is not a count
             if amount_asked and u.kind == "row" and _percentages_only(u.text):
                 score *= 0.6  # "how much payments volume": a row of growth rates is not the amount
+            if u.kind == "row" and _negated(u.text.split("|")[0], question or ""):
+                score *= 0.3  # "GAAP diluted EPS": the "Non-GAAP" row is the other figure
+            if share_classes and (named := {c.lower() for c in _SHARE_CLASS.findall(u.text)}) and not (
+                    named & share_classes):
+                score *= 0.3  # "holders of Class A stock": a sentence about Class B shares only is another count
             if any(words and words <= toks for words in ruled_out) and not _EXCLUDES.search(u.text):
                 score *= 0.5  # "not counting cash", "before incentives are deducted": what was left or taken out
             has_number = any(worth_checking(n) for n in parse_numbers(u.text))
@@ -473,6 +489,11 @@ def _clause_quote(text: str, figure: WrittenNumber, figures: list[WrittenNumber]
     return f"{head} {tail}".strip()
 
 
+_MEASURE = re.compile(r"\s*(?:[a-z-]+\s+){0,2}?(?:square\s+(?:feet|foot|meters?|metres?)|sq\.?\s*ft|acres?|miles?|"
+                      r"kilomet(?:er|re)s?|tons?|tonnes?|gallons?|barrels?|lit(?:er|re)s?|hours?|days?|weeks?|months?|"
+                      r"years?)\b", re.I)
+
+
 def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[WrittenNumber], counted: list[str],
                  content: list[str]) -> WrittenNumber | None:
     """Which of a sentence's counts of the year wanted the question asks for. One count: that one. Several (a total
@@ -480,8 +501,10 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
     people work in research and development") pick the part whose clause holds every one of them the sentence
     holds; with no such words, the total is the count its noun follows ("36,000 employees"). A question whose
     other words the sentence never uses ("how many employees in Europe") gets no figure."""
-    if len(kept) == 1:
-        return kept[0]
+    # A size or a span ("24,000 additional square feet", "five years") measures something: it counts no stores.
+    kept = [n for n in kept if not _MEASURE.match(unit.text, n.end)]
+    if len(kept) <= 1:
+        return kept[0] if kept else None
     counted_stems = set(tokens(" ".join(counted)))
     asked = [t for t in content if not is_covered(t, counted_stems)]
 
@@ -565,6 +588,11 @@ def _names_group(group: str, asked: set[str]) -> bool:
 
 # "What was the international volume in 2024?": a figure asked in words the numeric pattern does not list.
 _WHAT_WAS = re.compile(r"\s*what\s+(?:was|were|is|are)\b", re.I)
+# A question's asking words: a query with none of them that names one year is typed as terms ("greater china ebit
+# fiscal 2025", "treasury stock at cost, year-end 2024"), and asks that year's figure.
+_ASKING_WORD = re.compile(
+    r"\b(?:what|how|why|which|who|whom|whose|when|where|does|did|do|is|are|was|were|can|could|should|would|will|"
+    r"has|have|had|tell|show|give|list|describe|explain|summari[sz]e|compare|discuss)\b", re.I)
 # Narrative words that name what is counted ("how many employees") rather than ask why or how.
 _COUNTED_TOPICS = {"employee", "employees", "headcount", "customer", "customers"}
 
@@ -575,6 +603,8 @@ def _asks_figure(question: str, analysis: QuestionPlan) -> bool:
         return True
     if any(w.lower() not in _COUNTED_TOPICS for w in analysis.narrative_words):
         return False
+    if len(analysis.fiscal_years) == 1 and not _ASKING_WORD.search(question or ""):
+        return True
     return bool(_NUMERIC_Q.search(question or "") or _WHAT_WAS.match(question or ""))
 
 
@@ -607,6 +637,8 @@ def _table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
         return None
     # "Gross revenues before client incentives are deducted": the adjustment's own row is not the figure asked.
     if any(label <= set(tokens(words)) for words in analysis.deducted):
+        return None
+    if _negated(cells[0], question):
         return None
     asked = set(tokens(question))
     # A row under a group heading (a region's or a segment's block of a key-metrics table, "Europe, Middle East, and

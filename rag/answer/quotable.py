@@ -145,7 +145,10 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
             following = [ln.strip() for ln in lines[i + 1: i + 9] if ln.strip()]
             if _is_column_header(cells) or _is_title_header(cells, following):
                 if header_closed:
+                    # Lines above a table's column header are its titles ("CONSOLIDATED BALANCE SHEETS", the
+                    # company's name), not a group of its rows.
                     header_lines = []
+                    group = ""
                 header_lines.append(line)
                 header_closed = False
                 continue
@@ -162,8 +165,9 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
             if len(line) > 120:  # prose ends the table
                 header_lines = []
                 group = ""
-            elif len(line.split()) <= 6 and not line.endswith((".", "!", "?")):
-                group = line.rstrip(":")  # "Operating expenses:" heads the rows below it
+            elif len(line.split()) <= 6 and not line.endswith((".", "!", "?")) and not m:
+                # "Operating expenses:" heads the rows below it; "(In millions except par value)" is the unit note.
+                group = line.rstrip(":")
             first_in_line = len(units)
             for sentence in _split_sentences(line):
                 if sentence.endswith(":") or (
