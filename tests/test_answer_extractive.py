@@ -779,3 +779,27 @@ def test_a_sentence_about_another_class_of_stock_comes_after_the_class_asked():
     assert "67 stockholders of record" in _first_quote(text)
     text = _one_company("How many record holders does Gamma Health's class B common stock have?", holders)
     assert "214 holders of record" in _first_quote(text)
+
+
+class _Chunk:
+    def __init__(self, ticker: str, text: str):
+        self.metadata, self.text = {"ticker": ticker}, text
+
+
+def test_the_word_that_named_the_company_and_an_earnout_are_no_missing_words():
+    from rag.answer.terms import coverage_gap
+
+    filings = [{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2024},
+               {"ticker": "DDD", "company": "Delta Foods Inc.", "fiscal_year": 2024}]
+    # "Zest" is Gamma Health's brand: its filings alone write it, always capitalised.
+    catalog = Catalog.build(filings, [_Chunk("CCC", "Zest drinks sold well. " * 16), _Chunk("DDD", "Delta " * 30)])
+    question = "zest earnout remeasurement charge 2024"
+    plan = plan_question(question, catalog)
+    assert plan.tickers == ["CCC"]
+    passage = Citation(number=1, ticker="CCC", company="Gamma Health Inc.", fiscal_year=2024, text=(
+        "These charges consisted of $3,109 million related to the remeasurement of our contingent consideration "
+        "liability to fair value."))
+    assert coverage_gap(question, [passage], plan) == []
+    assert coverage_gap("zest earnout remeasurement charge for the widget plant", [passage],
+                        plan_question("zest earnout remeasurement charge for the widget plant", catalog)) == [
+        "widget", "plant"]

@@ -23,7 +23,8 @@ _GENERIC_PLAIN = """total amount number value figure overall primary main reason
     highest lowest largest biggest smallest greatest best worst rank ranks ranked ranking
     higher lower larger bigger smaller greater behind
     generate generates generated generating post posts posted book books booked achieve achieves achieved
-    put puts putting hand hands handed hit hits run runs ran see sees saw past""".split()
+    put puts putting hand hands handed hit hits run runs ran see sees saw past
+    early late mid""".split()
 # Plain words; keys are stemmed below, values go through tokens (which stems them).
 _SYNONYMS_PLAIN = {
     "revenue": ["sales"],
@@ -72,6 +73,8 @@ _SYNONYMS_PLAIN = {
     "capex": ["capital expenditures", "property and equipment"],
     # Retailers' comparable sales, as analysts shorten them.
     "comps": ["comparable sales"],
+    # ASC 805 calls a deal's earnout "contingent consideration", and filings book it so.
+    "earnout": ["contingent consideration"],
     "r&d": ["research and development"],
     "eps": ["earnings per share", "net income per share"],
 }
@@ -196,7 +199,12 @@ def coverage_gap(question: str, sources: list[Citation], analysis: QuestionPlan 
         for part in w.lower().split("-"):
             if part and part not in STOP_WORDS:
                 raw_words.setdefault(stem(part), part.strip("'’"))
-    return [raw_words.get(t, t) for t in content_terms(question, sources, analysis) if not is_covered(t, vocab)]
+    # The words that named a company ("coke" for Coca-Cola) chose the filings searched: no passage need hold them.
+    named_by = {t for start, end, dimension, _value in (analysis.spans if analysis and analysis.question == question
+                                                        else []) if dimension == "ticker"
+                for t in tokens(question[start:end])}
+    return [raw_words.get(t, t) for t in content_terms(question, sources, analysis)
+            if not is_covered(t, vocab) and t not in named_by]
 
 
 def passage_words(sources: list[Citation]) -> set[str]:
