@@ -343,7 +343,31 @@ class Retriever:
                 # year's quarters in its MD&A and risk factors; a figure for the quarter never is (the facts layer
                 # leaves prose alone). The periods stay listed as not covered.
                 return self._year_groups(applied, plan, user), unavailable
-        return self._year_groups(applied, plan, user), []
+        later = [] if user.fiscal_years else self._years_after_index(applied.tickers, plan)
+        if later and not applied.fiscal_years:
+            # Every year asked comes after the latest report indexed ("revenue for fiscal 2027"): no filing speaks
+            # for it, and another year's figures would be a wrong answer. A question in prose ("what does it expect
+            # for fiscal 2027") is still read from the latest reports, which tell what the company expects.
+            return ([] if not plan.narrative else self._year_groups(applied, plan, user)), later
+        return self._year_groups(applied, plan, user), later
+
+    def _years_after_index(self, tickers: list[str], plan: QuestionPlan) -> list[str]:
+        """The fiscal years asked that come after every indexed filing of the companies named (of any company when
+        none is named), as "NVDA FY2027". A year written bare may be a calendar year that the latest annual report,
+        filed in the next one, still speaks of ("holders of record in early 2025" in a FY2024 10-K): such a year
+        counts only from the one after that."""
+        out = []
+        for ticker in tickers or [None]:
+            held = self.catalog.years_by_ticker.get(ticker, []) if ticker else [
+                y for ys in self.catalog.years_by_ticker.values() for y in ys]
+            if not held:
+                continue
+            for year in plan.fiscal_years:
+                fiscal = re.search(rf"\b(?:fiscal\s+(?:year\s+)?|fy\s*'?)(?:{year}|{year % 100:02d})\b",
+                                   plan.question, re.I)
+                if year > max(held) + (0 if fiscal else 1):
+                    out.append(f"{ticker} FY{year}" if ticker else f"FY{year}")
+        return out
 
     def _year_groups(self, applied: Filters, plan: QuestionPlan, user: Filters) -> list[Filters]:
         """One group per (company, fiscal year) the question spans, each the annual report when it asks for a

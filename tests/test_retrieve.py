@@ -456,3 +456,21 @@ def test_a_figure_per_item_brings_the_passage_that_counts_the_item(tmp_path):
     result = retriever.retrieve("What was Acme's revenue per employee in fiscal 2024?", mode="keyword", top_k=4)
     assert result.plan.per_item == ["employee"] and result.plan.topic_sections == ["Item 1"]
     assert any("1,250 employees" in n.node.text for n in result.nodes[:3]), [n.node.text[:80] for n in result.nodes]
+
+
+def test_a_year_after_every_indexed_report_is_not_covered(small_index):
+    retriever = Retriever(small_index.load(), small_index.embed_model())
+    # The index holds Acme's FY2024 10-K: fiscal 2027 has no report, and another year's figure would be wrong.
+    figure = retriever.retrieve("What revenue is ACME guiding to for fiscal 2027?", mode="keyword", top_k=4)
+    assert figure.nodes == [] and figure.unavailable == ["ACME FY2027"]
+    # What the latest report says the company expects for that year is prose, still read from the reports held.
+    prose = retriever.retrieve("What does ACME expect for its supply of parts in fiscal 2027?", mode="keyword",
+                               top_k=4)
+    assert prose.plan.narrative and prose.nodes and prose.unavailable == ["ACME FY2027"]
+    # A year written bare may be the calendar year the latest annual report was filed in, which it still speaks of.
+    assert retriever.retrieve("How many holders of record did ACME have in early 2025?", mode="keyword",
+                              top_k=4).unavailable == []
+    assert retriever.retrieve("ACME net sales 2026", mode="keyword", top_k=4).unavailable == ["ACME FY2026"]
+    # A year the index holds, or the year before one (its comparative column), is covered.
+    assert retriever.retrieve("What were ACME's total net sales in fiscal 2023?", mode="keyword",
+                              top_k=4).unavailable == []
