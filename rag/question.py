@@ -87,6 +87,8 @@ _PROSE_INTENT = re.compile(
     r"\b(?:why|explain\w*|describ\w*|discuss\w*|polic(?:y|ies)|risks?|drivers?|drove|driven|reasons?|strateg\w*|"
     r"what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|forecast\w*|expect\w*|anticipat\w*|"
     r"usually|typically|generally|normally|historically|seasonal\w*|tends?\s+to)\b|"
+    # Whether something can happen ("Can bad weather hurt its sales?") is the risk factors' to say.
+    r"^\s*(?:can|could|might|may)\b|"
     + _CAUSE_OR_ACTION
 )
 # "How much of its revenue did it put into R&D" asks for a share as surely as "what share of".
@@ -261,6 +263,8 @@ def _unread_names(question: str, plan: QuestionPlan, catalog: Catalog) -> list[s
             continue  # a sentence's first word
         word = re.sub(r"(?:'s|’s|'|’)$", "", m.group())
         word = word if word in STOP_CAPS else word.rstrip(".,;:")
+        # A name joined to an ordinary word ("US-sourced", "EU-based") is the name alone; the word describes it.
+        word = re.sub(r"(?<=[A-Za-z])-[a-z][\w-]*$", "", word)
         low = normalize(word)
         if word in STOP_CAPS or not re.search(r"[a-z]", low) or low in catalog.words or low in STOP_WORDS or (
                 low in _TITLE_WORDS or low in _REPORTING_TERMS or low in MONTH_WORDS):

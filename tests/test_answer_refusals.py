@@ -35,6 +35,7 @@ fake_ollama = pytest.fixture(started_fake_ollama, name="fake_ollama")
          QuestionPlan(fiscal_years=[2024], unknown_companies=["Microsoft"])),
         ("Write me a poem about the sea", "off_topic", QuestionPlan()),
         ("what is the meaning of life?", "off_topic", QuestionPlan()),
+        ("What's the weather in Atlanta tomorrow?", "off_topic", QuestionPlan()),
     ],
 )
 def test_refusals_cite_nothing_and_call_no_llm(fake_ollama, question, kind, analysis):
@@ -70,6 +71,10 @@ def test_refusals_cite_nothing_and_call_no_llm(fake_ollama, question, kind, anal
 )
 def test_historical_questions_are_not_refused(question):
     assert check_refusal(question, QuestionPlan()) is None
+
+
+def test_an_everyday_word_in_a_question_about_a_company_is_no_chit_chat():
+    assert check_refusal("Can bad weather hurt Coca-Cola's sales?", QuestionPlan(tickers=["KO"])) is None
 
 
 def test_no_retrieved_nodes_says_nothing_found(fake_ollama):

@@ -101,6 +101,8 @@ def test_latest_year_sections_forms_and_unknown_companies(catalog):
         # A habit over the years (seasonality) is told in prose, not printed on one year's statement.
         ("Which quarter is usually Acme's biggest for sales?", []),
         ("Does Acme's revenue tend to peak in the holiday quarter?", []),
+        # Whether something can happen is a risk the filing describes.
+        ("Can bad weather hurt Acme's sales?", []),
     ],
 )
 def test_the_statements_a_metric_needs_are_searched_first(catalog, question, statements):
@@ -391,6 +393,10 @@ def test_names_the_plan_reads_as_nothing_else(catalog):
                      "What did Apple report under U.S. GAAP in its Form 10-K for 2024?",
                      "What was Apple's revenue in fiscal 2024 (FYE September 28)?"):
         assert plan_question(question, catalog).unread_names == [], question
+    # A name joined to an ordinary word is the name alone: "US-sourced" names the US, which is no unread name.
+    assert plan_question("What share of Apple's 2024 pre-tax income was US-sourced?", catalog).unread_names == []
+    assert plan_question("How much of Apple's revenue was Zorblax-driven in 2024?", catalog).unread_names == [
+        "Zorblax"]
 
 
 def test_an_abbreviated_month_is_a_date_not_a_name(catalog):

@@ -118,11 +118,14 @@ _MARKET_DATA = re.compile(
     """,
     _RX,
 )
+# Everyday topics: off topic in a question that names no company and no business word ("what's the weather
+# tomorrow?"), not in one that does ("Can bad weather hurt Coca-Cola's sales?" is a risk factor).
+_EVERYDAY = re.compile(r"\b(?:weather|horoscope|lottery|recipe|recipes)\b", _RX)
 _CHITCHAT = re.compile(
     r"""
     \b(?:write|compose|make\s+up|create)\s+(?:me\s+)?(?:a|an|some)\s+(?:poem|song|story|essay|joke|haiku|limerick|
         rap|lyrics|novel)\b
-    | \btell\s+(?:me\s+)?(?:a\s+)?joke\b | \b(?:weather|horoscope|lottery|recipe|recipes)\b
+    | \btell\s+(?:me\s+)?(?:a\s+)?joke\b
     | \bwho\s+won\s+the\b | \btranslate\b | ^\s*(?:hi|hello|hey|thanks|thank\s+you)\b[\s!.?]*$
     """,
     _RX,
@@ -287,12 +290,9 @@ def check_refusal(
             f"The indexed filings do not include {names}, so I can't answer about {'them' if plural else 'it'} "
             f"without guessing. {add_filings_hint(audience, 'their' if plural else 'its')}, then ask again.",
         )
-    if _CHITCHAT.search(q) or (
-        not (analysis and (analysis.tickers or analysis.sections or analysis.forms))
-        and not (filters and filters.tickers)
-        and not _DOMAIN.search(q)
-        and _looks_unrelated(q)
-    ):
+    about_filings = bool(analysis and (analysis.tickers or analysis.sections or analysis.forms)) or bool(
+        filters and filters.tickers) or bool(_DOMAIN.search(q))
+    if _CHITCHAT.search(q) or (not about_filings and (_EVERYDAY.search(q) or _looks_unrelated(q))):
         return Refusal(
             "off_topic",
             "This question does not seem to be about the indexed SEC filings, so I can't answer it from them. "
