@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 from ..numbers import (
     WrittenNumber,
@@ -20,6 +21,7 @@ from ..schema import Citation, QuestionPlan
 from ..words import COUNT_AFTER_NOUN_LINK
 from .figures import answer_figures
 from .quotable import QuotableUnit, column_heads, quotable_units
+from .table_figure import NUMERIC_Q, PERCENT_Q, negated, table_figure
 from .terms import (
     GENERIC_TERMS,
     content_terms,
@@ -33,23 +35,55 @@ from .terms import (
     weighted_synonyms,
 )
 
-_NUMERIC_Q = re.compile(
-    r"\b(?:how\s+much|how\s+many|how\s+(?:big|large)\s+(?:was|were|is|are)|"
-    r"what\s+(?:was|were|is|are)\s+(?:the\s+)?(?:total|amount|number|value|level)|amount|"
-    r"total|percent|percentage|ratio|margin|revenues?|sales|income|earnings|cash|debt|expenses?|costs?|shares|"
-    r"employees|headcount|figure|eps|dividend|growth|increase|decrease|change)\b|\$|%",
-    re.I,
-)
-
-
-def _negated(label: str, question: str) -> bool:
-    """A label the question names only by the word it negates ("Non-GAAP diluted earnings per share" for "GAAP
-    diluted EPS", "Noncurrent" for "current"): the other figure, unless the question says "non" too."""
-    return bool(re.search(r"\bnon-?[a-z]", label, re.I)) and not re.search(r"\bnon-?[a-z]", question, re.I)
-
-
 # A class of stock by its letter ("Class A", "class B-1", "Class C capital stock").
 _SHARE_CLASS = re.compile(r"\bclass\s+([a-z](?:-?\d)?)\b", re.I)
+
+
+@dataclass
+class _Asked:
+    """What kind of unit a question asks for, as _fit weighs a unit against it."""
+
+    question: str
+    years: set[str]
+    counted: list[str]  # "how many stores": what is counted
+    amount: bool  # "how much", not a share or a rate
+    numeric: bool  # any figure
+    share_classes: set[str]  # "class A" -> {"a"}
+    ruled_out: list[set[str]]  # the words of what the question leaves out or takes off
+
+    @classmethod
+    def of(cls, question: str, analysis: QuestionPlan | None, years: set[str]) -> "_Asked":
+        return cls(
+            question=question, years=years, counted=analysis.counted if analysis else [],
+            amount=bool(_AMOUNT_Q.search(question)) and not PERCENT_Q.search(question),
+            numeric=bool(NUMERIC_Q.search(question)),
+            share_classes={c.lower() for c in _SHARE_CLASS.findall(question)},
+            ruled_out=[set(tokens(words)) - GENERIC_TERMS
+                       for words in ((analysis.excluded + analysis.deducted) if analysis else [])],
+        )
+
+
+def _fit(u: QuotableUnit, toks: set[str], asked: _Asked) -> float:
+    """A factor on a unit's word score for how its kind fits what is asked: a count for "how many", an amount for
+    "how much", a figure at all, the class of stock named, nothing the question leaves out."""
+    factor = 1.0
+    if asked.counted and u.kind == "sentence" and _counts_named(u, asked.counted, asked.years):
+        factor *= 1.5  # "how many stores": a sentence that gives a number of stores ("operated 2,347 stores")
+    if asked.counted and u.kind == "row" and _amounts_only(u.text):
+        factor *= 0.6  # "how many memberships": a row of dollars or percentages is not a count
+    if asked.amount and u.kind == "row" and _percentages_only(u.text):
+        factor *= 0.6  # "how much payments volume": a row of growth rates is not the amount
+    if u.kind == "row" and negated(u.text.split("|")[0], asked.question):
+        factor *= 0.3  # "GAAP diluted EPS": the "Non-GAAP" row is the other figure
+    if asked.share_classes and (named := {c.lower() for c in _SHARE_CLASS.findall(u.text)}) and not (
+            named & asked.share_classes):
+        factor *= 0.3  # "holders of Class A stock": a sentence about Class B shares only is another count
+    if any(words and words <= toks for words in asked.ruled_out) and not _EXCLUDES.search(u.text):
+        factor *= 0.5  # "not counting cash", "before incentives are deducted": what was left or taken out
+    if asked.numeric:
+        has_number = any(worth_checking(n) for n in parse_numbers(u.text))
+        factor *= (1.35 if u.kind == "row" else 1.15) if has_number else 0.6
+    return factor
 
 
 def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[QuotableUnit]:
@@ -83,12 +117,7 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
         return sum(max((w for e, w in pairs if e in tokens), default=0.0) for pairs in expansions.values())
 
     bigrams = {(a, b) for a, b in zip(words, words[1:], strict=False)}
-    numeric = bool(_NUMERIC_Q.search(question or ""))
-    counted = analysis.counted if analysis else []
-    ruled_out = [set(tokens(words)) - GENERIC_TERMS
-                 for words in ((analysis.excluded + analysis.deducted) if analysis else [])]
-    amount_asked = bool(_AMOUNT_Q.search(question or "")) and not _PERCENT_Q.search(question or "")
-    share_classes = {c.lower() for c in _SHARE_CLASS.findall(question or "")}
+    asked = _Asked.of(question or "", analysis, years)
     # No year or period named: the company as it is now. Its latest filing among the sources speaks first; an older
     # one's sentence ("26,196 employees" two annual reports ago) counts less, though it is still quoted.
     latest: dict[str, int] = {}
@@ -123,22 +152,7 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
                 score *= 1.25 if years & context else (0.8 if u.kind == "row" and u.header else 1.0)
             if numbers and numbers & context:
                 score *= 1.3
-            if counted and u.kind == "sentence" and _counts_named(u, counted, years):
-                score *= 1.5  # "how many stores": a sentence that gives a number of stores ("operated 2,347 stores")
-            if counted and u.kind == "row" and _amounts_only(u.text):
-                score *= 0.6  # "how many memberships": a row of dollars or percentages is not a count
-            if amount_asked and u.kind == "row" and _percentages_only(u.text):
-                score *= 0.6  # "how much payments volume": a row of growth rates is not the amount
-            if u.kind == "row" and _negated(u.text.split("|")[0], question or ""):
-                score *= 0.3  # "GAAP diluted EPS": the "Non-GAAP" row is the other figure
-            if share_classes and (named := {c.lower() for c in _SHARE_CLASS.findall(u.text)}) and not (
-                    named & share_classes):
-                score *= 0.3  # "holders of Class A stock": a sentence about Class B shares only is another count
-            if any(words and words <= toks for words in ruled_out) and not _EXCLUDES.search(u.text):
-                score *= 0.5  # "not counting cash", "before incentives are deducted": what was left or taken out
-            has_number = any(worth_checking(n) for n in parse_numbers(u.text))
-            if numeric:
-                score *= (1.35 if u.kind == "row" else 1.15) if has_number else 0.6
+            score *= _fit(u, toks, asked)
             score /= (1.0 + max(0, len(main) - 25) / 40.0) ** 0.5  # prefer concise units
             score *= (1.0 + 0.25 / (rank + 1)) * stale  # a little of the retrieval order
             vocab = context | section
@@ -240,7 +254,6 @@ _AMOUNT_Q = re.compile(r"\bhow\s+much\b(?!\s+of\b)(?!.*\b(?:grow|grew|growth|inc
 # figure a question with the same exclusion asks for, not the part left out.
 _EXCLUDES = re.compile(r"\b(?:exclud\w*|excl\.|except|other\s+than|ex-|net\s+of|without|constant[\s-]currency)",
                        re.I)
-_PERCENT_Q = re.compile(r"\bpercent\w*|%|\b(?:rates?|ratios?|margins?|shares?\s+of|proportion)\b", re.I)
 
 
 def _figure_text(value: float, money: bool, pct: bool) -> str:
@@ -313,7 +326,7 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
     kind (a count, an amount, a percentage), so the figures compared are the ones quoted; never a guess."""
     if analysis is None or len(analysis.tickers) < 2 or not analysis.calculation.ranks:
         return None
-    percent_asked = bool(_PERCENT_Q.search(analysis.question or ""))
+    percent_asked = bool(PERCENT_Q.search(analysis.question or ""))
     years = {str(y) for y in analysis.fiscal_years}
     picks: list[tuple[QuotableUnit, WrittenNumber]] = []
     for ticker in analysis.tickers:
@@ -434,7 +447,7 @@ def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
     about "acquisitions of businesses" is not about "selling businesses")."""
     if analysis is None or analysis.counted or len(analysis.tickers) > 1 or not chosen or not content:
         return None
-    if not _AMOUNT_Q.search(question) or _PERCENT_Q.search(question):
+    if not _AMOUNT_Q.search(question) or PERCENT_Q.search(question):
         return None
     best = chosen[0]
     words = set(tokens(best.text))
@@ -526,166 +539,7 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
     return holding[0] if len(holding) == 1 else None
 
 
-_SCALE_NOTES = {"in thousands": ("thousand", 1e3), "in millions": ("million", 1e6), "in billions": ("billion", 1e9)}
-# A column head that is a year and nothing else ("2024", "Fiscal 2025", "FY24" is not): a date head ("February 2,
-# 2025") is left alone, since a retailer's fiscal 2024 ends in the next calendar year.
-_YEAR_HEAD = re.compile(r"(?:fiscal\s+(?:year\s+)?|fy\s?)?((?:19|20)\d\d)", re.I)
-# Words of a column group that holds the whole company rather than a part of it.
-_WHOLE_GROUP = set(tokens("total consolidated worldwide"))
-
-
-def _heads_over(lines: list[list[str]], column: int, width: int) -> list[str] | None:
-    """The head of every header line over a value column, top to bottom: a line with fewer heads than columns
-    spans them evenly (a group over its years); a line that cannot is left out."""
-    out = []
-    for heads in lines:
-        if heads and width % len(heads) == 0:
-            out.append(heads[column // (width // len(heads))])
-    return out
-
-
-def _year_column(row: QuotableUnit, year: str, asked: set[str], company: set[str]) -> tuple[int, list[str]] | None:
-    """The one value column of a table row for the year asked, and the heads over it; None when the header gives
-    that year no column, or several that neither the question nor the whole company tells apart. Column groups
-    ("U.S. | International | Visa" over three pairs of years) are told apart by the group the question names
-    (not by the company's own name), else by the group that is the whole company (its name, "Total")."""
-    lines = [column_heads(line) for line in row.header.splitlines() if line.strip()]
-    values = row.text.split("|")[1:]
-    for i, heads in enumerate(lines):
-        hits = [j for j, h in enumerate(heads) if (m := _YEAR_HEAD.fullmatch(h)) and m.group(1) == year]
-        if not hits:
-            continue
-        # A label column's heading or a unit note set in the year line ("| As of December 31, | 2024 | 2023 |
-        # (in thousands)") heads no value cell.
-        while len(heads) > len(values) and not _YEAR_HEAD.fullmatch(heads[0]):
-            heads, hits = heads[1:], [j - 1 for j in hits]
-        while len(heads) > len(values) and not _YEAR_HEAD.fullmatch(heads[-1]):
-            heads = heads[:-1]
-        if len(values) != len(heads):
-            return None  # the row's cells do not line up with the header's columns
-        if len(hits) > 1:
-            groups = next((g for g in reversed(lines[:i]) if len(g) == len(hits) and len(heads) % len(g) == 0
-                           and len(set(g)) == len(g)), None)
-            if groups is None or any(h // (len(heads) // len(groups)) != k for k, h in enumerate(hits)):
-                return None
-            group_words = [set(tokens(g)) for g in groups]
-            named = [k for k, w in enumerate(group_words) if w - company and w - company <= asked]
-            if not named:
-                named = [k for k, w in enumerate(group_words) if w and (w <= company or w & _WHOLE_GROUP)]
-            if len(named) != 1:
-                return None
-            hits = [hits[named[0]]]
-        return hits[0], _heads_over(lines[:i] + [heads], hits[0], len(heads))
-    return None
-
-
-def _names_group(group: str, asked: set[str]) -> bool:
-    """Does the question name a table's group heading, by its words or by the abbreviation printed beside them
-    ("Europe, Middle East, and Africa (EMEA)")?"""
-    names = [re.sub(r"\([^)]*\)", " ", group)] + re.findall(r"\(([^)]+)\)", group)
-    return any((words := set(tokens(name))) and words <= asked for name in names)
-
-
-# "What was the international volume in 2024?": a figure asked in words the numeric pattern does not list.
-_WHAT_WAS = re.compile(r"\s*what\s+(?:was|were|is|are)\b", re.I)
-# A question's asking words: a query with none of them that names one year is typed as terms ("greater china ebit
-# fiscal 2025", "treasury stock at cost, year-end 2024"), and asks that year's figure.
-_ASKING_WORD = re.compile(
-    r"\b(?:what|how|why|which|who|whom|whose|when|where|does|did|do|is|are|was|were|can|could|should|would|will|"
-    r"has|have|had|tell|show|give|list|describe|explain|summari[sz]e|compare|discuss)\b", re.I)
-# Narrative words that name what is counted ("how many employees") rather than ask why or how.
-_COUNTED_TOPICS = {"employee", "employees", "headcount", "customer", "customers"}
-
-
-def _asks_figure(question: str, analysis: QuestionPlan) -> bool:
-    """The question asks for a figure (how many, how much, what was the amount), not why or how it came about."""
-    if analysis.counted:
-        return True
-    if any(w.lower() not in _COUNTED_TOPICS for w in analysis.narrative_words):
-        return False
-    if len(analysis.fiscal_years) == 1 and not _ASKING_WORD.search(question or ""):
-        return True
-    return bool(_NUMERIC_Q.search(question or "") or _WHAT_WAS.match(question or ""))
-
-
-def _table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, question: str,
-                  content: list[str]) -> str | None:
-    """A figure asked whose best match is a table row of several columns (years, and groups of years): the cell
-    of the year asked (else the filing's own year), named by its row label and the heads over it. Quoting the
-    whole row instead puts the other years' figures beside the answer, and a reader (or a model) takes the wrong
-    column. A count printed under "(in thousands)" or "(in millions)" is stated in full, so "89,625" is not read
-    as 89,625 members. Said only when the row's label names what is asked (what is counted, for a count), the
-    cell holds the kind of figure asked (a count, an amount, a percentage), and the header gives that year one
-    column."""
-    if analysis is None or len(analysis.tickers) > 1 or not chosen or not _asks_figure(question, analysis):
-        return None
-    row = chosen[0]
-    if row.kind != "row" or not row.header or (analysis.calculation.growth and not analysis.counted):
-        return None
-    # A quarter or a year to date: a year's column may hold three, six or twelve months, which its head does
-    # not always say; the row is quoted with its header instead.
-    if analysis.periods or analysis.latest_quarters:
-        return None
-    # "The prior fiscal year" with no year named counts back from the latest filing, which this row may not be from.
-    if analysis.years_back:
-        return None
-    cells = [c.strip() for c in row.text.split("|")]
-    label = set(tokens(cells[0]))
-    # A row labelled in generic words only ("Total") is named by its table's title ("Revenue Carloads Thousands").
-    named_by = label | set(tokens(row.title)) if label <= GENERIC_TERMS else label
-    if not named_by & set(tokens(" ".join(analysis.counted) if analysis.counted else " ".join(content))):
-        return None
-    # "Gross revenues before client incentives are deducted": the adjustment's own row is not the figure asked.
-    if any(label <= set(tokens(words)) for words in analysis.deducted):
-        return None
-    if _negated(cells[0], question):
-        return None
-    asked = set(tokens(question))
-    # A row under a group heading (a region's or a segment's block of a key-metrics table, "Europe, Middle East, and
-    # Africa (EMEA)") is that part's figure: the question names the group, or the row is the group's own total
-    # ("Total net sales" under "Net sales:").
-    if row.group and not (_names_group(row.group, asked) or set(tokens(row.group)) <= label):
-        return None
-    # A figure asked per item ("net sales per retail square foot") is a rate: a row without "per" is the total,
-    # and a row per another item ("per share" when a square foot is asked) another rate.
-    per_item_row = bool(re.search(r"\bper\b", cells[0], re.I))
-    if analysis.per_item and not (per_item_row and set(tokens(analysis.per_item[-1])) <= label):
-        return None
-    wanted = [str(y) for y in analysis.fiscal_years] or ([str(row.source.fiscal_year)] if row.source.fiscal_year
-                                                         else [])
-    if len(wanted) != 1 or len(cells) < 3:
-        return None
-    company = set(tokens(row.source.company or "")) | ({row.source.ticker.lower()} if row.source.ticker else set())
-    found = _year_column(row, wanted[0], asked, company)
-    if found is None:
-        return None
-    column, heads = found
-    figure = next(iter(parse_numbers(cells[1 + column])), None)
-    if figure is None:
-        return None
-    percent_asked = bool(_PERCENT_Q.search(question))
-    if (analysis.counted and (figure.money or figure.pct)) or (not analysis.counted and figure.pct != percent_asked):
-        return None
-    columns = " / ".join(h for h in heads if h)
-    under = f", under {row.group}" if row.group else (f", table {row.title}" if row.title else "")
-    where = f"`{cells[0]}`{under}" + (f", column {columns}" if columns else "") + f" [{row.source.number}]"
-    # The unit note, else a unit the table's title gives ("Revenue Carloads Thousands").
-    note = row.note or next((n for n in _SCALE_NOTES if n.split()[1] in row.title.lower().split()), "")
-    word, scale = _SCALE_NOTES.get(note, ("", 1.0))
-    if analysis.counted and word:
-        full = figure.value * scale
-        about = f"{full / 1e9:,.1f} billion" if full >= 1e9 else f"{full / 1e6:,.1f} million" if full >= 1e6 else \
-            f"{full:,.0f}"
-        stated = f"**{figure.raw} {word}** (about {about})"
-    else:
-        # The table's unit note, except on an amount per item ("per share", "per member") or a percentage: a note
-        # "in millions, except percentages and per share data" scales neither.
-        stated = f"**{figure.raw}**" + (f" ({note})" if note and not (per_item_row or figure.pct) else "")
-    return (f"Figure read from the table: {stated} for {wanted[0]}: {where}. It is not tagged XBRL data; the whole "
-            "table is in the cited passage.")
-
-
-# How an extractive answer states a figure it read from one passage (_prose_count, _table_figure), with that
+# How an extractive answer states a figure it read from one passage (_prose_count, table_figure), with that
 # passage's [n] the first citation after it.
 _FIGURE_READ = re.compile(r"^Figure read from (?:prose|the table): .*?\[(\d+)\]", re.M)
 
@@ -775,9 +629,9 @@ def extractive_answer(
         best.text = f"{best.text} {best.following}"  # the sentence after the best one often says why or how
     if comparison:
         parts.append(comparison)
-    table_figure = _table_figure(chosen, analysis, question, content)
-    if table_figure:
-        return "\n\n".join(figure_lead + parts[1:] + [table_figure]), False
+    from_table = table_figure(chosen, analysis, question, content)
+    if from_table:
+        return "\n\n".join(figure_lead + parts[1:] + [from_table]), False
     for number in order:
         group = sorted((u for u in chosen if u.source.number == number), key=lambda u: u.pos)
         head = f"**[{number}] {group[0].source.label()}**"
