@@ -64,6 +64,9 @@ _LATEST = re.compile(
 _CAUSE_OR_ACTION = (
     r"\bwhat\s+(?!(?:remained|totall?ed|amounted|exceeded)\b)\w{3,}ed\s+(?:on|in|to|up|down|off)?\b"
     r"|\bhow\s+(?:is|are)\s+(?:[\w.&'’-]+\s+){1,4}?\w{3,}ing\b"
+    # Whether something can happen ("Can bad weather hurt its sales?") is the risk factors' to say; "can you
+    # give me ..." is only a polite way to ask.
+    r"|^\s*(?:can|could|might|may)\s+(?!(?:you|u|i|we)\b)"
 )
 # A question about prose, quarters or adjusted figures: a consolidated annual fact does not answer it.
 _NARRATIVE = re.compile(
@@ -87,8 +90,6 @@ _PROSE_INTENT = re.compile(
     r"\b(?:why|explain\w*|describ\w*|discuss\w*|polic(?:y|ies)|risks?|drivers?|drove|driven|reasons?|strateg\w*|"
     r"what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|forecast\w*|expect\w*|anticipat\w*|"
     r"usually|typically|generally|normally|historically|seasonal\w*|tends?\s+to)\b|"
-    # Whether something can happen ("Can bad weather hurt its sales?") is the risk factors' to say.
-    r"^\s*(?:can|could|might|may)\b|"
     + _CAUSE_OR_ACTION
 )
 # "How much of its revenue did it put into R&D" asks for a share as surely as "what share of".

@@ -101,8 +101,6 @@ def test_latest_year_sections_forms_and_unknown_companies(catalog):
         # A habit over the years (seasonality) is told in prose, not printed on one year's statement.
         ("Which quarter is usually Acme's biggest for sales?", []),
         ("Does Acme's revenue tend to peak in the holiday quarter?", []),
-        # Whether something can happen is a risk the filing describes.
-        ("Can bad weather hurt Acme's sales?", []),
     ],
 )
 def test_the_statements_a_metric_needs_are_searched_first(catalog, question, statements):
@@ -161,6 +159,8 @@ def test_the_items_whose_content_a_question_asks_about(catalog, question, items)
     ("What remained under Apple's share repurchase program at the end of fiscal 2024?", False),  # an amount
     ("How did Apple's total net sales change from fiscal 2023 to fiscal 2024?", False),
     ("What was Apple's gross margin in fiscal 2024?", False),
+    ("Can bad weather hurt Apple's sales?", True),  # whether something can happen: a risk described in prose
+    ("Can you give me Apple's net sales for fiscal 2024?", False),  # a polite request for a figure
 ])
 def test_questions_that_ask_for_prose_by_their_form(catalog, question, narrative):
     plan = plan_question(question, catalog)
