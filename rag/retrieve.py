@@ -19,7 +19,7 @@ from .index import keyword_stemmer
 from .item_topics import BUSINESS_WORDS
 from .question import plan_question
 from .schema import MODES, Filters, QuestionPlan, RetrievalResult
-from .words import COUNT_AFTER_NOUN_LINK, STOP_WORDS, stem
+from .words import COUNT_AFTER_NOUN_LINK, SPELLED_OUT, STOP_WORDS, stem
 
 # ==============================================================================================================
 # The search text
@@ -103,6 +103,16 @@ def _cached_query_embedding(model_id: int, text: str, embed_model):
     return _QUERY_CACHE[key]
 
 
+_SHORT_FORM = re.compile(r"(?<![\w&])(" + "|".join(map(re.escape, SPELLED_OUT)) + r")(?![\w&])", re.I)
+
+
+def with_spelled_out(query: str) -> str:
+    """The query with the words its short forms stand for added ("DOJ" and "department of justice"): filings spell
+    them out, and keyword search matches words, not meanings."""
+    extra = [phrase for m in _SHORT_FORM.finditer(query) for phrase in SPELLED_OUT[m.group(1).lower()]]
+    return " ".join([query, *dict.fromkeys(extra)])
+
+
 def _keyword_retriever(index, top_k: int, subset: np.ndarray | None):
     class SubsetBM25Retriever(BM25Retriever):
         """BM25 (bm25s) with a per-query mask, mapping hits back to the index's own nodes. Chunks outside the
@@ -110,8 +120,8 @@ def _keyword_retriever(index, top_k: int, subset: np.ndarray | None):
 
         def _retrieve(self, query_bundle: QueryBundle):
             tokens = bm25s.tokenize(
-                query_bundle.query_str, stemmer=self.stemmer, token_pattern=self.token_pattern, show_progress=False
-            )
+                with_spelled_out(query_bundle.query_str), stemmer=self.stemmer, token_pattern=self.token_pattern,
+                show_progress=False)
             if not tokens.vocab:
                 return []
             mask = None

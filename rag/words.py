@@ -20,6 +20,29 @@ STOP_WORDS = HEDGE_WORDS | set(
 )
 
 
+# Short forms analysts type and filings spell out: the agencies by their initials and the statement lines by their
+# shorthand. Keyword search looks for the spelled-out words too; the extractive answer counts them as the word.
+SPELLED_OUT = {
+    # The agencies analysts name by their initials.
+    "doj": ["department of justice"],
+    "ftc": ["federal trade commission"],
+    "irs": ["internal revenue service"],
+    "capex": ["capital expenditures", "property and equipment"],
+    "r&d": ["research and development"],
+    "sbc": ["stock-based compensation"],
+    "eps": ["earnings per share", "net income per share"],
+    "hq": ["headquarters", "principal executive offices"],
+    # Retailers' comparable sales, as analysts shorten them.
+    "comps": ["comparable sales"],
+    # ASC 805 calls a deal's earnout "contingent consideration", and filings book it so.
+    "earnout": ["contingent consideration"],
+    "opex": ["operating expenses"],
+    "cogs": ["cost of sales"],
+    "sg&a": ["selling, general and administrative"],
+    "tac": ["traffic acquisition costs"],
+}
+
+
 # Irregular past forms of verbs that filings and questions put figures to, so "paid memberships" answers "paying
 # memberships" and "shares sold" answers "how many shares did it sell".
 _IRREGULAR = {"paid": "pay", "sold": "sell", "spent": "spend", "held": "hold", "bought": "buy", "built": "build",

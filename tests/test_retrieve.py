@@ -250,6 +250,10 @@ def test_exhibit_index_chunks_are_told_apart():
     long_rows = ("10.5 | Supplemental Executive Retirement Plan, as amended, is incorporated by reference to Exhibit "
                  "10.5 to the Annual Report on Form 10-K for the fiscal year ended January 31, 2023 (C)\n")
     assert is_exhibit_list(head + table) and is_exhibit_list(head + long_rows)
+    # A chunk of the index's rows alone, under no header: the form each was filed with is a cell of its own.
+    rows_only = ("10.17 | Settlement Agreement to resolve the Interchange Antitrust Litigation | 8-K | 001-33977 | "
+                 "10.1 | 9/18/2018\n10.18 | Form of Makewhole Agreement | S-4/A | 333-276747 | 99.2 | 3/11/2024\n")
+    assert is_exhibit_list(head + rows_only)
     # Figures in numbered rows, and prose that names a form, are not an exhibit index.
     assert not is_exhibit_list(head + "1.5 | Medical cost trend | (1.0)% | 2.0%\n2.5 | Completion factor | 3 | 4\n")
     assert not is_exhibit_list(head + "We employed 32,439 people, as our Form 10-K for 2023 also said.")
@@ -474,3 +478,17 @@ def test_a_year_after_every_indexed_report_is_not_covered(small_index):
     # A year the index holds, or the year before one (its comparative column), is covered.
     assert retriever.retrieve("What were ACME's total net sales in fiscal 2023?", mode="keyword",
                               top_k=4).unavailable == []
+
+
+def test_keyword_search_looks_for_the_words_a_short_form_stands_for(tmp_path):
+    from rag.retrieve import with_spelled_out
+
+    assert "department of justice" in with_spelled_out("What is the DOJ suing Acme for?")
+    assert with_spelled_out("Is the dojo open?") == "Is the dojo open?"  # only the short form as a word
+    store = IndexStore(get_settings(storage_dir=tmp_path / "storage"))
+    acme = dict(ACME, unique_phrase="In September 2024 the Department of Justice filed a complaint alleging that "
+                                    "Acme monopolized the zorblax market.")
+    store.add([write_filing(tmp_path / "in", "acme.htm", **acme)])
+    retriever = Retriever(store.load(), store.embed_model())
+    result = retriever.retrieve("What is the DOJ suing Acme for?", mode="keyword", top_k=3)
+    assert "Department of Justice" in result.nodes[0].node.text

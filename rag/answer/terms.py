@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..dates import MONTH_WORDS
 from ..schema import Citation, QuestionPlan
-from ..words import STOP_WORDS, TOKEN_RE, stem, tokens
+from ..words import SPELLED_OUT, STOP_WORDS, TOKEN_RE, stem, tokens
 
 __all__ = ["STOP_WORDS", "TOKEN_RE", "stem", "tokens"]  # re-exported: the answer package's callers use them here
 
@@ -61,27 +61,17 @@ _SYNONYMS_PLAIN = {
     # "physical properties", and whether they are owned or leased: filings answer in those words.
     "sites": ["properties", "facilities", "plants", "locations"],
     "rent": ["lease", "leased"],
-    "hq": ["headquarters", "principal executive offices"],
-    # The agencies analysts name by their initials, which filings spell out.
-    "doj": ["department of justice"],
-    "ftc": ["federal trade commission"],
-    "irs": ["internal revenue service"],
     # Suing is what filings describe as a lawsuit, a suit or a complaint filed.
     "sue": ["lawsuit", "suit", "complaint"],
     "sued": ["lawsuit", "suit", "complaint"],
     "suing": ["lawsuit", "suit", "complaint"],
-    "capex": ["capital expenditures", "property and equipment"],
-    # Retailers' comparable sales, as analysts shorten them.
-    "comps": ["comparable sales"],
-    # ASC 805 calls a deal's earnout "contingent consideration", and filings book it so.
-    "earnout": ["contingent consideration"],
-    "r&d": ["research and development"],
-    "eps": ["earnings per share", "net income per share"],
 }
 
 
 GENERIC_TERMS = {stem(w) for w in _GENERIC_PLAIN + sorted(MONTH_WORDS)}
-SYNONYMS = {stem(k): v for k, v in _SYNONYMS_PLAIN.items()}
+# The short forms' spelled-out words count as the short form (rag.words.SPELLED_OUT).
+SYNONYMS = {stem(k): v for k, v in (_SYNONYMS_PLAIN | SPELLED_OUT).items()}
+
 
 def question_terms(question: str, sources: list[Citation], analysis: QuestionPlan | None, *,
                    topic_only: bool = False) -> list[str]:
