@@ -194,3 +194,20 @@ def test_a_place_the_passages_print_as_its_adjective_is_not_a_missing_name():
     res = answer(question, retrieval(question, [make_node(_DISPOSITION, "c-sale", 0.033, section="Item 7")], plan),
                  settings_for(None), use_llm=False)
     assert res.refused and res.refusal_reason == "name_not_found" and "'Patagonia'" in res.answer
+
+
+def test_a_year_after_the_index_that_no_passage_mentions_is_refused_before_the_model(fake_ollama):
+    from dataclasses import replace
+
+    question = "What iPhone revenue does Apple forecast for fiscal 2026?"
+    plan = QuestionPlan(tickers=["AAPL"], fiscal_years=[2026], narrative_words=["forecast"], question=question)
+    found = replace(retrieval(question, analysis=plan), unavailable=["AAPL FY2026"])
+    res = answer(question, found, settings_for(fake_ollama))
+    assert res.refused and res.refusal_reason == "period_not_covered" and res.citations == []
+    assert "AAPL FY2026" in res.answer and fake_ollama.chat_requests() == []
+    # A passage of the latest report that speaks of that year is what the filings say of it: answered.
+    ahead = make_node("The Company's iPhone revenue forecast for fiscal 2026 is not provided.", "c-ahead", 0.03,
+                      section="Item 7")
+    found = replace(retrieval(question, [ahead], plan), unavailable=["AAPL FY2026"])
+    res = answer(question, found, settings_for(None), use_llm=False)
+    assert not res.refused and "fiscal 2026" in res.answer

@@ -206,6 +206,23 @@ def incorporated_by_reference(analysis: QuestionPlan | None, sources: list[Citat
     )
 
 
+def year_not_covered(analysis: QuestionPlan | None, unavailable: list[str], sources: list[Citation]) -> Refusal | None:
+    """A fiscal year after every indexed report (retrieval lists it as unavailable, "AAPL FY2026") that none of
+    the retrieved passages, read from the latest reports, so much as mentions: they say nothing of that year, and
+    their own years' figures would answer another question."""
+    if analysis is None or not sources:
+        return None
+    later = [y for y in analysis.fiscal_years if any(label.endswith(f"FY{y}") for label in unavailable)]
+    if not later or any(str(y) in (c.text or "") for c in sources for y in later):
+        return None
+    return Refusal(
+        "period_not_covered",
+        f"These filings do not include {', '.join(unavailable)}: no indexed report covers that period, and none of "
+        f"the {len(sources)} passages of the latest reports mentions {', '.join(map(str, later))}. Nothing is "
+        "cited, since no indexed passage speaks of that year.",
+    )
+
+
 def names_not_found(analysis: QuestionPlan | None, sources: list[Citation]) -> Refusal | None:
     """The question names someone or something (a person, a product, a deal: plan.unread_names) that none of the
     retrieved passages mentions. The passages that match its other words are about something else, and a figure

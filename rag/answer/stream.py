@@ -28,6 +28,7 @@ from .refusals import (
     names_not_found,
     partial_company_note,
     where_filings_are_listed,
+    year_not_covered,
 )
 from .sources import prepare_facts, sources_from_retrieval
 
@@ -271,7 +272,8 @@ class AnswerStream:
             yield self._emit(_nothing_found(self.retrieval, self.settings.audience))
             self._finish()
             return
-        elsewhere = incorporated_by_reference(analysis, chunk_sources) or names_not_found(analysis, chunk_sources)
+        elsewhere = (incorporated_by_reference(analysis, chunk_sources) or names_not_found(analysis, chunk_sources)
+                     or year_not_covered(analysis, self.retrieval.unavailable, chunk_sources))
         if elsewhere and not facts_text:
             res.refused, res.refusal_reason = True, elsewhere.kind
             yield self._emit(elsewhere.message)
