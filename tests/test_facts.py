@@ -523,6 +523,10 @@ def test_metric_words_map_to_concepts():
         assert [m.metric_key for m in find_mentions(question)] == ["repurchase_remaining"], question
     # Some of it spent is no remainder.
     assert [m.metric_key for m in find_mentions("How much did Apple spend on share repurchases?")] == ["buybacks"]
+    # The stock named before the verb: how much of it was bought back is the amount spent; how many shares, a count.
+    for question in ("how much stock did Apple repurchase in fiscal 24?", "How much stock did Apple buy back?"):
+        assert [m.metric_key for m in find_mentions(question)] == ["buybacks"], question
+    assert "buybacks" not in [m.metric_key for m in find_mentions("How many shares did Apple repurchase in 2024?")]
 
 
 def test_labels_and_units():

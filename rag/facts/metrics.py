@@ -246,7 +246,11 @@ METRICS: list[Metric] = [
         # The verb with its object: "how much cash did it pay to repurchase its common stock".
         r"repurchas(?:e|ed|ing)\s+(?:its\s+|their\s+)?(?:own\s+)?(?:common\s+)?(?:stock|shares)",
         r"payments?\s+for\s+repurchases?\s+of\s+common\s+stock",
-        r"(?:bu(?:y|ys|ying)|bought)\s+back\s+(?:(?:its|their)\s+)?(?:own\s+)?(?:common\s+)?(?:stock|shares)"],
+        r"(?:bu(?:y|ys|ying)|bought)\s+back\s+(?:(?:its|their)\s+)?(?:own\s+)?(?:common\s+)?(?:stock|shares)",
+        # The object before the verb: "how much stock did it repurchase / buy back" (an amount; "how many shares"
+        # is a count of shares).
+        r"(?<=much\s)(?:common\s+)?stock\s+(?:did|does|has|had)\s+(?:[\w.&'’-]+\s+){1,3}?"
+        r"(?:repurchas\w*|bu(?:y|ys|ying)\s+back|bought\s+back)"],
        [_G + "PaymentsForRepurchaseOfCommonStock"], outflow="{} spent on repurchases of common stock"),
     # What a company hands back to its owners in cash, as analysts total it: dividends paid and shares bought back,
     # the two cash-flow lines that pay shareholders ("how much cash did it return to shareholders"). Not the total
