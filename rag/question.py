@@ -99,6 +99,14 @@ _SHARE_OF = re.compile(
     r"\b(?:chunk|slice)\s+of\b|\b(?:what|how\s+big\s+a|how\s+large\s+a)\s+part\s+of\b|"
     r"\bas\s+an?\s+(?:percent(?:age)?|share|proportion|fraction)\s+of\b"
 )
+# One line over another ("medical costs over premiums", "R&D divided by revenue") is a share too, unless it
+# defines a computed metric the question names ("net margin, taking net income over net sales"); "over" a period or
+# an amount ("over the prior year", "over 2023") is none.
+_LINE_OVER_LINE = re.compile(
+    r"\b(?!(?:hand|turn|take|took|carr|pass|roll|hold|held|sign|spread)\w*\s)[a-z]+\s+"
+    r"(?:divided\s+by|over)\s+(?!(?:the|a|an|its|their|fiscal|fy\w*|prior|previous|last|past|next|time|years?|"
+    r"quarters?|months?|periods?|q[1-4]|in|on|at|to|for|from|with|by|of|and|or|into|about)\b|\d|\$)"
+)
 _RATIO_OF = re.compile(r"\bratio\s+(?:of|between)\b")
 _DIFFERENCE = re.compile(r"\bdifference\s+between\b")
 _COMPARED = re.compile(r"\bcompared?\b|\bversus\b|\bvs\b")
@@ -181,7 +189,8 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     # A change word inside a metric's own name ("the effect of exchange rate changes on cash") asks for no change.
     named = "".join(" " if any(m.start <= i < m.end for m in plan.metrics if not m.vetoed) else ch
                     for i, ch in enumerate(norm))
-    plan.calculation = replace(_calculation(norm), growth=_calculation(named).growth)
+    defines = any(metric(m.metric_key).derive for m in plan.metrics)
+    plan.calculation = replace(_calculation(norm, defines), growth=_calculation(named).growth)
     back = _YEARS_BACK.search(norm)
     if back and not (plan.calculation.growth or plan.calculation.compares):
         years_back = {"two": 2, "2": 2, "three": 3, "3": 3}.get(back.group(1) or "", 1)
@@ -484,8 +493,9 @@ def _without_restated_inputs(mentions: list[MetricMention]) -> list[MetricMentio
     return mentions
 
 
-def _calculation(norm: str) -> Calculation:
-    share = _SHARE_OF.search(norm)
+def _calculation(norm: str, defines_metric: bool = False) -> Calculation:
+    """`defines_metric`: the question names a computed metric, which a line over another defines."""
+    share = _SHARE_OF.search(norm) or (None if defines_metric else _LINE_OVER_LINE.search(norm))
     span = _FROM_TO.search(norm)
     year_range = None
     if span:

@@ -382,6 +382,15 @@ def test_how_much_of_a_whole_reads_an_amount_as_surely_as_a_share(catalog):
     assert calc.share_of_end is not None and not calc.amount_of
 
 
+def test_one_line_over_another_is_a_share_and_over_a_period_is_not(catalog):
+    for question in ("Apple's 2024 cost of sales over net sales?", "Apple R&D divided by revenue in 2024"):
+        assert plan_question(question, catalog).calculation.share_of_end is not None, question
+    for question in ("How did Apple's revenue change over the prior year?", "Apple net sales growth over 2023",
+                     "Apple's R&D spending over the past five years",
+                     "How much cash did Apple hand over in income taxes in 2024?"):
+        assert plan_question(question, catalog).calculation.share_of_end is None, question
+
+
 def test_names_the_plan_reads_as_nothing_else(catalog):
     # A product, business or person the question names beside the company and the figure.
     assert plan_question("How much revenue did Model Y bring in for Apple in 2024?", catalog).unread_names == [
