@@ -441,8 +441,8 @@ def test_what_the_question_rules_out_and_growth_rates_do_not_answer_an_amount():
     # Asked for the cash part, the cash row; asked for the growth, the growth row.
     assert "for 2024: `Cash volume`" in _one_company("How much cash volume did Gamma Health process in 2024?",
                                                      *_VOLUMES)
-    assert "growth" in _first_quote(_one_company("How much did Gamma Health's payments volume grow in 2024?",
-                                                 *_VOLUMES))
+    assert "Figure read from the table: **9%** for 2024: `Payments volume growth`" in _one_company(
+        "How much did Gamma Health's payments volume grow in 2024?", *_VOLUMES)
     # A passage that leaves the same thing out itself is the figure asked for, not the part left out.
     prose = ("Net revenue grew 10% on a constant-currency basis, excluding currency effects. "
              "Currency effects reduced net revenue by $300 million.")
@@ -803,3 +803,15 @@ def test_the_word_that_named_the_company_and_an_earnout_are_no_missing_words():
     assert coverage_gap("zest earnout remeasurement charge for the widget plant", [passage],
                         plan_question("zest earnout remeasurement charge for the widget plant", catalog)) == [
         "widget", "plant"]
+
+
+_SALES_DATA = ("Selected financial and sales data:\n| Fiscal | Fiscal | Fiscal\n| 2024 | 2023 | 2022\n"
+               "Comparable sales (% change) | (1.8)% | (3.2)% | 3.1%\nNet sales | 159,514 | 152,669 | 157,403")
+
+
+def test_a_row_that_prints_the_change_answers_a_change_asked_for_its_year():
+    text = _one_company("Gamma Health comparable sales change for fiscal 2023?", _SALES_DATA)
+    assert text.startswith("Figure read from the table: **(3.2)%** for 2023")
+    # A change in a row of amounts is computed from two years, never read from one cell.
+    assert not _one_company("How did Gamma Health's net sales change in fiscal 2023?", _SALES_DATA).startswith(
+        "Figure read")

@@ -110,6 +110,10 @@ def _asks_figure(question: str, analysis: QuestionPlan) -> bool:
     return bool(NUMERIC_Q.search(question or "") or _WHAT_WAS.match(question or ""))
 
 
+# A row whose label says it prints a change: "Comparable sales (% change)", "Net sales growth", "Increase in ...".
+_CHANGE_ROW = re.compile(r"%\s*change|\b(?:change|growth|increase|decrease)\b", re.I)
+
+
 def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, question: str,
                   content: list[str]) -> str | None:
     """A figure asked whose best match is a table row of several columns (years, and groups of years): the cell
@@ -122,7 +126,10 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     if analysis is None or len(analysis.tickers) > 1 or not chosen or not _asks_figure(question, analysis):
         return None
     row = chosen[0]
-    if row.kind != "row" or not row.header or (analysis.calculation.growth and not analysis.counted):
+    # A change asked is computed from two years' figures, unless the row itself prints the change ("Comparable
+    # sales (% change)"): then its cell for the year is the change asked.
+    change_row = bool(_CHANGE_ROW.search(row.text.split("|")[0]))
+    if row.kind != "row" or not row.header or (analysis.calculation.growth and not (analysis.counted or change_row)):
         return None
     # A quarter or a year to date: a year's column may hold three, six or twelve months, which its head does
     # not always say; the row is quoted with its header instead.
@@ -165,7 +172,7 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     figure = next(iter(parse_numbers(cells[1 + column])), None)
     if figure is None:
         return None
-    percent_asked = bool(PERCENT_Q.search(question))
+    percent_asked = bool(PERCENT_Q.search(question)) or (change_row and analysis.calculation.growth)
     if (analysis.counted and (figure.money or figure.pct)) or (not analysis.counted and figure.pct != percent_asked):
         return None
     columns = " / ".join(h for h in heads if h)
