@@ -441,8 +441,8 @@ def test_what_the_question_rules_out_and_growth_rates_do_not_answer_an_amount():
     # Asked for the cash part, the cash row; asked for the growth, the growth row.
     assert "for 2024: `Cash volume`" in _one_company("How much cash volume did Gamma Health process in 2024?",
                                                      *_VOLUMES)
-    assert "Figure read from the table: **9%** for 2024: `Payments volume growth`" in _one_company(
-        "How much did Gamma Health's payments volume grow in 2024?", *_VOLUMES)
+    grew = _one_company("How much did Gamma Health's payments volume grow in 2024?", *_VOLUMES)
+    assert grew.startswith("Figure read from the table: **9%** for 2024: `Payments volume growth`")  # "grow" is held
     # A passage that leaves the same thing out itself is the figure asked for, not the part left out.
     prose = ("Net revenue grew 10% on a constant-currency basis, excluding currency effects. "
              "Currency effects reduced net revenue by $300 million.")

@@ -46,6 +46,8 @@ _SYNONYMS_PLAIN = {
     "spend": ["cost", "expenses", "expenditures"],
     "spent": ["cost", "expenses", "expenditures"],
     "buyback": ["repurchase"],
+    # How much something grew is printed as its growth.
+    "grow": ["growth"],
     # What is left of a repurchase program: the SEC's issuer-purchases table (Reg. S-K Item 703) heads that column
     # "... that may yet be purchased under the plans or programs".
     "remain": ["may yet be purchased", "remaining", "available"],
