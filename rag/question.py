@@ -143,12 +143,15 @@ _RANKS = re.compile(r"\b(?:more|fewer|less|larger|bigger|higher|lower|greater|sm
                     r"\bby\s+how\s+much\b")
 _BY_HOW_MUCH = re.compile(r"\bby\s+how\s+much\b")
 # The period before, as a comparison names it: "compared with a year earlier / the prior year / last year's".
-_PRIOR_PERIOD = re.compile(r"\b(?:a\s+year\s+(?:earlier|ago|before)|(?:the\s+)?(?:prior|previous|preceding)\s+"
+_PRIOR_PERIOD = re.compile(r"\b(?:(?:a|the)\s+year\s+(?:earlier|ago|before)|(?:the\s+)?(?:prior|previous|preceding)\s+"
                            r"(?:fiscal\s+)?(?:year|quarter|period)|last\s+year)\b")
 # A year named relative to the latest one, with no year given: "the prior fiscal year", "the year before", "two years
 # ago". Not "last year", which names the latest year itself.
 _YEARS_BACK = re.compile(r"\b(?:(?:the\s+)?(?:prior|previous|preceding)\s+(?:fiscal\s+)?year|(?:a|one)\s+year\s+(?:earlier|"
                          r"ago|before)|the\s+year\s+before|(two|2|three|3)\s+(?:fiscal\s+)?years\s+(?:ago|earlier|before|prior))\b")
+# Years counted back from a year named right after ("the year before FY25"): see _fiscal_years.
+_YEARS_BEFORE = re.compile(r"\b(?:the|a|one|(two|2|three|3))\s+(?:fiscal\s+)?years?\s+(?:before|prior\s+to|preceding)"
+                           r"\s+(?:the\s+)?$")
 _TOTAL = re.compile(r"\b(?:combined|sum|cumulative|aggregate|altogether|in\s+total|together|add(?:ed)?\s+up)\b")
 _TOTAL_OVER = re.compile(r"\btotal\b.*\b(?:over|across)\b")
 _FROM_TO = re.compile(
@@ -355,6 +358,10 @@ def _fiscal_years(low: str, catalog: Catalog, plan: QuestionPlan) -> list[int]:
         if any(s <= m.start() < e for s, e in date_spans):
             continue
         year = mentioned_year(m)
+        # "The year before FY25", "two years prior to fiscal 2025": the year asked counts back from the one named.
+        before = _YEARS_BEFORE.search(low, 0, m.start())
+        if before:
+            year -= {"two": 2, "2": 2, "three": 3, "3": 3}.get(before.group(1) or "", 1)
         plan.spans.append((m.start(), m.end(), "fiscal_year", year))
         if _NAMES_REPORT.match(low, m.end()):
             plan.document_years.append(year)

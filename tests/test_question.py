@@ -494,3 +494,13 @@ def test_a_brand_used_less_often_than_the_name_names_its_company_when_it_reads_a
     assert plan_question("how did zest do at apple", catalog).tickers == ["AAPL"]
     # A month written short is a date, never a name.
     assert plan_question("revenue as of Jan 31 2024", catalog).tickers == []
+
+
+def test_a_year_counted_back_from_a_year_named(catalog):
+    # "The year before FY25" asks for fiscal 2024, not for 2025; "two years prior to" counts back two.
+    assert plan_question("What did Apple spend on capex in the year before FY25?", catalog).fiscal_years == [2024]
+    assert plan_question("Apple capex two years prior to fiscal 2025", catalog).fiscal_years == [2023]
+    assert plan_question("Apple capex in the year before FY25, i.e. fiscal 2024", catalog).fiscal_years == [2024]
+    # Compared with "the year before" it names, both years.
+    plan = plan_question("Apple capex fiscal 2025 vs the year before", catalog)
+    assert plan.calculation.growth and plan.fiscal_years == [2025]
