@@ -494,9 +494,10 @@ def _without_restated_inputs(mentions: list[MetricMention]) -> list[MetricMentio
     if len(derived) != 1:
         return mentions
     inputs = set(metric(derived[0].metric_key).derive[1:])
-    rest = [m for m in mentions if m is not derived[0]]
+    # A phrase vetoed as no figure ("cash" in "how much cash did it hand back") is none of the inputs either.
+    rest = [m for m in mentions if m is not derived[0] and not m.vetoed]
     if rest and all(m.metric_key in inputs and m.start > derived[0].start for m in rest):
-        return derived
+        return [m for m in mentions if m is derived[0] or m.vetoed]
     return mentions
 
 

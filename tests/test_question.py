@@ -504,3 +504,9 @@ def test_a_year_counted_back_from_a_year_named(catalog):
     # Compared with "the year before" it names, both years.
     plan = plan_question("Apple capex fiscal 2025 vs the year before", catalog)
     assert plan.calculation.growth and plan.fiscal_years == [2025]
+
+
+def test_a_computed_figure_followed_by_its_inputs_asks_for_the_computed_figure(catalog):
+    # "Buybacks plus dividends" defines cash returned to shareholders; the vetoed "cash" is no other figure.
+    plan = plan_question("How much cash did Apple hand back to shareholders in 2024, buybacks plus dividends?", catalog)
+    assert [m.metric_key for m in plan.metrics if not m.vetoed] == ["shareholder_returns"]
