@@ -20,8 +20,9 @@ STOP_WORDS = HEDGE_WORDS | set(
 )
 
 
-# Short forms analysts type and filings spell out: the agencies by their initials and the statement lines by their
-# shorthand. Keyword search looks for the spelled-out words too; the extractive answer counts them as the word.
+# Short forms analysts type and filings spell out: the agencies by their initials, the statement lines by their
+# shorthand, clipped words. Keyword search looks for the spelled-out words too, the extractive answer counts them as
+# the word, and a printed label is named by them (rag.facts.row_labels).
 SPELLED_OUT = {
     # The agencies analysts name by their initials.
     "doj": ["department of justice"],
@@ -40,6 +41,18 @@ SPELLED_OUT = {
     "cogs": ["cost of sales"],
     "sg&a": ["selling, general and administrative"],
     "tac": ["traffic acquisition costs"],
+    "d&a": ["depreciation and amortization"],
+    # Words clipped as analysts type them ("accrued exp on the bal sheet").
+    "exp": ["expenses"],
+    "bal": ["balance"],
+    "liab": ["liabilities"],
+    "liabs": ["liabilities"],
+    "accum": ["accumulated"],
+    "amort": ["amortization"],
+    "deprec": ["depreciation"],
+    "intl": ["international"],
+    "govt": ["government"],
+    "mgmt": ["management"],
 }
 
 

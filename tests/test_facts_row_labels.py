@@ -146,6 +146,12 @@ def test_a_bracket_of_counts_beside_a_line_is_no_word_of_it():
     assert _asked("What was Acme's treasury stock at cost in 2024?", treasury) == ["us-gaap:TreasuryStockValue"]
 
 
+def test_a_label_named_by_clipped_words_as_analysts_type_them():
+    accrued = _fact("us-gaap:AccruedLiabilitiesCurrent", 10_393e6, "Accrued expenses", "income-statement",
+                    instant=True)
+    assert _asked("acme accrued exp on the bal sheet ye24?", accrued) == ["us-gaap:AccruedLiabilitiesCurrent"]
+
+
 def test_a_label_of_one_word_is_read_only_when_asked_for():
     premiums = _fact("us-gaap:PremiumsEarnedNet", 308_810e6, "Premiums", "income-statement")
     found = labelled_mentions(" premiums in 2024?", [FilingView(FILING, [premiums])], {"acme"}, _on_statement,
