@@ -80,6 +80,8 @@ class QuarterFacts:
         if year not in self.annual_filings(ticker) or (year, 3) not in self.quarterly_filings(ticker):
             raise Unresolved(f"Q4 FY{year} of {ticker} needs the FY{year} 10-K and the Q3 FY{year} 10-Q")
         whole = self.resolve(m, ticker, year, mention, When(None, 12, when.back))
+        if whole.kind != "money":  # a line named by its printed label is per share by its unit, not its metric
+            raise Unresolved(f"a fourth-quarter {m.label} cannot be computed: only amounts subtract")
         nine = self.resolve(m, ticker, year, mention, When(3, 9, when.back, borrow=False))
         if whole.comparative and not when.back:
             raise Unresolved(f"the FY{year} figure is not the 10-K's own")
