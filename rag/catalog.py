@@ -13,6 +13,7 @@ from .dates import MONTH_WORDS
 from .facts import is_metric_phrase, normalize
 from .index import fiscal_period_of
 from .schema import QuestionPlan
+from .words import SPELLED_OUT, STOP_WORDS
 
 # Capitalised words that start sentences or name roles, units and form parts: never a company.
 STOP_CAPS = {
@@ -47,6 +48,8 @@ class Catalog:
     # The owned words the indexed text never writes in lower case, in lower case -> ticker: a question typed in
     # lower case still names its company by them ("why did coke's headcount drop").
     owned_lowercase: dict[str, str] = field(default_factory=dict)
+    # Every word the indexed text writes, in lower case: a ticker-like word outside it names no indexed company.
+    text_words: set[str] = field(default_factory=set)
     # ticker -> (period end, fiscal year, fiscal period) of each indexed filing, oldest first; and every fiscal
     # period the index holds ("Q1".."Q3", "FY").
     periods_by_ticker: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)
@@ -94,6 +97,7 @@ class Catalog:
             word_aliases=word_aliases,
             lowercase_words=lowercase,
             owned_lowercase={w.lower(): t for w, t in distinctive.items() if w.lower() not in uses.lowercase},
+            text_words=uses.every,
             periods_by_ticker={t: sorted(held) for t, held in periods.items()},
             indexed_periods={p for held in periods.values() for _e, _y, p in held},
         )
@@ -102,6 +106,7 @@ class Catalog:
 # A word written in lower case as a word of its own: not a concept's prefix ("adbe:NonCancellable...") or part of
 # a web address or a hyphenation.
 _LOWERCASE_WORD = re.compile(r"(?<![\w.$&'/-])([a-z]+)(?![\w&'.:/-])")
+_ANY_WORD = re.compile(r"[A-Za-z][A-Za-z&]+")
 _CAPITALISED_WORD = re.compile(r"(?<![\w.])[A-Z][a-z]+[A-Za-z]*\b")
 # A capitalised word opening another company's name ("Monster Beverage Corporation", "Hoechst AG").
 _ENTITY_HEAD = re.compile(
@@ -117,20 +122,23 @@ class _WordUses:
     capitalised: dict[str, Counter]  # ticker -> capitalised word -> uses
     lowercase: set[str]  # words written in lower case somewhere
     entity_heads: set[str]  # capitalised words that open a company's name
+    every: set[str]  # every word of the text, in lower case
 
 
 def _word_uses(nodes) -> _WordUses:
     capitalised: dict[str, Counter] = defaultdict(Counter)
     lowercase: set[str] = set()
     heads: set[str] = set()
+    every: set[str] = set()
     for node in nodes:
         text = node.text
+        every.update(w.lower() for w in _ANY_WORD.findall(text))
         lowercase.update(_LOWERCASE_WORD.findall(text))
         heads.update(_ENTITY_HEAD.findall(text))
         ticker = (node.metadata.get("ticker") or "").upper()
         if ticker:
             capitalised[ticker].update(_CAPITALISED_WORD.findall(text))
-    return _WordUses(capitalised, lowercase, heads)
+    return _WordUses(capitalised, lowercase, heads, every)
 
 
 def _distinctive_words(uses: _WordUses) -> dict[str, str]:
@@ -270,9 +278,33 @@ def find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> li
     return spans
 
 
-def unknown_companies(q: str, spans: list[tuple[int, int]], catalog: Catalog) -> list[str]:
-    """Names used like a company that no indexed filing matches ("Microsoft's", "Acme Corp")."""
+# A ticker as analysts type it: two to five letters, in capitals anywhere ("JPM net income") or in lower case
+# opening a terse question ("msft revenue fy24").
+_TICKER_LIKE = re.compile(r"(?<![\w&.-])[A-Z]{2,5}(?![\w&.-])|^\s*[a-z]{2,5}(?![\w&.'’-])")
+
+
+def _unknown_tickers(q: str, catalog: Catalog) -> list[str]:
+    """Ticker-like words of a question that names no indexed company, when the indexed text never writes them and
+    they are no metric's short form: the ticker of a company not indexed. Answered from the index, its figures
+    would be another company's."""
+    if not catalog.text_words:
+        return []
     out = []
+    for m in _TICKER_LIKE.finditer(q):
+        word = m.group().strip()
+        low = word.lower()
+        if word in STOP_CAPS or word.capitalize() in STOP_CAPS or low in STOP_WORDS or low in MONTH_WORDS:
+            continue
+        if low in catalog.text_words or low in SPELLED_OUT or is_metric_phrase(word):
+            continue
+        out.append(word)
+    return out
+
+
+def unknown_companies(q: str, spans: list[tuple[int, int]], catalog: Catalog) -> list[str]:
+    """Names used like a company that no indexed filing matches ("Microsoft's", "Acme Corp"), and, in a question
+    that names no indexed company, tickers of none ("JPM net income 2024")."""
+    out = [] if spans else _unknown_tickers(q, catalog)
     for m in re.finditer(r"\b([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*)(?:'s|’s|\s+(?:Inc|Corp|Corporation|Co)\b)", q):
         # The name is the run of capitalised words right before the possessive: "Are Apple's" and "Summarize
         # Nike's" name a known company (nothing unknown), "Compare Acme Widgets'" names Acme Widgets.

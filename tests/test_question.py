@@ -510,3 +510,15 @@ def test_a_computed_figure_followed_by_its_inputs_asks_for_the_computed_figure(c
     # "Buybacks plus dividends" defines cash returned to shareholders; the vetoed "cash" is no other figure.
     plan = plan_question("How much cash did Apple hand back to shareholders in 2024, buybacks plus dividends?", catalog)
     assert [m.metric_key for m in plan.metrics if not m.vetoed] == ["shareholder_returns"]
+
+
+def test_a_ticker_no_indexed_filing_writes_is_a_company_not_indexed():
+    nodes = [_Node("AAPL", "Apple reported net income and EBITDA. " * 30), _Node("MA", "Mastercard " * 30)]
+    catalog = Catalog.build(FILINGS, nodes)
+    # Typed in capitals anywhere, or in lower case opening a terse question, in a question naming no indexed company.
+    assert plan_question("JPM net income 2024", catalog).unknown_companies == ["JPM"]
+    assert plan_question("msft revenue fy24", catalog).unknown_companies == ["msft"]
+    # A short form of a metric, a word the filings write, or a question naming an indexed company: none.
+    assert plan_question("EBITDA 2024", catalog).unknown_companies == []
+    assert plan_question("FCF for AAPL in 2024", catalog).unknown_companies == []
+    assert plan_question("net income 2024", catalog).unknown_companies == []
