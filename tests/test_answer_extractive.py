@@ -815,3 +815,17 @@ def test_a_row_that_prints_the_change_answers_a_change_asked_for_its_year():
     # A change in a row of amounts is computed from two years, never read from one cell.
     assert not _one_company("How did Gamma Health's net sales change in fiscal 2023?", _SALES_DATA).startswith(
         "Figure read")
+
+
+def test_a_figure_is_read_for_one_company_only():
+    # No company named, and passages of two companies: one company's figure would read as the answer for all.
+    sources = [Citation(number=1, text=_SALES_DATA, ticker="CCC", company="Gamma Health Inc.", form="10-K",
+                        fiscal_year=2024),
+               Citation(number=2, text=_SALES_DATA.replace("159,514", "88,000"), ticker="DDD",
+                        company="Delta Foods Inc.", form="10-K", fiscal_year=2024)]
+    question = "net sales fiscal 2024"
+    assert not extractive_answer(question, sources, QuestionPlan(question=question, fiscal_years=[2024]))[0].startswith(
+        "Figure read")
+    # The passages of one company (chosen in the filters): its figure.
+    assert extractive_answer(question, sources[:1], QuestionPlan(question=question, fiscal_years=[2024]))[0].startswith(
+        "Figure read from the table: **159,514** for 2024")

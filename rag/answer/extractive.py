@@ -21,7 +21,7 @@ from ..schema import Citation, QuestionPlan
 from ..words import COUNT_AFTER_NOUN_LINK
 from .figures import answer_figures
 from .quotable import QuotableUnit, column_heads, quotable_units
-from .table_figure import NUMERIC_Q, PERCENT_Q, negated, table_figure
+from .table_figure import NUMERIC_Q, PERCENT_Q, negated, one_company, table_figure
 from .terms import (
     GENERIC_TERMS,
     content_terms,
@@ -395,7 +395,7 @@ def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, cont
     with its clause; the sentence itself is left out, as its other figures would read as further answers. Said only
     when exactly one figure is the one asked (see _count_asked); otherwise the sentence is quoted whole, never
     guessed at."""
-    if analysis is None or not analysis.counted or len(analysis.tickers) > 1 or not content:
+    if analysis is None or not analysis.counted or not one_company(analysis, chosen) or not content:
         return None
     if len(_HOW_MANY.findall(analysis.question or "")) > 1:
         return None  # "how many people does it employ, and how many work in R&D": both counts, so the sentence whole
@@ -445,7 +445,7 @@ def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
     its place in the list; said only when exactly one list in the sentence pairs amounts with years, and when the
     sentence holds every word the question asks with (an amount has no counted noun to check it by: a sentence
     about "acquisitions of businesses" is not about "selling businesses")."""
-    if analysis is None or analysis.counted or len(analysis.tickers) > 1 or not chosen or not content:
+    if analysis is None or analysis.counted or not one_company(analysis, chosen) or not chosen or not content:
         return None
     if not _AMOUNT_Q.search(question) or PERCENT_Q.search(question):
         return None

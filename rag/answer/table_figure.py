@@ -114,6 +114,15 @@ def _asks_figure(question: str, analysis: QuestionPlan) -> bool:
 _CHANGE_ROW = re.compile(r"%\s*change|\b(?:change|growth|increase|decrease)\b", re.I)
 
 
+def one_company(analysis: QuestionPlan, chosen: list[QuotableUnit]) -> bool:
+    """A figure read from one passage answers for one company: the one the question names, or, when it names none,
+    the one all the quoted passages come from (a company chosen in the filters). With several in play, one
+    company's figure would read as the answer for all."""
+    if analysis.tickers:
+        return len(analysis.tickers) == 1
+    return len({u.source.ticker for u in chosen}) == 1
+
+
 def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, question: str,
                   content: list[str]) -> str | None:
     """A figure asked whose best match is a table row of several columns (years, and groups of years): the cell
@@ -123,7 +132,7 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     as 89,625 members. Said only when the row's label names what is asked (what is counted, for a count), the
     cell holds the kind of figure asked (a count, an amount, a percentage), and the header gives that year one
     column."""
-    if analysis is None or len(analysis.tickers) > 1 or not chosen or not _asks_figure(question, analysis):
+    if analysis is None or not one_company(analysis, chosen) or not chosen or not _asks_figure(question, analysis):
         return None
     row = chosen[0]
     # A change asked is computed from two years' figures, unless the row itself prints the change ("Comparable
