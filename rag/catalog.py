@@ -97,7 +97,8 @@ class Catalog:
             word_aliases=word_aliases,
             lowercase_words=lowercase,
             owned_lowercase={w.lower(): t for w, t in distinctive.items() if w.lower() not in uses.lowercase},
-            text_words=uses.every,
+            # With one company indexed, a question naming none is about it, whatever words it shouts.
+            text_words=uses.every if len(uses.capitalised) >= 2 else set(),
             periods_by_ticker={t: sorted(held) for t, held in periods.items()},
             indexed_periods={p for held in periods.values() for _e, _y, p in held},
         )

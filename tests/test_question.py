@@ -522,3 +522,6 @@ def test_a_ticker_no_indexed_filing_writes_is_a_company_not_indexed():
     assert plan_question("EBITDA 2024", catalog).unknown_companies == []
     assert plan_question("FCF for AAPL in 2024", catalog).unknown_companies == []
     assert plan_question("net income 2024", catalog).unknown_companies == []
+    # With one company indexed, a question naming none is about it, whatever words it writes in capitals.
+    alone = Catalog.build(FILINGS[:1], [_Node(FILINGS[0]["ticker"], "Apple reported net income. " * 30)])
+    assert plan_question("What were the ASKED risk factors?", alone).unknown_companies == []
