@@ -101,7 +101,7 @@ _SHARE_OF = re.compile(
 )
 # One line over another ("medical costs over premiums", "R&D divided by revenue") is a share too, unless it
 # defines a computed metric the question names ("net margin, taking net income over net sales"); "over" a period or
-# an amount ("over the prior year", "over 2023") is none.
+# an amount ("over the prior year", "over 2023"), or after a verb it belongs to ("hand over"), is none.
 _LINE_OVER_LINE = re.compile(
     r"\b(?!(?:hand|turn|take|took|carr|pass|roll|hold|held|sign|spread)\w*\s)[a-z]+\s+"
     r"(?:divided\s+by|over)\s+(?!(?:the|a|an|its|their|fiscal|fy\w*|prior|previous|last|past|next|time|years?|"
@@ -149,6 +149,8 @@ _PRIOR_PERIOD = re.compile(r"\b(?:(?:a|the)\s+year\s+(?:earlier|ago|before)|(?:t
 # ago". Not "last year", which names the latest year itself.
 _YEARS_BACK = re.compile(r"\b(?:(?:the\s+)?(?:prior|previous|preceding)\s+(?:fiscal\s+)?year|(?:a|one)\s+year\s+(?:earlier|"
                          r"ago|before)|the\s+year\s+before|(two|2|three|3)\s+(?:fiscal\s+)?years\s+(?:ago|earlier|before|prior))\b")
+# How many years "two years ago" / "two years before FY25" count back; one when no number is written.
+_YEARS_COUNTED = {"two": 2, "2": 2, "three": 3, "3": 3}
 # Years counted back from a year named right after ("the year before FY25"): see _fiscal_years.
 _YEARS_BEFORE = re.compile(r"\b(?:the|a|one|(two|2|three|3))\s+(?:fiscal\s+)?years?\s+(?:before|prior\s+to|preceding)"
                            r"\s+(?:the\s+)?$")
@@ -196,7 +198,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.calculation = replace(_calculation(norm, defines), growth=_calculation(named).growth)
     back = _YEARS_BACK.search(norm)
     if back and not (plan.calculation.growth or plan.calculation.compares):
-        years_back = {"two": 2, "2": 2, "three": 3, "3": 3}.get(back.group(1) or "", 1)
+        years_back = _YEARS_COUNTED.get(back.group(1) or "", 1)
         if not plan.fiscal_years:
             plan.years_back = years_back
         elif plan.document_years and set(plan.fiscal_years) == set(plan.document_years):
@@ -361,7 +363,7 @@ def _fiscal_years(low: str, catalog: Catalog, plan: QuestionPlan) -> list[int]:
         # "The year before FY25", "two years prior to fiscal 2025": the year asked counts back from the one named.
         before = _YEARS_BEFORE.search(low, 0, m.start())
         if before:
-            year -= {"two": 2, "2": 2, "three": 3, "3": 3}.get(before.group(1) or "", 1)
+            year -= _YEARS_COUNTED.get(before.group(1) or "", 1)
         plan.spans.append((m.start(), m.end(), "fiscal_year", year))
         if _NAMES_REPORT.match(low, m.end()):
             plan.document_years.append(year)

@@ -19,7 +19,7 @@ from .index import keyword_stemmer
 from .item_topics import BUSINESS_WORDS
 from .question import plan_question
 from .schema import MODES, Filters, QuestionPlan, RetrievalResult
-from .words import COUNT_AFTER_NOUN_LINK, SPELLED_OUT, STOP_WORDS, stem
+from .words import COUNT_AFTER_NOUN_LINK, STOP_WORDS, spelled_out, stem
 
 # ==============================================================================================================
 # The search text
@@ -103,14 +103,10 @@ def _cached_query_embedding(model_id: int, text: str, embed_model):
     return _QUERY_CACHE[key]
 
 
-_SHORT_FORM = re.compile(r"(?<![\w&])(" + "|".join(map(re.escape, SPELLED_OUT)) + r")(?![\w&])", re.I)
-
-
 def with_spelled_out(query: str) -> str:
     """The query with the words its short forms stand for added ("DOJ" and "department of justice"): filings spell
     them out, and keyword search matches words, not meanings."""
-    extra = [phrase for m in _SHORT_FORM.finditer(query) for phrase in SPELLED_OUT[m.group(1).lower()]]
-    return " ".join([query, *dict.fromkeys(extra)])
+    return " ".join([query, *spelled_out(query)])
 
 
 def _keyword_retriever(index, top_k: int, subset: np.ndarray | None):
@@ -366,17 +362,15 @@ class Retriever:
         none is named), as "NVDA FY2027". A year written bare may be a calendar year that the latest annual report,
         filed in the next one, still speaks of ("holders of record in early 2025" in a FY2024 10-K): such a year
         counts only from the one after that."""
+        # How many years after the latest filing a year asked must come: 0 written as fiscal, 1 written bare.
+        slack = {year: 0 if re.search(rf"\b(?:fiscal\s+(?:year\s+)?|fy\s*'?)(?:{year}|{year % 100:02d})\b",
+                                      plan.question, re.I) else 1 for year in plan.fiscal_years}
         out = []
         for ticker in tickers or [None]:
             held = self.catalog.years_by_ticker.get(ticker, []) if ticker else [
                 y for ys in self.catalog.years_by_ticker.values() for y in ys]
-            if not held:
-                continue
-            for year in plan.fiscal_years:
-                fiscal = re.search(rf"\b(?:fiscal\s+(?:year\s+)?|fy\s*'?)(?:{year}|{year % 100:02d})\b",
-                                   plan.question, re.I)
-                if year > max(held) + (0 if fiscal else 1):
-                    out.append(f"{ticker} FY{year}" if ticker else f"FY{year}")
+            out += [f"{ticker} FY{year}" if ticker else f"FY{year}" for year in plan.fiscal_years
+                    if held and year > max(held) + slack[year]]
         return out
 
     def _year_groups(self, applied: Filters, plan: QuestionPlan, user: Filters) -> list[Filters]:

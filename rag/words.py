@@ -54,6 +54,13 @@ SPELLED_OUT = {
     "govt": ["government"],
     "mgmt": ["management"],
 }
+_SHORT_FORM = re.compile(r"(?<![\w&])(" + "|".join(map(re.escape, SPELLED_OUT)) + r")(?![\w&])", re.I)
+
+
+def spelled_out(text: str) -> list[str]:
+    """The phrases the short forms a text writes stand for, in text order, each once ("DOJ" -> "department of
+    justice")."""
+    return list(dict.fromkeys(p for m in _SHORT_FORM.finditer(text or "") for p in SPELLED_OUT[m.group(1).lower()]))
 
 
 # Irregular past forms of verbs that filings and questions put figures to, so "paid memberships" answers "paying

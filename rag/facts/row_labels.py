@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Callable, Iterable
 
 from ..schema import MetricMention
-from ..words import SPELLED_OUT, tokens
+from ..words import spelled_out, tokens
 from .labels import label_readings
 from .mentions import CHANGE_WORDS, normalize
 from .metrics import labelled_key
@@ -132,8 +132,7 @@ def _asked_words(question: str, company_words: set[str]) -> set[str]:
     """The question's words that may name a label: not the company's name; a verb adds the noun its line is
     printed with (see _ACT_NOUNS); "spend" adds what spending is printed as (an expense, a cost)."""
     asked = set(tokens(question)) - company_words | _residual(question)
-    asked |= {t for word in re.findall(r"[a-z&]+", (question or "").lower()) for phrase in SPELLED_OUT.get(word, ())
-              for t in tokens(phrase)}
+    asked |= {t for phrase in spelled_out(question) for t in tokens(phrase)}
     asked |= {noun for word in asked & _ACT_NOUNS.keys() for noun in _ACT_NOUNS[word]}
     if _BUY_BACK.search(question or ""):
         asked |= set(tokens("repurchases"))
