@@ -431,3 +431,37 @@ def test_a_heading_or_lead_in_opens_the_passage_it_names_rather_than_ending_the_
     assert not any(b.rstrip().endswith((heading, lead_in)) for b in bodies)
     # Nothing is lost or repeated: the chunks hold the text in order.
     assert " ".join(" ".join(bodies).split()) == " ".join(" ".join(paragraphs).split())
+
+
+def test_a_tables_header_lines_and_lead_in_open_the_chunk_that_holds_its_rows(store):
+    # A note table whose caption sentence and header lines ended one chunk and whose rows opened the next left
+    # neither chunk saying what its figures are ("... customers which represented 10% or more of total revenue ...
+    # in the following table:", "| Year Ended" | then "Customer A | 12% | 11%").
+    from rag.parse import Block, ParsedFiling, Section
+
+    lead_in = "Sales to direct customers which represented ten percent or more of total revenue are in the following table:"
+    head = "| Year Ended\n| Jan 26, 2025 | Jan 28, 2024"
+    rows = "\n".join(f"Direct Customer {c}, buying through distributors and integrators | 1{i}% | 9%"
+                     for i, c in enumerate("ABC"))
+    filler = _filler("markets", 9)
+    meta = {"ticker": "ACME", "form": "10-K", "fiscal_year": 2024}
+    text, blocks = "", []
+    for kind, body in (("text", filler), ("text", lead_in), ("table", f"{head}\n{rows}"), ("text", _filler("risks", 2))):
+        blocks.append(Block(kind, len(text), len(text) + len(body), 1, text=body,
+                            table_header=head if kind == "table" else ""))
+        text += body + "\n\n"
+    parsed = ParsedFiling(text=text, blocks=blocks, sections=[Section("Item 7", "MD&A", 0, len(text), 1, 1)],
+                          page_starts=[0], meta={})
+    chunker = store.chunker()
+    budget = chunker.chunk_tokens - chunker.count([chunker.header(meta, parsed.sections[0])])[0] - 1
+    first_row = rows.split("\n")[0]
+    size = dict(zip([filler, lead_in, head, first_row], chunker.count([filler, lead_in, head, first_row])))
+    # The caption and header fit after the prose; the first row does not.
+    assert size[filler] + size[lead_in] + size[head] <= budget < sum(size.values())
+
+    chunks = chunker.split(parsed, meta)
+    bodies = [c["text"].split("\n", 1)[1] for c in chunks]
+    holding_rows = next(b for b in bodies if "Direct Customer A" in b)
+    assert holding_rows.startswith(lead_in) and "| Jan 26, 2025 | Jan 28, 2024" in holding_rows
+    assert not any(b.rstrip().endswith(("Year Ended", "Jan 28, 2024")) for b in bodies)
+    assert " ".join(" ".join(bodies).split()) == " ".join(text.split())

@@ -12,7 +12,7 @@ from ..words import ends_sentence
 
 # Bump when the parsed text or the chunk layout changes: shards are rebuilt rather than mixed with new ones (only
 # chunks whose text changed are embedded again).
-CHUNKER_VERSION = "10"
+CHUNKER_VERSION = "11"
 
 
 def chunker_version() -> str:
@@ -240,7 +240,7 @@ class FilingChunker:
                 # left at the end of a full chunk goes on to open the next, where the passage it names is, rather
                 # than lending its words to the passage before (about a fifth of the prose chunks of 10-Ks ended on
                 # a heading). When its paragraph does not fit beside it, the paragraph's first sentences do.
-                lead = _lead_in(text, current, lead_tokens)
+                lead = _lead_in(text, current, lead_tokens, unit.table)
                 lead_used = sum(u.tokens for u in current[len(current) - lead:])
                 sentences = [unit]
                 if lead and unit.paragraph and lead_used + unit.tokens > limit:
@@ -275,15 +275,26 @@ _LIST_MARKS = "•●◦▪▫■□–—-*·"
 _NOTE_MARK = re.compile(r"\(?(?:\d{1,2}|[a-z])\)|[*†‡§]")  # "(1) Includes ...", "(a)", "*"
 
 
-def _lead_in(text: str, pieces: list[_ChunkPiece], max_tokens: int) -> int:
+def _lead_in(text: str, pieces: list[_ChunkPiece], max_tokens: int, table: int = -1) -> int:
     """How many of the last `pieces` introduce what follows them, together at most `max_tokens` word pieces: whole
     prose blocks that close no sentence, a heading ("Intellectual Property", "CRITICAL ACCOUNTING ESTIMATES") or a
     lead-in ending in a colon ("The following table presents ...:"). Not a list's item or a table's note, which
-    speak of what comes before them."""
+    speak of what comes before them. When what follows is a line of table `table`, that table's header lines (its
+    years, "Year Ended" above the dates) introduce it too, with the lead-in before them: a table's header and
+    caption left at the end of one chunk and its rows at the start of the next leave neither chunk saying what the
+    figures are ("Sales to direct customers which represented 10% or more of revenue ... in the following table:",
+    then "Customer A | 12%")."""
     count, tokens = 0, 0
+    heads = table >= 0
     for piece in reversed(pieces):
         tokens += piece.tokens
-        if not piece.paragraph or tokens > max_tokens:
+        if tokens > max_tokens:
+            break
+        if heads and piece.table == table and piece.is_table_head:
+            count += 1
+            continue
+        heads = False
+        if not piece.paragraph:
             break
         block = text[piece.start:piece.end].strip()
         if block[:1] in _LIST_MARKS or _NOTE_MARK.match(block) or block.endswith((".", "!", "?", ";")):
