@@ -680,6 +680,30 @@ def test_an_amount_listed_with_its_years_answers_with_the_year_asked():
     assert not text.startswith("Figure read") and "$700 million, $840 million and $410 million" in text
 
 
+_RECURRING = ("Care Cloud annual recurring revenue exiting fiscal 2024 was $3.1 billion, up from $2.6 billion at the "
+              "end of fiscal 2023.")
+
+
+def test_an_amount_compared_with_another_years_answers_with_the_year_asked_alone():
+    # A period trap in prose: "was $X, up from $Y at the end of fiscal 2023". Quoted whole, the prior year's
+    # figure reads as a second answer.
+    text = _one_company("gamma care cloud annual recurring revenue exiting fy24?", _RECURRING)
+    assert text.startswith("Figure read from prose: **$3.1 billion** for 2024")
+    assert '"Care Cloud annual recurring revenue exiting fiscal 2024 was $3.1 billion" [1]' in text
+    assert "$2.6 billion" not in text
+    # The figure the comparison sets beside it is the one asked for the other year: no figure is guessed.
+    text = _one_company("gamma care cloud annual recurring revenue exiting fy23?", _RECURRING)
+    assert not text.startswith("Figure read") and "$2.6 billion" in text
+    # A question about why is answered with the sentence, not one of its figures.
+    text = _one_company("Why did Care Cloud annual recurring revenue rise in fiscal 2024?", _RECURRING)
+    assert not text.startswith("Figure read")
+    # A year named further on belongs to something else than the figure before it: both amounts stay.
+    program = ("During fiscal 2024 the company spent $4.0 billion under the $15.0 billion repurchase program its "
+               "board authorized in 2021.")
+    text = _one_company("how much did gamma spend on share repurchases in fiscal 2024?", program)
+    assert not text.startswith("Figure read") and "$15.0 billion" in text
+
+
 _ABROAD = ("The risks described below are not exhaustive and could affect the business, results of operations and "
            "financial condition. The Company has international operations with sales outside the U.S. representing "
            "a majority of its net sales, and its operations outside the U.S. face currency and trade risks.")

@@ -355,11 +355,13 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
             "not from tagged XBRL data: check that they count the same thing at comparable dates.")
 
 
-def _counts_of_the_year(u: QuotableUnit, years: set[str]) -> tuple[list[WrittenNumber], list[WrittenNumber]]:
-    """(every count a sentence states, those whose own clause does not name only another year). A clause runs from
-    its figure to the next one: in "100 million people as of December 31, 2024 compared to 103 million people as
-    of December 31, 2023" the second names 2023 alone. The year wanted is the one asked, else the filing's own."""
-    figures = [n for n in answer_figures(u.text) if not n.pct and not n.money]
+def _figures_of_the_year(u: QuotableUnit, years: set[str], money: bool = False
+                         ) -> tuple[list[WrittenNumber], list[WrittenNumber]]:
+    """(every count a sentence states, or every amount with `money`; those whose own clause does not name only
+    another year). A clause runs from its figure to the next one: in "100 million people as of December 31, 2024
+    compared to 103 million people as of December 31, 2023" the second names 2023 alone. The year wanted is the one
+    asked, else the filing's own."""
+    figures = [n for n in answer_figures(u.text) if not n.pct and n.money == money]
     wanted = years or ({str(u.source.fiscal_year)} if u.source.fiscal_year else set())
     # Counts listed with "respectively" ("69,700 and 79,100 employees, respectively", after "As of December 31,
     # 2024 and 2023"): each is the count of its year in the list of years.
@@ -404,7 +406,7 @@ def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, cont
     if not stating:
         return None
     unit = stating[0]
-    figures, kept = _counts_of_the_year(unit, {str(y) for y in analysis.fiscal_years})
+    figures, kept = _figures_of_the_year(unit, {str(y) for y in analysis.fiscal_years})
     if len(figures) < 2 or not kept:
         return None
     figure = _count_asked(unit, figures, kept, analysis.counted, content)
@@ -439,15 +441,20 @@ def _respective_quote(text: str, run: list[WrittenNumber], figure: WrittenNumber
 
 def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, question: str,
                   content: list[str]) -> str | None:
-    """One company's amount for one year from the best sentence, when that sentence lists the amount for several
-    years with "respectively" ("Medical costs in 2024, 2023 and 2022 included ... $700 million, $840 million and
-    $410 million, respectively"): a period trap in prose. The year asked, else the filing's own, picks the figure by
-    its place in the list; said only when exactly one list in the sentence pairs amounts with years, and when the
-    sentence holds every word the question asks with (an amount has no counted noun to check it by: a sentence
-    about "acquisitions of businesses" is not about "selling businesses")."""
+    """One company's amount for one year from the best sentence, when that sentence also states the amount of
+    another year: a period trap in prose, in either of two shapes.
+    - A list with "respectively" ("Medical costs in 2024, 2023 and 2022 included ... $700 million, $840 million and
+      $410 million, respectively"), asked "how much": the year asked, else the filing's own, picks the figure by
+      its place in the list; said only when exactly one list in the sentence pairs amounts with years.
+    - A comparison ("ARR exiting fiscal 2024 was $3.48 billion, up from $2.84 billion at the end of fiscal 2023"),
+      asked for the figure (no why or how): the figure the comparison sets beside it for another year is left out
+      (see _compared_figure), and the one left is said only when it is the sentence's only other amount.
+    Either way the sentence must hold every word the question asks with (an amount has no counted noun to check it
+    by: a sentence about "acquisitions of businesses" is not about "selling businesses"). Quoting the whole
+    sentence would state the other year's figure as a second answer."""
     if analysis is None or analysis.counted or not one_company(analysis, chosen) or not chosen or not content:
         return None
-    if not _AMOUNT_Q.search(question) or PERCENT_Q.search(question):
+    if PERCENT_Q.search(question):
         return None
     best = chosen[0]
     words = set(tokens(best.text))
@@ -455,17 +462,40 @@ def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
         return None
     wanted = {str(y) for y in analysis.fiscal_years} or (
         {str(best.source.fiscal_year)} if best.source.fiscal_year else set())
+    if len(wanted) != 1:
+        return None
+    year = next(iter(wanted))
     money = [n for n in answer_figures(best.text) if n.money]
     paired = [(run, years) for run in listed_runs(best.text, money) if (years := respective_years(best.text, run))]
-    if len(wanted) != 1 or len(paired) != 1:
+    if paired:
+        if not _AMOUNT_Q.search(question) or len(paired) != 1:
+            return None
+        run, years = paired[0]
+        picked = [n for n, y in zip(run, years) if str(y) == year]
+        quote = _respective_quote(best.text, run, picked[0]) if len(picked) == 1 else ""
+    else:
+        if analysis.narrative:
+            return None
+        picked = [n for n in money if not _compared_figure(best.text, n, year)]
+        quote = _clause_quote(best.text, picked[0], money, lead_words=12) if len(picked) == 1 < len(money) else ""
+    if not quote:
         return None
-    run, years = paired[0]
-    picked = [n for n, year in zip(run, years) if str(year) in wanted]
-    if len(picked) != 1:
-        return None
-    return (f"Figure read from prose: **{picked[0].raw}** for {next(iter(wanted))}, as {best.source.label()} states "
-            f"it: \"{_respective_quote(best.text, run, picked[0])}\" [{best.source.number}]. It is not tagged XBRL "
-            "data: the whole passage is under Sources.")
+    return (f"Figure read from prose: **{picked[0].raw}** for {year}, as {best.source.label()} states it: "
+            f"\"{quote}\" [{best.source.number}]. It is not tagged XBRL data: the whole passage is under Sources.")
+
+
+# The words that set another period's figure beside the one stated: "up from", "compared with", "versus", "than".
+_COMPARED_WITH = re.compile(r"\b(?:from|compared\s+(?:to|with)|versus|vs\.?|than)\s*$", re.I)
+
+
+def _compared_figure(text: str, figure: WrittenNumber, year: str) -> bool:
+    """A figure a comparison sets beside the one stated, for another year: it follows "from", "compared with",
+    "versus" or "than", and the next words name a year, not the one asked ("up from $2.84 billion at the end of
+    fiscal 2023"). A year named further on belongs to something else ("under the program authorized in 2021")."""
+    if not _COMPARED_WITH.search(text[max(0, figure.start - 30):figure.start]):
+        return False
+    named = {t for t in tokens(text[figure.end:])[:8] if _YEAR.fullmatch(t)}
+    return bool(named) and year not in named
 
 
 # A figure after a word of scope belongs to the clause before it ("36,000 employees in 38 countries"); any other
@@ -478,9 +508,9 @@ _LINK_WORD = re.compile(r"\b(?:and|or|while|but|compared\s+(?:to|with)|versus|th
 _CLAUSE_LINK = re.compile(r"[\s,;:]*(?:" + _LINK_WORD.pattern + r"|\bfrom\b)?[\s,;:]*$", re.I)
 
 
-def _clause_quote(text: str, figure: WrittenNumber, figures: list[WrittenNumber]) -> str:
+def _clause_quote(text: str, figure: WrittenNumber, figures: list[WrittenNumber], lead_words: int = 3) -> str:
     """The words of a sentence that state one of its figures: from the start of the figure's clause (after the last
-    semicolon, comma or "and" before it, at most three words back) to the next figure that starts a clause of its
+    semicolon, comma or "and" before it, at most `lead_words` words back) to the next figure that starts a clause of its
     own, cut back to the last comma before that figure, or to the semicolon or the sentence's end."""
     ahead = [n for n in figures if n.start > figure.start and not _SCOPE_WORD.search(text[:n.start])]
     end = ahead[0].start if ahead else len(text)
@@ -497,7 +527,7 @@ def _clause_quote(text: str, figure: WrittenNumber, figures: list[WrittenNumber]
     head = text[earlier[-1] if earlier else 0:figure.start]
     cuts = [m.end() for m in re.finditer(r"[;.]|" + _CLAUSE_COMMA.pattern + "|" + _LINK_WORD.pattern, head, re.I)]
     words = (head[cuts[-1]:] if cuts else head).split()
-    head = ("… " if len(words) > 3 else "") + " ".join(words[-3:])  # the clause's subject may run longer
+    head = ("… " if len(words) > lead_words else "") + " ".join(words[-lead_words:])  # its subject may run longer
     tail = _CLAUSE_LINK.sub("", " ".join(text[figure.start:end].split())).rstrip(".")
     return f"{head} {tail}".strip()
 
