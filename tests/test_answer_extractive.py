@@ -704,6 +704,27 @@ def test_an_amount_compared_with_another_years_answers_with_the_year_asked_alone
     assert not text.startswith("Figure read") and "$15.0 billion" in text
 
 
+_REGION_TABLES = (
+    "Latin America (LATAM)\n| As of/Year Ended December 31,\n| 2024 | 2023 | 2022\n| (in thousands)\n"
+    "Paid memberships at end of period | 53,327 | 45,997 | 41,699",
+    "United States and Canada (UCAN)\n| As of/Year Ended December 31, | Change\n| 2024 | 2023 | 2022 | 2024 vs. 2023\n"
+    "| (in thousands, except percentages)\nPaid memberships at end of period | 89,625 | 80,128 | 74,296 | 9,497 | 12%",
+)
+
+
+def test_a_tables_title_names_the_part_its_rows_are_of():
+    # One region's table per passage, each titled above its column header and printing the same row label: the
+    # region the question names picks the table, whichever passage retrieval ranked first. The change columns
+    # ("2024 vs. 2023" over an amount and a percentage) do not shift the year columns before them.
+    text = _one_company("How many paid memberships did Gamma have in the U.S. and Canada at the end of 2024?",
+                        *_REGION_TABLES)
+    assert text.startswith("Figure read from the table: **89,625 thousand** (about 89.6 million) for 2024")
+    assert "[2]" in text and "53,327" not in text
+    text = _one_company("How many paid memberships did Gamma have in Latin America at the end of 2023?",
+                        *_REGION_TABLES)
+    assert text.startswith("Figure read from the table: **45,997 thousand**")
+
+
 _ABROAD = ("The risks described below are not exhaustive and could affect the business, results of operations and "
            "financial condition. The Company has international operations with sales outside the U.S. representing "
            "a majority of its net sales, and its operations outside the U.S. face currency and trade risks.")

@@ -24,6 +24,7 @@ class QuotableUnit:
     header: str = ""  # the table's column header line(s) for a row
     note: str = ""  # "in millions" etc. for a row
     group: str = ""  # the row's group heading inside the table ("Operating expenses")
+    caption: str = ""  # a row's table title above its column header ("Latin America (LATAM)")
     score: float = 0.0
     coverage: float = 0.0  # share of the question's content terms in this unit
     following: str = ""  # the next sentence of the same paragraph (context for the best sentence)
@@ -132,6 +133,8 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
     note = ""
     last_heading = ""
     group = ""
+    caption = ""
+    above: list[str] = []  # the short lines since the last row or prose: a title, if a column header follows
     pos = 0
     for i, raw in enumerate(lines[start:], start):
         line = raw.strip()
@@ -146,8 +149,9 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
             if _is_column_header(cells) or _is_title_header(cells, following):
                 if header_closed:
                     # Lines above a table's column header are its titles ("CONSOLIDATED BALANCE SHEETS", the
-                    # company's name), not a group of its rows.
+                    # company's name, "Latin America (LATAM)" over one region's table), not a group of its rows.
                     header_lines = []
+                    caption = " ".join(above)
                     group = ""
                 header_lines.append(line)
                 header_closed = False
@@ -159,15 +163,19 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
                 continue  # "| (in thousands, except per membership)": the table's unit note, kept as its note
             if not cells[0] and len(cells) > 2 and re.search(r"[A-Za-z]", cells[1]):
                 line = " | ".join(cells[1:])  # "| Total U.S. | 2,025": a label set one column in is still the label
-            units.append(QuotableUnit(source, "row", line, pos, "\n".join(header_lines), note, group=group))
+            above = []
+            units.append(QuotableUnit(source, "row", line, pos, "\n".join(header_lines), note, group=group,
+                                      caption=caption))
         else:
             header_closed = True
             if len(line) > 120:  # prose ends the table
                 header_lines = []
-                group = ""
+                group = caption = ""
+                above = []
             elif len(line.split()) <= 6 and not line.endswith((".", "!", "?")) and not m:
                 # "Operating expenses:" heads the rows below it; "(In millions except par value)" is the unit note.
                 group = line.rstrip(":")
+                above = (above + [group])[-2:]
             first_in_line = len(units)
             for sentence in _split_sentences(line):
                 if sentence.endswith(":") or (

@@ -36,6 +36,10 @@ _YEAR_HEAD = re.compile(r"(?:fiscal\s+(?:year\s+)?|fy\s?)?((?:19|20)\d\d)", re.I
 _WHOLE_GROUP = set(tokens("total consolidated worldwide"))
 
 
+# A column head over a comparison of periods rather than a period: "2024 vs. 2023", "% Change", "Increase".
+_COMPARISON_HEAD = re.compile(r"\bvs\.?|\bversus\b|\bchange\b|\bincrease|\bdecrease|%", re.I)
+
+
 def _heads_over(lines: list[list[str]], column: int, width: int) -> list[str] | None:
     """The head of every header line over a value column, top to bottom: a line with fewer heads than columns
     spans them evenly (a group over its years); a line that cannot is left out."""
@@ -64,6 +68,12 @@ def _year_column(row: QuotableUnit, year: str, asked: set[str], company: set[str
         while len(heads) > len(values) and not _YEAR_HEAD.fullmatch(heads[-1]):
             heads = heads[:-1]
         if len(values) != len(heads):
+            # A comparison after the year columns printed in two cells under one head ("2024 vs. 2023" over
+            # "9,497 | 12%"): the year columns before it still line up from the first value cell.
+            years_first = next((k for k, h in enumerate(heads) if not _YEAR_HEAD.fullmatch(h)), len(heads))
+            if len(values) > len(heads) and len(hits) == 1 and hits[0] < years_first and all(
+                    _COMPARISON_HEAD.search(h) for h in heads[years_first:]):
+                return hits[0], [heads[hits[0]]]
             return None  # the row's cells do not line up with the header's columns
         if len(hits) > 1:
             groups = next((g for g in reversed(lines[:i]) if len(g) == len(hits) and len(heads) % len(g) == 0
