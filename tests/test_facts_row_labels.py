@@ -3,7 +3,7 @@ called when the label is a primary statement's line."""
 
 from __future__ import annotations
 
-from rag.facts.row_labels import labelled_mentions, spelled_out_labels
+from rag.facts.row_labels import asks_rate_of, labelled_mentions, spelled_out_labels
 from rag.facts.store import FactRow
 from rag.facts.views import FilingView
 from rag.words import tokens
@@ -34,6 +34,21 @@ def test_a_statement_line_is_asked_by_its_printed_words_whatever_its_concept():
     # The same words under a concept that shares none of them, printed in a note's table: a borrowed label.
     in_a_note = _fact("us-gaap:PolicyholderBenefitsAndClaimsIncurredNet", 264_185e6, "Medical costs", "note-7")
     assert _asked("What were Acme's medical costs in 2024?", in_a_note) == []
+
+
+def test_a_rate_named_after_a_line_is_not_the_lines_amount():
+    # "Medical cost ratio" spells out the line "Medical costs" and asks for a share of it: stating the line's
+    # dollars would answer a question not asked.
+    medical = _fact("us-gaap:PolicyholderBenefitsAndClaimsIncurredNet", 264_185e6, "Medical costs", "income-statement")
+    views = [FilingView(FILING, [medical])]
+    for question, rate in (("Acme medical cost ratio 2024", True), ("What were Acme's medical costs in 2024?", False),
+                           ("acme medical costs as a % of premiums fy24", True)):
+        found = labelled_mentions(question, views, {"acme"}, _on_statement)
+        assert found and asks_rate_of(question, found[0]) is rate
+    # A label that prints the rate word itself names the rate.
+    tax = _fact("us-gaap:EffectiveIncomeTaxRateContinuingOperations", 0.16, "Effective tax rate", "note-9")
+    found = labelled_mentions("Acme effective tax rate 2024", [FilingView(FILING, [tax])], {"acme"}, _on_statement)
+    assert found and not asks_rate_of("Acme effective tax rate 2024", found[0])
 
 
 def test_a_label_on_a_statement_line_and_in_a_note_names_the_statement_line():

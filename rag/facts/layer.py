@@ -39,7 +39,7 @@ from .per_item import PerItemRates
 from .quarter_block import answer_periods
 from .quarters import QuarterFacts
 from .render import FactAnswer, FactsBlock
-from .row_labels import labelled_mentions, spelled_out_labels
+from .row_labels import asks_rate_of, labelled_mentions, spelled_out_labels
 from .store import FactRow, FactStore
 from .views import (
     FactGroup,
@@ -546,7 +546,8 @@ class FactsLayer(QuarterFacts, PerItemRates):
             whole = labelled_mentions(plan.question[cut:], views, company, self._on_statement, min_words=1)
             if part and whole and part[0].metric_key != whole[0].metric_key:
                 return [part[0], replace(whole[0], start=cut, end=cut)]
-        return labelled_mentions(plan.question, views, company, self._on_statement)
+        found = labelled_mentions(plan.question, views, company, self._on_statement)
+        return [] if found and asks_rate_of(plan.question, found[0]) else found
 
     def _prose_asked(self, plan: QuestionPlan, tickers: list[str], years: list[int]) -> bool:
         """plan.narrative, unless each word that makes it so sits in a label the one company asked about prints

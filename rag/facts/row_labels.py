@@ -100,6 +100,19 @@ def labelled_mentions(question: str, views: Iterable[FilingView], company_words:
     return [MetricMention(labelled_key(concept, label, instant), 0, 0, reading.lower().split())]
 
 
+# A rate or ratio named after a line's label ("medical cost ratio", "payout rate", "R&D as a % of sales"): a share
+# of the line, so the line's amount is not the figure asked.
+_RATE = re.compile(r"\b(?:ratios?|rates?|margins?|percent(?:age)?s?|proportions?|yields?|multiples?|per\s+share)\b|%",
+                   re.I)
+
+
+def asks_rate_of(question: str, mention: MetricMention) -> bool:
+    """The question asks for a rate or ratio that the label it names does not print ("UnitedHealth medical cost ratio
+    2024" spells out "Medical costs", a line of dollars): the label's amount would answer a question not asked."""
+    label = " ".join(mention.words)
+    return any(not re.search(re.escape(m.group(0)), label, re.I) for m in _RATE.finditer(question or ""))
+
+
 def spelled_out_labels(question: str, views: Iterable[FilingView], company_words: set[str] = frozenset()) -> list[set[str]]:
     """The words the question names of every consolidated figure's printed label of two words or more (see
     _named_words): "Sales to customers", "Proceeds from maturities of marketable securities". A word of the question
