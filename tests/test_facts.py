@@ -976,6 +976,10 @@ def test_the_combined_figure_of_several_companies_is_their_sum(corpus):
     # One company over two years is still the sum over its years.
     fa = ask(corpus, "What was Apple's combined revenue for fiscal 2024 and 2025?")
     assert "Total revenue, FY2024 + FY2025" in fa.block
+    # "In total" of one company's one year adds nothing up: it is that year's figure.
+    fa = ask(corpus, "How much did Apple pay out in dividends in total in fiscal 2024?")
+    (v,) = fa.values
+    assert fa.operation == "lookup" and v.amount == 15_234e6 and v.fiscal_year == 2024
 
 
 def test_a_superlative_ranks_the_companies_rather_than_naming_a_part(corpus):

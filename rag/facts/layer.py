@@ -451,7 +451,11 @@ class FactsLayer(QuarterFacts, PerItemRates):
         plan_years = self._years(plan, tickers, years, notes)
         growth = calc.growth or (len(tickers) == 1 and len(set(years)) >= 2 and calc.compares)
         share = calc.share_of_end is not None
-        summing = calc.total or (calc.total_over and max(len(v) for v in plan_years.values()) >= 2)
+        several_years = max(len(v) for v in plan_years.values()) >= 2
+        # "How much did it pay out in total in 2024": one company's one figure of the one year named is that figure
+        # ("over the past five years in total" names none, and the one year indexed is not its sum).
+        one_figure = len(specs) == len(tickers) == len(plan.fiscal_years) == 1 and not several_years
+        summing = (calc.total and not one_figure) or (calc.total_over and several_years)
         if calc.total and len(specs) == len(tickers) == 1 and max(len(v) for v in plan_years.values()) == 1 \
                 and lists_parts(plan):
             return None  # "adding the current and long-term portions together": one figure read adds up nothing
