@@ -75,6 +75,9 @@ def test_latest_year_sections_forms_and_unknown_companies(catalog):
     # A capitalised word before a known company's possessive is not a company of its own.
     assert plan_question("Summarize Apple's MD&A for fiscal 2025", catalog).unknown_companies == []
     assert plan_question("Are Apple's margins higher than Globex Widgets's?", catalog).unknown_companies == ["Globex Widgets"]
+    # A name ending in "s" takes the apostrophe alone as its possessive.
+    assert plan_question("What was Globex Electronics' memory division profit in 2024?",
+                         catalog).unknown_companies == ["Globex Electronics"]
     assert plan_question("Summarize Microsoft's risk factors", catalog).unknown_companies == ["Microsoft"]
     # A known company's name running on names a part of it ("Optum Health's", "Google Cloud's"), here one no
     # passage names, not a company missing from the index.
