@@ -195,6 +195,21 @@ def test_two_companies_ranked_by_a_figure_they_state_in_prose():
     assert "35,300 persons" in text and "31,600 employees" in text
 
 
+def test_a_headcount_in_full_time_equivalents_is_a_count_of_employees():
+    # "approximately 164,000 full-time equivalent employees": the noun counted four words after its figure.
+    catalog = Catalog.build([{"ticker": "AAA", "company": "Alpha Payments Inc.", "fiscal_year": 2024},
+                             {"ticker": "BBB", "company": "Beta Networks Inc.", "fiscal_year": 2024}])
+    texts = ("At the end of fiscal 2024, we employed approximately 470,100 associates, of whom approximately 50,600 "
+             "were salaried.", "As of September 28, 2024, the Company had approximately 164,000 full-time "
+             "equivalent employees.")
+    sources = [Citation(number=i + 1, text=t, ticker=tk, company=name) for i, (t, tk, name) in enumerate(
+        zip(texts, ("AAA", "BBB"), ("Alpha Payments Inc.", "Beta Networks Inc.")))]
+    question = "How many more people does Alpha Payments employ than Beta Networks?"
+    text = extractive_answer(question, sources, plan_question(question, catalog))[0]
+    line = next(ln for ln in text.splitlines() if ln.startswith("Comparison"))
+    assert "470,100 [1], against 164,000" in line and "difference 306,100" in line
+
+
 def test_no_comparison_unless_the_question_ranks_them():
     text = _two_companies("How many people did Alpha Payments and Beta Networks employ in 2024?")
     assert "Comparison" not in text and "35,300" in text and "31,600" in text

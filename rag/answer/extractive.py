@@ -298,7 +298,8 @@ def _counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[
         n = run[-1]
         if _PARTITIVE.match(u.text, n.end):
             continue  # "13,000 of our employees took part": some of them, not how many there are
-        after = tokens(_CLAUSE.match(u.text, n.end).group(0))[:3]
+        # Four words: "164,000 full-time equivalent employees" counts employees.
+        after = tokens(_CLAUSE.match(u.text, n.end).group(0))[:4]
         if _names_another_year(after, years):
             continue
         before = _CLAUSE_BEFORE.search(u.text[:run[0].start])
