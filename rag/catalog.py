@@ -307,8 +307,8 @@ def unknown_companies(q: str, spans: list[tuple[int, int]], catalog: Catalog) ->
     that names no indexed company, tickers of none ("JPM net income 2024")."""
     out = [] if spans else _unknown_tickers(q, catalog)
     # The possessive of a name ending in "s" may be the apostrophe alone: "Samsung Electronics' memory division".
-    for m in re.finditer(r"\b([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*)(?:'s|’s|(?<=s)['’](?!\w)|\s+(?:Inc|Corp|Corporation|Co)\b)",
-                         q):
+    for m in re.finditer(r"\b([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*)"
+                         r"(?:'s|’s|(?<=s)['’](?!\w)|\s+(?:Inc|Corp|Corporation|Co)\b)", q):
         # The name is the run of capitalised words right before the possessive: "Are Apple's" and "Summarize
         # Nike's" name a known company (nothing unknown), "Compare Acme Widgets'" names Acme Widgets.
         words: list[str] = []

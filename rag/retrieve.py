@@ -418,6 +418,12 @@ class Retriever:
                              and (ask.fiscal_year is None or fy == ask.fiscal_year)]
                     if years:
                         wanted.append((years[-1], ask.fiscal_period))
+                        if ask.quarter == 4 and ask.months == 3 and not any(
+                                fy == years[-1] and fp == "Q3" for _end, fy, fp in held):
+                            # A fourth quarter is filed only inside its fiscal year: without the Q3 10-Q's nine
+                            # months to take from the year, no indexed filing gives it alone. The annual report is
+                            # still read, as it may tell the quarter in its MD&A.
+                            unavailable.append(f"{t} {ask.label()}")
                     elif applied.tickers:
                         unavailable.append(f"{t} {ask.label()}")
             for fy, fp in dict.fromkeys(wanted):

@@ -211,3 +211,29 @@ def test_a_year_after_the_index_that_no_passage_mentions_is_refused_before_the_m
     found = replace(retrieval(question, [ahead], plan), unavailable=["AAPL FY2026"])
     res = answer(question, found, settings_for(None), use_llm=False)
     assert not res.refused and "fiscal 2026" in res.answer
+
+
+def test_a_fourth_quarter_no_filing_gives_alone_is_refused_unless_a_passage_states_it(fake_ollama):
+    from dataclasses import replace
+
+    from rag.schema import MetricMention, PeriodAsk
+
+    # Retrieval lists "AAPL Q4 FY2024" as not covered when only the annual report is indexed: the year's figures
+    # are not the quarter's, and a passage that names the fourth quarter for something else (a product shipped)
+    # does not state the figure asked.
+    question = "What was Apple's iPhone revenue in Q4 of fiscal 2024 alone?"
+    plan = QuestionPlan(tickers=["AAPL"], fiscal_years=[2024], question=question,
+                        periods=[PeriodAsk(quarter=4, fiscal_year=2024)],
+                        metrics=[MetricMention("revenue", 0, 0, ["revenue"], before=["iphone"])])
+    year = make_node("iPhone net sales were $201.2 billion in fiscal 2024. The Company began shipping a new iPhone "
+                     "model in the fourth quarter of fiscal 2024.", "c-year", 0.03, section="Item 7")
+    found = replace(retrieval(question, [year], plan), unavailable=["AAPL Q4 FY2024"])
+    res = answer(question, found, settings_for(fake_ollama))
+    assert res.refused and res.refusal_reason == "period_not_covered" and res.citations == []
+    assert "AAPL Q4 FY2024" in res.answer and "$201.2 billion" not in res.answer and fake_ollama.chat_requests() == []
+    # A passage that states the figure for the fourth quarter answers it.
+    quarter = make_node("iPhone revenue in the fourth quarter of fiscal 2024 was $46.2 billion.", "c-q4", 0.03,
+                        section="Item 7")
+    found = replace(retrieval(question, [quarter], plan), unavailable=["AAPL Q4 FY2024"])
+    res = answer(question, found, settings_for(None), use_llm=False)
+    assert not res.refused and "$46.2 billion" in res.answer

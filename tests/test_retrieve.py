@@ -234,6 +234,10 @@ def test_a_quarter_is_an_exact_filter_and_several_quarters_are_retrieved_each(tm
     missing = retriever.retrieve("What were Acme Widgets' total net sales in Q3 2025?", top_k=6)
     assert missing.nodes == [] and missing.unavailable == ["ACME Q3 FY2025"]
     assert retriever.retrieve("What were total net sales in Q1 2025?", top_k=6).unavailable == ["Q1 FY2025"]
+    # A fourth quarter is read from its annual report, but with no Q3 10-Q of that year no filing gives it alone.
+    fourth = retriever.retrieve("What were Acme's total net sales in Q4 of fiscal 2024?", top_k=6)
+    assert fourth.nodes and {n.node.metadata["fiscal_period"] for n in fourth.nodes} == {"FY"}
+    assert fourth.unavailable == ["ACME Q4 FY2024"]
     from rag.answer import answer
 
     result = answer(missing.query, missing, get_settings(storage_dir=tmp_path / "storage"), use_llm=False)

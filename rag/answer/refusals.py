@@ -206,12 +206,40 @@ def incorporated_by_reference(analysis: QuestionPlan | None, sources: list[Citat
     )
 
 
+# How a passage names a fourth quarter on its own: "fourth quarter", "Q4", "three months ended".
+_FOURTH_QUARTER = re.compile(r"\bfourth[\s-]+(?:fiscal\s+)?quarter\b|\bq4\b|\bthree\s+months\s+ended\b", re.I)
+
+
+def _tells_fourth_quarter(text: str, analysis: QuestionPlan) -> bool:
+    """A sentence of the passage speaks of the fourth quarter and, when the question asks for a figure, of that
+    figure ("Data Center revenue"): "we began shipping Blackwell in the fourth quarter" tells nothing of the
+    quarter's revenue."""
+    asked = [set(tokens(" ".join(m.before + m.words))) for m in analysis.metrics if not m.vetoed]
+    for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
+        if _FOURTH_QUARTER.search(sentence):
+            words = set(tokens(sentence))
+            if not asked or any(want and want <= words for want in asked):
+                return True
+    return False
+
+
 def year_not_covered(analysis: QuestionPlan | None, unavailable: list[str], sources: list[Citation]) -> Refusal | None:
     """A fiscal year after every indexed report (retrieval lists it as unavailable, "AAPL FY2026") that none of
     the retrieved passages, read from the latest reports, so much as mentions: they say nothing of that year, and
-    their own years' figures would answer another question."""
+    their own years' figures would answer another question. Likewise a fourth quarter no filing gives alone
+    ("NVDA Q4 FY2025", with no Q3 10-Q indexed) that no passage of the annual report speaks of: the year's
+    figures are not the quarter's."""
     if analysis is None or not sources:
         return None
+    fourth = [label for label in unavailable if " Q4 " in f" {label} "]
+    if fourth and not any(_tells_fourth_quarter(c.text or "", analysis) for c in sources):
+        return Refusal(
+            "period_not_covered",
+            f"These filings do not give {', '.join(fourth)} on its own: the annual report states the fiscal year as a "
+            "whole, and no 10-Q for that year's third quarter is indexed to take its nine months from. None of the "
+            f"{len(sources)} passages states it for the fourth quarter alone, so nothing is cited. Add the Q3 10-Q "
+            "and ask again.",
+        )
     later = [y for y in analysis.fiscal_years if any(label.endswith(f"FY{y}") for label in unavailable)]
     if not later or any(str(y) in (c.text or "") for c in sources for y in later):
         return None
