@@ -210,6 +210,24 @@ def test_a_headcount_in_full_time_equivalents_is_a_count_of_employees():
     assert "470,100 [1], against 164,000" in line and "difference 306,100" in line
 
 
+def test_one_companys_count_compared_over_years_is_read_from_each_years_filing():
+    # "Employee count FY23 vs FY25": each year's annual report states its own headcount; the change is the later
+    # less the earlier. An expense sentence about "employee growth" states no count and compares nothing.
+    catalog = Catalog.build([{"ticker": "AAA", "company": "Alpha Payments Inc.", "fiscal_year": 2023},
+                             {"ticker": "AAA", "company": "Alpha Payments Inc.", "fiscal_year": 2025}])
+    texts = {2025: "Research and development expenses rose 32%, reflecting employee growth and compensation increases.",
+             2023: "As of the end of fiscal year 2023, we had 26,196 employees in 35 countries.",
+             2024: "As of the end of fiscal year 2025, we had approximately 36,000 employees in 38 countries; 27,100 "
+                   "were engaged in research and development."}
+    sources = [Citation(number=i + 1, text=text, ticker="AAA", company="Alpha Payments Inc.",
+                        fiscal_year=2025 if key != 2023 else 2023) for i, (key, text) in enumerate(texts.items())]
+    question = "alpha payments employee count FY23 vs FY25, how much did headcount grow?"
+    text = extractive_answer(question, sources, plan_question(question, catalog))[0]
+    line = next(ln for ln in text.splitlines() if ln.startswith("Comparison"))
+    assert "(FY2025) states 36,000 [3], against 26,196 for Alpha Payments Inc. (FY2023) [2]" in line
+    assert "change +9,804 (+37.4%)" in line
+
+
 def test_no_comparison_unless_the_question_ranks_them():
     text = _two_companies("How many people did Alpha Payments and Beta Networks employ in 2024?")
     assert "Comparison" not in text and "35,300" in text and "31,600" in text

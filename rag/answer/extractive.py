@@ -322,17 +322,24 @@ _CLAUSE_BEFORE = re.compile(r"(?P<subject>[^,;:.()]*?)\b" + COUNT_AFTER_NOUN_LIN
 
 
 def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None, content: list[str]) -> str | None:
-    """A question that ranks two or more companies by a figure their filings state in prose only (headcount,
-    stores, customers): each company's best quoted sentence that states a figure of what was asked, and the
+    """A question that compares a figure the filings state in prose only (headcount, stores, customers) across
+    two or more companies, or across two or more years of one company ("employee count FY23 vs FY25"): each
+    company's (or year's filing's) best quoted sentence that states a figure of what was asked, and the
     difference of those figures. Said only when each such sentence states exactly one such figure, all of one
     kind (a count, an amount, a percentage), so the figures compared are the ones quoted; never a guess."""
-    if analysis is None or len(analysis.tickers) < 2 or not analysis.calculation.ranks:
+    if analysis is None or not analysis.calculation.ranks:
+        return None
+    if len(analysis.tickers) >= 2:
+        sides = [(ticker, None) for ticker in analysis.tickers]
+    elif len(analysis.tickers) == 1 and len(analysis.fiscal_years) >= 2:
+        sides = [(analysis.tickers[0], year) for year in sorted(analysis.fiscal_years)]
+    else:
         return None
     percent_asked = bool(PERCENT_Q.search(analysis.question or ""))
-    years = {str(y) for y in analysis.fiscal_years}
     picks: list[tuple[QuotableUnit, WrittenNumber]] = []
-    for ticker in analysis.tickers:
-        own = [u for u in chosen if u.source.ticker == ticker]
+    for ticker, year in sides:
+        own = [u for u in chosen if u.source.ticker == ticker and (year is None or u.source.fiscal_year == year)]
+        years = {str(year)} if year else {str(y) for y in analysis.fiscal_years}
         # What is counted, when the question says ("how many stores", a headcount's employees), before any other
         # word of the question: "29.7 million people" served is not a count of the people employed.
         stating = [(u, figures) for u in own if (figures := _counts_named(u, analysis.counted, years))] or [
@@ -344,17 +351,32 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
     if len(kinds) != 1:
         return None
     money, pct = kinds.pop()
+
+    def who(u: QuotableUnit) -> str:
+        name = u.source.company or u.source.ticker
+        return f"{name} (FY{u.source.fiscal_year})" if sides[0][1] is not None else name
+
+    if sides[0][1] is not None:
+        # Over years: the latest against the earliest, as a change.
+        (first_unit, first), (last_unit, last) = picks[0], picks[-1]
+        change = last.value * last.scale - first.value * first.scale
+        base = first.value * first.scale
+        rate = f" ({change / base * 100:+.1f}%)" if base and not pct else ""
+        return (f"Comparison of the figures quoted below: {who(last_unit)} states {last.raw} "
+                f"[{last_unit.source.number}], against {first.raw} for {who(first_unit)} [{first_unit.source.number}]; "
+                f"change {'+' if change >= 0 else '-'}{_figure_text(abs(change), money, pct)}{rate}. These figures are "
+                "read from prose, not from tagged XBRL data: check that they count the same thing at comparable "
+                "dates.")
     ranked = sorted(picks, key=lambda p: -p[1].value * p[1].scale)
     (top_unit, top), (next_unit, second) = ranked[0], ranked[1]
     if top.value * top.scale == second.value * second.scale:
         return None
     diff = top.value * top.scale - second.value * second.scale
-    others = "; ".join(f"{u.source.company or u.source.ticker}: {n.raw} [{u.source.number}]" for u, n in ranked[2:])
-    return (f"Comparison of the figures quoted below: {top_unit.source.company or top_unit.source.ticker} states "
-            f"the larger, {top.raw} [{top_unit.source.number}], against {second.raw} for "
-            f"{next_unit.source.company or next_unit.source.ticker} [{next_unit.source.number}]; difference "
-            f"{_figure_text(diff, money, pct)}{'; ' + others if others else ''}. These figures are read from prose, "
-            "not from tagged XBRL data: check that they count the same thing at comparable dates.")
+    others = "; ".join(f"{who(u)}: {n.raw} [{u.source.number}]" for u, n in ranked[2:])
+    return (f"Comparison of the figures quoted below: {who(top_unit)} states the larger, {top.raw} "
+            f"[{top_unit.source.number}], against {second.raw} for {who(next_unit)} [{next_unit.source.number}]; "
+            f"difference {_figure_text(diff, money, pct)}{'; ' + others if others else ''}. These figures are read "
+            "from prose, not from tagged XBRL data: check that they count the same thing at comparable dates.")
 
 
 def _figures_of_the_year(u: QuotableUnit, years: set[str], money: bool = False
