@@ -185,6 +185,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     norm = normalize(question)
     quarter_words = bool(_QUARTER_WORDS.search(norm))
     plan.narrative_words = [m.group(0) for m in _NARRATIVE.finditer(norm)]
+    plan.prose_intent = bool(_PROSE_INTENT.search(norm))
     if quarter_words and not (plan.periods or plan.latest_quarters):
         plan.narrative_words += [m.group(0) for m in _QUARTER_WORDS.finditer(norm)]
     plan.names_part = bool(_PART_WORDS.search(norm))

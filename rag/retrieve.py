@@ -205,8 +205,11 @@ class Retriever:
                 fiscal_periods=group.fiscal_periods, without_exhibit_lists=not exhibits_asked,
             )
             found = self._search(bundle, mode, depth, subset, extra)
-            lists.append(drop_repeats(_standard_notes_last(found) if standards_last else found, top_k,
-                                      self._signatures))
+            if standards_last:
+                found = _standard_notes_last(found)
+            if plan.prose_intent:
+                found = _prose_before_tables(found)
+            lists.append(drop_repeats(found, top_k, self._signatures))
             if plan.statements and group.tickers:  # one company's statements, not every company's
                 pages = self.index.subset(
                     tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms,
@@ -558,6 +561,24 @@ def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> 
     holds_count = {n.node.node_id: any((noun := stem(w)) in stems or noun.endswith(heads)
                                        for w in _counted_nouns(n.node.text)) for n in nodes}
     return sorted(nodes, key=lambda n: not holds_count[n.node.node_id])  # stable: search order within each
+
+
+# How many places a passage made mostly of table lines gives up to the prose after it, for a question about why
+# or how (see _prose_before_tables).
+_TABLE_PLACES = 3
+
+
+def _prose_before_tables(results: list) -> list:
+    """For a question asking why or how a figure moved, or about risks and policies, a passage that is mostly table
+    lines moves _TABLE_PLACES places down: the reasons are told in prose (MD&A explains the changes the statements
+    only show), and a statement whose line names the metric otherwise outranks the sentence that says why."""
+    def key(item):
+        rank, result = item
+        lines = [ln for ln in result.node.get_content().splitlines()[1:] if ln.strip()]
+        table = bool(lines) and sum("|" in ln for ln in lines) * 2 >= len(lines)
+        return rank + (_TABLE_PLACES + 0.5 if table else 0)
+
+    return [result for _rank, result in sorted(enumerate(results), key=key)]
 
 
 def _standard_notes_last(results: list) -> list:

@@ -156,6 +156,9 @@ class QuestionPlan:
     # The words that make the question ask about prose, quarters or adjusted figures rather than a consolidated
     # annual figure ("why", "customers", a quarter word no period was read from), in question order.
     narrative_words: list[str] = field(default_factory=list)
+    # The question asks why or how a figure came about, or about risks, policies, drivers, guidance: an answer
+    # told in prose (MD&A, risk factors, notes), not a table's figure.
+    prose_intent: bool = False
     # The question names a part of the company (a segment, a region, a breakdown): the facts answer it only with a
     # dimension member the question names, never with the consolidated figure.
     names_part: bool = False

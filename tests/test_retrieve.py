@@ -281,6 +281,24 @@ def test_notes_on_accounting_standards_rank_after_the_companys_own_passages():
     assert _STANDARDS_QUESTION.search("How does ASU 2023-07 change Acme's segment disclosures?")
 
 
+def test_a_question_about_why_ranks_prose_before_tables_by_a_few_places():
+    from rag.retrieve import _TABLE_PLACES, _prose_before_tables
+
+    head = "ACME (ACME) · 10-K · FY2024 · Item 7: MD&A\n"
+    statement = TextNode(text=head + "| 2024 | 2023\nRevenues | 46,309 | 51,362\nGross profit | 19,790 | 22,887\n"
+                                     "Gross margin | 42.7% | 44.6%")
+    prose = [TextNode(text=head + f"Gross margin decreased for reason number {i}, mainly higher discounts.")
+             for i in range(_TABLE_PLACES + 1)]
+    ranked = [NodeWithScore(node=n, score=1.0) for n in [statement] + prose]
+    # The statement gives up _TABLE_PLACES places to the prose after it, and no more.
+    assert [r.node for r in _prose_before_tables(ranked)] == prose[:_TABLE_PLACES] + [statement] + prose[_TABLE_PLACES:]
+    # The plan tells such a question from one asking for the figure.
+    catalog = Catalog.build([{"ticker": "ACME", "company": "Acme Widgets Inc.", "fiscal_year": 2024}])
+    assert plan_question("Why did Acme's gross margin fall in fiscal 2024?", catalog).prose_intent
+    assert plan_question("What drove Acme's gross margin decline?", catalog).prose_intent
+    assert not plan_question("What was Acme's gross margin in fiscal 2024?", catalog).prose_intent
+
+
 def test_exhibit_index_is_searched_only_when_asked(small_index, monkeypatch):
     import numpy as np
 
