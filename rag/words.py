@@ -53,6 +53,10 @@ SPELLED_OUT = {
     "intl": ["international"],
     "govt": ["government"],
     "mgmt": ["management"],
+    "rev": ["revenue"],
+    "revs": ["revenues"],
+    "doc": ["document"],
+    "acq": ["acquisition"],
 }
 _SHORT_FORM = re.compile(r"(?<![\w&])(" + "|".join(map(re.escape, SPELLED_OUT)) + r")(?![\w&])", re.I)
 
