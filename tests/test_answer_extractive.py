@@ -730,6 +730,14 @@ def test_an_amount_compared_with_another_years_answers_with_the_year_asked_alone
     # A question about why is answered with the sentence, not one of its figures.
     text = _one_company("Why did Care Cloud annual recurring revenue rise in fiscal 2024?", _RECURRING)
     assert not text.startswith("Figure read")
+    # The amount a figure changed by is a change, not the level, unless a change is asked.
+    moved = ("Care Cloud revenue of $3.18 billion during fiscal 2024 increased by $483 million, or 18%, from $2.70 "
+             "billion in fiscal 2023.")
+    text = _one_company("gamma care cloud revenue fy2024", moved)
+    assert text.startswith("Figure read from prose: **$3.18 billion** for 2024")
+    assert '"Care Cloud revenue of $3.18 billion during fiscal 2024" [1]' in text and "$483 million" not in text
+    text = _one_company("By how much did Gamma's Care Cloud revenue increase in fiscal 2024?", moved)
+    assert not text.startswith("Figure read") and "$483 million" in text
     # A year named further on belongs to something else than the figure before it: both amounts stay.
     program = ("During fiscal 2024 the company spent $4.0 billion under the $15.0 billion repurchase program its "
                "board authorized in 2021.")

@@ -472,7 +472,8 @@ def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
       its place in the list; said only when exactly one list in the sentence pairs amounts with years.
     - A comparison ("ARR exiting fiscal 2024 was $3.48 billion, up from $2.84 billion at the end of fiscal 2023"),
       asked for the figure (no why or how): the figure the comparison sets beside it for another year is left out
-      (see _compared_figure), and the one left is said only when it is the sentence's only other amount.
+      (see _compared_figure), and so is the amount it changed by ("increased by $483 million") unless a change is
+      asked; the one left is said only when it is the sentence's only other amount.
     Either way the sentence must hold every word the question asks with (an amount has no counted noun to check it
     by: a sentence about "acquisitions of businesses" is not about "selling businesses"). Quoting the whole
     sentence would state the other year's figure as a second answer."""
@@ -500,14 +501,22 @@ def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
     else:
         if analysis.narrative:
             return None
-        picked = [n for n in money if not _compared_figure(best.text, n, year)]
+        change_asked = analysis.calculation.growth or analysis.calculation.by_how_much
+        picked = [n for n in money if not _compared_figure(best.text, n, year) and (
+            change_asked or not _CHANGED_BY.search(best.text[max(0, n.start - 40):n.start]))]
         quote = _clause_quote(best.text, picked[0], money, lead_words=12) if len(picked) == 1 < len(money) else ""
+        quote = _TRAILING_CHANGE.sub("", quote).rstrip(" ,")  # "... during fiscal 2024", not "... increased by"
     if not quote:
         return None
     return (f"Figure read from prose: **{picked[0].raw}** for {year}, as {best.source.label()} states it: "
             f"\"{quote}\" [{best.source.number}]. It is not tagged XBRL data: the whole passage is under Sources.")
 
 
+# The words before an amount a figure changed by ("increased by $483 million", "down $1.2 billion"): a change, not
+# the level asked.
+_CHANGED_BY = re.compile(r"\b(?:increas|decreas|grew|grow|rose|rise|fell|fall|declin|drop|up|down)\w*\s+"
+                         r"(?:by\s+)?(?:approximately\s+|about\s+|nearly\s+)?$", re.I)
+_TRAILING_CHANGE = re.compile(r"\s*\b(?:increas|decreas|grew|rose|fell|declin|drop)\w*(?:\s+by)?\s*$", re.I)
 # The words that set another period's figure beside the one stated: "up from", "compared with", "versus", "than".
 _COMPARED_WITH = re.compile(r"\b(?:from|compared\s+(?:to|with)|versus|vs\.?|than)\s*$", re.I)
 
