@@ -967,6 +967,15 @@ def test_working_capital_is_current_assets_less_current_liabilities(corpus):
     assert "-$23,405 million = total current assets − total current liabilities = $152,987 million" in fa.block
 
 
+def test_shares_bought_back_are_a_count_and_stock_bought_back_an_amount(corpus):
+    fa = ask(corpus, "How many shares did Apple buy back in fiscal 2024?")
+    (v,) = fa.values
+    assert v.amount == 499_000_000 and "499,000,000 shares" in fa.block
+    assert ask(corpus, "nvda shares repurchased fy2023").values[0].amount == 63_000_000
+    fa = ask(corpus, "How much stock did Apple buy back in fiscal 2024?")
+    assert fa.values[0].amount == 94_949e6
+
+
 def test_the_combined_figure_of_several_companies_is_their_sum(corpus):
     fa = ask(corpus, "What was the combined revenue of Adobe and Salesforce in their latest fiscal years?")
     assert fa.operation == "sum"

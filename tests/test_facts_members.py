@@ -330,6 +330,35 @@ def test_earnings_per_share_tagged_only_per_class_is_read_for_the_class_named():
     assert "Diluted EPS — Common Class A" in unnamed and "$9.73 per share" in unnamed
 
 
+def test_shares_bought_back_per_class_are_the_listed_class_only_when_no_other_class_is_tagged():
+    # Shares repurchased tagged for the traded class alone (Mastercard's class A) are the company's count; tagged
+    # for two classes (Alphabet's A and C), the traded class's count is a part of it, and no figure is given.
+    filing = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "form": "10-K", "fiscal_year": 2024,
+              "fiscal_period": "FY", "fact_count": 3}
+    axis = "us-gaap:StatementClassOfStockAxis"
+
+    def bought(member: str, value: float) -> FactRow:
+        return FactRow("d", "us-gaap:TreasuryStockSharesAcquired", "", value, f"{value:,.0f}", "shares", "c",
+                       "2024-01-01", "2024-12-31", False, {axis: member}, "-5", 0, 1, 2, "chunk", "Item 8", 40, "")
+
+    revenue = FactRow("d", REVENUE, "", 35_926e6, "35,926", "usd", "c", "2024-01-01", "2024-12-31", False, {}, "-6",
+                      6, 1, 2, "chunk", "Item 8", 40, "Net revenue")
+    symbol = FactRow("d", "dei:TradingSymbol", "", None, "ACME", "", "c", None, "2025-01-28", True,
+                     {axis: "us-gaap:CommonClassAMember"}, "", 0, 1, 2, "chunk", "Cover", 1, "")
+    catalog = Catalog.build([filing])
+    question = "How many shares did Acme buy back in fiscal 2024?"
+
+    def answer(rows: list[FactRow]) -> str | None:
+        found = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows)).answer_for(
+            plan_question(question, catalog))
+        return found.block if found else None
+
+    one_class = answer([revenue, symbol, bought("us-gaap:CommonClassAMember", 23_000_000)])
+    assert "Shares repurchased — Common Class A" in one_class and "23,000,000 shares" in one_class
+    assert answer([revenue, symbol, bought("us-gaap:CommonClassAMember", 23_000_000),
+                   bought("us-gaap:CommonClassCMember", 30_000_000)]) is None
+
+
 def test_a_class_of_stock_is_met_by_the_line_the_filing_prints_for_it():
     # A filer that buys back one class only tags the cash-flow line without a class and prints it as that class's
     # ("Repurchases of class A common stock"): asked for that class, in the verb's words or the noun's, the line

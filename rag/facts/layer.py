@@ -251,12 +251,18 @@ class FactsLayer(QuarterFacts, PerItemRates):
     def _listed_class_value(self, m: Metric, view: FilingView, k: int, year: int, comparative: bool,
                             months: int | None, when: When | None) -> Value | None:
         """A figure the filing tags per class of stock only (earnings per share of Visa's classes A, B and C): the
-        class traded under the filer's ticker, labelled with its class."""
+        class traded under the filer's ticker, labelled with its class. An amount or a count tagged for other
+        classes too (shares bought back of Alphabet's classes A and C) is not the listed class's alone: no figure."""
         listed = view.listed_class
         if listed is None:
             return None
         for concept in m.concepts:
             found = view.find(concept, k, m.period, member=lambda dims: listed in dims.values(), months=months)
+            if isinstance(found, FactGroup) and m.kind != "per_share":
+                axis = next(a for a, v in found.dims.items() if v == listed)
+                if view.find(concept, k, m.period, member=lambda dims: dims.get(axis) not in (None, listed),
+                             months=months) is not None:
+                    return None
             if isinstance(found, FactGroup):
                 return self._reported(m, found, view, year, comparative, member=member_label(listed),
                                       axis=next(iter(found.dims)), when=when)

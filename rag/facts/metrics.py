@@ -240,6 +240,13 @@ METRICS: list[Metric] = [
     _m("dps", "Dividends declared per share",
        [r"dividends?\s+(?:declared\s+|paid\s+)?per\s+(?:common\s+)?share"],
        [_G + "CommonStockDividendsPerShareDeclared", _G + "CommonStockDividendsPerShareCashPaid"], kind="per_share"),
+    # The count of shares bought back, not what they cost: "how many shares did it buy back", "shares repurchased".
+    _m("shares_repurchased", "Shares repurchased",
+       [r"(?:number\s+of\s+)?shares\s+(?:of\s+(?:its\s+)?(?:common\s+)?stock\s+)?(?:repurchased|bought\s+back)",
+        r"(?<=many\s)(?:of\s+(?:its|their)\s+(?:own\s+)?)?(?:common\s+)?shares\s+(?:did|does|has|had|have)\s+"
+        r"(?:[\w.&'’-]+\s+){1,3}?(?:repurchas\w*|bu(?:y|ys|ying)\s+back|bought\s+back)"],
+       [_G + "TreasuryStockSharesAcquired", _G + "StockRepurchasedDuringPeriodShares",
+        _G + "StockRepurchasedAndRetiredDuringPeriodShares"], kind="shares"),
     _m("buybacks", "Share repurchases",
        [r"(?:share|stock)\s+repurchases?", r"(?:share\s+|stock\s+)?buybacks?",
         r"repurchases?\s+of\s+(?:its\s+)?(?:common\s+)?(?:stock|shares)",
