@@ -92,8 +92,9 @@ def figures_in_unit(answer: str, unit: str | None) -> list[float]:
     of"); a scale word converts to the unit ("$1.2 billion" is 1,200 USD millions, "15.1 billion shares" is
     15,100,000,000 shares); a bare number is read in the unit, as filing tables print it, or for a USD unit also
     as whole dollars ("$94,036,000,000" is 94,036 USD millions); a percentage counts only for a `percent` unit, and
-    a number with a scale word never does. A unit that opens with a scale word ("million square feet") reads
-    figures in that scale. Any other unit (shares, employees, USD per share) is a plain count.
+    a number with a scale word never does. A unit that opens with a scale word ("million square feet"), or closes
+    with one as "USD millions" does ("shares millions"), reads figures in that scale. Any other unit (shares,
+    employees, USD per share) is a plain count.
     """
     money = _MONEY_UNIT.fullmatch((unit or "").strip())
     unit = (unit or "").strip().lower()
@@ -101,6 +102,9 @@ def figures_in_unit(answer: str, unit: str | None) -> list[float]:
     first_word = unit.split(" ", 1)[0]
     if base is None and first_word in ("thousand", "million", "billion", "trillion"):
         base = _SCALE_WORDS[first_word]  # "million square feet", "thousand employees": a scaled count
+    last_word = unit.rsplit(" ", 1)[-1]
+    if base is None and " " in unit and last_word in _MONEY_SCALE:
+        base = _MONEY_SCALE[last_word]  # "shares millions", written as "USD millions" is: a count in that scale
     out: list[float] = []
     for number, scale, pct in numbers_in(answer):
         number = abs(number)

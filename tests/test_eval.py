@@ -158,6 +158,9 @@ def test_signs_are_read_but_dropped_for_matching():
     ("approximately 1.7 million square feet", 1.7, "million square feet", True),
     ("1,700,000 square feet", 1.7, "million square feet", True),
     ("approximately 1.7 square feet", 1700000, "square feet", False),
+    ("63,000,000 shares", 63, "shares millions", True),  # a count unit scaled as "USD millions" is
+    ("63 million shares", 63, "shares millions", True),
+    ("63 shares", 63_000_000, "shares", False),
     ("$0.88 per diluted share", 0.88, "USD per share", True),
     ("a gross margin of 45.6%", 45.59, "percent", True),
     ("a gross margin of 45.6 percent", 45.59, "percent", True),
