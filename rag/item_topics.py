@@ -70,6 +70,26 @@ ITEM_CONTENT = [
      r"investigations?|court\s+(?:case|ruling|order)s?|cease\s+and\s+desist)\b", "3",
      "legal proceedings: material pending legal proceedings, litigation, governmental investigations, fines and "
      "penalties"),
+    # Item 105: the material factors that make an investment speculative or risky; asked as what could hurt the
+    # business or what risks it flags, without naming the Item.
+    (r"\b(?:risks?|threats?|vulnerab\w+|could\s+(?:hurt|harm|hit|affect|impact|disrupt|weigh\s+on))\b"
+     r"(?!\s+factors?\b)", "1A",
+     "risk factors: material factors that make an investment in the registrant speculative or risky"),
+    # Item 106: cybersecurity risk management, strategy and governance (the board's oversight, management's role).
+    (r"\bcyber\s*security\b|\bcyber[\s-]?(?:risks?|threats?|attacks?|incidents?|breach\w*)\b|\bciso\b|"
+     r"\binformation\s+security\b", "1C",
+     "cybersecurity risk management and strategy, governance: board oversight of risks from cybersecurity threats, "
+     "management's role in assessing and managing them"),
+    # Item 101(c)(1): competitive conditions in the business, the principal methods of competition.
+    (r"\bcompetitors?\b|\bcompetition\b|\bcompet(?:e|es|ing)\s+(?:with|against)\b|\brivals?\b", "1",
+     "competition: competitive conditions in the business, principal competitors and methods of competition"),
+    # Item 305: quantitative and qualitative disclosures about market risk (interest rate and foreign currency
+    # exchange risk, with the effect of a hypothetical change).
+    (r"\bmarket\s+risks?\b|\binterest\s+rate\s+(?:risk|sensitivity|exposure)|\b(?:foreign\s+(?:currency|exchange)|"
+     r"fx|currency)\s+(?:risk|exposure|sensitivity)\b|\bhypothetical\b|\bsensitivity\s+analysis\b|"
+     r"\b(?:rise|increase|change|move|drop|decline)\s+in\s+interest\s+rates\b", "7A",
+     "quantitative and qualitative disclosures about market risk: interest rate risk, foreign currency exchange "
+     "risk, the effect of a hypothetical change in rates"),
     # Part III: what the executives are paid (Item 402), who owns the shares (Item 403) and what the auditor is paid
     # (Item 9(e) of Schedule 14A). Stock-based compensation as an expense is a statement figure, not Item 11.
     (r"\b(?:executives?|ceo|cfo|chief\s+\w+\s+officer|named\s+executive\s+officers?|officers?|directors?)(?:'s?|’s?)?"

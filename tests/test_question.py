@@ -143,6 +143,12 @@ def test_the_statements_a_metric_needs_are_searched_first(catalog, question, sta
         ("What lawsuits has Apple been hit with over its App Store?", ["Item 3"]),
         ("Is Apple under antitrust investigation?", ["Item 3"]),
         ("What did Apple spend on legal fees in 2024?", []),
+        # Item 105, 106, 101(c)(1) competition and 305, asked by what they disclose.
+        ("What could hurt Apple's supply of components from Asia?", ["Item 1A"]),
+        ("Who at Apple is in charge of cyber threats?", ["Item 1A", "Item 1C"]),
+        ("Which competitors does Apple name?", ["Item 1"]),
+        ("How much would a rise in interest rates add to Apple's interest expense?", ["Item 7A"]),
+        ("What is Apple's foreign currency risk?", ["Item 1A", "Item 7A"]),
         # An Item named is a filter of its own; questions about neither an Item's content nor its name get none.
         ("What does Item 1A say about Apple's employees?", []),
         ("What was Home Depot's total revenue in fiscal 2024?", []),
