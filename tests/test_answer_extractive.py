@@ -81,6 +81,15 @@ def test_a_light_verb_of_the_question_is_not_a_missing_topic():
     assert res.refused
 
 
+def test_the_verb_of_a_phrasal_verb_is_not_a_missing_topic():
+    # "working off" phrases an action the filing tells in its own verbs ("liquidating"): the passage on the
+    # inventory still answers, with a note on the word no passage holds ("surplus").
+    text = _one_company("How is Gamma Health working off its surplus inventory?",
+                        "We are liquidating inventory through increased markdowns and higher discounts.")
+    assert not text.startswith("The indexed filings do not appear") and "liquidating inventory" in text
+    assert "'surplus'" in text and "'working'" not in text
+
+
 def test_extractive_matches_common_synonyms():
     text = TESLA_HQ + " As of December 31, 2023, we employed 140,473 full-time employees."
     nodes = [make_node(text, "t-hq", **TESLA_META), make_node(TESLA_RISK, "t-risk", **TESLA_META)]

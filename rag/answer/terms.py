@@ -4,6 +4,8 @@ tokens, synonyms, the question's content terms, and which of them no retrieved p
 
 from __future__ import annotations
 
+import re
+
 from ..dates import MONTH_WORDS
 from ..schema import Citation, QuestionPlan
 from ..words import SPELLED_OUT, STOP_WORDS, TOKEN_RE, stem, tokens
@@ -141,10 +143,17 @@ def synonym_phrases(term: str) -> list[tuple[str, ...]]:
     return [(term,)] + [tuple(tokens(syn)) for syn in SYNONYMS.get(term, []) if tokens(syn)]
 
 
+# A verb in -ing with its particle ("working off", "paying down", "ramping up"): how the question phrases an action
+# under way, which a filing tells in its own verbs ("liquidating inventory"). Not "back": "buying back" is a buyback.
+_PHRASAL_ING = re.compile(r"\b(\w{3,}ing)\s+(?:off|down|through|out|up)\b", re.I)
+
+
 def content_terms(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[str]:
-    """The question's words that say what it is about: no company names, figures, or generic words."""
+    """The question's words that say what it is about: no company names, figures, generic words, or the verb of
+    a phrasal verb (see _PHRASAL_ING)."""
+    phrasal = {stem(m.group(1)) for m in _PHRASAL_ING.finditer(question or "")}
     return [t for t in question_terms(question, sources, analysis, topic_only=True)
-            if not (t[0].isdigit() or t in GENERIC_TERMS or len(t) < 3)]
+            if not (t[0].isdigit() or t in GENERIC_TERMS or len(t) < 3 or t in phrasal)]
 
 
 def content_words(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[tuple[str, ...]]:
