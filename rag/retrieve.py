@@ -204,11 +204,7 @@ class Retriever:
                 tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms, sections=group.sections,
                 fiscal_periods=group.fiscal_periods, without_exhibit_lists=not exhibits_asked,
             )
-            found = self._search(bundle, mode, depth, subset, extra)
-            if standards_last:
-                found = _standard_notes_last(found)
-            if plan.prose_intent:
-                found = _prose_before_tables(found)
+            found = _reordered(self._search(bundle, mode, depth, subset, extra), standards_last, plan.prose_intent)
             lists.append(drop_repeats(found, top_k, self._signatures))
             if plan.statements and group.tickers:  # one company's statements, not every company's
                 pages = self.index.subset(
@@ -561,6 +557,14 @@ def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> 
     holds_count = {n.node.node_id: any((noun := stem(w)) in stems or noun.endswith(heads)
                                        for w in _counted_nouns(n.node.text)) for n in nodes}
     return sorted(nodes, key=lambda n: not holds_count[n.node.node_id])  # stable: search order within each
+
+
+def _reordered(results: list, standards_last: bool, prose_first: bool) -> list:
+    """The results with the notes on accounting standards last (unless the question is about standards) and, for a
+    question about why or how, passages of prose a few places ahead of passages of table lines."""
+    if standards_last:
+        results = _standard_notes_last(results)
+    return _prose_before_tables(results) if prose_first else results
 
 
 # How many places a passage made mostly of table lines gives up to the prose after it, for a question about why
