@@ -297,66 +297,56 @@ def test_a_parts_gross_margin_is_computed_from_its_tagged_revenue_and_cost():
     assert answer("What was Acme's licensing gross margin in fiscal 2024?") is None
 
 
+# A filer with several classes of stock, its facts tagged per class on the class-of-stock axis.
+_CLASSES_FILING = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "form": "10-K",
+                   "fiscal_year": 2024, "fiscal_period": "FY", "fact_count": 3}
+_CLASS_AXIS = "us-gaap:StatementClassOfStockAxis"
+# A consolidated figure dates the fiscal year; the cover's trading symbol names the class traded under the ticker.
+_CLASSES_REVENUE = FactRow("d", REVENUE, "", 35_926e6, "35,926", "usd", "c", "2024-01-01", "2024-12-31", False, {},
+                           "-6", 6, 1, 2, "chunk", "Item 8", 40, "Net revenue")
+_TRADED_CLASS_A = FactRow("d", "dei:TradingSymbol", "", None, "ACME", "", "c", None, "2025-01-28", True,
+                          {_CLASS_AXIS: "us-gaap:CommonClassAMember"}, "", 0, 1, 2, "chunk", "Cover", 1, "")
+
+
+def _per_class(concept: str, unit: str, member: str, value: float) -> FactRow:
+    """A fiscal-2024 fact of `concept` for one class of stock."""
+    return FactRow("d", concept, "", value, f"{value:,.2f}", unit, "c", "2024-01-01", "2024-12-31", False,
+                   {_CLASS_AXIS: member}, "2", 0, 1, 2, "chunk", "Item 8", 40, "")
+
+
+def _classes_answer(question: str, rows: list[FactRow]) -> str | None:
+    found = FactsLayer(get_settings(), store=_OneFilingStore(_CLASSES_FILING, rows)).answer_for(
+        plan_question(question, Catalog.build([_CLASSES_FILING])))
+    return found.block if found else None
+
+
 def test_earnings_per_share_tagged_only_per_class_is_read_for_the_class_named():
     # A filer with several classes of stock may tag its EPS only per class: the class asked is the member; asked
     # without a class there is no one figure.
-    filing = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "form": "10-K", "fiscal_year": 2024,
-              "fiscal_period": "FY", "fact_count": 2}
-    axis = "us-gaap:StatementClassOfStockAxis"
-
     def eps(member: str, value: float) -> FactRow:
-        return FactRow("d", "us-gaap:EarningsPerShareDiluted", "", value, f"{value:.2f}", "usdPerShare", "c",
-                       "2024-01-01", "2024-12-31", False, {axis: member}, "2", 0, 1, 2, "chunk", "Item 8", 40, "")
+        return _per_class("us-gaap:EarningsPerShareDiluted", "usdPerShare", member, value)
 
-    revenue = FactRow("d", REVENUE, "", 35_926e6, "35,926", "usd", "c", "2024-01-01", "2024-12-31", False, {}, "-6",
-                      6, 1, 2, "chunk", "Item 8", 40, "Net revenue")  # a consolidated figure dates the fiscal year
-    rows = [revenue, eps("us-gaap:CommonClassAMember", 9.73), eps("us-gaap:CommonClassCMember", 38.92)]
-    layer = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows))
-    catalog = Catalog.build([filing])
-
-    def answer(question: str) -> str | None:
-        found = layer.answer_for(plan_question(question, catalog))
-        return found.block if found else None
-
-    assert "Diluted EPS — Common Class A" in answer("What was Acme's class A diluted EPS in fiscal 2024?")
-    assert "$9.73 per share" in answer("What was Acme's class A diluted EPS in fiscal 2024?")
-    assert "$38.92 per share" in answer("What was Acme's class C diluted EPS in fiscal 2024?")
-    assert answer("What was Acme's diluted EPS in fiscal 2024?") is None
+    rows = [_CLASSES_REVENUE, eps("us-gaap:CommonClassAMember", 9.73), eps("us-gaap:CommonClassCMember", 38.92)]
+    class_a = _classes_answer("What was Acme's class A diluted EPS in fiscal 2024?", rows)
+    assert "Diluted EPS — Common Class A" in class_a and "$9.73 per share" in class_a
+    assert "$38.92 per share" in _classes_answer("What was Acme's class C diluted EPS in fiscal 2024?", rows)
+    assert _classes_answer("What was Acme's diluted EPS in fiscal 2024?", rows) is None
     # The cover lists the class traded under the filer's own ticker: that class is the one meant when none is named.
-    symbol = FactRow("d", "dei:TradingSymbol", "", None, "ACME", "", "c", None, "2025-01-28", True,
-                     {axis: "us-gaap:CommonClassAMember"}, "", 0, 1, 2, "chunk", "Cover", 1, "")
-    layer = FactsLayer(get_settings(), store=_OneFilingStore(filing, [*rows, symbol]))
-    unnamed = answer("What was Acme's diluted EPS in fiscal 2024?")
+    unnamed = _classes_answer("What was Acme's diluted EPS in fiscal 2024?", [*rows, _TRADED_CLASS_A])
     assert "Diluted EPS — Common Class A" in unnamed and "$9.73 per share" in unnamed
 
 
 def test_shares_bought_back_per_class_are_the_listed_class_only_when_no_other_class_is_tagged():
     # Shares repurchased tagged for the traded class alone (Mastercard's class A) are the company's count; tagged
     # for two classes (Alphabet's A and C), the traded class's count is a part of it, and no figure is given.
-    filing = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "form": "10-K", "fiscal_year": 2024,
-              "fiscal_period": "FY", "fact_count": 3}
-    axis = "us-gaap:StatementClassOfStockAxis"
-
     def bought(member: str, value: float) -> FactRow:
-        return FactRow("d", "us-gaap:TreasuryStockSharesAcquired", "", value, f"{value:,.0f}", "shares", "c",
-                       "2024-01-01", "2024-12-31", False, {axis: member}, "-5", 0, 1, 2, "chunk", "Item 8", 40, "")
+        return _per_class("us-gaap:TreasuryStockSharesAcquired", "shares", member, value)
 
-    revenue = FactRow("d", REVENUE, "", 35_926e6, "35,926", "usd", "c", "2024-01-01", "2024-12-31", False, {}, "-6",
-                      6, 1, 2, "chunk", "Item 8", 40, "Net revenue")
-    symbol = FactRow("d", "dei:TradingSymbol", "", None, "ACME", "", "c", None, "2025-01-28", True,
-                     {axis: "us-gaap:CommonClassAMember"}, "", 0, 1, 2, "chunk", "Cover", 1, "")
-    catalog = Catalog.build([filing])
     question = "How many shares did Acme buy back in fiscal 2024?"
-
-    def answer(rows: list[FactRow]) -> str | None:
-        found = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows)).answer_for(
-            plan_question(question, catalog))
-        return found.block if found else None
-
-    one_class = answer([revenue, symbol, bought("us-gaap:CommonClassAMember", 23_000_000)])
+    rows = [_CLASSES_REVENUE, _TRADED_CLASS_A, bought("us-gaap:CommonClassAMember", 23_000_000)]
+    one_class = _classes_answer(question, rows)
     assert "Shares repurchased — Common Class A" in one_class and "23,000,000 shares" in one_class
-    assert answer([revenue, symbol, bought("us-gaap:CommonClassAMember", 23_000_000),
-                   bought("us-gaap:CommonClassCMember", 30_000_000)]) is None
+    assert _classes_answer(question, [*rows, bought("us-gaap:CommonClassCMember", 30_000_000)]) is None
 
 
 def test_a_class_of_stock_is_met_by_the_line_the_filing_prints_for_it():
