@@ -260,7 +260,7 @@ class FactsLayer(QuarterFacts, PerItemRates):
             found = view.find(concept, k, m.period, member=lambda dims: listed in dims.values(), months=months)
             if isinstance(found, FactGroup) and m.kind != "per_share":
                 axis = next(a for a, v in found.dims.items() if v == listed)
-                if view.find(concept, k, m.period, member=lambda dims: dims.get(axis) not in (None, listed),
+                if view.find(concept, k, m.period, member=lambda dims, axis=axis: dims.get(axis) not in (None, listed),
                              months=months) is not None:
                     return None
             if isinstance(found, FactGroup):
