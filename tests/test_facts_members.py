@@ -218,6 +218,12 @@ def test_a_members_own_name_beats_one_shortened_by_the_companys():
     ])
     named = name_members("What revenue did Acme's Zephyr brand bring in?", _revenue(), [view], [REVENUE])
     assert named is not None and named.before == ["zephyr"]
+    # A name the question capitalises that holds the shortened form and more ("Jordan Brand") names another part
+    # than the "Brand" of "Acme Brand": no member, so no figure rather than the Acme Brand's.
+    assert name_members("How much revenue did the Jordan Brand generate for Acme?", _revenue(), [view],
+                        [REVENUE]) is None
+    named = name_members("How much revenue did the Acme Brand generate?", _revenue(), [view], [REVENUE])
+    assert named is not None and named.before == ["acme", "brand"]
     # Two members named as well as each other: both are returned, and name_members picks neither.
     assert len(members_named("What revenue did the domestic and international segments bring in?", _revenue(),
                              [VIEW], [REVENUE])) == 2

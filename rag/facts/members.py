@@ -91,6 +91,11 @@ def narrowed_by(mention: MetricMention, winners: list[tuple[str, ...]]) -> Metri
     return replace(mention, before=list(winners[0])) if len(winners) == 1 else None
 
 
+# A name of two or more capitalised words ("Jordan Brand", "Walmart International"): a form of a member that is
+# only part of it names the member only when the rest is the company's own name.
+_CAPITALISED_NAME = re.compile(r"\b[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*)+")
+
+
 def members_named(question: str, mention: MetricMention, views: list[FilingView],
                   concepts: Iterable[str]) -> list[tuple[str, ...]]:
     """The words of the members of the metric's concepts that the question names best: the longest run of its
@@ -98,6 +103,7 @@ def members_named(question: str, mention: MetricMention, views: list[FilingView]
     word less ("Converse brand" names the Converse segment before "NIKE Brand"). Several when they tie."""
     asked = _words(question)
     phrase = set(_words(" ".join(mention.words)))
+    names = [set(_words(m.group(0))) for m in _CAPITALISED_NAME.finditer(question or "")]
     best: dict[tuple[str, ...], float] = {}  # a member's words (filings of different years name it differently)
     for view in views:
         company = set(_words(view.filing.get("company") or "")) | set(_words(view.filing.get("ticker") or ""))
@@ -111,6 +117,8 @@ def members_named(question: str, mention: MetricMention, views: list[FilingView]
                     named = _run_named(form, asked)
                     if set(form) <= phrase | company or not named:
                         continue
+                    if any(set(form) < name and name - set(form) - company for name in names):
+                        continue  # "Jordan Brand" names another part than the "Brand" of "NIKE Brand"
                     key = tuple(plain_word(w) for w in member_words(member))
                     best[key] = max(best.get(key, 0), named - (0.5 if shortened else 0.0))
     if not best:
