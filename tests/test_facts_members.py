@@ -224,6 +224,10 @@ def test_a_members_own_name_beats_one_shortened_by_the_companys():
                         [REVENUE]) is None
     named = name_members("How much revenue did the Acme Brand generate?", _revenue(), [view], [REVENUE])
     assert named is not None and named.before == ["acme", "brand"]
+    # A possessive ends a name: the owner's name before it is not part of the part named after it.
+    named = name_members("What revenue did Acme's Zephyr Segment bring in?", _revenue(), [view], [REVENUE])
+    assert named is not None and named.before == ["zephyr"]
+    assert name_members("What was the Jordan Brand's revenue at Acme?", _revenue(), [view], [REVENUE]) is None
     # Two members named as well as each other: both are returned, and name_members picks neither.
     assert len(members_named("What revenue did the domestic and international segments bring in?", _revenue(),
                              [VIEW], [REVENUE])) == 2

@@ -12,7 +12,7 @@ from typing import Iterable
 
 from ..schema import MetricMention
 from .labels import class_words, member_words
-from .mentions import initials, plain_word, without_conjunction
+from .mentions import PART_KIND_WORDS, initials, plain_word, without_conjunction
 from .views import FilingView
 
 
@@ -92,8 +92,9 @@ def narrowed_by(mention: MetricMention, winners: list[tuple[str, ...]]) -> Metri
 
 
 # A name of two or more capitalised words ("Jordan Brand", "Walmart International"): a form of a member that is
-# only part of it names the member only when the rest is the company's own name.
-_CAPITALISED_NAME = re.compile(r"\b[A-Z][\w&.'’-]*(?:\s+[A-Z][\w&.'’-]*)+")
+# only part of it names the member only when the rest is the company's own name or the kind of part ("Zephyr
+# Segment"). A possessive ends a name: in "Coke's Latin America segment" the owner and its part are two names.
+_CAPITALISED_NAME = re.compile(r"\b[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)+")
 
 
 def members_named(question: str, mention: MetricMention, views: list[FilingView],
@@ -117,7 +118,7 @@ def members_named(question: str, mention: MetricMention, views: list[FilingView]
                     named = _run_named(form, asked)
                     if set(form) <= phrase | company or not named:
                         continue
-                    if any(set(form) < name and name - set(form) - company for name in names):
+                    if any(set(form) < name and name - set(form) - company - PART_KIND_WORDS for name in names):
                         continue  # "Jordan Brand" names another part than the "Brand" of "NIKE Brand"
                     key = tuple(plain_word(w) for w in member_words(member))
                     best[key] = max(best.get(key, 0), named - (0.5 if shortened else 0.0))
