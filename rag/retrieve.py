@@ -271,7 +271,8 @@ class Retriever:
             found = sorted(found, key=lambda r: (r.node.metadata.get("ticker") != ticker,
                                                  -int(r.node.metadata.get("fiscal_year") or 0)))
         # A figure asked per item ("revenue per employee") is divided by the count of the item the text states.
-        best = _counting_first(found, plan.counted or plan.per_item, plan.topic_words)[:1]
+        counted = plan.counted or plan.per_item or _number_of(plan.question)
+        best = _counting_first(found, counted, plan.topic_words)[:1]
         if BUSINESS_WORDS in plan.topic_words:
             # What the company is and does: Item 1 opens with that description (Regulation S-K 101(c)), in the
             # filing's own words for its business, which seldom share the question's ("what kind of company").
@@ -540,6 +541,16 @@ def _counted_nouns(text: str):
         yield m.group(1)
     for m in _LINKED_COUNT.finditer(text):
         yield from _WORD.findall(text, max(0, m.start() - 60), m.start())[-3:]
+
+
+# "The number of shareholders of record", "its number of stores": a count asked without "how many".
+_NUMBER_OF = re.compile(r"\bnumber\s+of\s+((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'’-]*)", re.I)
+
+
+def _number_of(question: str) -> list[str]:
+    """The words after "number of" (up to three): what a question counts when it does not say "how many"."""
+    m = _NUMBER_OF.search(question or "")
+    return m.group(1).split() if m else []
 
 
 def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> list:

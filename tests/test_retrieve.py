@@ -405,6 +405,12 @@ def test_a_count_question_puts_the_passage_that_counts_first():
     holders = node("As of November 6, 2024, we had 319 stockholders of record of our class A common stock.")
     assert _counting_first([pointer, holders], counted("How many holders of record does Acme have?"), item_5) == [
         holders, pointer]
+    # "The number of" counts as "how many" does, in a question asking how it changed.
+    from rag.retrieve import _number_of
+
+    question = "By how much did Acme's number of stockholders of record drop between its FY24 and FY25 reports?"
+    assert counted(question) == [] and _number_of(question) == ["stockholders", "of", "record"]
+    assert _counting_first([pointer, holders], _number_of(question), item_5) == [holders, pointer]
 
 
 def test_a_question_about_what_the_company_is_gets_item_1s_opening(tmp_path):
