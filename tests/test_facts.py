@@ -743,6 +743,10 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     assert [x.metric_key for x in find_mentions("How much cash was generated from operating activities?")] == [
         "operating_cash_flow"]
     assert [(x.metric_key, x.vetoed) for x in find_mentions("How much cash did Acme hold?")] == [("cash", True)]
+    # Cash spent on a deal, or acquired with a business, is no cash balance: the investing line is the figure.
+    assert [(x.metric_key, x.vetoed) for x in find_mentions(
+        "What did Acme spend in cash on acquisitions in 2024, net of cash acquired?")] == [
+        ("acquisitions_paid", False), ("cash", True)]
 
 
 @pytest.mark.parametrize("question, key", [

@@ -221,7 +221,8 @@ METRICS: list[Metric] = [
        negative="{} lower cash from exchange rate changes"),
     # The investing line every filer tags for businesses bought: "how much did it spend on acquisitions".
     _m("acquisitions_paid", "Cash paid for acquisitions (net of cash acquired)",
-       [r"(?:cash\s+)?(?:paid|pay|payments?|spen[dt]|spending)\s+(?:for|on)\s+(?:business\s+)?acquisitions",
+       [r"(?:cash\s+)?(?:paid|pay|payments?|spen[dt]|spending)\s+(?:in\s+cash\s+)?(?:for|on)\s+(?:business\s+)?"
+        r"acquisitions",
         r"(?:business\s+)?acquisitions(?:\s+of\s+businesses)?,?\s+net\s+of\s+cash(?:\s+acquired)?",
         r"business\s+combinations,?\s+net\s+of\s+cash(?:\s+acquired)?",
         r"(?:pa(?:y|id)|spen[dt])\s+(?:in\s+cash\s+)?(?:to\s+)?acquir(?:e|ing)\s+(?:other\s+)?(?:businesses|companies)"],
@@ -311,8 +312,10 @@ METRICS: list[Metric] = [
         r"cash(?:\s+balance|\s+on\s+hand|\s+position|\s+pile|\s+hoard|\s+holdings)?"],
        [_G + "CashAndCashEquivalentsAtCarryingValue", _G + "Cash",
         _G + "CashCashEquivalentsRestrictedCashAndRestrictedCashEquivalents"], period="instant",
+       # Cash spent, paid, acquired with a business ("net of cash acquired", "cash on acquisitions") or flowing:
+       # a cash-flow line or a part of a deal, not the balance.
        veto=r"\b(?:return|spen[dt]|pa(?:y|id)|use[ds]?|generat|rais|invest|burn|distribut|flow|held|hold|from|"
-            r"hand|g[ia]ve|sen[dt]|deploy|allocat|devot|pour)"),
+            r"hand|g[ia]ve|sen[dt]|deploy|allocat|devot|pour|acqui|assum)"),
     _m("inventory", "Inventories", [r"inventor(?:y|ies)"], [_G + "InventoryNet"], period="instant"),
     _m("receivables", "Accounts receivable",
        [r"accounts\s+receivable(?:,?\s+net)?", r"trade\s+receivables?", r"receivables"],
