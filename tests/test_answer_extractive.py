@@ -235,6 +235,16 @@ def test_one_companys_count_compared_over_years_is_read_from_each_years_filing()
     line = next(ln for ln in text.splitlines() if ln.startswith("Comparison"))
     assert "(FY2025) states 36,000 [3], against 26,196 for Alpha Payments Inc. (FY2023) [2]" in line
     assert "change +9,804 (+37.4%)" in line
+    # A part beside the total ("27,100 were engaged in research and development") is picked by the question's
+    # words in each year's sentence, and compared instead of the totals.
+    texts[2023] = ("As of the end of fiscal year 2023, we had 26,196 employees in 35 countries, 19,532 were engaged in "
+                   "research and development and 6,664 were engaged in sales.")
+    sources = [Citation(number=i + 1, text=text, ticker="AAA", company="Alpha Payments Inc.",
+                        fiscal_year=2025 if key != 2023 else 2023) for i, (key, text) in enumerate(texts.items())]
+    question = "By how much did Alpha Payments' R&D headcount grow between fiscal 2023 and fiscal 2025?"
+    text = extractive_answer(question, sources, plan_question(question, catalog))[0]
+    line = next(ln for ln in text.splitlines() if ln.startswith("Comparison"))
+    assert "states 27,100 [3], against 19,532" in line and "change +7,568" in line
 
 
 def test_no_comparison_unless_the_question_ranks_them():

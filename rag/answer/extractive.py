@@ -344,9 +344,18 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
         # word of the question: "29.7 million people" served is not a count of the people employed.
         stating = [(u, figures) for u in own if (figures := _counts_named(u, analysis.counted, years))] or [
             (u, figures) for u in own if (figures := _figures_about(u, content, percent_asked, years))]
-        if not stating or stating[0][0].kind != "sentence" or len(stating[0][1]) != 1:
+        if not stating or stating[0][0].kind != "sentence":
             return None
-        picks.append((stating[0][0], stating[0][1][0]))
+        unit, figures = stating[0]
+        if analysis.counted:
+            # A total beside its parts ("26,196 employees ..., 19,532 were engaged in research and development"):
+            # the question's other words pick the part, as for one count (see _count_asked); else the total.
+            every, kept = _figures_of_the_year(unit, years)
+            part = _count_asked(unit, every, kept, analysis.counted, content) if len(kept) > 1 else None
+            figures = [part] if part else figures
+        if len(figures) != 1:
+            return None
+        picks.append((unit, figures[0]))
     kinds = {(n.money, n.pct) for _, n in picks}
     if len(kinds) != 1:
         return None
@@ -423,6 +432,8 @@ def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, cont
     guessed at."""
     if analysis is None or not analysis.counted or not one_company(analysis, chosen) or not content:
         return None
+    if analysis.calculation.ranks and len(analysis.fiscal_years) >= 2:
+        return None  # one company's count compared over years: see _prose_comparison
     if len(_HOW_MANY.findall(analysis.question or "")) > 1:
         return None  # "how many people does it employ, and how many work in R&D": both counts, so the sentence whole
     stating = [u for u in chosen if u.kind == "sentence" and any(
