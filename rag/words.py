@@ -93,6 +93,8 @@ def stem(word: str) -> str:
         w = w[:-2]
     elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
         w = w[:-1]
+    if len(w) in (4, 5) and w.endswith("ed") and w[-3] not in "aeiouy" and w[-4] in "aeiou":
+        w = w[:-1]  # a short verb in -e takes -d alone: "fined" is "fine", "used" is "use", "noted" is "note"
     for suffix in ("ing", "ed"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 4:
             w = w[: -len(suffix)]

@@ -295,6 +295,9 @@ def test_a_noun_in_ee_shares_its_verbs_stem():
     assert stem("employees") == stem("employed") == stem("employ")
     assert stem("franchisees") == stem("franchise") and stem("retirees") == stem("retire")
     assert tokens("licensee fees") == [stem("license"), "fee"]  # short words keep their -ee
+    # A short verb in -e takes -d alone: "fined" is what a "fine" is, unlike "need" or "owned".
+    assert stem("fined") == stem("fine") == stem("fines") and stem("used") == stem("use")
+    assert stem("need") == "need" and stem("owned") == "owned"
 
 
 # A count a filing states for two dates in one sentence, and one it states as a total beside its parts.
