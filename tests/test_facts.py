@@ -880,6 +880,9 @@ def test_a_share_of_one_printed_line_in_another_divides_the_two(corpus):
                          "fiscal 2025?")
     assert answer.operation != "lookup" and "-0.24%" in answer.block
     assert "-$321 million [F1] / $133,050 million [F2]" in answer.block
+    # A part printed under one word ("Fulfillment") is named by it before "of".
+    answer = ask(corpus, "fulfillment costs as a % of amazon's total operating expenses in 2024?")
+    assert answer is not None and "Fulfillment as a percentage of total operating expenses" in answer.block
 
 
 def test_a_whole_years_words_qualify_no_figure(corpus):

@@ -550,9 +550,10 @@ class FactsLayer(QuarterFacts, PerItemRates):
         views, company = self._company_views(tickers[0], years)
         cut = plan.calculation.share_of_end
         if cut is not None:
-            # "Medical costs as a percentage of premiums": each side names its own printed line, the whole by as
-            # little as one word; both named, the share divides them.
-            part = labelled_mentions(plan.question[:cut], views, company, self._on_statement)
+            # "Medical costs as a percentage of premiums", "personnel costs as a % of opex": each side names its own
+            # printed line, by as little as one word (the part is what comes before "of", so a word as common as
+            # "Total" is seldom in it); both named, the share divides them.
+            part = labelled_mentions(plan.question[:cut], views, company, self._on_statement, min_words=1)
             whole = labelled_mentions(plan.question[cut:], views, company, self._on_statement, min_words=1)
             if part and whole and part[0].metric_key != whole[0].metric_key:
                 return [part[0], replace(whole[0], start=cut, end=cut)]
