@@ -127,6 +127,10 @@ def test_fourth_quarter_is_the_year_minus_nine_months_with_both_filings_cited(co
     change = ask(corpus, "How did Apple's net sales change in Q4 2025?")
     assert "the previous quarter" in change.block and "$94,036 million" in change.block
     assert "+$8,430 million" in change.block  # 102,466 − 94,036
+    # A part's fourth quarter is labelled with the part, though the 10-Q prints its name with a trademark sign.
+    iphone = ask(corpus, "What were Apple's iPhone net sales in the fourth quarter of fiscal 2025?")
+    assert "Total revenue — iPhone · the three months ended September 27, 2025 (Q4 FY2025): $49,025 million" in \
+        iphone.block  # 209,586 − 160,561
 
 
 def test_no_fourth_quarter_without_both_filings_and_none_for_per_share_figures(corpus):

@@ -9,6 +9,8 @@ annual_filings() and resolve().
 
 from __future__ import annotations
 
+import re
+
 from .labels import days_between
 from .metrics import Metric, metric
 from .views import FilingView, Unresolved, Value, When, combine, source_label, stamp
@@ -93,6 +95,10 @@ class QuarterFacts:
         if out is None:
             raise Unresolved("the fiscal year and the nine months cannot be combined")
         out.fiscal_year = year - when.back
+        if whole.member and _same_part(whole.member, nine.member):
+            # A part's fourth quarter (iPhone's) is labelled with the part, as its year and nine months are; the
+            # 10-K and the 10-Q may print its name apart by a trademark sign ("iPhone", "iPhone®").
+            out.member, out.member_axis = whole.member, whole.member_axis
         return stamp(out, When(4, 3, when.back))
 
     def quarter_history(self, tickers, metric_keys) -> list[dict]:
@@ -114,3 +120,10 @@ class QuarterFacts:
                         {**leaf.to_dict(), "source": source_label(leaf)} for leaf in v.reported_leaves()]
                     rows.append(row)
         return rows
+
+
+def _same_part(a: str | None, b: str | None) -> bool:
+    """Two members' printed names name the same part, trademark signs and case aside."""
+    def bare(name: str | None) -> str:
+        return re.sub(r"[®™©\s]+", " ", name or "").strip().lower()
+    return bool(bare(a)) and bare(a) == bare(b)
