@@ -116,6 +116,8 @@ _COMPARED = re.compile(r"\bcompared?\b|\bversus\b|\bvs\b")
 _COUNT_ENDS = r"(?:do|does|did|is|are|was|were|has|have|had|will|would|can|could|may|might|must|should|in|at|for|on|by|to)\b"
 _HOW_MANY = re.compile(r"\bhow\s+many\s+(?:of\s+)?((?:(?!" + _COUNT_ENDS + r")[a-z][\w'’-]*\s+){0,4}(?!" + _COUNT_ENDS
                        + r")[a-z][\w'’-]*)")
+# "The number of shareholders of record", "its number of stores": a count asked without "how many".
+_NUMBER_OF = re.compile(r"\bnumber\s+of\s+((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'’-]*)")
 _COUNTS_MONEY = re.compile(r"(?:dollars|usd|euros?|millions|billions|thousands)\b")
 # An amount asked: the (up to five) words between "how much" and the question's verb name what is measured ("how much
 # free cash flow did it generate"), unless they only say it is money ("how much cash", "how much money in total").
@@ -220,6 +222,8 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.name_phrases = _name_phrases(question, plan.unread_names)
     counted = _HOW_MANY.search(norm)
     plan.counted = counted.group(1).split() if counted and not _COUNTS_MONEY.match(counted.group(1)) else []
+    number_of = _NUMBER_OF.search(norm)
+    plan.number_of = number_of.group(1).split() if number_of else []
     amount = _HOW_MUCH.search(norm)
     if amount and not _ONLY_MONEY.match(amount.group(1)):
         plan.amount_named = amount.span(1)
@@ -365,6 +369,8 @@ def _fiscal_years(low: str, catalog: Catalog, plan: QuestionPlan) -> list[int]:
         before = _YEARS_BEFORE.search(low, 0, m.start())
         if before:
             year -= _YEARS_COUNTED.get(before.group(1) or "", 1)
+        elif m.group(1) and not m.group(0).startswith("ye") and year not in plan.fiscal_written:
+            plan.fiscal_written.append(year)  # "fiscal 2026", "FY26"; not "ye24", a year's end
         plan.spans.append((m.start(), m.end(), "fiscal_year", year))
         if _NAMES_REPORT.match(low, m.end()):
             plan.document_years.append(year)

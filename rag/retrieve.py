@@ -271,7 +271,7 @@ class Retriever:
             found = sorted(found, key=lambda r: (r.node.metadata.get("ticker") != ticker,
                                                  -int(r.node.metadata.get("fiscal_year") or 0)))
         # A figure asked per item ("revenue per employee") is divided by the count of the item the text states.
-        counted = plan.counted or plan.per_item or _number_of(plan.question)
+        counted = plan.counted or plan.per_item or plan.number_of
         best = _counting_first(found, counted, plan.topic_words)[:1]
         if BUSINESS_WORDS in plan.topic_words:
             # What the company is and does: Item 1 opens with that description (Regulation S-K 101(c)), in the
@@ -362,15 +362,13 @@ class Retriever:
         none is named), as "NVDA FY2027". A year written bare may be a calendar year that the latest annual report,
         filed in the next one, still speaks of ("holders of record in early 2025" in a FY2024 10-K): such a year
         counts only from the one after that."""
-        # How many years after the latest filing a year asked must come: 0 written as fiscal, 1 written bare.
-        slack = {year: 0 if re.search(rf"\b(?:fiscal\s+(?:year\s+)?|fy\s*'?)(?:{year}|{year % 100:02d})\b",
-                                      plan.question, re.I) else 1 for year in plan.fiscal_years}
         out = []
         for ticker in tickers or [None]:
             held = self.catalog.years_by_ticker.get(ticker, []) if ticker else [
                 y for ys in self.catalog.years_by_ticker.values() for y in ys]
+            # How many years after the latest filing a year asked must come: 0 written as fiscal, 1 written bare.
             out += [f"{ticker} FY{year}" if ticker else f"FY{year}" for year in plan.fiscal_years
-                    if held and year > max(held) + slack[year]]
+                    if held and year > max(held) + (0 if year in plan.fiscal_written else 1)]
         return out
 
     def _year_groups(self, applied: Filters, plan: QuestionPlan, user: Filters) -> list[Filters]:
@@ -541,16 +539,6 @@ def _counted_nouns(text: str):
         yield m.group(1)
     for m in _LINKED_COUNT.finditer(text):
         yield from _WORD.findall(text, max(0, m.start() - 60), m.start())[-3:]
-
-
-# "The number of shareholders of record", "its number of stores": a count asked without "how many".
-_NUMBER_OF = re.compile(r"\bnumber\s+of\s+((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'’-]*)", re.I)
-
-
-def _number_of(question: str) -> list[str]:
-    """The words after "number of" (up to three): what a question counts when it does not say "how many"."""
-    m = _NUMBER_OF.search(question or "")
-    return m.group(1).split() if m else []
 
 
 def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> list:

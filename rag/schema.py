@@ -107,6 +107,9 @@ class QuestionPlan:
     tickers: list[str] = field(default_factory=list)
     # The fiscal years the figures or passages asked about belong to.
     fiscal_years: list[int] = field(default_factory=list)
+    # Those of them the question writes as fiscal years ("fiscal 2026", "FY26"), not as bare years ("2026", which may
+    # be the calendar year a fiscal year's report is filed in).
+    fiscal_written: list[int] = field(default_factory=list)
     # The fiscal years of the annual reports the question names as its source ("per its fiscal 2025 10-K, what
     # was net income in fiscal 2024": 2025 here, 2024 above): the filings to read, not the years asked about.
     document_years: list[int] = field(default_factory=list)
@@ -166,6 +169,9 @@ class QuestionPlan:
     # "How many employees / holders of record": the words after "how many" up to the question's verb; empty when
     # the question counts nothing, or counts money ("how many dollars").
     counted: list[str] = field(default_factory=list)
+    # "The number of shareholders of record": the (up to three) words after "number of", what a question counts
+    # without saying "how many".
+    number_of: list[str] = field(default_factory=list)
     # "How much favorable reserve development did it book in medical costs": the span (in the normalized question)
     # of the words between "how much" and the question's verb, which name the amount asked; None when there are
     # none ("how much did it spend on R&D") or they name money only ("how much cash", "how much money").

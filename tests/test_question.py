@@ -515,6 +515,15 @@ def test_a_year_counted_back_from_a_year_named(catalog):
     assert plan.calculation.growth and plan.fiscal_years == [2025]
 
 
+def test_the_years_written_as_fiscal_years_are_told_from_bare_years(catalog):
+    # A bare year may be the calendar year a fiscal year's report is filed in ("holders of record in early 2025").
+    plan = plan_question("Apple revenue guidance for fiscal 2027 and holders of record in early 2026", catalog)
+    assert plan.fiscal_years == [2027, 2026] and plan.fiscal_written == [2027]
+    assert plan_question("apple capex FY27", catalog).fiscal_written == [2027]
+    # A year counted back from one named is not the one written.
+    assert plan_question("Apple capex in the year before FY27", catalog).fiscal_written == []
+
+
 def test_a_computed_figure_followed_by_its_inputs_asks_for_the_computed_figure(catalog):
     # "Buybacks plus dividends" defines cash returned to shareholders; the vetoed "cash" is no other figure.
     plan = plan_question("How much cash did Apple hand back to shareholders in 2024, buybacks plus dividends?", catalog)

@@ -406,11 +406,10 @@ def test_a_count_question_puts_the_passage_that_counts_first():
     assert _counting_first([pointer, holders], counted("How many holders of record does Acme have?"), item_5) == [
         holders, pointer]
     # "The number of" counts as "how many" does, in a question asking how it changed.
-    from rag.retrieve import _number_of
-
     question = "By how much did Acme's number of stockholders of record drop between its FY24 and FY25 reports?"
-    assert counted(question) == [] and _number_of(question) == ["stockholders", "of", "record"]
-    assert _counting_first([pointer, holders], _number_of(question), item_5) == [holders, pointer]
+    number_of = plan_question(question, Catalog.build([{"ticker": "ACME", "company": "Acme Inc."}])).number_of
+    assert counted(question) == [] and number_of == ["stockholders", "of", "record"]
+    assert _counting_first([pointer, holders], number_of, item_5) == [holders, pointer]
 
 
 def test_a_question_about_what_the_company_is_gets_item_1s_opening(tmp_path):
