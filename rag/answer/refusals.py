@@ -223,23 +223,35 @@ def _tells_fourth_quarter(text: str, analysis: QuestionPlan) -> bool:
     return False
 
 
-def year_not_covered(analysis: QuestionPlan | None, unavailable: list[str], sources: list[Citation]) -> Refusal | None:
-    """A fiscal year after every indexed report (retrieval lists it as unavailable, "AAPL FY2026") that none of
-    the retrieved passages, read from the latest reports, so much as mentions: they say nothing of that year, and
-    their own years' figures would answer another question. Likewise a fourth quarter no filing gives alone
-    ("NVDA Q4 FY2025", with no Q3 10-Q indexed) that no passage of the annual report speaks of: the year's
-    figures are not the quarter's."""
+def period_not_covered(analysis: QuestionPlan | None, unavailable: list[str], sources: list[Citation]
+                       ) -> Refusal | None:
+    """A period retrieval lists as not covered (`unavailable`) that none of the retrieved passages speaks of: their
+    own periods' figures would answer another question."""
     if analysis is None or not sources:
         return None
+    return _fourth_quarter_not_told(analysis, unavailable, sources) or _year_not_mentioned(analysis, unavailable,
+                                                                                            sources)
+
+
+def _fourth_quarter_not_told(analysis: QuestionPlan, unavailable: list[str], sources: list[Citation]
+                             ) -> Refusal | None:
+    """A fourth quarter no filing gives alone ("NVDA Q4 FY2025", with no Q3 10-Q indexed) that no passage of the
+    annual report states: the year's figures are not the quarter's."""
     fourth = [label for label in unavailable if " Q4 " in f" {label} "]
-    if fourth and not any(_tells_fourth_quarter(c.text or "", analysis) for c in sources):
-        return Refusal(
-            "period_not_covered",
-            f"These filings do not give {', '.join(fourth)} on its own: the annual report states the fiscal year as a "
-            "whole, and no 10-Q for that year's third quarter is indexed to take its nine months from. None of the "
-            f"{len(sources)} passages states it for the fourth quarter alone, so nothing is cited. Add the Q3 10-Q "
-            "and ask again.",
-        )
+    if not fourth or any(_tells_fourth_quarter(c.text or "", analysis) for c in sources):
+        return None
+    return Refusal(
+        "period_not_covered",
+        f"These filings do not give {', '.join(fourth)} on its own: the annual report states the fiscal year as a "
+        "whole, and no 10-Q for that year's third quarter is indexed to take its nine months from. None of the "
+        f"{len(sources)} passages states it for the fourth quarter alone, so nothing is cited. Add the Q3 10-Q "
+        "and ask again.",
+    )
+
+
+def _year_not_mentioned(analysis: QuestionPlan, unavailable: list[str], sources: list[Citation]) -> Refusal | None:
+    """A fiscal year after every indexed report ("AAPL FY2026") that none of the passages, read from the latest
+    reports, so much as mentions: they say nothing of that year."""
     later = [y for y in analysis.fiscal_years if any(label.endswith(f"FY{y}") for label in unavailable)]
     if not later or any(str(y) in (c.text or "") for c in sources for y in later):
         return None

@@ -27,8 +27,8 @@ from .refusals import (
     incorporated_by_reference,
     names_not_found,
     partial_company_note,
+    period_not_covered,
     where_filings_are_listed,
-    year_not_covered,
 )
 from .sources import prepare_facts, sources_from_retrieval
 
@@ -273,7 +273,7 @@ class AnswerStream:
             self._finish()
             return
         elsewhere = (incorporated_by_reference(analysis, chunk_sources) or names_not_found(analysis, chunk_sources)
-                     or year_not_covered(analysis, self.retrieval.unavailable, chunk_sources))
+                     or period_not_covered(analysis, self.retrieval.unavailable, chunk_sources))
         if elsewhere and not facts_text:
             res.refused, res.refusal_reason = True, elsewhere.kind
             yield self._emit(elsewhere.message)
