@@ -321,6 +321,11 @@ _PARTITIVE = re.compile(r"\s+of\s+(?:our|its|their|the|these|those|whom|which)\b
 _CLAUSE_BEFORE = re.compile(r"(?P<subject>[^,;:.()]*?)\b" + COUNT_AFTER_NOUN_LINK + "$", re.I)
 
 
+# What a comparison of figures read from prose says of them.
+_FROM_PROSE = ("These figures are read from prose, not from tagged XBRL data: check that they count the same thing at "
+               "comparable dates.")
+
+
 def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None, content: list[str]) -> str | None:
     """A question that compares a figure the filings state in prose only (headcount, stores, customers) across
     two or more companies, or across two or more years of one company ("employee count FY23 vs FY25"): each
@@ -373,9 +378,7 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
         rate = f" ({change / base * 100:+.1f}%)" if base and not pct else ""
         return (f"Comparison of the figures quoted below: {who(last_unit)} states {last.raw} "
                 f"[{last_unit.source.number}], against {first.raw} for {who(first_unit)} [{first_unit.source.number}]; "
-                f"change {'+' if change >= 0 else '-'}{_figure_text(abs(change), money, pct)}{rate}. These figures are "
-                "read from prose, not from tagged XBRL data: check that they count the same thing at comparable "
-                "dates.")
+                f"change {'+' if change >= 0 else '-'}{_figure_text(abs(change), money, pct)}{rate}. {_FROM_PROSE}")
     ranked = sorted(picks, key=lambda p: -p[1].value * p[1].scale)
     (top_unit, top), (next_unit, second) = ranked[0], ranked[1]
     if top.value * top.scale == second.value * second.scale:
@@ -384,8 +387,7 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
     others = "; ".join(f"{who(u)}: {n.raw} [{u.source.number}]" for u, n in ranked[2:])
     return (f"Comparison of the figures quoted below: {who(top_unit)} states the larger, {top.raw} "
             f"[{top_unit.source.number}], against {second.raw} for {who(next_unit)} [{next_unit.source.number}]; "
-            f"difference {_figure_text(diff, money, pct)}{'; ' + others if others else ''}. These figures are read "
-            "from prose, not from tagged XBRL data: check that they count the same thing at comparable dates.")
+            f"difference {_figure_text(diff, money, pct)}{'; ' + others if others else ''}. {_FROM_PROSE}")
 
 
 def _figures_of_the_year(u: QuotableUnit, years: set[str], money: bool = False
@@ -523,11 +525,14 @@ def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
             f"\"{quote}\" [{best.source.number}]. It is not tagged XBRL data: the whole passage is under Sources.")
 
 
+# A verb of change: "increased", "grew", "declined", "dropped".
+_CHANGE_VERB = r"\b(?:increas|decreas|grew|grow|rose|rise|fell|fall|declin|drop)\w*"
 # The words before an amount a figure changed by ("increased by $483 million", "down $1.2 billion"): a change, not
 # the level asked.
-_CHANGED_BY = re.compile(r"\b(?:increas|decreas|grew|grow|rose|rise|fell|fall|declin|drop|up|down)\w*\s+"
-                         r"(?:by\s+)?(?:approximately\s+|about\s+|nearly\s+)?$", re.I)
-_TRAILING_CHANGE = re.compile(r"\s*\b(?:increas|decreas|grew|rose|fell|declin|drop)\w*(?:\s+by)?\s*$", re.I)
+_CHANGED_BY = re.compile(r"(?:" + _CHANGE_VERB + r"|\b(?:up|down))\s+(?:by\s+)?(?:approximately\s+|about\s+|"
+                         r"nearly\s+)?$", re.I)
+# The same verb left at the end of a clause quoted up to that amount ("... during fiscal 2024 increased by").
+_TRAILING_CHANGE = re.compile(r"\s*" + _CHANGE_VERB + r"(?:\s+by)?\s*$", re.I)
 # The words that set another period's figure beside the one stated: "up from", "compared with", "versus", "than".
 _COMPARED_WITH = re.compile(r"\b(?:from|compared\s+(?:to|with)|versus|vs\.?|than)\s*$", re.I)
 

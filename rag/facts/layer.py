@@ -258,14 +258,14 @@ class FactsLayer(QuarterFacts, PerItemRates):
             return None
         for concept in m.concepts:
             found = view.find(concept, k, m.period, member=lambda dims: listed in dims.values(), months=months)
-            if isinstance(found, FactGroup) and m.kind != "per_share":
-                axis = next(a for a, v in found.dims.items() if v == listed)
-                if view.find(concept, k, m.period, member=lambda dims, axis=axis: dims.get(axis) not in (None, listed),
-                             months=months) is not None:
-                    return None
-            if isinstance(found, FactGroup):
-                return self._reported(m, found, view, year, comparative, member=member_label(listed),
-                                      axis=next(iter(found.dims)), when=when)
+            if not isinstance(found, FactGroup):
+                continue
+            axis = next(a for a, v in found.dims.items() if v == listed)
+            if m.kind != "per_share" and view.find(concept, k, m.period, months=months,
+                                                   member=lambda dims, axis=axis: dims.get(axis) not in (None, listed)):
+                return None  # another class is tagged too: the listed class's figure is a part
+            return self._reported(m, found, view, year, comparative, member=member_label(listed), axis=axis,
+                                  when=when)
         return None
 
     def _derived(self, m: Metric, spec: tuple, ticker: str, year: int, when: When | None = None,
