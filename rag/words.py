@@ -57,6 +57,8 @@ SPELLED_OUT = {
     "revs": ["revenues"],
     "doc": ["document"],
     "acq": ["acquisition"],
+    # "Stock comp", "comp sales": clipped from either word.
+    "comp": ["compensation", "comparable"],
 }
 _SHORT_FORM = re.compile(r"(?<![\w&])(" + "|".join(map(re.escape, SPELLED_OUT)) + r")(?![\w&])", re.I)
 

@@ -747,6 +747,16 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     assert [(x.metric_key, x.vetoed) for x in find_mentions(
         "What did Acme spend in cash on acquisitions in 2024, net of cash acquired?")] == [
         ("acquisitions_paid", False), ("cash", True)]
+    # A list of what was bought may drop its "and": the spending is still on PP&E (the assets after it are named
+    # with a qualifier, so they ask for no figure of their own).
+    assert [(x.metric_key, x.qualified) for x in find_mentions(
+        "What did Acme spend on property, equipment and intangible assets in 2024?", {"acme"})] == [
+        ("capex", False), ("total_assets", True)]
+    # A balance of debt with a verb of paying it back or raising it after it is that year's cash flow.
+    for question in ("How much long-term debt did Acme retire in 2024?", "Acme term debt issued in 2024",
+                     "How much term debt did Acme pay down during fiscal 2024?"):
+        assert [x.vetoed for x in find_mentions(question) if x.metric_key in ("total_debt", "long_term_debt")] in (
+            [True], []), question
 
 
 @pytest.mark.parametrize("question, key", [
@@ -793,6 +803,9 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     ("How much cash did Acme hand back to shareholders in 2024?", "shareholder_returns"),
     ("What did Acme spend on additions to PP&E in fiscal 2024?", "capex"),
     ("How much did Acme spend on property and equipment in 2024?", "capex"),
+    ("What was Acme's term debt at the end of fiscal 2024?", "total_debt"),
+    # A clipped word analysts type.
+    ("acme stock-based comp expense 2024", "sbc"),
     ("What were Acme's receivables on the balance sheet at Dec 31, 2024?", "receivables"),
     # A verb in the past tense after the metric is no part of it.
     ("Acme's retained earnings flipped negative in 2025: how big is the deficit?", "retained_earnings"),

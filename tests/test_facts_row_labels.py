@@ -221,6 +221,10 @@ def test_a_cash_flow_line_is_asked_with_the_verb_of_its_noun():
     assert _asked("How much long-term debt did Acme repay in 2024?", repaid) == ["us-gaap:RepaymentsOfLongTermDebt"]
     assert _asked("How much long-term debt was repaid by Acme in 2024?", repaid) == [
         "us-gaap:RepaymentsOfLongTermDebt"]
+    # Debt paid down, off or back: its repayments line.
+    term = _fact("us-gaap:RepaymentsOfLongTermDebt", 9_958e6, "Repayments of term debt", "cash-flows")
+    assert _asked("How much term debt did Acme pay down in 2024?", term) == ["us-gaap:RepaymentsOfLongTermDebt"]
+    assert _asked("How much term debt did Acme pay off in 2024?", term) == ["us-gaap:RepaymentsOfLongTermDebt"]
     # The verb adds the noun and nothing else: a label with a word the question lacks is still not named.
     assert _asked("How much did Acme pay in 2024?", acquired) == []
 

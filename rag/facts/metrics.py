@@ -71,6 +71,10 @@ def _activities(kind: str) -> list[str]:
             rf"(?:did|do|does)\s+(?:[\w&.'’-]+\s+){{0,3}}?{kind}\s+activities\s+{verb}\b"]
 
 
+# A balance of debt asked with a verb of paying it back or raising it is that year's cash flow ("how much term debt
+# did it pay down": the line "Repayments of term debt"), not the balance; the filing's label names that line.
+_DEBT_FLOW_VERB = r"\b(?:pa(?:y|id|ying)\s+(?:down|off|back)|repa(?:y|id)|retir|issu|rais|borrow|redeem)"
+
 _G = "us-gaap:"
 METRICS: list[Metric] = [
     _m("revenue", "Total revenue",
@@ -167,7 +171,8 @@ METRICS: list[Metric] = [
        # A filer's own line that adds more to it ("Depreciation, amortization and impairment"), shown as printed.
        ext=r"^DepreciationAmortization"),
     _m("sbc", "Stock-based compensation",
-       [r"(?:stock|share)[\s-]based\s+compensation(?:\s+expense)?", r"stock\s+compensation(?:\s+expense)?",
+       # "Stock-based comp", "stock comp": the clipped word analysts type.
+       [r"(?:stock|share)[\s-]based\s+comp(?:ensation)?(?:\s+expense)?", r"stock\s+comp(?:ensation)?(?:\s+expense)?",
         r"sbc(?:\s+expense)?"],
        [_G + "ShareBasedCompensation", _G + "AllocatedShareBasedCompensationExpense"]),
     _m("operating_cash_flow", "Operating cash flow",
@@ -203,8 +208,9 @@ METRICS: list[Metric] = [
         r"(?:purchases?|payments?\s+for|acquisitions?)\s+of\s+property,?\s+(?:plant,?\s+)?and\s+equipment",
         r"payments?\s+for\s+property,?\s+(?:plant,?\s+)?and\s+equipment",
         # Nike's line, and PP&E as what cash was spent on: capital spending, not the balance.
-        r"(?:additions?\s+to|sp(?:end|ent|ending)\s+(?:\w+\s+){0,3}?(?:on|for))\s+(?:property,?\s+(?:plant,?\s+)?and\s+"
-        r"equipment|pp\s*&\s*e|ppe)"],
+        # A list may drop the "and" ("spend on property, equipment and intangible assets").
+        r"(?:additions?\s+to|sp(?:end|ent|ending)\s+(?:\w+\s+){0,3}?(?:on|for))\s+(?:property,?\s+(?:plant,?\s+)?"
+        r"(?:and\s+)?equipment|pp\s*&\s*e|ppe)"],
        [_G + "PaymentsToAcquirePropertyPlantAndEquipment", _G + "PaymentsToAcquireProductiveAssets"],
        ext=r"^(?:PurchasesOf|PaymentsFor|PaymentsToAcquire)Property(?:Plant)?AndEquipment",
        outflow="{} spent on purchases of property and equipment"),
@@ -337,16 +343,17 @@ METRICS: list[Metric] = [
        [r"long[\s-]term\s+debt(?:,?\s+non[\s-]?current)?",
         r"non[\s-]?current\s+(?:portion\s+of\s+)?(?:long[\s-]term\s+|term\s+)?debt"],
        [_G + "LongTermDebtNoncurrent", _G + "LongTermDebtAndCapitalLeaseObligations", _G + "LongTermDebt"],
-       period="instant"),
+       period="instant", veto=_DEBT_FLOW_VERB),
     _m("ltd_current", "Current portion of long-term debt",
        [r"current\s+portion\s+of\s+(?:long[\s-]term\s+|term\s+)?debt", r"current\s+(?:term\s+)?debt"],
-       [_G + "LongTermDebtCurrent", _G + "LongTermDebtAndCapitalLeaseObligationsCurrent"], period="instant"),
+       [_G + "LongTermDebtCurrent", _G + "LongTermDebtAndCapitalLeaseObligationsCurrent"], period="instant",
+       veto=_DEBT_FLOW_VERB),
     _m("total_debt", "Total term debt (current + non-current)",
        [r"total\s+(?:term|long[\s-]term)\s+debt", r"term\s+debt",
         r"long[\s-]term\s+debt,?\s+including\s+(?:the\s+)?current\s+(?:portion|maturities)"],
        [_G + "LongTermDebt", _G + "LongTermDebtAndCapitalLeaseObligationsIncludingCurrentMaturities"],
        period="instant", fallback=("add", "ltd_current", "long_term_debt"),
-       formula="current portion + non-current portion of long-term debt"),
+       formula="current portion + non-current portion of long-term debt", veto=_DEBT_FLOW_VERB),
     _m("shares_outstanding", "Shares outstanding",
        [r"(?:common\s+)?shares\s+(?:of\s+(?:\w+\s+)?(?:common\s+)?stock\s+)?(?:were\s+|are\s+)?(?:issued\s+and\s+)?"
         r"outstanding",

@@ -139,6 +139,8 @@ _SET_ASIDE = re.compile(r"\bset(?:s|ting)?\s+aside\b|\bput\s+aside\b|\bearmark(?
 _PROVISION_WORDS = set(tokens("provision provisions reserve reserves"))
 # Buying back its own stock is what filings print as a repurchase.
 _BUY_BACK = re.compile(r"\b(?:buy(?:s|ing)?|bought)\s+back\b|\bbuy-?backs?\b", re.I)
+# Debt paid down, off or back is what the cash-flow statement prints as its repayments.
+_PAY_DOWN = re.compile(r"\bpa(?:y|ys|id|ying)\s+(?:down|off|back)\b", re.I)
 
 
 def _asked_words(question: str, company_words: set[str]) -> set[str]:
@@ -149,6 +151,8 @@ def _asked_words(question: str, company_words: set[str]) -> set[str]:
     asked |= {noun for word in asked & _ACT_NOUNS.keys() for noun in _ACT_NOUNS[word]}
     if _BUY_BACK.search(question or ""):
         asked |= set(tokens("repurchases"))
+    if _PAY_DOWN.search(question or ""):
+        asked |= set(tokens("repayments"))
     if _SET_ASIDE.search(question or ""):
         asked |= _PROVISION_WORDS
     return asked | _SPENDING_WORDS if _SPENDING.search(question or "") else asked
