@@ -68,13 +68,16 @@ _CAUSE_OR_ACTION = (
     # give me ..." is only a polite way to ask.
     r"|^\s*(?:can|could|might|may)\s+(?!(?:you|u|i|we)\b)"
 )
+# One thing's effect on a figure ("how much did inventory provisions drag on gross margin") is told in prose beside
+# the figure (MD&A), not by it: the figure itself is no answer.
+_EFFECT_VERBS = r"drag(?:s|ged|ging)?|weigh(?:s|ed|ing)?\s+(?:on|down)|hurt(?:s|ing)?|dent(?:s|ed|ing)?"
 # A question about prose, quarters or adjusted figures: a consolidated annual fact does not answer it.
 _NARRATIVE = re.compile(
     r"\b(?:why|explain\w*|describ\w*|discuss\w*|polic(?:y|ies)|recogni[sz]\w*|risks?|drivers?|drove|driven|"
     r"reasons?|strateg\w*|how\s+does|how\s+do|what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|"
     r"forecast\w*|project(?:ed|ion|ions)|expect\w*|anticipat\w*|non-gaap|adjusted|pro\s+forma|"
     r"covenants?|maturit\w*|interest\s+rates?|fair\s+value|accounting\s+for|defin\w+|methodolog\w*|"
-    r"employees?|headcount|customers?)\b|" + _CAUSE_OR_ACTION
+    r"employees?|headcount|customers?|" + _EFFECT_VERBS + r")\b|" + _CAUSE_OR_ACTION
 )
 # A part of the company (a segment, a region): its figure is a dimension member's, answered only when the question
 # names a member the filing tags (rag.facts.members), never with the consolidated figure.
@@ -89,7 +92,7 @@ _QUARTER_WORDS = re.compile(r"\b(?:quarter\w*|q[1-4]|three\s+months|six\s+months
 _PROSE_INTENT = re.compile(
     r"\b(?:why|explain\w*|describ\w*|discuss\w*|polic(?:y|ies)|risks?|drivers?|drove|driven|reasons?|strateg\w*|"
     r"what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|forecast\w*|expect\w*|anticipat\w*|"
-    r"usually|typically|generally|normally|historically|seasonal\w*|tends?\s+to)\b|"
+    r"usually|typically|generally|normally|historically|seasonal\w*|tends?\s+to|" + _EFFECT_VERBS + r")\b|"
     + _CAUSE_OR_ACTION
 )
 # "How much of its revenue did it put into R&D" asks for a share as surely as "what share of".
@@ -186,17 +189,19 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.forms = _forms(low, catalog, plan)
     norm = normalize(question)
     quarter_words = bool(_QUARTER_WORDS.search(norm))
-    plan.narrative_words = [m.group(0) for m in _NARRATIVE.finditer(norm)]
-    plan.prose_intent = bool(_PROSE_INTENT.search(norm))
-    if quarter_words and not (plan.periods or plan.latest_quarters):
-        plan.narrative_words += [m.group(0) for m in _QUARTER_WORDS.finditer(norm)]
     plan.names_part = bool(_PART_WORDS.search(norm))
     plan.annual = bool(plan.fiscal_years) and not (quarter_words or plan.periods or plan.latest_quarters
                                                    or "10-Q" in plan.forms)
     plan.metrics = _without_restated_inputs(find_mentions(question, catalog.words))
-    # A change word inside a metric's own name ("the effect of exchange rate changes on cash") asks for no change.
+    # The question with its metrics' own names blanked: a change word or an effect word inside one ("the effect of
+    # exchange rate changes on cash", "how much did currency moves drag down its cash") asks for that figure, not
+    # for a change or for prose.
     named = "".join(" " if any(m.start <= i < m.end for m in plan.metrics if not m.vetoed) else ch
                     for i, ch in enumerate(norm))
+    plan.narrative_words = [m.group(0) for m in _NARRATIVE.finditer(named)]
+    plan.prose_intent = bool(_PROSE_INTENT.search(named))
+    if quarter_words and not (plan.periods or plan.latest_quarters):
+        plan.narrative_words += [m.group(0) for m in _QUARTER_WORDS.finditer(norm)]
     defines = any(metric(m.metric_key).derive for m in plan.metrics)
     plan.calculation = replace(_calculation(norm, defines), growth=_calculation(named).growth)
     back = _YEARS_BACK.search(norm)
@@ -230,7 +235,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.share_part = _share_part(norm, plan, catalog)
     plan.source_part = _source_part(norm, plan, catalog)
     plan.year_of_company = _year_of_company(norm, plan.tickers, plan.fiscal_years, catalog)
-    plan.statements = _statements(low, norm, plan.metrics)
+    plan.statements = _statements(low, plan.prose_intent, plan.metrics)
     plan.sections = _sections(low, plan, catalog)
     if not plan.sections:
         _topic_items(question, low, plan, spans)
@@ -440,7 +445,7 @@ def _forms(low: str, catalog: Catalog, plan: QuestionPlan) -> list[str]:
     return out
 
 
-def _statements(low: str, norm: str, mentions: list[MetricMention]) -> list[str]:
+def _statements(low: str, prose_intent: bool, mentions: list[MetricMention]) -> list[str]:
     """The primary statements the question names; when it names none, those that print the figures it asks for
     ("days payable outstanding: accounts payable / COGS" -> balance sheet, income statement), in the order the
     question names the metrics. None for a question about prose (drivers, risks, policies), whose answer sits in
@@ -449,7 +454,7 @@ def _statements(low: str, norm: str, mentions: list[MetricMention]) -> list[str]
     for pattern, statement in _STATEMENT_WORDS:
         if re.search(pattern, low) and statement not in named:
             named.append(statement)
-    if named or _PROSE_INTENT.search(norm):
+    if named or prose_intent:
         return named
     out: list[str] = []
     for mention in mentions:

@@ -170,6 +170,10 @@ def test_the_items_whose_content_a_question_asks_about(catalog, question, items)
     ("What was Apple's gross margin in fiscal 2024?", False),
     ("Can bad weather hurt Apple's sales?", True),  # whether something can happen: a risk described in prose
     ("Can you give me Apple's net sales for fiscal 2024?", False),  # a polite request for a figure
+    # One thing's effect on a figure is told beside the figure; the figure itself is no answer.
+    ("How much did inventory provisions drag on Apple's gross margin in fiscal 2024?", True),
+    ("How much did currency moves drag down Apple's cash in fiscal 2024?", False),  # the cash-flow line's own name
+    ("What was Apple's weighted average diluted share count in fiscal 2024?", False),
 ])
 def test_questions_that_ask_for_prose_by_their_form(catalog, question, narrative):
     plan = plan_question(question, catalog)
