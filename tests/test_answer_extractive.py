@@ -937,3 +937,32 @@ def test_a_figure_is_read_for_one_company_only():
     # The passages of one company (chosen in the filters): its figure.
     assert extractive_answer(question, sources[:1], QuestionPlan(question=question, fiscal_years=[2024]))[0].startswith(
         "Figure read from the table: **159,514** for 2024")
+
+
+# A segment's revenue by offering, as filers print it in MD&A and the segment note, with no member tagged for the
+# offerings.
+_OFFERINGS = ("Revenue by major offerings in our Care Services segment were as follows:\n\n"
+              "(dollars in millions) | 2024 | 2023 | % Change\n"
+              "Clinics | $12,682 | $11,517 | 10%\n"
+              "Home Visits | 3,182 | 2,699 | 18%\n"
+              "Total Care Services revenue | $15,864 | $14,216 | 12%")
+
+
+def test_a_share_of_an_untagged_part_is_computed_from_its_tables_rows():
+    text = _one_company("What % of Gamma Health's Care Services revenue came from Home Visits in 2024?", _OFFERINGS)
+    line = next(ln for ln in text.splitlines() if ln.startswith("Share computed from the table"))
+    # 3,182 / 15,864, both from the 2024 column, and the inputs named by their rows.
+    assert "**20.06%** for 2024" in line and "`Home Visits` 3,182" in line
+    assert "`Total Care Services revenue` $15,864 [1]" in line
+    # The other year asked reads the other column.
+    assert "**18.99%** for 2023" in _one_company(
+        "What share of Gamma Health's Care Services revenue came from Home Visits in 2023?", _OFFERINGS)
+    # The company's revenue is no segment's total: no share from this table, but one from a table that totals it.
+    assert "Share computed" not in _one_company(
+        "What % of Gamma Health's revenue came from Home Visits in fiscal 2024?", _OFFERINGS)
+    assert "**20.06%** for 2024" in _one_company(
+        "What % of Gamma Health's revenue came from Home Visits in fiscal 2024?",
+        _OFFERINGS.replace("Total Care Services revenue", "Total revenue"))
+    # A part the table has no row for gets none either.
+    assert "Share computed" not in _one_company(
+        "What % of Gamma Health's Care Services revenue came from telehealth in 2024?", _OFFERINGS)

@@ -22,6 +22,7 @@ from ..words import COUNT_AFTER_NOUN_LINK
 from .figures import answer_figures
 from .quotable import QuotableUnit, column_heads, quotable_units
 from .table_figure import NUMERIC_Q, PERCENT_Q, negated, one_company, table_figure
+from .table_share import table_share
 from .terms import (
     GENERIC_TERMS,
     content_terms,
@@ -312,6 +313,7 @@ def _counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[
 
 def _names_counted(stems: set[str], words: set[str]) -> bool:
     return any(is_covered(s, words) for s in stems)
+
 
 
 _HOW_MANY = re.compile(r"\bhow\s+many\b", re.I)
@@ -708,7 +710,7 @@ def extractive_answer(
         best.text = f"{best.text} {best.following}"  # the sentence after the best one often says why or how
     if comparison:
         parts.append(comparison)
-    from_table = table_figure(chosen, analysis, question, content)
+    from_table = table_share(units, analysis) or table_figure(chosen, analysis, question, content)
     if from_table:
         return "\n\n".join(figure_lead + parts[1:] + [from_table]), False
     for number in order:

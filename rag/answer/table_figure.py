@@ -50,7 +50,7 @@ def _heads_over(lines: list[list[str]], column: int, width: int) -> list[str] | 
     return out
 
 
-def _year_column(row: QuotableUnit, year: str, asked: set[str], company: set[str]) -> tuple[int, list[str]] | None:
+def year_column(row: QuotableUnit, year: str, asked: set[str], company: set[str]) -> tuple[int, list[str]] | None:
     """The one value column of a table row for the year asked, and the heads over it; None when the header gives
     that year no column, or several that neither the question nor the whole company tells apart. Column groups
     ("U.S. | International | Visa" over three pairs of years) are told apart by the group the question names
@@ -184,7 +184,7 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     if len(wanted) != 1 or len(cells) < 3:
         return None
     company = set(tokens(row.source.company or "")) | ({row.source.ticker.lower()} if row.source.ticker else set())
-    found = _year_column(row, wanted[0], asked, company)
+    found = year_column(row, wanted[0], asked, company)
     if found is None:
         return None
     column, heads = found
