@@ -57,6 +57,10 @@ SPELLED_OUT = {
     "revs": ["revenues"],
     "doc": ["document"],
     "acq": ["acquisition"],
+    # A write-down of an asset is what ASC 350 and 360 call an impairment, and filings book it so.
+    "write-down": ["impairment"], "write-downs": ["impairment"], "writedown": ["impairment"],
+    "writedowns": ["impairment"], "wrote down": ["impairment"], "write down": ["impairment"],
+    "writes down": ["impairment"], "written down": ["impairment"],
     # "Stock comp", "comp sales": clipped from either word.
     "comp": ["compensation", "comparable"],
 }
@@ -73,7 +77,9 @@ def spelled_out(text: str) -> list[str]:
 # memberships" and "shares sold" answers "how many shares did it sell".
 _IRREGULAR = {"paid": "pay", "sold": "sell", "spent": "spend", "held": "hold", "bought": "buy", "built": "build",
               "grew": "grow", "grown": "grow", "brought": "bring", "lent": "lend", "owed": "owe", "won": "win",
-              "repaid": "repay"}
+              "repaid": "repay",
+              # "What drove it" is answered "driven by"; "wrote down" by what was written down.
+              "drove": "drive", "driven": "drive", "wrote": "write", "written": "write"}
 
 
 def stem(word: str) -> str:
@@ -81,8 +87,7 @@ def stem(word: str) -> str:
     w = word.lower().replace("’", "'")
     if w.endswith("'s"):
         w = w[:-2]
-    if w in _IRREGULAR:
-        return _IRREGULAR[w]
+    w = _IRREGULAR.get(w, w)
     if w.endswith("ying") and len(w) == 6 and w[1] in "aeiou":
         return w[:-3]  # "paying", "buying": a three-letter verb in -y keeps its stem
     if len(w) <= 3 or w[0].isdigit():

@@ -10,7 +10,7 @@ from rag.answer.quotable import column_heads, quotable_units
 from rag.catalog import Catalog
 from rag.question import plan_question
 from rag.schema import QuestionPlan
-from rag.words import stem, tokens
+from rag.words import spelled_out, stem, tokens
 from tests.answer_samples import (
     APPLE_MDA,
     APPLE_TABLE,
@@ -446,6 +446,18 @@ def test_the_countrys_abbreviation_and_irregular_verbs_read_as_their_words():
     assert tokens("U.S. retail stores") == tokens("United States retail stores") == tokens("u.s. retail stores")
     assert "unit" not in tokens("non-U.S. sales") and tokens("non-U.S. sales") == tokens("international sales")
     assert stem("paid") == stem("paying") == stem("pays") and stem("sold") == stem("selling")
+    # "What drove it" is answered "driven by"; what was written down, by its writing down.
+    assert stem("drove") == stem("driven") == stem("driving") and stem("wrote") == stem("written") == stem("writes")
+
+
+def test_a_question_in_its_own_verbs_is_not_refused_when_the_passage_says_it_in_the_filings():
+    # "Wrote down ... what drove it": the filing books an impairment "driven by" its causes. Neither verb is a
+    # topic the passage lacks.
+    passage = ("The Company recorded an impairment charge of $760 million related to the Omega trademark, which was "
+               "primarily driven by revised projections of future operating results and higher discount rates.")
+    text = _one_company("gamma wrote down omega in 2024 - how big was the hit and what drove it?", passage)
+    assert "do not appear to answer" not in text and "impairment charge of $760 million" in text
+    assert "impairment" in spelled_out("Why did Gamma write down the Omega brand?")
 
 
 _MEMBERS = ("| As of December 31, | 2024 | 2023 | 2022 | (in thousands)\nRegion North\n"

@@ -29,6 +29,8 @@ _GENERIC_PLAIN = """total amount number value figure overall primary main reason
     early late mid""".split()
 # Plain words; keys are stemmed below, values go through tokens (which stems them).
 _SYNONYMS_PLAIN = {
+    # What an asset was written down by is booked as its impairment (ASC 350, 360).
+    "write": ["impairment", "impaired"],
     "revenue": ["sales"],
     "sales": ["revenue"],
     "profit": ["income", "earnings"],
