@@ -215,6 +215,7 @@ class Retriever:
                     statement_lists.append(
                         drop_repeats(self._search(bundle, mode, depth, pages, extra), top_k, self._signatures))
             item_lists.append(self._named_passages(plan, subset, bundle, mode, depth, extra)
+                              + self._part_rows(plan, subset, bundle, mode, depth, extra)
                               + self._item_passage(plan, group, bundle, mode, depth, extra))
         item_lists = [found for found in item_lists if found]
         nodes = _round_robin(lists, top_k)  # interleaved: each group gets its share, and k come back in all
@@ -245,6 +246,27 @@ class Retriever:
             if len(rows):
                 found.extend(self._search(bundle, mode, depth, rows, extra)[:NAMED_PASSAGES])
         return found
+
+    def _part_rows(self, plan: QuestionPlan, subset, bundle: QueryBundle, mode: str, depth: int,
+                   extra: list[str]) -> list:
+        """For a figure asked of a part of the company ("doc cloud rev", "data center networking revenue"), the
+        group's best passage holding a table row labelled with the part's words (short forms spelled out): a
+        revenue-by-offering table prints the part's line among many passages that use its words in prose."""
+        if plan.narrative:
+            return []  # why or how a part's figure moved is told in prose, not in its row
+        found = []
+        for mention in plan.metrics:
+            if mention.vetoed or not mention.before or mention.after:
+                continue
+            words = [w for word in mention.before for w in (spelled_out(word) or [word])[0].split()]
+            # A part inside a part ("data center networking") may be printed under its group's heading by its own
+            # last words ("Networking" under "Data Center"): the longest run of the words that labels a row.
+            for start in range(len(words)):
+                rows = self.index.rows_with_row_label(words[start:], subset)
+                if len(rows):
+                    found.extend(self._search(bundle, mode, depth, rows, extra)[:1])
+                    break
+        return found[:NAMED_PASSAGES]
 
     def _item_passage(self, plan: QuestionPlan, group: Filters, bundle: QueryBundle, mode: str, depth: int,
                       extra: list[str]) -> list:

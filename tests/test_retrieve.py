@@ -8,6 +8,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 from rag.catalog import Catalog
 from rag.config import get_settings
 from rag.index import IndexStore
+from rag.index.loaded import LoadedIndex
 from rag.question import plan_question
 from rag.retrieve import Retriever, _counting_first
 from rag.schema import Filters
@@ -519,3 +520,38 @@ def test_keyword_search_looks_for_the_words_a_short_form_stands_for(tmp_path):
     retriever = Retriever(store.load(), store.embed_model())
     result = retriever.retrieve("What is the DOJ suing Acme for?", mode="keyword", top_k=3)
     assert "Department of Justice" in result.nodes[0].node.text
+
+
+def test_a_parts_figure_asked_in_short_words_finds_the_table_row_of_that_part():
+    """'acme home visits rev fy24', 'doc cloud rev': a part's figure whose line sits in a revenue-by-offering
+    table. The passage holding a row labelled with the part's words (short forms spelled out), and no other words,
+    joins the results; a label that only begins with them ("Home Visits ARR") is another figure."""
+    texts = ["Home Visits grew with demand for care at home.",
+             "(in millions) | 2024 | 2023\nHome Visits ARR | 4,100 | 3,500",
+             "(in millions) | 2024 | 2023\nClinics | $12,682 | $11,517\nhome visits | 3,182 | 2,699\nTotal | 15,864 | 14,216",
+             "(in millions) | 2024 | 2023\nDocument Cloud | 3,182 | 2,699"]
+    nodes = [TextNode(id_=f"n{i}", text=t) for i, t in enumerate(texts)]
+    index = LoadedIndex("g", {}, nodes, None, None, None)
+    assert index.rows_with_row_label(["home", "visit"]).tolist() == [2]
+    assert index.rows_with_row_label(["document", "cloud"]).tolist() == [3]
+    assert index.rows_with_row_label(["visits"]).tolist() == []
+
+    class Searched:
+        """A retriever whose search returns the rows it is given, in order."""
+        def __init__(self):
+            self.index = index
+
+        def _search(self, bundle, mode, depth, rows, extra):
+            return [NodeWithScore(node=nodes[int(r)], score=1.0) for r in rows]
+
+    catalog = Catalog.build([{"ticker": "ACME", "company": "Acme Inc."}])
+
+    def part_rows(question):
+        return [n.node.node_id for n in Retriever._part_rows(Searched(), plan_question(question, catalog), None,
+                                                             None, "keyword", 10, [])]
+    assert part_rows("acme home visits rev fy24") == ["n2"]
+    assert part_rows("acme doc cloud revenue 2024") == ["n3"]
+    # A part inside a part: the row printed by its own last words under its group's heading.
+    assert part_rows("acme care home visits revenue 2024") == ["n2"]
+    # Why a part's figure moved is told in prose: no row is added.
+    assert part_rows("why did acme home visits revenue grow in 2024?") == []

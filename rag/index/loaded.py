@@ -59,6 +59,19 @@ class LoadedIndex:
         return np.array([r for r in candidates if longest in self.nodes[r].text
                          and pattern.search(self.nodes[r].text)], dtype=np.int64)
 
+    def rows_with_row_label(self, words: list[str], rows: np.ndarray | None = None) -> np.ndarray:
+        """The rows (of `rows`, else of all) holding a table row labelled with these words and no other, in any case
+        ("Document Cloud | 3,182" for ["document", "cloud"], not "Document Cloud ARR"), each word singular or
+        plural: a part's line in a table."""
+        if not words:
+            return np.array([], dtype=np.int64)
+        # A question's words are read singular ("visit"); the label may print them plural ("Home Visits").
+        pattern = re.compile(r"(?im)^" + r"\s+".join(re.escape(w) + "(?:e?s)?" for w in words) + r"\W{0,4}\|")
+        longest = max(words, key=len).lower()
+        candidates = range(len(self.nodes)) if rows is None else rows.tolist()
+        return np.array([r for r in candidates if longest in self.nodes[r].text.lower()
+                         and pattern.search(self.nodes[r].text)], dtype=np.int64)
+
     def node_ids(self, rows: np.ndarray) -> list[str]:
         """The chunk ids of some rows (what a VectorStoreQuery names to search only those)."""
         return self.columns["node_id"][rows].tolist()
