@@ -519,7 +519,8 @@ def test_metric_words_map_to_concepts():
     for question in ("How much remained on Apple's share repurchase authorization at the end of 2024?",
                      "How much was left under Apple's stock repurchase program?",
                      "What was Apple's remaining repurchase authorization?",
-                     "How much buyback authorization does Apple have left at the end of 2024?"):
+                     "How much buyback authorization does Apple have left at the end of 2024?",
+                     "How much buyback capacity did Apple have left at the end of fiscal 2025?"):
         assert [m.metric_key for m in find_mentions(question)] == ["repurchase_remaining"], question
     # Some of it spent is no remainder.
     assert [m.metric_key for m in find_mentions("How much did Apple spend on share repurchases?")] == ["buybacks"]

@@ -56,6 +56,8 @@ _SYNONYMS_PLAIN = {
     # "... that may yet be purchased under the plans or programs".
     "remain": ["may yet be purchased", "remaining", "available"],
     "left": ["may yet be purchased", "remaining", "available"],
+    # A repurchase program's room ("buyback capacity") is what the board has authorized and not yet used.
+    "capacity": ["authorized", "authorization"],
     "repurchase": ["buyback"],
     # Regulation S-K Item 201(b) asks for the number of "holders of record"; filings also write "stockholders of
     # record", "shareholders of record" and "registered shareholders".

@@ -284,8 +284,9 @@ METRICS: list[Metric] = [
         # "capacity left under its repurchase authority" (Item 703's "may yet be purchased under the plans").
         r"(?:left|remain\w*|available)\s+(?:to\s+\w+\s+)?(?:on|under|in)\s+(?:[\w.&'’-]+\s+){0,4}?"
         r"(?:repurchase|buyback)\s+(?:authority|authori[sz]ations?|programs?|plans?)",
-        # ... or after it: "how much buyback authorization does it have left".
-        r"(?:repurchase|buyback)\s+(?:authority|authori[sz]ation)(?=(?:\s+[\w.&'’-]+){0,4}?\s+(?:left|remain\w*|unused)\b)"],
+        # ... or after it: "how much buyback authorization does it have left", "buyback capacity ... left".
+        r"(?:repurchase|buyback)\s+(?:authority|authori[sz]ation|capacity)(?=(?:\s+[\w.&'’-]+){0,4}?\s+"
+        r"(?:left|remain\w*|unused)\b)"],
        [_G + "StockRepurchaseProgramRemainingAuthorizedRepurchaseAmount1"], period="instant"),
     # A balance sheet's size is its total assets, as analysts say it.
     _m("total_assets", "Total assets", [r"total\s+assets", r"assets", r"size\s+of\s+(?:[\w&.'’-]+\s+){0,3}?balance\s+sheet",
