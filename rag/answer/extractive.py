@@ -315,7 +315,6 @@ def _names_counted(stems: set[str], words: set[str]) -> bool:
     return any(is_covered(s, words) for s in stems)
 
 
-
 _HOW_MANY = re.compile(r"\bhow\s+many\b", re.I)
 # "13,000 of our employees": a part of what is counted.
 _PARTITIVE = re.compile(r"\s+of\s+(?:our|its|their|the|these|those|whom|which)\b", re.I)

@@ -207,7 +207,8 @@ METRICS: list[Metric] = [
        [r"capital\s+expenditures?", r"capex", r"capital\s+spending",
         r"(?:purchases?|payments?\s+for|acquisitions?)\s+of\s+property,?\s+(?:plant,?\s+)?and\s+equipment",
         r"payments?\s+for\s+property,?\s+(?:plant,?\s+)?and\s+equipment",
-        # Nike's line, and PP&E as what cash was spent on: capital spending, not the balance.
+        # "Additions to property, plant and equipment" (some filers' own line), and PP&E as what cash was spent on:
+        # capital spending, not the balance.
         # A list may drop the "and" ("spend on property, equipment and intangible assets").
         r"(?:additions?\s+to|sp(?:end|ent|ending)\s+(?:\w+\s+){0,3}?(?:on|for))\s+(?:property,?\s+(?:plant,?\s+)?"
         r"(?:and\s+)?equipment|pp\s*&\s*e|ppe)"],
