@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rag.catalog import Catalog
 from rag.config import get_settings
-from rag.facts import FactsLayer
+from rag.facts import FactsLayer, find_mentions
 from rag.facts.members import members_named, name_members
 from rag.facts.store import FactRow
 from rag.facts.views import FilingView
@@ -381,3 +381,15 @@ def test_a_class_of_stock_is_met_by_the_line_the_filing_prints_for_it():
     assert answer(printed, "How much did Acme spend buying back Class B shares in fiscal 2024?") is None
     assert answer("Repurchases of common stock", "How much did Acme spend buying back Class A shares in fiscal 2024?") is None
     assert "$16,713 million" in answer("Repurchases of common stock", "How much did Acme spend buying back shares in fiscal 2024?")
+
+
+def test_a_part_named_with_and_before_the_metric_is_read_whole():
+    # "energy generation and storage revenue": a member's name that joins two words, written before the metric,
+    # is one qualifier, as it is after the metric ("revenue from energy generation and storage").
+    (before,) = find_mentions("Acme energy generation and storage revenue Q2 2025?", {"acme"})
+    assert before.before == ["energy", "generation", "and", "storage"]
+    named = name_members("Acme energy generation and storage revenue Q2 2025?", before, [VIEW], [REVENUE])
+    assert named is before  # its own qualifier names the member
+    # Two metrics joined by "and" stay two, neither qualifying the other.
+    assert [(m.metric_key, m.before) for m in find_mentions("What were Acme's net sales and operating income?")] == [
+        ("revenue", []), ("operating_income", [])]

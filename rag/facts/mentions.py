@@ -5,7 +5,7 @@ questions with these; the answer checks read answer sentences with the same rule
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..companies import WORD_PATTERN
 from ..dates import MONTH_WORDS
@@ -189,6 +189,35 @@ def _no_qualifier(word: str, company_words: set[str]) -> bool:
     )
 
 
+def _qualifiers_before(question: str, low: str, tokens: list[tuple[int, int, str]], s: int,
+                       inside_mention: Callable[[int], bool], is_stop: Callable[[str], bool]) -> list[str]:
+    """The words right before a metric phrase starting at `s` that name the part it is of ("Services net sales",
+    "Greater China revenue"), at most three (with the "and" of a joined name)."""
+    before: list[str] = []
+    prev = [t for t in tokens if t[1] <= s]
+    taken_at = s  # where the last word taken as a qualifier starts
+    for k in range(len(prev) - 1, -1, -1):
+        ts, te, w = prev[k]
+        # A capitalised word running on into a capitalised qualifier is part of one name ("Greater China").
+        proper = question[ts:ts + 1].isupper() and before and question[taken_at:taken_at + 1].isupper()
+        if inside_mention(ts) or len(without_conjunction(before)) >= 3:
+            break
+        # A part's name that joins two words ("value-added services and solutions revenue") runs on back through
+        # "and" to a word that could qualify the metric too; "sales and operating income" joins two metrics.
+        joins = w in _CONJUNCTION and before and k > 0 and not (
+            is_stop(prev[k - 1][2]) or inside_mention(prev[k - 1][0]) or prev[k - 1][2].endswith(("'s", "s'"))
+            or any(ch in low[prev[k - 1][1]:ts] for ch in ",;:()?"))
+        if is_stop(w) and not joins and not (proper and w in STOP_WORDS and w not in _CORE_STOP):
+            break
+        if w.endswith(("'s", "s'")):
+            break  # "Apple's revenue": a possessive before the metric names its owner, not a qualifier
+        if low[te:s].strip(" -") and any(ch in low[te:s] for ch in ",;:()?"):
+            break
+        before.insert(0, plain_word(w))
+        taken_at = ts
+    return before
+
+
 def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[MetricMention]:
     """Metric phrases in the question, longest first without overlaps, with the words that qualify them."""
     low = normalize(question)
@@ -224,21 +253,7 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
             mention.before = low[inner[0][0]:inner[0][1]].split()
             out.append(mention)
             continue
-        prev = [t for t in tokens if t[1] <= s]
-        taken_at = s  # where the last word taken as a qualifier starts
-        for ts, te, w in reversed(prev):
-            # A capitalised word running on into a capitalised qualifier is part of one name ("Greater China").
-            proper = question[ts:ts + 1].isupper() and mention.before and question[taken_at:taken_at + 1].isupper()
-            if inside_mention(ts) or len(mention.before) >= 3:
-                break
-            if is_stop(w) and not (proper and w in STOP_WORDS and w not in _CORE_STOP):
-                break
-            if w.endswith(("'s", "s'")):
-                break  # "Apple's revenue": a possessive before the metric names its owner, not a qualifier
-            if low[te:s].strip(" -") and any(ch in low[te:s] for ch in ",;:()?"):
-                break
-            mention.before.insert(0, plain_word(w))
-            taken_at = ts
+        mention.before = _qualifiers_before(question, low, tokens, s, inside_mention, is_stop)
         nxt = [t for t in tokens if t[0] >= e]
         if nxt:
             gap = low[e:nxt[0][0]]
