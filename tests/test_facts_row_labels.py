@@ -3,9 +3,12 @@ called when the label is a primary statement's line."""
 
 from __future__ import annotations
 
+from rag.catalog import Catalog
+from rag.facts.asked import label_or_vocabulary
 from rag.facts.row_labels import asks_rate_of, labelled_mentions, spelled_out_labels
 from rag.facts.store import FactRow
 from rag.facts.views import FilingView
+from rag.question import plan_question
 from rag.words import tokens
 
 FILING = {"doc_id": "d", "ticker": "ACME", "company": "ACME HEALTH INC.", "form": "10-K", "fiscal_year": 2024}
@@ -236,3 +239,33 @@ def test_buying_back_stock_is_asked_for_as_its_repurchases():
                      "How much common stock was bought back by Acme in 2024?"):
         assert _asked(question, line) == ["us-gaap:PaymentsForRepurchaseOfCommonStock"], question
     assert _asked("How much common stock did Acme sell back to the market in 2024?", line) == []
+
+
+def test_what_was_collected_from_a_disposal_is_its_proceeds_line():
+    # "What did it collect from disposals of businesses": the cash-flow statement prints the act as "Proceeds
+    # from ...", and "what did it collect" asks for the amount.
+    disposals = _fact("acme:ProceedsFromDisposalsOfBusinesses", 3_485e6, "Proceeds from disposals of businesses",
+                      "cash-flows")
+    assert _asked("What did Acme collect in 2024 from disposals of businesses?", disposals) == [
+        "acme:ProceedsFromDisposalsOfBusinesses"]
+    assert _asked("What did Acme receive from disposals of businesses in 2024?", disposals) == [
+        "acme:ProceedsFromDisposalsOfBusinesses"]
+    # Without a verb that asks for an amount, "what did it do" asks for prose.
+    assert _asked("What did Acme do with its disposals of businesses in 2024?", disposals) == []
+
+
+def test_an_act_before_a_balance_names_the_cash_flow_line_not_the_balance():
+    # "How much did it raise from issuing long-term debt": the balance's words with the act before them are the
+    # line "Proceeds from issuance of long-term debt", which replaces the balance the vocabulary names.
+    catalog = Catalog.build([{"ticker": "ACME", "company": "ACME HEALTH INC.", "fiscal_year": 2024}])
+    issued = _fact("us-gaap:ProceedsFromIssuanceOfLongTermDebt", 17_811e6, "Proceeds from issuance of long-term debt",
+                   "cash-flows")
+    question = "How much did Acme raise from issuing long-term debt in 2024?"
+    plan = plan_question(question, catalog)
+    labelled = labelled_mentions(question, [FilingView(FILING, [issued])], {"acme"}, _on_statement)
+    assert [m.metric_key for m in plan.metrics] == ["long_term_debt"]
+    _plan, tried = label_or_vocabulary(plan, labelled)
+    assert tried == [labelled]
+    # The balance asked with no act is still the balance: the line's label is not named.
+    question = "What was Acme's long-term debt at the end of 2024?"
+    assert labelled_mentions(question, [FilingView(FILING, [issued])], {"acme"}, _on_statement) == []

@@ -12,6 +12,7 @@ from ..schema import MetricMention, QuestionPlan
 from ..words import tokens
 from .mentions import normalize, plain_word
 from .metrics import metric
+from .row_labels import act_nouns
 from .views import concept_words
 
 # A company's name that runs on into a possessive ("Walmart International's net sales"): a segment or subsidiary
@@ -85,6 +86,12 @@ def several_left_out(plan: QuestionPlan) -> bool:
     return len(plan.excluded) > 1 or any(_LISTED.search(words) for words in plan.excluded)
 
 
+def _in_label(words: set[str], label: set[str]) -> bool:
+    """Every word is in the label, or is an act the label names by its noun (a cash-flow line: "raised from
+    issuing long-term debt" is "Proceeds from issuance of long-term debt")."""
+    return all(w in label or act_nouns({w}) & label for w in words)
+
+
 def label_or_vocabulary(plan: QuestionPlan, labelled: list[MetricMention]
                         ) -> tuple[QuestionPlan, list[list[MetricMention]]] | None:
     """The plan to answer and the mentions to try, in order: the metric vocabulary's (plan.metrics), then the
@@ -97,14 +104,16 @@ def label_or_vocabulary(plan: QuestionPlan, labelled: list[MetricMention]
     # A figure qualified by a part ("net revenue from value-added services") that the label leaves out: the
     # label's consolidated figure ("Net revenue") would answer another question.
     qualifiers = set(tokens(" ".join(w for mt in plan.metrics for w in mt.before + mt.after)))
-    if labelled and not qualifiers <= set(tokens(" ".join(w for mt in labelled for w in mt.words))):
+    label_words = set(tokens(" ".join(w for mt in labelled for w in mt.words)))
+    if labelled and not _in_label(qualifiers, label_words):
         labelled = []
     # A figure asked per item ("net sales per retail square foot", "revenue per adjusted script") is a rate: only a
     # label that says "per" answers it, never the total the metric vocabulary names.
     if plan.per_item and not (labelled and "per" in {w.lower() for w in labelled[0].words}):
         return None
     phrase_words = set(tokens(" ".join(w for mt in plan.metrics for w in mt.before + mt.words + mt.after)))
-    if not (labelled and phrase_words < set(tokens(" ".join(labelled[0].words)))):
+    first_label = set(tokens(" ".join(labelled[0].words))) if labelled else set()
+    if not (labelled and _in_label(phrase_words, first_label) and len(phrase_words) < len(first_label)):
         return plan, [plan.metrics, labelled]
     if plan.calculation.amount_of:
         # "How much of its net income was attributable to noncontrolling interests": the label holds the whole's

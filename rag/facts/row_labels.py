@@ -22,7 +22,8 @@ from .views import FilingView, concept_words
 # "How big / large / high was ...", "what did it come to / owe" ask for a figure's size.
 _ASKS_FIGURE = re.compile(r"\b(?:how\s+(?:much|many|big|large|high|low|small)|what\s+(?:was|were|is|are)|amount|value|"
                           r"figure)\b|\$|\bwhat\s+(?:did|does|do)\b.*\b(?:come\s+to|amount(?:ed)?\s+to|total(?:led|ed)?|"
-                          r"owe[sd]?|stand\s+at|stood\s+at|set\s+aside|raise[sd]?|borrow(?:ed)?)\b", re.I)
+                          r"owe[sd]?|stand\s+at|stood\s+at|set\s+aside|raise[sd]?|borrow(?:ed)?|collect(?:ed)?|"
+                          r"receive[sd]?|(?:get|got)\s+from)\b", re.I)
 # A question written as the name of what it wants ("Mastercard's total comprehensive income for 2024?", "UNH 2024
 # cash used for investing activities"): no word asks or requests anything else, so it asks for the figure it names.
 _ASKS_ANYTHING = re.compile(
@@ -131,9 +132,16 @@ def spelled_out_labels(question: str, views: Iterable[FilingView], company_words
 _ACT_NOUNS = {stem: set(tokens(nouns)) for stem, nouns in {
     "pay": "payments", "repay": "repayments", "acquir": "acquisitions", "buy": "purchases", "invest": "investments",
     "issu": "issuance", "sell": "sale disposal proceeds", "receiv": "proceeds",
-    # Debt raised or borrowed comes in as "Proceeds from issuance of ..." or "Proceeds from borrowings".
-    "rais": "proceeds issuance", "borrow": "proceeds borrowings", "new": "issuance",
+    # Debt raised or borrowed comes in as "Proceeds from issuance of ..." or "Proceeds from borrowings"; what is
+    # collected from a sale or a disposal, as "Proceeds from ...".
+    "rais": "proceeds issuance", "borrow": "proceeds borrowings", "new": "issuance", "collect": "proceeds",
 }.items()}
+
+
+def act_nouns(words: set[str]) -> set[str]:
+    """The nouns the cash-flow statement prints for the acts some of these words (tokens) name: "issu" adds
+    "issuanc", "rais" adds "proc" (see _ACT_NOUNS)."""
+    return {noun for word in words & _ACT_NOUNS.keys() for noun in _ACT_NOUNS[word]}
 # What a company sets aside for a loss it expects is printed as a provision or a reserve ("Litigation provision").
 _SET_ASIDE = re.compile(r"\bset(?:s|ting)?\s+aside\b|\bput\s+aside\b|\bearmark(?:s|ed)?\b", re.I)
 _PROVISION_WORDS = set(tokens("provision provisions reserve reserves"))
@@ -148,7 +156,7 @@ def _asked_words(question: str, company_words: set[str]) -> set[str]:
     printed with (see _ACT_NOUNS); "spend" adds what spending is printed as (an expense, a cost)."""
     asked = set(tokens(question)) - company_words | _residual(question)
     asked |= {t for phrase in spelled_out(question) for t in tokens(phrase)}
-    asked |= {noun for word in asked & _ACT_NOUNS.keys() for noun in _ACT_NOUNS[word]}
+    asked |= act_nouns(asked)
     if _BUY_BACK.search(question or ""):
         asked |= set(tokens("repurchases"))
     if _PAY_DOWN.search(question or ""):
