@@ -235,6 +235,11 @@ def test_one_companys_count_compared_over_years_is_read_from_each_years_filing()
     line = next(ln for ln in text.splitlines() if ln.startswith("Comparison"))
     assert "(FY2025) states 36,000 [3], against 26,196 for Alpha Payments Inc. (FY2023) [2]" in line
     assert "change +9,804 (+37.4%)" in line
+    # Asked as a change alone ("how much did it grow between"), the same comparison answers, and the change word no
+    # passage prints is not reported as missing: the comparison is the change.
+    question = "How much did Alpha Payments' headcount grow between the end of fiscal 2023 and fiscal 2025?"
+    text = extractive_answer(question, sources, plan_question(question, catalog))[0]
+    assert "change +9,804 (+37.4%)" in text and "'grow'" not in text
     # A part beside the total ("27,100 were engaged in research and development") is picked by the question's
     # words in each year's sentence, and compared instead of the totals.
     texts[2023] = ("As of the end of fiscal year 2023, we had 26,196 employees in 35 countries, 19,532 were engaged in "

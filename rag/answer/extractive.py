@@ -8,6 +8,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from ..facts.mentions import CHANGE_WORDS
 from ..numbers import (
     WrittenNumber,
     listed_respectively,
@@ -327,17 +328,24 @@ _FROM_PROSE = ("These figures are read from prose, not from tagged XBRL data: ch
                "comparable dates.")
 
 
+def _missing_note(missing: list[str]) -> str:
+    return ("Note: no retrieved passage mentions " + ", ".join(f"'{w}'" for w in missing[:6])
+            + "; the cited passages may not answer the question fully.")
+
+
 def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None, content: list[str]) -> str | None:
     """A question that compares a figure the filings state in prose only (headcount, stores, customers) across
     two or more companies, or across two or more years of one company ("employee count FY23 vs FY25"): each
     company's (or year's filing's) best quoted sentence that states a figure of what was asked, and the
     difference of those figures. Said only when each such sentence states exactly one such figure, all of one
     kind (a count, an amount, a percentage), so the figures compared are the ones quoted; never a guess."""
-    if analysis is None or not analysis.calculation.ranks:
+    if analysis is None or not (analysis.calculation.ranks or analysis.calculation.growth):
         return None
-    if len(analysis.tickers) >= 2:
+    if len(analysis.tickers) >= 2 and analysis.calculation.ranks:
         sides = [(ticker, None) for ticker in analysis.tickers]
     elif len(analysis.tickers) == 1 and len(analysis.fiscal_years) >= 2:
+        # A change over a company's years ("how much did its headcount grow from FY23 to FY25") is the same
+        # comparison, the latest against the earliest.
         sides = [(analysis.tickers[0], year) for year in sorted(analysis.fiscal_years)]
     else:
         return None
@@ -684,9 +692,9 @@ def extractive_answer(
             "that do not answer the question. Try other words, or check that the right filings are indexed.",
             True,
         )
+    missing_note = len(parts)
     if missing:
-        parts.append("Note: no retrieved passage mentions " + ", ".join(f"'{w}'" for w in missing[:6])
-                     + "; the cited passages may not answer the question fully.")
+        parts.append(_missing_note(missing))
     years = [str(y) for y in (analysis.fiscal_years if analysis else [])]
     if years and chosen and not any(y in u.text or y in u.header or y in u.source.text[:200]
                                     for u in chosen for y in years):
@@ -709,6 +717,11 @@ def extractive_answer(
         best.text = f"{best.text} {best.following}"  # the sentence after the best one often says why or how
     if comparison:
         parts.append(comparison)
+        if missing:
+            # The change the question asks for ("how much did it grow") is the comparison's own: a word of change
+            # that no passage holds is answered by it.
+            kept = [w for w in missing if not CHANGE_WORDS.fullmatch(w)]
+            parts[missing_note:missing_note + 1] = [_missing_note(kept)] if kept else []
     from_table = table_share(units, analysis) or table_figure(chosen, analysis, question, content)
     if from_table:
         return "\n\n".join(figure_lead + parts[1:] + [from_table]), False
