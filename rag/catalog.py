@@ -280,8 +280,10 @@ def find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> li
 
 
 # A ticker as analysts type it: two to five letters, in capitals anywhere ("JPM net income") or in lower case
-# opening a terse question ("msft revenue fy24").
-_TICKER_LIKE = re.compile(r"(?<![\w&.-])[A-Z]{2,5}(?![\w&.-])|^\s*[a-z]{2,5}(?![\w&.'’-])")
+# opening a terse question ("msft revenue fy24"); and a company's name typed in lower case, opening a terse
+# question ("acme membership fee revenue fiscal 2024") or as a possessive anywhere ("what was acme's revenue").
+_TICKER_LIKE = re.compile(r"(?<![\w&.-])[A-Z]{2,5}(?![\w&.-])|^\s*[a-z]{2,5}(?![\w&.'’-])|"
+                          r"^\s*[a-z][a-z&-]{5,24}(?=['’]s\b|\s)|(?<![\w&.'’-])[a-z][a-z&-]{1,24}(?=['’]s\b)")
 
 
 def _unknown_tickers(q: str, catalog: Catalog) -> list[str]:

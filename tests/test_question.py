@@ -540,6 +540,10 @@ def test_a_ticker_no_indexed_filing_writes_is_a_company_not_indexed():
     # Typed in capitals anywhere, or in lower case opening a terse question, in a question naming no indexed company.
     assert plan_question("JPM net income 2024", catalog).unknown_companies == ["JPM"]
     assert plan_question("msft revenue fy24", catalog).unknown_companies == ["msft"]
+    # A company's name typed in lower case, opening a terse question or as a possessive: a name no filing writes.
+    assert plan_question("zyntrox membership fee revenue fiscal 2024?", catalog).unknown_companies == ["zyntrox"]
+    assert plan_question("what was zyntrox's net income in 2024?", catalog).unknown_companies == ["zyntrox"]
+    assert plan_question("reported net income 2024", catalog).unknown_companies == []
     # A short form of a metric, a word the filings write, or a question naming an indexed company: none.
     assert plan_question("EBITDA 2024", catalog).unknown_companies == []
     assert plan_question("FCF for AAPL in 2024", catalog).unknown_companies == []
