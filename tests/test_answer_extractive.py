@@ -640,10 +640,11 @@ def test_a_figure_asked_is_read_from_its_years_column_and_not_quoted_beside_the_
 
 
 def test_a_row_under_dates_or_an_unnamed_group_is_quoted_whole():
-    # A retailer's fiscal 2024 ends in February 2025: a date head is not read as a fiscal year.
+    # A retailer's fiscal 2024 ends in February 2025: the date's calendar year is not read as the fiscal year,
+    # the filing's own year is (see test_a_table_headed_by_period_end_dates_reads_the_fiscal_year_asked).
     dated = ("| (in millions)\n| February 2, 2025 | January 28, 2024\nTotal assets | $96,100 | $76,500")
     text = _gamma_pay("What were Gamma Pay's total assets at the end of fiscal 2024?", dated)
-    assert "Figure read" not in text and "`Total assets | $96,100 | $76,500`" in text
+    assert "**$96,100** (in millions) for 2024" in text and "$76,500" not in text
     # A whole-company group headed "Consolidated" rather than by the company's name.
     consolidated = _VOLUME.replace("Gamma Pay\n", "Consolidated\n")
     assert "**$13,000** (in billions) for 2024" in _gamma_pay(
@@ -983,3 +984,40 @@ def test_a_share_of_an_untagged_part_is_computed_from_its_tables_rows():
     # A part the table has no row for gets none either.
     assert "Share computed" not in _one_company(
         "What % of Gamma Health's Care Services revenue came from telehealth in 2024?", _OFFERINGS)
+
+
+def test_a_table_headed_by_period_end_dates_reads_the_fiscal_year_asked():
+    # A fiscal year that does not end with the calendar's is headed by its end date: in a fiscal 2024 10-K the
+    # latest date is fiscal 2024 (ending in February 2025), each column after it a year earlier.
+    table = ("| Year Ended\n| February 2, 2025 | January 28, 2024 | January 29, 2023\n| (In millions)\n"
+             "Region North revenue | 17,108 | 10,306 | 5,785")
+    text = _one_company("How much revenue did Gamma Health earn in Region North in fiscal 2024?", table)
+    assert "Figure read from the table: **17,108** (in millions) for 2024" in text and "10,306" not in text
+    text = _one_company("How much revenue did Gamma Health earn in Region North in fiscal 2023?", table)
+    assert "**10,306** (in millions) for 2023" in text
+    # Dates that are not the filing's own year first, one a year, name no fiscal year: the row is quoted whole.
+    skipped = table.replace("February 2, 2025 | January 28, 2024", "February 2, 2022 | January 28, 2021")
+    text = _one_company("How much revenue did Gamma Health earn in Region North in fiscal 2024?", skipped)
+    assert "Figure read from the table" not in text
+
+
+def test_a_figure_asked_with_a_verb_of_earning_is_read_from_its_row():
+    # "What did it bring in from ...": an amount is asked, so the row that prints one outranks a sentence that
+    # only shares its words, and the year's cell is stated alone.
+    passage = ("These fees are primarily driven by the cross-border dollar volume of activity.\n\n"
+               "| ($ in millions)\n| 2024 | 2023 | 2022\nCross-border fees | 10,181 | 8,409 | 6,597")
+    for question in ("What did Gamma Pay bring in from cross-border fees in 2024?",
+                     "What did Gamma Pay collect in cross-border fees in 2024?"):
+        text = _gamma_pay(question, passage)
+        assert "Figure read from the table: **10,181** (in millions) for 2024" in text and "8,409" not in text
+
+
+def test_a_count_asked_of_a_part_reads_the_row_of_a_table_of_that_count():
+    # "How many associates in Canada": the row of a table headed "Number of Associates" beats the sentence that
+    # counts every associate.
+    sentence = "At the end of fiscal 2024, we employed approximately 470,100 associates."
+    table = ("Geographic Location | Number of Associates | % of Total Workforce\nUnited States | 419,600 | 89.3%\n"
+             "Canada | 32,000 | 6.8%")
+    text = _one_company("How many associates did Gamma Health have in Canada at the end of fiscal 2024?", table,
+                        sentence)
+    assert _first_quote(text).startswith("- `Canada | 32,000")

@@ -73,6 +73,9 @@ def _fit(u: QuotableUnit, toks: set[str], asked: _Asked) -> float:
         factor *= 1.5  # "how many stores": a sentence that gives a number of stores ("operated 2,347 stores")
     if asked.counted and u.kind == "row" and _amounts_only(u.text):
         factor *= 0.6  # "how many memberships": a row of dollars or percentages is not a count
+    elif asked.counted and u.kind == "row" and _names_counted(
+            set(tokens(" ".join(asked.counted))), set(tokens(f"{u.header} {u.caption} {u.title}"))):
+        factor *= 1.5  # "how many associates in Canada": a row of a table of the number of associates
     if asked.amount and u.kind == "row" and _percentages_only(u.text):
         factor *= 0.6  # "how much payments volume": a row of growth rates is not the amount
     if u.kind == "row" and negated(u.text.split("|")[0], asked.question):
@@ -152,7 +155,9 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
             if score <= 0:
                 continue
             if years:
-                score *= 1.25 if years & context else (0.8 if u.kind == "row" and u.header else 1.0)
+                # A row under other years' heads is another year's figure; an undated table's row is not.
+                dated = u.kind == "row" and bool(re.search(r"\b(?:19|20)\d\d\b", u.header))
+                score *= 1.25 if years & context else (0.8 if dated else 1.0)
             if numbers and numbers & context:
                 score *= 1.3
             score *= _fit(u, toks, asked)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ..dates import MONTH_PATTERN
 from ..numbers import parse_numbers
 from ..schema import QuestionPlan
 from .quotable import QuotableUnit, column_heads
@@ -14,7 +15,10 @@ NUMERIC_Q = re.compile(
     r"\b(?:how\s+much|how\s+many|how\s+(?:big|large)\s+(?:was|were|is|are)|"
     r"what\s+(?:was|were|is|are)\s+(?:the\s+)?(?:total|amount|number|value|level)|amount|"
     r"total|percent|percentage|ratio|margin|revenues?|sales|income|earnings|cash|debt|expenses?|costs?|shares|"
-    r"employees|headcount|figure|eps|dividend|growth|increase|decrease|change)\b|\$|%",
+    r"employees|headcount|figure|eps|dividend|growth|increase|decrease|change|"
+    # The verbs that ask what an amount came to: "what did it bring in from ...", "what did it spend on ...".
+    r"(?:bring|brought|take|took)\s+in|collect(?:ed)?|generat(?:e|ed)|earn(?:ed)?|sp[ea]nt?|spend|pa(?:y|id)|"
+    r"rais(?:e|ed)|borrow(?:ed)?)\b|\$|%",
     re.I,
 )
 
@@ -32,6 +36,9 @@ _SCALE_NOTES = {"in thousands": ("thousand", 1e3), "in millions": ("million", 1e
 # A column head that is a year and nothing else ("2024", "Fiscal 2025", "FY24" is not): a date head ("February 2,
 # 2025") is left alone, since a retailer's fiscal 2024 ends in the next calendar year.
 _YEAR_HEAD = re.compile(r"(?:fiscal\s+(?:year\s+)?|fy\s?)?((?:19|20)\d\d)", re.I)
+# A column head that is a period's end date ("Jan 26, 2025", "February 2, 2025"), as a 10-K heads the years of a
+# table when its fiscal year does not end with the calendar's.
+_DATE_HEAD = re.compile(MONTH_PATTERN + r"\.?\s+\d{1,2},?\s+((?:19|20)\d\d)", re.I)
 # Words of a column group that holds the whole company rather than a part of it.
 _WHOLE_GROUP = set(tokens("total consolidated worldwide"))
 
@@ -88,6 +95,28 @@ def year_column(row: QuotableUnit, year: str, asked: set[str], company: set[str]
                 return None
             hits = [hits[named[0]]]
         return hits[0], _heads_over(lines[:i] + [heads], hits[0], len(heads))
+    return _date_column(lines, values, row.source.fiscal_year, year)
+
+
+def _date_column(lines: list[list[str]], values: list[str], fiscal_year: int | None,
+                 year: str) -> tuple[int, list[str]] | None:
+    """The value column of the fiscal year asked in a table headed by period end dates, one a year, latest first
+    ("Jan 26, 2025 | Jan 28, 2024 | Jan 29, 2023" in a fiscal 2025 10-K): the latest is the filing's own fiscal
+    year and each one after it a year earlier, whatever calendar year the dates fall in (a retailer's fiscal 2024
+    ends in February 2025). None unless every value column has such a head."""
+    if not fiscal_year:
+        return None
+    for i, heads in enumerate(lines):
+        dates = [m for h in heads if (m := _DATE_HEAD.fullmatch(h))]
+        if len(dates) != len(heads) or len(heads) != len(values) or len(heads) < 2:
+            continue
+        years = [int(m.group(1)) for m in dates]
+        if years[0] not in (fiscal_year, fiscal_year + 1) or any(a - b != 1 for a, b in zip(years, years[1:])):
+            return None  # not the filing's own year first, then one column a year before it
+        column = fiscal_year - int(year)
+        if 0 <= column < len(heads):
+            return column, _heads_over(lines[:i] + [heads], column, len(heads))
+        return None
     return None
 
 
