@@ -5,6 +5,7 @@ from __future__ import annotations
 from rag.catalog import Catalog
 from rag.config import get_settings
 from rag.facts import FactsLayer, find_mentions
+from rag.facts.asked import attributed_parts
 from rag.facts.members import members_named, name_members
 from rag.facts.store import FactRow
 from rag.facts.views import FilingView
@@ -393,3 +394,20 @@ def test_a_part_named_with_and_before_the_metric_is_read_whole():
     # Two metrics joined by "and" stay two, neither qualifying the other.
     assert [(m.metric_key, m.before) for m in find_mentions("What were Acme's net sales and operating income?")] == [
         ("revenue", []), ("operating_income", [])]
+
+
+def test_a_figure_attributed_to_one_thing_is_that_part_not_the_whole():
+    # "How much tax expense is attributed to the termination fee", "net income attributable to noncontrolling
+    # interests": the part one thing accounts for, read as a qualifier, so the whole figure (the company's tax
+    # expense, its consolidated net income) is not given for it unless a member or a label names the part.
+    (tax,) = find_mentions("How much tax expense is attributed to the acquisition termination fee?")
+    assert tax.after == ["acquisition", "termination", "fee"]
+    (nci,) = find_mentions("What was Acme's net income attributable to noncontrolling interests in 2024?", {"acme"})
+    assert nci.metric_key == "net_income" and nci.after == ["noncontrolling", "interest"]
+    # The metric named again only to say where the part is printed ("in its income tax reconciliation") asks for
+    # nothing of its own.
+    catalog = Catalog.build([{"ticker": "ACME", "company": "ACME HOLDINGS INC.", "fiscal_year": 2024}])
+    plan = plan_question("In Acme's income tax reconciliation, how much tax expense is attributed to the "
+                         "acquisition termination fee?", catalog)
+    assert [(m.metric_key, m.after) for m in attributed_parts(plan, plan.metrics)] == [
+        ("income_tax", ["acquisition", "termination", "fee"])]

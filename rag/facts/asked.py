@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from ..schema import MetricMention, QuestionPlan
 from ..words import tokens
-from .mentions import normalize, plain_word
+from .mentions import attributed, normalize, plain_word
 from .metrics import metric
 from .row_labels import act_nouns
 from .views import concept_words
@@ -120,3 +120,11 @@ def label_or_vocabulary(plan: QuestionPlan, labelled: list[MetricMention]
         # words and more, so it names the part, and the part's amount is what is asked.
         plan = replace(plan, calculation=replace(plan.calculation, share_of_end=None))
     return plan, [labelled]
+
+
+def attributed_parts(plan: QuestionPlan, mentions: list[MetricMention]) -> list[MetricMention]:
+    """The mentions asked for when one names the part of a figure that one thing accounts for ("in its income tax
+    reconciliation, how much tax expense is attributed to the termination fee"): that one, and not the metric's
+    other mentions, which only say where the part is printed."""
+    parts = {mt.metric_key for mt in mentions if attributed(plan.question, mt)}
+    return [mt for mt in mentions if mt.metric_key not in parts or attributed(plan.question, mt)]

@@ -13,6 +13,7 @@ from ..config import get_settings
 from ..schema import MetricMention, QuestionPlan
 from ..words import tokens
 from .asked import (
+    attributed_parts,
     label_or_vocabulary,
     lists_parts,
     names_the_amount,
@@ -439,7 +440,7 @@ class FactsLayer(QuarterFacts, PerItemRates):
             notes.append(inferred_note)
         # A metric phrase whose next words give it another meaning ("cash" in "how much cash did it use for
         # repurchases") names no figure; the question's other metrics still do, and with none left it is prose.
-        mentions = [mt for mt in mentions if not mt.vetoed and not traded(mt, plan)]
+        mentions = attributed_parts(plan, [mt for mt in mentions if not mt.vetoed and not traded(mt, plan)])
         if not mentions:
             return None
         # "How much favorable reserve development did it book in medical costs": the amount asked is named before the

@@ -46,6 +46,9 @@ a an the its their of in for to from by on at as with and or what was were is ar
 total net consolidated annual reported gaap overall full year fiscal fy company company's
 """.split())
 _PREPS = {"from", "in", "by", "of", "for", "within", "at", "on"}
+# A verb that ties a part of a figure to what it comes from: "... is attributed to", "attributable to", "related to".
+_ATTRIBUTED = re.compile(r"\s+(?:(?:is|was|were|are)\s+)?(?:attribut(?:ed|able)|allocated|relat(?:ed|ing)|due)\s+"
+                         r"(?=to\b)")
 # After "revenue in/from/by ...": only these words (and companies, years, dates) leave the metric unqualified.
 _AFTER_OK = set("""
 the its their our his her fiscal year years fy calendar latest most recent last prior previous current ended ending
@@ -189,6 +192,11 @@ def _no_qualifier(word: str, company_words: set[str]) -> bool:
     )
 
 
+def attributed(question: str, mention: MetricMention) -> bool:
+    """Is the mention's figure asked as the part one thing accounts for ("tax expense attributed to the fee")?"""
+    return bool(mention.after) and bool(_ATTRIBUTED.match(normalize(question), mention.end))
+
+
 def _qualifiers_before(question: str, low: str, tokens: list[tuple[int, int, str]], s: int,
                        inside_mention: Callable[[int], bool], is_stop: Callable[[str], bool]) -> list[str]:
     """The words right before a metric phrase starting at `s` that name the part it is of ("Services net sales",
@@ -254,10 +262,13 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
             out.append(mention)
             continue
         mention.before = _qualifiers_before(question, low, tokens, s, inside_mention, is_stop)
-        nxt = [t for t in tokens if t[0] >= e]
+        # "tax expense attributed to the termination fee": the part of the figure that one thing accounts for,
+        # named after "to" as a part is after "from".
+        attributed = _ATTRIBUTED.match(low, e)
+        nxt = [t for t in tokens if t[0] >= (attributed.end() if attributed else e)]
         if nxt:
             gap = low[e:nxt[0][0]]
-            first = nxt[0][2]
+            first = "from" if attributed else nxt[0][2]
             # "revenue excluding leasing", "sales (excl. fuel)": what the metric itself leaves out.
             following = [words for start, _end, words in ruled_out if not low[e:start].strip(" (")]
             if following:
