@@ -151,14 +151,20 @@ def _unclitic(word: str) -> str:
     return _NEGATED_IRREGULAR.get(bare, bare) if bare != word and word.endswith(("n't", "n’t")) else bare
 
 
-# What joins a count to its noun when the noun comes first ("our headcount was 125,665", "a workforce of about
-# 228,000"): a linking verb or "of", and a word of approximation. Retrieval and the extractive answer read it alike.
 # The nouns filings count their workforce with: Regulation S-K Item 101(c)(2)(ii) asks for the "number of persons
 # employed", and filers write employees, associates, colleagues or workers.
 HEADCOUNT_NOUNS = ["employees", "persons", "associates", "colleagues", "workers"]
 
+# What joins a count to its noun when the noun comes first ("our headcount was 125,665", "a workforce of about
+# 228,000"): a linking verb or "of", and a word of approximation. Retrieval and the extractive answer read it alike.
 COUNT_AFTER_NOUN_LINK = (r"(?:was|were|totaled|totalled|numbered|stood\s+at|reached|of)\s+(?:approximately\s+|"
                          r"about\s+|around\s+|roughly\s+|over\s+|nearly\s+|almost\s+|more\s+than\s+)?")
+
+# The verbs a question asks what an amount came to with ("what did it bring in from ...", "how much did it raise",
+# "what did it collect from the sale"): money brought in, paid out or borrowed. A regular expression's alternatives,
+# read by the facts layer's label reader and the extractive answer alike.
+AMOUNT_VERBS = (r"(?:bring|brought|take|took)\s+in|collect(?:s|ed)?|generat(?:e|es|ed)|earn(?:s|ed)?|spen[dt]s?|"
+                r"pa(?:y|ys|id)|rais(?:e|es|ed)|borrow(?:s|ed)?|receive[sd]?")
 
 
 # Where a period does not end a sentence: an abbreviation ("Inc.", "U.S.", "No.") or a person's initial ("Robert A.

@@ -8,6 +8,7 @@ import re
 from ..dates import MONTH_PATTERN
 from ..numbers import parse_numbers
 from ..schema import QuestionPlan
+from ..words import AMOUNT_VERBS
 from .quotable import QuotableUnit, column_heads
 from .terms import GENERIC_TERMS, tokens
 
@@ -15,10 +16,7 @@ NUMERIC_Q = re.compile(
     r"\b(?:how\s+much|how\s+many|how\s+(?:big|large)\s+(?:was|were|is|are)|"
     r"what\s+(?:was|were|is|are)\s+(?:the\s+)?(?:total|amount|number|value|level)|amount|"
     r"total|percent|percentage|ratio|margin|revenues?|sales|income|earnings|cash|debt|expenses?|costs?|shares|"
-    r"employees|headcount|figure|eps|dividend|growth|increase|decrease|change|"
-    # The verbs that ask what an amount came to: "what did it bring in from ...", "what did it spend on ...".
-    r"(?:bring|brought|take|took)\s+in|collect(?:ed)?|generat(?:e|ed)|earn(?:ed)?|sp[ea]nt?|spend|pa(?:y|id)|"
-    r"rais(?:e|ed)|borrow(?:ed)?)\b|\$|%",
+    r"employees|headcount|figure|eps|dividend|growth|increase|decrease|change|" + AMOUNT_VERBS + r")\b|\$|%",
     re.I,
 )
 

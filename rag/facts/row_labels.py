@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Callable, Iterable
 
 from ..schema import MetricMention
-from ..words import spelled_out, tokens
+from ..words import AMOUNT_VERBS, spelled_out, tokens
 from .labels import label_readings
 from .mentions import CHANGE_WORDS, normalize
 from .metrics import labelled_key
@@ -22,8 +22,8 @@ from .views import FilingView, concept_words
 # "How big / large / high was ...", "what did it come to / owe" ask for a figure's size.
 _ASKS_FIGURE = re.compile(r"\b(?:how\s+(?:much|many|big|large|high|low|small)|what\s+(?:was|were|is|are)|amount|value|"
                           r"figure)\b|\$|\bwhat\s+(?:did|does|do)\b.*\b(?:come\s+to|amount(?:ed)?\s+to|total(?:led|ed)?|"
-                          r"owe[sd]?|stand\s+at|stood\s+at|set\s+aside|raise[sd]?|borrow(?:ed)?|collect(?:ed)?|"
-                          r"receive[sd]?|(?:get|got)\s+from)\b", re.I)
+                          r"owe[sd]?|stand\s+at|stood\s+at|set\s+aside|(?:get|got)\s+from|" + AMOUNT_VERBS + r")\b",
+                          re.I)
 # A question written as the name of what it wants ("Mastercard's total comprehensive income for 2024?", "UNH 2024
 # cash used for investing activities"): no word asks or requests anything else, so it asks for the figure it names.
 _ASKS_ANYTHING = re.compile(
