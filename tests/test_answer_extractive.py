@@ -1020,4 +1020,9 @@ def test_a_count_asked_of_a_part_reads_the_row_of_a_table_of_that_count():
              "Canada | 32,000 | 6.8%")
     text = _one_company("How many associates did Gamma Health have in Canada at the end of fiscal 2024?", table,
                         sentence)
-    assert _first_quote(text).startswith("- `Canada | 32,000")
+    assert "Figure read from the table: **32,000** for 2024: `Canada`, table Geographic Location, column Number of " \
+        "Associates [1]" in text and "470,100" not in text
+    # No head names what is counted: the row is quoted as printed.
+    text = _one_company("How many associates did Gamma Health have in Canada at the end of fiscal 2024?",
+                        table.replace("Number of Associates", "Headcount total"), sentence)
+    assert "Figure read" not in text and "`Canada | 32,000 | 6.8%`" in text

@@ -118,6 +118,35 @@ def _date_column(lines: list[list[str]], values: list[str], fiscal_year: int | N
     return None
 
 
+def _names_asked(row: QuotableUnit, label: set[str], analysis: QuestionPlan, content: list[str]) -> bool:
+    """Does the row name what is asked: what is counted, for a count, else the question's words? A row labelled in
+    generic words only ("Total") is named by its table's title ("Revenue Carloads Thousands"); a count of a part
+    ("associates in Canada") by the part in its label and what is counted in a column head."""
+    named_by = label | set(tokens(row.title)) if label <= GENERIC_TERMS else label
+    wanted = set(tokens(" ".join(analysis.counted) if analysis.counted else " ".join(content)))
+    if named_by & wanted:
+        return True
+    return bool(analysis.counted) and bool(label & set(tokens(" ".join(content)))) and bool(
+        wanted & set(tokens(row.header)))
+
+
+def _counted_column(row: QuotableUnit, counted: list[str]) -> tuple[int, list[str]] | None:
+    """The one value column of a table with no year column (a count at the filing's year end, "Geographic
+    Location | Number of Associates | % of Total Workforce") whose head names what the question counts."""
+    values = row.text.split("|")[1:]
+    stems = set(tokens(" ".join(counted)))
+    for line in row.header.splitlines():
+        heads = column_heads(line)
+        if len(heads) == len(values) + 1:
+            heads = heads[1:]  # the label column's own head ("Geographic Location")
+        if len(heads) != len(values):
+            continue
+        hits = [j for j, h in enumerate(heads) if stems & set(tokens(h))]
+        if len(hits) == 1:
+            return hits[0], [heads[hits[0]]]
+    return None
+
+
 def _names_group(group: str, asked: set[str]) -> bool:
     """Does the question name a table's group heading, by its words or by the abbreviation printed beside them
     ("Europe, Middle East, and Africa (EMEA)")?"""
@@ -186,9 +215,7 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
         return None
     cells = [c.strip() for c in row.text.split("|")]
     label = set(tokens(cells[0]))
-    # A row labelled in generic words only ("Total") is named by its table's title ("Revenue Carloads Thousands").
-    named_by = label | set(tokens(row.title)) if label <= GENERIC_TERMS else label
-    if not named_by & set(tokens(" ".join(analysis.counted) if analysis.counted else " ".join(content))):
+    if not _names_asked(row, label, analysis, content):
         return None
     # "Gross revenues before client incentives are deducted": the adjustment's own row is not the figure asked.
     if any(label <= set(tokens(words)) for words in analysis.deducted):
@@ -212,6 +239,8 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
         return None
     company = set(tokens(row.source.company or "")) | ({row.source.ticker.lower()} if row.source.ticker else set())
     found = year_column(row, wanted[0], asked, company)
+    if found is None and analysis.counted and wanted[0] == str(row.source.fiscal_year):
+        found = _counted_column(row, analysis.counted)
     if found is None:
         return None
     column, heads = found
