@@ -768,6 +768,10 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     ("How big was Acme's balance sheet at the end of 2024?", "total_assets"),
     ("What was Acme's tax bill in fiscal 2024?", "income_tax"),
     ("How much did Acme return to shareholders in 2024?", "shareholder_returns"),
+    # Dividends paid out, whatever comes between the verb and the noun; what a part earned from operations.
+    ("Who paid out more in dividends in 2024, Acme or Beta?", "dividends_paid"),
+    ("How much did Acme pay out as cash dividends in 2024?", "dividends_paid"),
+    ("What did Acme earn from operations in 2024?", "operating_income"),
     ("How much capital did Acme return to its shareholders in 2024?", "shareholder_returns"),
     ("How much cash did Acme's operations bring in during 2024?", "operating_cash_flow"),
     # A cash-flow section by its name, the cash around it: never the cash balance.

@@ -411,3 +411,8 @@ def test_a_figure_attributed_to_one_thing_is_that_part_not_the_whole():
                          "acquisition termination fee?", catalog)
     assert [(m.metric_key, m.after) for m in attributed_parts(plan, plan.metrics)] == [
         ("income_tax", ["acquisition", "termination", "fee"])]
+
+
+def test_according_to_a_source_is_no_part():
+    (shares,) = find_mentions("How many common shares were outstanding according to the cover of its 10-K?")
+    assert shares.metric_key == "shares_outstanding" and shares.after == []

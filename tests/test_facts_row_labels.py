@@ -269,3 +269,18 @@ def test_an_act_before_a_balance_names_the_cash_flow_line_not_the_balance():
     # The balance asked with no act is still the balance: the line's label is not named.
     question = "What was Acme's long-term debt at the end of 2024?"
     assert labelled_mentions(question, [FilingView(FILING, [issued])], {"acme"}, _on_statement) == []
+
+
+def test_a_label_quoted_with_where_it_is_printed_names_that_line():
+    # "What did it report on the 'Proceeds from property and equipment sales and incentives' line of its cash flow
+    # statement": the label holds the words of the metrics it contains ("property and equipment", "sales"), and
+    # "cash" of "cash flow statement" names no figure, so the printed line is the one figure asked.
+    catalog = Catalog.build([{"ticker": "ACME", "company": "ACME HEALTH INC.", "fiscal_year": 2024}])
+    line = _fact("acme:ProceedsFromPropertyAndEquipmentSalesAndIncentives", 5_341e6,
+                 "Proceeds from property and equipment sales and incentives", "cash-flows")
+    question = ("What did Acme report on the 'Proceeds from property and equipment sales and incentives' line of its "
+                "2024 cash flow statement?")
+    labelled = labelled_mentions(question, [FilingView(FILING, [line])], {"acme"}, _on_statement)
+    assert [m.metric_key.split("|")[2] for m in labelled] == ["acme:ProceedsFromPropertyAndEquipmentSalesAndIncentives"]
+    _plan, tried = label_or_vocabulary(plan_question(question, catalog), labelled)
+    assert tried == [labelled]

@@ -103,7 +103,9 @@ def label_or_vocabulary(plan: QuestionPlan, labelled: list[MetricMention]
     figure would answer another question."""
     # A figure qualified by a part ("net revenue from value-added services") that the label leaves out: the
     # label's consolidated figure ("Net revenue") would answer another question.
-    qualifiers = set(tokens(" ".join(w for mt in plan.metrics for w in mt.before + mt.after)))
+    # A vetoed phrase ("cash" in "its cash flow statement") names no figure, so it is not weighed against the label.
+    named = [mt for mt in plan.metrics if not mt.vetoed]
+    qualifiers = set(tokens(" ".join(w for mt in named for w in mt.before + mt.after)))
     label_words = set(tokens(" ".join(w for mt in labelled for w in mt.words)))
     if labelled and not _in_label(qualifiers, label_words):
         labelled = []
@@ -111,7 +113,7 @@ def label_or_vocabulary(plan: QuestionPlan, labelled: list[MetricMention]
     # label that says "per" answers it, never the total the metric vocabulary names.
     if plan.per_item and not (labelled and "per" in {w.lower() for w in labelled[0].words}):
         return None
-    phrase_words = set(tokens(" ".join(w for mt in plan.metrics for w in mt.before + mt.words + mt.after)))
+    phrase_words = set(tokens(" ".join(w for mt in named for w in mt.before + mt.words + mt.after)))
     first_label = set(tokens(" ".join(labelled[0].words))) if labelled else set()
     if not (labelled and _in_label(phrase_words, first_label) and len(phrase_words) < len(first_label)):
         return plan, [plan.metrics, labelled]

@@ -22,7 +22,7 @@ STOP_WORDS = set("""
 a an the its it their his her our your my this that these those of in for to from by on at as with and or vs versus
 what was were is are be been being how much many did does do which who whose whom when where had has have
 more less higher lower greater larger bigger smaller than compare compared comparing comparison between back new
-plus minus
+plus minus according
 highest lowest greatest largest biggest smallest best worst strongest weakest top bottom rank ranks ranked ranking
 total net consolidated annual annualized reported report reports reporting gaap overall full whole year years yearly
 fiscal fy company company's companies firm firms corporation business each both all respective respectively same

@@ -98,6 +98,8 @@ METRICS: list[Metric] = [
         # "Its operating result" is the line whether a profit or a loss; "results of operations" is MD&A's topic.
         r"operating\s+result\b", r"op\.?\s+(?:income|inc|profit)",
         r"(?:income|earnings|profit)\s+(?:\(loss\)\s+)?from\s+operations", r"loss\s+from\s+operations",
+        # What a company or a part "earned from operations": its earnings from operations.
+        r"earn(?:s|ed)?\s+from\s+(?:its\s+|their\s+)?operations",
         # What a part earns or loses "at the operating line / level": its operating income or loss.
         r"(?<=\bthe\s)operating\s+(?:line|level)"],
        [_G + "OperatingIncomeLoss"], members=True, negative="an operating loss of {}"),
@@ -243,7 +245,9 @@ METRICS: list[Metric] = [
     _m("dividends_paid", "Dividends paid",
        [r"(?:cash\s+)?dividends\s+paid", r"payments?\s+(?:of|for)\s+dividends", r"dividend\s+payments",
         r"pa(?:y|id)\s+(?:out\s+)?(?:to\s+(?:its\s+|their\s+)?(?:share|stock)(?:holders|owners)\s+)?in\s+(?:cash\s+)?"
-        r"dividends"],
+        r"dividends",
+        # "paid out more in dividends", "pay out as cash dividends".
+        r"pa(?:y|id)\s+out\s+(?:more\s+|less\s+)?(?:in|as)\s+(?:cash\s+)?dividends"],
        [_G + "PaymentsOfDividends", _G + "PaymentsOfDividendsCommonStock"], outflow="{} paid out in dividends"),
     _m("dps", "Dividends declared per share",
        [r"dividends?\s+(?:declared\s+|paid\s+)?per\s+(?:common\s+)?share"],

@@ -22,8 +22,8 @@ from .views import FilingView, concept_words
 # "How big / large / high was ...", "what did it come to / owe" ask for a figure's size.
 _ASKS_FIGURE = re.compile(r"\b(?:how\s+(?:much|many|big|large|high|low|small)|what\s+(?:was|were|is|are)|amount|value|"
                           r"figure)\b|\$|\bwhat\s+(?:did|does|do)\b.*\b(?:come\s+to|amount(?:ed)?\s+to|total(?:led|ed)?|"
-                          r"owe[sd]?|stand\s+at|stood\s+at|set\s+aside|(?:get|got)\s+from|" + AMOUNT_VERBS + r")\b",
-                          re.I)
+                          r"owe[sd]?|stand\s+at|stood\s+at|set\s+aside|(?:get|got)\s+from|report(?:ed)?\s+(?:on|for)|"
+                          + AMOUNT_VERBS + r")\b", re.I)
 # A question written as the name of what it wants ("Mastercard's total comprehensive income for 2024?", "UNH 2024
 # cash used for investing activities"): no word asks or requests anything else, so it asks for the figure it names.
 _ASKS_ANYTHING = re.compile(
