@@ -192,7 +192,10 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.names_part = bool(_PART_WORDS.search(norm))
     plan.annual = bool(plan.fiscal_years) and not (quarter_words or plan.periods or plan.latest_quarters
                                                    or "10-Q" in plan.forms)
-    plan.metrics = _without_restated_inputs(find_mentions(question, catalog.words))
+    # A company named by the initials of its name ("P&G", "J&J") is no qualifier of a metric after it; a name that
+    # runs on into a part ("Google Cloud revenue") still may be.
+    named = {w for start, end in spans for w in WORD_PATTERN.findall(low[start:end]) if "&" in w}
+    plan.metrics = _without_restated_inputs(find_mentions(question, catalog.words | named))
     # The question with its metrics' own names blanked: a change word or an effect word inside one ("the effect of
     # exchange rate changes on cash", "how much did currency moves drag down its cash") asks for that figure, not
     # for a change or for prose.
@@ -355,6 +358,10 @@ def _named_part(question: str, m: re.Match) -> bool:
 _NAMES_REPORT = re.compile(r"\s+(?:form\s+)?(?:10-?k|annual\s+report)\b")
 
 
+# "Full-year 2025", "for the full year 2025": a company's whole fiscal year, as its annual report names it.
+_WHOLE_YEAR_BEFORE = re.compile(r"\bfull[\s-]year\s+$")
+
+
 def _fiscal_years(low: str, catalog: Catalog, plan: QuestionPlan) -> list[int]:
     """Years named ("2023", "FY23", "fiscal 2024"), a period-end date (the filing whose period ends then), or the
     latest indexed year when the question asks for the latest and names none."""
@@ -374,8 +381,10 @@ def _fiscal_years(low: str, catalog: Catalog, plan: QuestionPlan) -> list[int]:
         before = _YEARS_BEFORE.search(low, 0, m.start())
         if before:
             year -= _YEARS_COUNTED.get(before.group(1) or "", 1)
-        elif m.group(1) and not m.group(0).startswith("ye") and year not in plan.fiscal_written:
-            plan.fiscal_written.append(year)  # "fiscal 2026", "FY26"; not "ye24", a year's end
+        elif (m.group(1) and not m.group(0).startswith("ye") or _WHOLE_YEAR_BEFORE.search(low, 0, m.start())) \
+                and year not in plan.fiscal_written:
+            # "fiscal 2026", "FY26", "full-year 2025": a company's fiscal year; not "ye24", a year's end
+            plan.fiscal_written.append(year)
         plan.spans.append((m.start(), m.end(), "fiscal_year", year))
         if _NAMES_REPORT.match(low, m.end()):
             plan.document_years.append(year)

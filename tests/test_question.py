@@ -534,6 +534,17 @@ def test_a_computed_figure_followed_by_its_inputs_asks_for_the_computed_figure(c
     assert [m.metric_key for m in plan.metrics if not m.vetoed] == ["shareholder_returns"]
 
 
+def test_a_company_named_by_its_abbreviation_is_no_qualifier_and_full_year_is_fiscal():
+    catalog = Catalog.build([{"ticker": "PG", "company": "PROCTER & GAMBLE CO", "fiscal_year": 2025},
+                             {"ticker": "AAPL", "company": "Apple Inc.", "fiscal_year": 2025}])
+    # "P&G" named the company, so it does not narrow the metric after it to a part.
+    plan = plan_question("P&G diluted EPS for fiscal 2025?", catalog)
+    assert plan.tickers == ["PG"] and [(m.metric_key, m.before) for m in plan.metrics] == [("eps_diluted", [])]
+    # "Full-year 2027" is a fiscal year as surely as "fiscal 2027" (a year after the index is not covered).
+    assert plan_question("What operating ratio did Apple report for full-year 2027?", catalog).fiscal_written == [2027]
+    assert plan_question("Apple holders of record in early 2027", catalog).fiscal_written == []
+
+
 def test_a_ticker_no_indexed_filing_writes_is_a_company_not_indexed():
     nodes = [_Node("AAPL", "Apple reported net income and EBITDA. " * 30), _Node("MA", "Mastercard " * 30)]
     catalog = Catalog.build(FILINGS, nodes)
