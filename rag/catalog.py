@@ -42,11 +42,11 @@ class Catalog:
     # the facts layer matches them.
     words: set[str] = field(default_factory=set)
     word_aliases: dict[str, str] = field(default_factory=dict)
-    # Tickers the indexed text writes in lower case as a word of its own: those are words, not the ticker ("meta"
-    # describing data), so a question's lower-case form of them names no company.
+    # Tickers the indexed text writes in lower case as a word of its own: those are words, not the ticker (a ticker
+    # that is also an everyday word), so a question's lower-case form of them names no company.
     lowercase_words: set[str] = field(default_factory=set)
     # The owned words the indexed text never writes in lower case, in lower case -> ticker: a question typed in
-    # lower case still names its company by them ("why did coke's headcount drop").
+    # lower case still names its company by them ("why did <brand>'s headcount drop").
     owned_lowercase: dict[str, str] = field(default_factory=dict)
     # Every word the indexed text writes, in lower case: a ticker-like word outside it names no indexed company.
     text_words: set[str] = field(default_factory=set)
@@ -69,7 +69,7 @@ class Catalog:
             names = short_names(f.get("company") or "")
             for name in names:
                 aliases.setdefault(name, ticker)
-                aliases.setdefault(name.replace("-", " "), ticker)  # "Coca-Cola" is also written "Coca Cola"
+                aliases.setdefault(name.replace("-", " "), ticker)  # "Acme-Jones" is also written "Acme Jones"
                 company_names.add(name.replace("-", " "))
                 company_names.add(name)
             if names:
@@ -78,7 +78,7 @@ class Catalog:
                 years[ticker].add(int(f["fiscal_year"]))
         words, word_aliases = company_words(filings)
         uses = _word_uses(nodes)
-        # Tickers the text also uses as lower-case words ("meta" describing data) name no company in lower case.
+        # Tickers the text also uses as everyday lower-case words name no company in lower case.
         lowercase = {t.lower() for t in aliases.values() if t.isalpha()} & uses.lowercase
         periods: dict[str, set[tuple[str, int, str]]] = defaultdict(set)
         for f in filings:
@@ -109,7 +109,7 @@ class Catalog:
 _LOWERCASE_WORD = re.compile(r"(?<![\w.$&'/-])([a-z]+)(?![\w&'.:/-])")
 _ANY_WORD = re.compile(r"[A-Za-z][A-Za-z&]+")
 _CAPITALISED_WORD = re.compile(r"(?<![\w.])[A-Z][a-z]+[A-Za-z]*\b")
-# A capitalised word opening another company's name ("Monster Beverage Corporation", "Hoechst AG").
+# A capitalised word opening another company's name ("Globex Beverage Corporation", "Example AG").
 _ENTITY_HEAD = re.compile(
     r"(?<![\w.])([A-Z][a-z]+[A-Za-z]*)(?:,? [A-Z][A-Za-z&.]*){0,3},? "
     r"(?:Inc|Corp|Corporation|Company|Co|Ltd|Limited|LLC|plc|PLC|N\.V|S\.A|AG|SE|GmbH|Holdings|L\.P)\b"
@@ -143,8 +143,8 @@ def _word_uses(nodes) -> _WordUses:
 
 
 def _distinctive_words(uses: _WordUses) -> dict[str, str]:
-    """Proper nouns that (nearly) only one company's filings use, often: 'Google' for Alphabet, 'Cybertruck'
-    for Tesla. Learned from the indexed text, so it works for any company without an alias list."""
+    """Proper nouns that (nearly) only one company's filings use, often: a brand other than its legal name, or
+    a product's name. Learned from the indexed text, so it works for any company without an alias list."""
     if len(uses.capitalised) < 2:
         return {}
     totals: Counter = Counter()
@@ -155,9 +155,9 @@ def _distinctive_words(uses: _WordUses) -> dict[str, str]:
         for word, n in counts.items():
             if n < 0.9 * totals[word] or word in STOP_CAPS:
                 continue
-            # A company's best-known brand is written less often than its name ("Coke" beside "Coca-Cola"): a
+            # A company's best-known brand is written less often than its name (a brand's short form beside it): a
             # word used less often must also read as a name, never written in lower case (not "Previous" or
-            # "Factory" opening sentences) and never opening another company's name ("Monster Beverage").
+            # "Factory" opening sentences) and never opening another company's name ("Globex Beverage").
             is_name = word.lower() not in uses.lowercase and word not in uses.entity_heads
             if n >= 25 or (n >= 15 and is_name):
                 owned[word] = ticker
@@ -169,8 +169,8 @@ _SMALL_WORDS = {"of", "the"}
 
 
 def abbreviates(token: str, words: list[str]) -> bool:
-    """Is `token` a short form of a multi-word name: 'AMEX' (AMerican EXpress), 'JnJ' and 'J&J' (Johnson &
-    Johnson), 'P&G', 'BofA'? Every word of the name gives the token its first letters, in order; '&' or 'and'
+    """Is `token` a short form of a multi-word name: 'ACWI' (ACme WIdgets), 'SnJ' and 'S&J' (Smith &
+    Jones), 'BofX' (Bank of Xanadu)? Every word of the name gives the token its first letters, in order; '&' or 'and'
     may be written '&', 'n' or left out, 'of' and 'the' may be left out."""
     text = token.lower()
     if len([w for w in words if w not in _JOINERS and w not in _SMALL_WORDS]) < 2:
@@ -192,7 +192,7 @@ def abbreviates(token: str, words: list[str]) -> bool:
 
 def _abbreviated_company(token: str, catalog: Catalog) -> str | None:
     """The one indexed company a written-short name stands for. Only tokens an abbreviation looks like (two or more
-    capitals: 'AMEX', 'JnJ', 'P&G'), never a metric's own short form ('EBITDA', 'COGS')."""
+    capitals: 'ACWI', 'SnJ', 'S&J'), never a metric's own short form ('EBITDA', 'COGS')."""
     if len(token) < 3 or sum(c.isupper() for c in token) < 2 or token in STOP_CAPS:
         return None
     if is_metric_phrase(token):
@@ -225,19 +225,19 @@ def find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> li
 
     lower_later: list[tuple[re.Match, str]] = []
     for name in sorted(catalog.aliases, key=len, reverse=True):
-        # A space in a name matches a hyphen too: "Coca Cola" is written "Coca-Cola" and the other way round.
+        # A space in a name matches a hyphen too: "Acme Jones" is written "Acme-Jones" and the other way round.
         pattern = r"(?<![\w-])" + re.escape(name).replace(r"\ ", r"[\s-]") + r"(?![\w-])"
         ticker_only = len(name) <= 4 and name.upper() == catalog.aliases[name]
         # Short tickers must be written in capitals ('MA', 'V'), or they match ordinary words; a short name that
-        # is also the ticker ('Nike' of NIKE, 'Meta' of META) counts when capitalised, as names are written.
+        # is also the ticker ('Acme' of ACME) counts when capitalised, as names are written.
         if ticker_only:
             hits = list(_standing_alone(name.upper(), q))
             if name in catalog.company_names:
                 hits += list(_standing_alone(name.capitalize(), q))
-            # Written in lower case as analysts type tickers ("nvda capex fy25", "ko opex 24"): any ticker of two
+            # Written in lower case as analysts type tickers ("acme capex fy25", "xy opex 24"): any ticker of two
             # letters or more opening the question; later in it, one of three or more that the filings never use
             # as a word of their own, when the question names its companies by such tickers alone ("how does
-            # Adobe's crm ..." names Adobe only). A name that is its own ticker ("nike") is written capitalised.
+            # Acme's xyz ..." names Acme only). A name that is its own ticker ("acme") is written capitalised.
             for m in _standing_alone(name, q) if name not in catalog.company_names else []:
                 if len(name) >= 2 and not q[:m.start()].strip():
                     hits.append(m)
@@ -252,19 +252,19 @@ def find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> li
         ticker = catalog.distinctive.get(m.group())
         if not taken(m.start()) and ticker and ticker not in found:
             take(m.start(), m.end(), ticker)
-    # A terse question typed in lower case opens with the name ("google cloud operating income FY2024?").
+    # A terse question typed in lower case opens with the name ("<brand> cloud operating income FY2024?").
     opening = re.match(r"\s*([a-z][a-z]+)\b", q)
     if opening and not taken(opening.start(1)):
         ticker = catalog.distinctive.get(opening.group(1).capitalize())
         if ticker and ticker not in found:
             take(opening.start(1), opening.end(1), ticker)
-    for m in re.finditer(r"(?<![\w&])[A-Za-z][A-Za-z&]{1,9}(?![\w&])", q):  # short forms: 'AMEX', 'JnJ'
+    for m in re.finditer(r"(?<![\w&])[A-Za-z][A-Za-z&]{1,9}(?![\w&])", q):  # short forms: 'ACWI', 'SnJ'
         if not taken(m.start()):
             ticker = _abbreviated_company(m.group(), catalog)
             if ticker:
                 take(m.start(), m.end(), ticker)
     # Later in a question that names no company otherwise, an owned name typed in lower case names its company
-    # ("why did coke's headcount drop"), when the filings never write that word in lower case themselves.
+    # ("why did <brand>'s headcount drop"), when the filings never write that word in lower case themselves.
     for m in re.finditer(r"\b[a-z]{2,}\b", q) if not found else []:
         ticker = catalog.owned_lowercase.get(m.group())
         if ticker and not taken(m.start()):
@@ -279,8 +279,8 @@ def find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> li
     return spans
 
 
-# A ticker as analysts type it: two to five letters, in capitals anywhere ("JPM net income") or in lower case
-# opening a terse question ("msft revenue fy24"); and a company's name typed in lower case, opening a terse
+# A ticker as analysts type it: two to five letters, in capitals anywhere ("XYZ net income") or in lower case
+# opening a terse question ("xyz revenue fy24"); and a company's name typed in lower case, opening a terse
 # question ("acme membership fee revenue fiscal 2024") or as a possessive anywhere ("what was acme's revenue").
 _TICKER_LIKE = re.compile(r"(?<![\w&.-])[A-Z]{2,5}(?![\w&.-])|^\s*[a-z]{2,5}(?![\w&.'’-])|"
                           r"^\s*[a-z][a-z&-]{5,24}(?=['’]s\b|\s)|(?<![\w&.'’-])[a-z][a-z&-]{1,24}(?=['’]s\b)")
@@ -305,16 +305,16 @@ def _unknown_tickers(q: str, catalog: Catalog) -> list[str]:
 
 
 def unknown_companies(q: str, spans: list[tuple[int, int]], catalog: Catalog) -> list[str]:
-    """Names used like a company that no indexed filing matches ("Microsoft's", "Acme Corp"), and, in a question
-    that names no indexed company, tickers of none ("JPM net income 2024")."""
+    """Names used like a company that no indexed filing matches ("Globex's", "Acme Corp"), and, in a question
+    that names no indexed company, tickers of none ("XYZ net income 2024")."""
     out = [] if spans else _unknown_tickers(q, catalog)
-    # The possessive of a name ending in "s" may be the apostrophe alone: "Samsung Electronics' memory division".
+    # The possessive of a name ending in "s" may be the apostrophe alone: "Globex Electronics' memory division".
     for m in re.finditer(r"\b([A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*)"
                          r"(?:'s|’s|(?<=s)['’](?!\w)|\s+(?:Inc|Corp|Corporation|Co)\b)", q):
-        # The name is the run of capitalised words right before the possessive: "Are Apple's" and "Summarize
-        # Nike's" name a known company (nothing unknown), "Compare Acme Widgets'" names Acme Widgets.
+        # The name is the run of capitalised words right before the possessive: "Are <Company>'s" and "Summarize
+        # <Company>'s" name a known company (nothing unknown), "Compare Acme Widgets'" names Acme Widgets.
         words: list[str] = []
-        runs_on = False  # "Optum Health's", "Google Cloud's": a known company's name running on names its part
+        runs_on = False  # "<Company> Health's", "<Brand> Cloud's": a known company's name running on names its part
         for w in reversed(list(re.finditer(r"\S+", m.group(1)))):
             runs_on = any(s <= m.start(1) + w.start() < e for s, e in spans)
             if w.group() in STOP_CAPS or runs_on:
@@ -326,7 +326,7 @@ def unknown_companies(q: str, spans: list[tuple[int, int]], catalog: Catalog) ->
         # Every word belongs to an indexed company's name or ticker: a known company written another way.
         if name in catalog.word_aliases or set(WORD_PATTERN.findall(name)) <= catalog.words:
             continue
-        # A name that opens with a word one indexed company's filings own ("Google Cloud's" beside "Alphabet's"):
+        # A name that opens with a word one indexed company's filings own ("<Brand> Cloud's" beside "<Company>'s"):
         # a part of that company, not a company missing from the index.
         if catalog.distinctive.get(words[0]):
             continue

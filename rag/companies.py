@@ -17,9 +17,9 @@ WORD_PATTERN = re.compile(r"[a-z0-9][a-z0-9&'’.-]*[a-z0-9&]|[a-z0-9]")
 
 
 def short_names(company: str) -> set[str]:
-    """'Apple Inc.' -> {'apple inc.', 'apple'}; 'HOME DEPOT, INC.' -> {'home depot, inc.', 'home depot'}."""
+    """'Acme Inc.' -> {'acme inc.', 'acme'}; 'ACME WIDGET, INC.' -> {'acme widget, inc.', 'acme widget'}."""
     name = re.sub(r"\s+", " ", (company or "").strip().lower())
-    name = re.sub(r"/[a-z]{2}/?$", "", name).strip()  # EDGAR's state tags: 'WELLS FARGO & COMPANY/MN'
+    name = re.sub(r"/[a-z]{2}/?$", "", name).strip()  # EDGAR's state tags: 'ACME & COMPANY/MN'
     names = {name} if name else set()
     current = name
     while True:
@@ -30,7 +30,7 @@ def short_names(company: str) -> set[str]:
         names.add(current)
     if current.startswith("the "):
         names.add(current[4:])
-    # A filer named after its web address ("Amazon.com, Inc.") is called by the name alone.
+    # A filer named after its web address ("Acme.com, Inc.") is called by the name alone.
     domain = re.fullmatch(r"(.+?)\.(?:com|net|org)", current)
     if domain:
         names.add(domain.group(1))

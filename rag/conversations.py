@@ -1,8 +1,8 @@
 """Chat conversations, kept in SQLite so they survive reloads and restarts.
 
     store = ConversationStore(settings.db_path)
-    conv = store.create("What were Apple's net sales in FY2024?")
-    store.add_message(conv["id"], "user", "What were Apple's net sales in FY2024?")
+    conv = store.create("What were Acme's net sales in FY2024?")
+    store.add_message(conv["id"], "user", "What were Acme's net sales in FY2024?")
     store.add_message(conv["id"], "assistant", result.answer, result=result.to_dict())
     store.list()                      # newest first
     store.messages(conv["id"])        # oldest first, each with its parsed `result`

@@ -61,7 +61,7 @@ def dates_named(text: str) -> list[tuple[int, int, str]]:
 
 def fiscal_year_from_period_end(period_end: str) -> int:
     """The fiscal year when no dei:DocumentFiscalYearFocus says it: the year the period ends in, except a 52/53-week
-    year that ends in the first week of January (Johnson & Johnson's fiscal 2022 ended 2023-01-01), which is named
+    year that ends in the first week of January (one filer's fiscal 2022 ended 2023-01-01), which is named
     for the year it ran through. Callers mark it fiscal_year_source="period_end": a fallback, not the company's
     own label."""
     year, month, day = int(period_end[:4]), int(period_end[5:7]), int(period_end[8:10])

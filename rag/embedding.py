@@ -60,7 +60,7 @@ def _quiet_model_libraries() -> None:
 
 
 def torch_device() -> str:
-    """The device the PyTorch backend uses: a GPU when present (CUDA, or Apple's MPS), else the CPU."""
+    """The device the PyTorch backend uses: a GPU when present (CUDA, or MPS), else the CPU."""
     import torch
 
     if torch.cuda.is_available():

@@ -97,7 +97,7 @@ class Engine:
         return make_llm(quick)
 
     def _lead_with_fact_chunks(self, result: RetrievalResult, filters: Filters | None, k: int):
-        """A question for reported figures ("Apple's total net sales in fiscal 2024") is best sourced by the
+        """A question for reported figures ("Acme's total net sales in fiscal 2024") is best sourced by the
         chunks where those figures are tagged: put them first. Search text alone often ranks an MD&A table that
         restates a figure, or a prior-year comparative, above the statement that reports it."""
         found = self._fact_answer(result, filters)

@@ -106,7 +106,7 @@ ITEM_CONTENT = [
 ]
 HEADCOUNT_WORDS = ITEM_CONTENT[0][2]  # human capital and the persons employed, Item 101(c)(2)(ii)
 BUSINESS_WORDS = ITEM_CONTENT[1][2]  # the description of the business, Item 101(c)(1)
-# "What is Agentforce", "What are Blackwell GPUs": a term the filing introduces, defined where Item 1 describes the
+# "What is <product>", "What are <product> GPUs": a term the filing introduces, defined where Item 1 describes the
 # products and services (Item 101(c)(1)(i), the principal products and services, and new ones); not a company's
-# attribute ("What is Visa's ...") nor a company itself.
+# attribute ("What is Acme's ...") nor a company itself.
 PRODUCT_WORDS = "principal products produced and services rendered; new products and services introduced"

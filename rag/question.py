@@ -39,7 +39,7 @@ from .words import STOP_WORDS as FUNCTION_WORDS
 _GENERIC_COUNT = {"people", "individuals"}
 _SIZE_ASKED = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bhow\s+(?:big|large)\b|\bsize\b|\bheadcount\b")
 _DEFINED_TERM = re.compile(r"^\s*(?i:what)\s+(?i:is|are)\s+([A-Z][\w&-]*(?:\s+[A-Z][\w&-]*)*)(?![\w'’])")
-# "What kind of company is SRS, and when did Home Depot buy it": the kind asked of a business beside the company
+# "What kind of company is XYZ, and when did Acme buy it": the kind asked of a business beside the company
 # named; the filer's own Item 1 describes only the filer, so that business is described elsewhere (where the
 # filing tells of acquiring or investing in it).
 _KIND_OF_NAMED = re.compile(r"\b(?:kind|type|sort)s?\s+of\s+(?:company|business)\s+(?:is|was|are|were)\s+"
@@ -59,7 +59,7 @@ _LATEST = re.compile(
     r"\b(?:latest|most\s+recent|last|current)\s+(?:full\s+)?(?:fiscal\s+)?(?:year|annual|10-?k|filing|report|fy)\b"
 )
 # "What weighed on ...", "what caused ...": a question whose subject is the cause asks for prose, unless the verb
-# says an amount ("what remained under the program"); "how is Nike working off its inventory": an action under
+# says an amount ("what remained under the program"); "how is Acme working off its inventory": an action under
 # way, told in prose. Both forms hold for any verb, so no list of verbs is written here.
 _CAUSE_OR_ACTION = (
     r"\bwhat\s+(?!(?:remained|totall?ed|amounted|exceeded)\b)\w{3,}ed\s+(?:on|in|to|up|down|off)?\b"
@@ -129,7 +129,7 @@ _COUNTS_MONEY = re.compile(r"(?:dollars|usd|euros?|millions|billions|thousands)\
 _HOW_MUCH = re.compile(r"\bhow\s+much\s+(?!of\b|more\b|less\b|fewer\b|[a-z]+er\b)(?:in\s+)?((?:(?!" + _COUNT_ENDS + r")[a-z][\w'’&-]*\s+){0,4}(?!"
                        + _COUNT_ENDS + r")[a-z][\w'’&-]*)\s+" + _COUNT_ENDS)
 _ONLY_MONEY = re.compile(r"(?:(?:money|cash|dollars|usd|funds|capital|in|total|overall)\s*)+$")
-# A word written as a name: capitalised ("Model", "SRS") or with a capital inside ("iPhone").
+# A word written as a name: capitalised ("Model", "XYZ") or with a capital inside ("eWidget").
 _NAME_WORD = re.compile(r"(?<![\w.'’-])(?:[A-Z][\w&'’.-]*|[a-z]+[A-Z][\w&-]*)")
 # The titles of the financial statements and of a filing's parts, which questions capitalise: they say where a
 # figure is printed, not which part of the company it is.
@@ -192,8 +192,8 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.names_part = bool(_PART_WORDS.search(norm))
     plan.annual = bool(plan.fiscal_years) and not (quarter_words or plan.periods or plan.latest_quarters
                                                    or "10-Q" in plan.forms)
-    # A company named by the initials of its name ("P&G", "J&J") is no qualifier of a metric after it; a name that
-    # runs on into a part ("Google Cloud revenue") still may be.
+    # A company named by the initials of its name ("A&B", "S&J") is no qualifier of a metric after it; a name that
+    # runs on into a part ("<Brand> Cloud revenue") still may be.
     named = {w for start, end in spans for w in WORD_PATTERN.findall(low[start:end]) if "&" in w}
     plan.metrics = _without_restated_inputs(find_mentions(question, catalog.words | named))
     # The question with its metrics' own names blanked: a change word or an effect word inside one ("the effect of
@@ -257,7 +257,7 @@ _ITEM_WORD = re.compile(r"[a-z][a-z'-]*")
 def _per_item(norm: str, metrics: list[MetricMention], company_words: set[str]) -> tuple[int, int, list[str]]:
     """plan.per_item, with the span of its words: the item the question asks a figure per, outside the metric
     phrases that hold their own "per" ("earnings per share"). "Per" before a company's name says whose account
-    is read ("per Nike's fiscal 2025 10-K"), not what a figure is divided by."""
+    is read ("per Acme's fiscal 2025 10-K"), not what a figure is divided by."""
     for m in _PER.finditer(norm):
         if any(mt.start <= m.start() < mt.end for mt in metrics):
             continue
@@ -302,9 +302,9 @@ def _unread_names(question: str, plan: QuestionPlan, catalog: Catalog) -> list[s
 
 
 def _name_phrases(question: str, unread: list[str]) -> list[str]:
-    """plan.name_phrases: names of two or more capitalised words in a row ("Recorded Future", "Visa Direct",
-    "Decision Intelligence Pro") holding a word the plan reads as nothing else. The question words that open a
-    run ("Does", "The") are not the name's; a possessive or a punctuation mark ends it ("Apple's iPhone" is two
+    """plan.name_phrases: names of two or more capitalised words in a row ("Future Labs", "Acme Direct",
+    "Risk Insight Pro") holding a word the plan reads as nothing else. The question words that open a
+    run ("Does", "The") are not the name's; a possessive or a punctuation mark ends it ("Acme's Widget" is two
     names)."""
     phrases: list[str] = []
     run: list[re.Match] = []
@@ -347,7 +347,7 @@ def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: lis
 
 
 def _named_part(question: str, m: re.Match) -> bool:
-    """A facilities word written as a name inside the question ("NVIDIA's Data Center segment", "the Stores
+    """A facilities word written as a name inside the question ("Acme's Distribution Centers segment", "the Stores
     business"): every word capitalised, not opening the question. It names a segment or product line, not the
     company's properties (Item 2)."""
     written = question[m.start():m.end()]
@@ -548,12 +548,12 @@ def _calculation(norm: str, defines_metric: bool = False) -> Calculation:
 
 
 def _left_out_spans(plan: QuestionPlan) -> list[tuple[int, int]]:
-    """Where the question's exclusions sit ("outside the U.S.", "other than from iPhone")."""
+    """Where the question's exclusions sit ("outside the U.S.", "other than from <product>")."""
     return [(start, end) for start, end, dimension, _v in plan.spans if dimension == "excluded"]
 
 
 def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMention | None:
-    """'What percentage of revenue came from Greater China?': the part, as the whole's metric narrowed by the
+    """'What percentage of revenue came from <region>?': the part, as the whole's metric narrowed by the
     words after 'from' (resolved later to a dimension member, or not at all). Only for one metric asked, no change
     asked, and a metric that dimension members can narrow."""
     calc = plan.calculation
@@ -595,7 +595,7 @@ def _source_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
     whose part is plan.share_part, and only after a metric that dimension members can narrow."""
     if plan.calculation.share_of_end is not None:
         return []
-    # "Other than from iPhone" leaves the source out (plan.excluded): what is asked is the rest of the figure.
+    # "Other than from <product>" leaves the source out (plan.excluded): what is asked is the rest of the figure.
     left_out = _left_out_spans(plan)
     for mention in plan.metrics:
         if mention.vetoed or not metric(mention.metric_key).members:
@@ -612,14 +612,14 @@ def _source_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
 
 
 def _year_of_company(norm: str, tickers: list[str], years: list[int], catalog: Catalog) -> dict[str, int]:
-    """'Adobe (fiscal 2024) or Salesforce (fiscal 2025)': each company with the year named right after it, when
+    """'Acme (fiscal 2024) or Globex (fiscal 2025)': each company with the year named right after it, when
     every named company gets its own year."""
     if len(tickers) < 2 or len(set(years)) != len(tickers):
         return {}
     marks = []
     for name, t in catalog.word_aliases.items():
         if t in tickers:
-            # A name's words may be joined by a hyphen in the question ("Coca-Cola") and a space in the catalog.
+            # A name's words may be joined by a hyphen in the question ("Acme-Jones") and a space in the catalog.
             words = r"[\s-]+".join(re.escape(w) for w in name.split())
             marks += [(m.start(), "c", t) for m in re.finditer(r"(?<![\w-])" + words + r"(?![\w-])", norm)]
     for start, end, _iso in dates_named(norm):

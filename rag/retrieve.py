@@ -26,7 +26,7 @@ from .words import COUNT_AFTER_NOUN_LINK, STOP_WORDS, spelled_out, stem
 
 
 def search_text(question: str, plan: QuestionPlan, applied: Filters) -> str:
-    """The question without the words that became filters ("Salesforce's", "fiscal 2025", "10-K"): every chunk
+    """The question without the words that became filters ("Acme's", "fiscal 2025", "10-K"): every chunk
     of the filtered filings carries them in its header, so they only blur what the rest of the question asks."""
     values = {"ticker": set(applied.tickers), "fiscal_year": set(applied.fiscal_years), "form": set(applied.forms)}
     if plan.question != question:
@@ -236,7 +236,7 @@ class Retriever:
 
     def _named_passages(self, plan: QuestionPlan, subset, bundle: QueryBundle, mode: str, depth: int,
                         extra: list[str]) -> list:
-        """For each name the question writes in several common words ("Recorded Future", "Visa Direct": a product,
+        """For each name the question writes in several common words ("Future Labs", "Acme Direct": a product,
         a program, a business bought), the group's best passages that hold the name as written. Keyword search
         weighs each of those words as common and dense search blurs them, so the passages about the name can rank
         below many that use its words apart."""
@@ -249,7 +249,7 @@ class Retriever:
 
     def _part_rows(self, plan: QuestionPlan, subset, bundle: QueryBundle, mode: str, depth: int,
                    extra: list[str]) -> list:
-        """For a figure asked of a part of the company ("doc cloud rev", "data center networking revenue"), the
+        """For a figure asked of a part of the company ("cons prod rev", "enterprise software licensing revenue"), the
         group's best passage holding a table row labelled with the part's words (short forms spelled out): a
         revenue-by-offering table prints the part's line among many passages that use its words in prose."""
         if plan.narrative:
@@ -259,8 +259,8 @@ class Retriever:
             if mention.vetoed or not mention.before or mention.after:
                 continue
             words = [w for word in mention.before for w in (spelled_out(word) or [word])[0].split()]
-            # A part inside a part ("data center networking") may be printed under its group's heading by its own
-            # last words ("Networking" under "Data Center"): the longest run of the words that labels a row.
+            # A part inside a part ("enterprise software licensing") may be printed under its group's heading by its own
+            # last words ("Licensing" under "Enterprise Software"): the longest run of the words that labels a row.
             for start in range(len(words)):
                 rows = self.index.rows_with_row_label(words[start:], subset)
                 if len(rows):
@@ -332,7 +332,7 @@ class Retriever:
 
     def _company_by_name(self, plan: QuestionPlan) -> tuple[str, str] | None:
         """(ticker, name) for the one company whose filings print a name the question writes in several words
-        ("Tell me about the Recorded Future deal": only Mastercard's filings mention it), for a question that names
+        ("Tell me about the Future Labs deal": only one company's filings mention it), for a question that names
         no company; else None. The name's words are common ones, so a search over every company ranks other
         filers' passages that use them apart."""
         for phrase in plan.name_phrases:
@@ -357,8 +357,8 @@ class Retriever:
 
     def _groups(self, applied: Filters, plan: QuestionPlan, user: Filters) -> tuple[list[Filters], list[str]]:
         """One retrieval per (company, year) when the question spans several, so each gets its share, and per
-        (company, fiscal quarter) when it asks for quarters. Only pairs the index holds: 'Adobe (fiscal 2024) or
-        Salesforce (fiscal 2025)' is two retrievals, not four. Also returns the periods asked for that no filing
+        (company, fiscal quarter) when it asks for quarters. Only pairs the index holds: 'Acme (fiscal 2024) or
+        Globex (fiscal 2025)' is two retrievals, not four. Also returns the periods asked for that no filing
         covers; when none of those asked is covered there is no group at all (another period's figures would be
         a wrong answer, not a nearby one)."""
         if not user.fiscal_years and not user.fiscal_periods and (plan.periods or plan.latest_quarters):
@@ -381,7 +381,7 @@ class Retriever:
 
     def _years_after_index(self, tickers: list[str], plan: QuestionPlan) -> list[str]:
         """The fiscal years asked that come after every indexed filing of the companies named (of any company when
-        none is named), as "NVDA FY2027". A year written bare may be a calendar year that the latest annual report,
+        none is named), as "ACME FY2027". A year written bare may be a calendar year that the latest annual report,
         filed in the next one, still speaks of ("holders of record in early 2025" in a FY2024 10-K): such a year
         counts only from the one after that."""
         out = []

@@ -30,7 +30,7 @@ class Filters:
 @dataclass
 class MetricMention:
     """A figure the question asks for, in the facts layer's vocabulary: the metric's key, where its phrase sits in
-    the (normalised) question, and the words that qualify it ("iPhone revenue", "revenue from services")."""
+    the (normalised) question, and the words that qualify it ("<product> revenue", "revenue from services")."""
 
     metric_key: str
     start: int
@@ -115,7 +115,7 @@ class QuestionPlan:
     document_years: list[int] = field(default_factory=list)
     forms: list[str] = field(default_factory=list)
     sections: list[str] = field(default_factory=list)  # "Item 1A", "Item 7", ...
-    # Names the question treats as a company that match no indexed filing (e.g. "Microsoft" with no MSFT).
+    # Names the question treats as a company that match no indexed filing (e.g. "Globex" with no GBX indexed).
     unknown_companies: list[str] = field(default_factory=list)
     # Primary statements the question names ("income statement", "balance sheet", "cash flow statement"), or that
     # print the figures it asks for: their pages are searched as a list of their own, ranked first.
@@ -142,12 +142,12 @@ class QuestionPlan:
     years_back: int = 0
     # Full dates the question names ("as of September 28, 2024"), ISO, in question order.
     dates: list[str] = field(default_factory=list)
-    # "Adobe (fiscal 2024) or Salesforce (fiscal 2025)": each company with the one year named right after it, when
+    # "Acme (fiscal 2024) or Globex (fiscal 2025)": each company with the one year named right after it, when
     # every named company has its own year; empty otherwise.
     year_of_company: dict[str, int] = field(default_factory=dict)
     # The figures asked for, in the facts layer's vocabulary, in question order (repeats included).
     metrics: list[MetricMention] = field(default_factory=list)
-    # "What percentage of revenue came from Greater China?": the part (the whole's metric narrowed by the words
+    # "What percentage of revenue came from <region>?": the part (the whole's metric narrowed by the words
     # after "from"), beside the whole in `metrics`.
     share_part: MetricMention | None = None
     # What a figure is asked as coming from, in the question's words ("revenue ... from data processing": "data",
@@ -186,11 +186,11 @@ class QuestionPlan:
     # What the question says the figure asked is before, as taken off it ("revenue before client incentives are
     # deducted": "client incentives"): an adjustment, whose own line or passage is not the answer.
     deducted: list[str] = field(default_factory=list)
-    # Capitalised words the plan reads as nothing else: no company, period, form, metric or exclusion ("Model Y",
-    # "SRS" in "how much revenue did its SRS business contribute"). A name may be a part of the company that the
+    # Capitalised words the plan reads as nothing else: no company, period, form, metric or exclusion ("Widget Pro",
+    # "XYZ" in "how much revenue did its XYZ business contribute"). A name may be a part of the company that the
     # filing does not tag, so the company's total is no answer to it.
     unread_names: list[str] = field(default_factory=list)
-    # Names of several capitalised words in a row holding an unread one ("Recorded Future", "Visa Direct"): a
+    # Names of several capitalised words in a row holding an unread one ("Future Labs", "Acme Direct"): a
     # product, a program, a business bought, found by its words in a row.
     name_phrases: list[str] = field(default_factory=list)
 
@@ -212,7 +212,7 @@ class QuestionPlan:
         return " ".join(out)
 
     def label(self) -> str:
-        """'AAPL · FY2024 · Item 8' for the UI."""
+        """'ACME · FY2024 · Item 8' for the UI."""
         if self.periods:
             periods = [p.label() for p in self.periods]
             years = [f"FY{y}" for y in self.fiscal_years if not any(p.fiscal_year == y for p in self.periods)]
@@ -251,7 +251,7 @@ class RetrievalResult:
     retrieval_ms: float = 0.0
     generated_queries: list[str] = field(default_factory=list)  # what the LLM wrote, searched beside the question
     warnings: list[str] = field(default_factory=list)
-    # Periods the question names that no indexed filing covers, per company ("AMD Q2 FY2025"): when nothing it asks
+    # Periods the question names that no indexed filing covers, per company ("ACME Q2 FY2025"): when nothing it asks
     # for is indexed, nothing is retrieved and the answer says which reports are missing.
     unavailable: list[str] = field(default_factory=list)
     # How many of `nodes` the Sources list shows (None: all). The rest were retrieved for the model to read.
@@ -301,7 +301,7 @@ class Citation:
         )
 
     def label(self) -> str:
-        """'Apple Inc. (AAPL) · 10-Q · Q3 FY2025 · Part I Item 2 … · p. 21'"""
+        """'Acme Inc. (ACME) · 10-Q · Q3 FY2025 · Part I Item 2 … · p. 21'"""
         label = citation_label(vars(self))
         return f"{label} · XBRL fact" if self.kind == "fact" else label
 
@@ -321,8 +321,8 @@ def _str_or_none(value) -> str | None:
 
 def citation_label(c: dict, *, page_dash: str = "-") -> str:
     """A citation's source as one line, from a Citation's fields or their saved dict:
-    'Apple Inc. (AAPL) · 10-K · FY2024 · Item 8 Financial Statements · p. 28-29',
-    'Apple Inc. (AAPL) · 10-Q · Q3 FY2025 · Part I Item 2 … · p. 21'."""
+    'Acme Inc. (ACME) · 10-K · FY2024 · Item 8 Financial Statements · p. 28-29',
+    'Acme Inc. (ACME) · 10-Q · Q3 FY2025 · Part I Item 2 … · p. 21'."""
     who = c.get("company") or c.get("ticker") or "Unknown company"
     if c.get("company") and c.get("ticker"):
         who = f"{c['company']} ({c['ticker']})"

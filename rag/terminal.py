@@ -207,7 +207,7 @@ def source_lines(result, numbers: CitationNumbers, style: bool) -> list[str]:
 
 
 def _where(c) -> str:
-    """'AAPL 10-K FY2024 Item 8 p. 30-31'"""
+    """'ACME 10-K FY2024 Item 8 p. 30-31'"""
     pages = None
     if c.page_start is not None:
         pages = f"p. {c.page_start}" + (f"-{c.page_end}" if c.page_end not in (None, c.page_start) else "")

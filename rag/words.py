@@ -167,8 +167,8 @@ AMOUNT_VERBS = (r"(?:bring|brought|take|took)\s+in|collect(?:s|ed)?|generat(?:e|
                 r"pa(?:y|ys|id)|rais(?:e|es|ed)|borrow(?:s|ed)?|receive[sd]?")
 
 
-# Where a period does not end a sentence: an abbreviation ("Inc.", "U.S.", "No.") or a person's initial ("Robert A.
-# Michael"), though a lone letter that names a class, series or exhibit does ("... of Class B. The ...").
+# Where a period does not end a sentence: an abbreviation ("Inc.", "U.S.", "No.") or a person's initial ("Jane A.
+# Doe"), though a lone letter that names a class, series or exhibit does ("... of Class B. The ...").
 _ABBREVIATION = re.compile(r"\b(?:Inc|Corp|Co|Ltd|No|Nos|U\.S|U\.K|Mr|Mrs|Ms|Dr|Jr|Sr|vs|etc|approx|e\.g|i\.e|St|Fig)\.$")
 _INITIAL = re.compile(r"(?:^|[\s(])(?<!Class )(?<!Series )(?<!Schedule )(?<!Exhibit )(?<!Appendix )(?<!Annex )[A-Z]\.$")
 

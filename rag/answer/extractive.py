@@ -652,7 +652,7 @@ def _off_topic(question: str, sources: list[Citation], analysis: QuestionPlan | 
     words = content_words(question, sources, analysis)
     if not words:
         return False
-    # A name the question writes that a passage holds ("the Figma deal"): the passage is about what is asked, however
+    # A name the question writes that a passage holds ("the <target> deal"): the passage is about what is asked, however
     # the question's other words put it ("the hit it took for walking away").
     names = [set(tokens(name)) for name in (analysis.unread_names if analysis else [])]
     if names and any(name and name <= set(tokens(c.text)) for name in names for c in sources):

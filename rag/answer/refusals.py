@@ -25,7 +25,7 @@ class Refusal:
 
 _RX = re.IGNORECASE | re.VERBOSE
 
-# The question attributes the content to the filing: "what does Tesla say / expect", "according to the 10-K".
+# The question attributes the content to the filing: "what does Acme say / expect", "according to the 10-K".
 _ATTRIBUTION = re.compile(
     r"""
     \b(?:do|does|did|has|have|had)\s+(?:[\w.&'’-]+\s+){0,6}?
@@ -119,7 +119,7 @@ _MARKET_DATA = re.compile(
     _RX,
 )
 # Everyday topics: off topic in a question that names no company and no business word ("what's the weather
-# tomorrow?"), not in one that does ("Can bad weather hurt Coca-Cola's sales?" is a risk factor).
+# tomorrow?"), not in one that does ("Can bad weather hurt Acme's sales?" is a risk factor).
 _EVERYDAY = re.compile(r"\b(?:weather|horoscope|lottery|recipe|recipes)\b", _RX)
 _CHITCHAT = re.compile(
     r"""
@@ -212,7 +212,7 @@ _FOURTH_QUARTER = re.compile(r"\bfourth[\s-]+(?:fiscal\s+)?quarter\b|\bq4\b|\bth
 
 def _tells_fourth_quarter(text: str, analysis: QuestionPlan) -> bool:
     """A sentence of the passage speaks of the fourth quarter and, when the question asks for a figure, of that
-    figure ("Data Center revenue"): "we began shipping Blackwell in the fourth quarter" tells nothing of the
+    figure ("<segment> revenue"): "we began shipping <product> in the fourth quarter" tells nothing of the
     quarter's revenue."""
     asked = [set(tokens(" ".join(m.before + m.words))) for m in analysis.metrics if not m.vetoed]
     for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
@@ -235,7 +235,7 @@ def period_not_covered(analysis: QuestionPlan | None, unavailable: list[str], so
 
 def _fourth_quarter_not_told(analysis: QuestionPlan, unavailable: list[str], sources: list[Citation]
                              ) -> Refusal | None:
-    """A fourth quarter no filing gives alone ("NVDA Q4 FY2025", with no Q3 10-Q indexed) that no passage of the
+    """A fourth quarter no filing gives alone ("ACME Q4 FY2025", with no Q3 10-Q indexed) that no passage of the
     annual report states: the year's figures are not the quarter's."""
     fourth = [label for label in unavailable if " Q4 " in f" {label} "]
     if not fourth or any(_tells_fourth_quarter(c.text or "", analysis) for c in sources):
@@ -250,7 +250,7 @@ def _fourth_quarter_not_told(analysis: QuestionPlan, unavailable: list[str], sou
 
 
 def _year_not_mentioned(analysis: QuestionPlan, unavailable: list[str], sources: list[Citation]) -> Refusal | None:
-    """A fiscal year after every indexed report ("AAPL FY2026") that none of the passages, read from the latest
+    """A fiscal year after every indexed report ("ACME FY2026") that none of the passages, read from the latest
     reports, so much as mentions: they say nothing of that year."""
     later = [y for y in analysis.fiscal_years if any(label.endswith(f"FY{y}") for label in unavailable)]
     if not later or any(str(y) in (c.text or "") for c in sources for y in later):
@@ -277,7 +277,7 @@ def names_not_found(analysis: QuestionPlan | None, sources: list[Citation]) -> R
     named = list(dict.fromkeys(name for name in analysis.unread_names
                                if len(name) >= 3 and any(ch.islower() for ch in name) and tokens(name)))
     absent = [name for name in named if not all(is_covered(w, vocab) for w in tokens(name))]
-    # One name among several the passages do mention ("the EU fine under the Digital Markets Act over App Store
+    # One name among several the passages do mention ("the EU fine under the Digital Markets Act over <product>
     # steering ... what did Brussels order") is one word of the question, not what it is about.
     if not absent or len(absent) * 2 < len(named):
         return None

@@ -58,7 +58,7 @@ def _heads_over(lines: list[list[str]], column: int, width: int) -> list[str] | 
 def year_column(row: QuotableUnit, year: str, asked: set[str], company: set[str]) -> tuple[int, list[str]] | None:
     """The one value column of a table row for the year asked, and the heads over it; None when the header gives
     that year no column, or several that neither the question nor the whole company tells apart. Column groups
-    ("U.S. | International | Visa" over three pairs of years) are told apart by the group the question names
+    ("U.S. | International | <Company>" over three pairs of years) are told apart by the group the question names
     (not by the company's own name), else by the group that is the whole company (its name, "Total")."""
     lines = [column_heads(line) for line in row.header.splitlines() if line.strip()]
     values = row.text.split("|")[1:]
@@ -156,7 +156,7 @@ def _names_group(group: str, asked: set[str]) -> bool:
 
 # "What was the international volume in 2024?": a figure asked in words the numeric pattern does not list.
 _WHAT_WAS = re.compile(r"\s*what\s+(?:was|were|is|are)\b", re.I)
-# A question's asking words: a query with none of them that names one year is typed as terms ("greater china ebit
+# A question's asking words: a query with none of them that names one year is typed as terms ("<region> ebit
 # fiscal 2025", "treasury stock at cost, year-end 2024"), and asks that year's figure.
 _ASKING_WORD = re.compile(
     r"\b(?:what|how|why|which|who|whom|whose|when|where|does|did|do|is|are|was|were|can|could|should|would|will|"

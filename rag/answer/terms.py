@@ -204,7 +204,7 @@ def coverage_gap(question: str, sources: list[Citation], analysis: QuestionPlan 
         for part in w.lower().split("-"):
             if part and part not in STOP_WORDS:
                 raw_words.setdefault(stem(part), part.strip("'’"))
-    # The words that named a company ("coke" for Coca-Cola) chose the filings searched: no passage need hold them.
+    # The words that named a company (a brand for its company) chose the filings searched: no passage need hold them.
     named_by = {t for start, end, dimension, _value in (analysis.spans if analysis and analysis.question == question
                                                         else []) if dimension == "ticker"
                 for t in tokens(question[start:end])}

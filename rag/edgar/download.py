@@ -196,8 +196,8 @@ def download_filings(
 class _TickerJob:
     """One ticker's download: what was asked, and where the filings go."""
 
-    ticker: str  # as asked ("BRK.B", or a CIK)
-    key: str  # as EDGAR writes it: BRK-B, or the CIK
+    ticker: str  # as asked ("ABC.B", or a CIK)
+    key: str  # as EDGAR writes it: ABC-B, or the CIK
     cik: str | None
     is_cik: bool
     form: str
@@ -217,7 +217,7 @@ def _download_ticker(downloader, fetch_submissions: Callable[[str], dict], ticke
     if not _TICKER_RE.match(ticker):
         return [DownloadOutcome(ticker, None, f"{ticker!r} is not a ticker (letters, digits, '.' or '-').")]
     is_cik = ticker.isdigit()
-    key = ticker if is_cik else ticker.replace(".", "-")  # EDGAR writes share classes with a dash: BRK-B
+    key = ticker if is_cik else ticker.replace(".", "-")  # EDGAR writes share classes with a dash: ABC-B
     mapping: dict[str, str] = getattr(downloader, "ticker_to_cik_mapping", {}) or {}
     if not is_cik and key not in mapping:
         return [DownloadOutcome(ticker, None, f"{ticker} is not a ticker EDGAR knows. Check the spelling "

@@ -16,7 +16,7 @@ Rules that matter for correctness (a wrong number stated confidently is the wors
   comparative is used only when no FY Y filing is indexed, and the answer says so.
 - A metric maps to an ordered list of concepts; the first with a value wins. Duplicated facts (the same figure in
   the statements and in MD&A) must agree within their stated precision, or the metric is not answered.
-- A metric qualified by words the facts cannot resolve ("iPhone revenue", "revenue in Europe") is answered only
+- A metric qualified by words the facts cannot resolve ("<product> revenue", "revenue in Europe") is answered only
   when a dimension member of the filing matches those words; otherwise the question falls through to retrieval.
 - Every computed figure (growth, margins, ratios, sums, differences) is computed here, and the answer shows the
   formula and every input with its citation.

@@ -15,7 +15,7 @@ from .metrics import metric
 from .row_labels import act_nouns
 from .views import concept_words
 
-# A company's name that runs on into a possessive ("Walmart International's net sales"): a segment or subsidiary
+# A company's name that runs on into a possessive ("<Company> International's net sales"): a segment or subsidiary
 # named after the company owns the figure, not the company; "Inc."-like suffixes are still the company.
 _RUNS_ON = re.compile(r"\s+(?!(?:Inc|Corp|Co|Corporation|Company|Ltd|Plc)\b)[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)*['’]s?\b")
 
@@ -48,7 +48,7 @@ def names_the_amount(mention: MetricMention, plan: QuestionPlan) -> bool:
 
 
 def unread_part(plan: QuestionPlan, specs: list[MetricMention]) -> bool:
-    """Does the question name something beyond the company and the figure ("how much revenue did Model Y bring
+    """Does the question name something beyond the company and the figure ("how much revenue did <product> bring
     in"), which no member of the filing matched? A product line or business the filing does not tag is still a part
     of the company, and the company's total is no answer to it; the passages may state the part's figure."""
     # The figure's own words: as the question wrote it, and as its label does ("Cash & Cash Equivalents").
@@ -81,7 +81,7 @@ def lists_parts(plan: QuestionPlan) -> bool:
 
 
 def several_left_out(plan: QuestionPlan) -> bool:
-    """Does the question leave out several parts ("excluding Services and Mac", "outside the U.S. and outside of
+    """Does the question leave out several parts ("excluding <segment> and <product>", "outside the U.S. and outside of
     China")? Taking one away would leave the others in."""
     return len(plan.excluded) > 1 or any(_LISTED.search(words) for words in plan.excluded)
 

@@ -23,7 +23,7 @@ def print_facts(ticker: str, settings, fiscal_year: int | None = None, concept: 
     every fact whose concept or label contains `concept`. Returns the exit code."""
     try:
         return _print_facts(ticker, settings, fiscal_year, concept, out or sys.stdout)
-    except BrokenPipeError:  # `python -m rag facts AAPL | head`
+    except BrokenPipeError:  # `python -m rag facts ACME | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 

@@ -78,13 +78,13 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def split_camel(name: str) -> list[str]:
-    """'RevenueFromContractWithCustomer' -> ['Revenue', 'From', ...]; 'IPhone' -> ['iPhone']."""
+    """'RevenueFromContractWithCustomer' -> ['Revenue', 'From', ...]; 'IWidget' -> ['iWidget']."""
     words = _CAMEL.sub(" ", name).split()
     out: list[str] = []
     i = 0
     while i < len(words):
         w = words[i]
-        # A lone capital before a word is a product prefix: 'I Phone' -> 'iPhone', 'E Commerce' -> 'eCommerce'.
+        # A lone capital before a word is a product prefix: 'I Widget' -> 'iWidget', 'E Commerce' -> 'eCommerce'.
         if len(w) == 1 and w.isupper() and i + 1 < len(words) and words[i + 1][:1].isupper() and w not in "A":
             out.append(w.lower() + words[i + 1])
             i += 2
@@ -116,7 +116,7 @@ def class_words(words: list[str]) -> list[str]:
 
 
 def member_words(member: str) -> list[str]:
-    """'tsla:AutomotiveSalesMember' -> ['automotive', 'sales']; 'aapl:IPhoneMember' -> ['iphone']."""
+    """'acme:WidgetSalesMember' -> ['widget', 'sales']; 'acme:IWidgetMember' -> ['iwidget']."""
     local = member.split(":")[-1]
     local = re.sub(r"(Member|Segment|SegmentMember)$", "", local)
     local = re.sub(r"Segment$", "", local)
@@ -125,10 +125,10 @@ def member_words(member: str) -> list[str]:
 
 def member_label(member: str, row_labels: Iterable[str] = (), printed: str = "") -> str:
     """How a member is shown: the row label the filing prints beside its figure when that label names the member
-    ("YouTube ads" for goog:YouTubeAdvertisingRevenueMember, "Services" for ServiceMember: the label's first word
+    ("<Brand> ads" for acme:<Brand>AdvertisingRevenueMember, "Services" for ServiceMember: the label's first word
     and the member's name start alike), else the member's name split from its camel case. A name the filer ran
-    together ("OptumrxMember") is shown as `printed` (the text of the passage that reports the figure) spells it
-    apart, "Optum Rx"."""
+    together ("AcmerxMember") is shown as `printed` (the text of the passage that reports the figure) spells it
+    apart, "Acme Rx"."""
     local = re.sub(r"(?:Segment)?Member$", "", member.split(":")[-1])
     name = re.sub(r"[^a-z0-9]", "", local.lower())
     for label in sorted({re.sub(r"\s*\(\d\)\s*$", "", r).strip() for r in row_labels if r}):

@@ -200,7 +200,7 @@ class FactsLayer(QuarterFacts, PerItemRates):
             first = by_label(m, candidates)
             worded = _as_worded(mention, first, candidates) if mention else []
             if worded:
-                # Named as the filing prints it: "Net sales" is not Walmart's total revenue.
+                # Named as the filing prints it: "Net sales" is not a retailer's total revenue.
                 label = next(r.row_label for r in worded[0].rows if r.row_label).strip(" :")
                 return self._reported(replace(m, label=label), primary_statement(worded[0], worded), view, year,
                                       comparative, when=when)
@@ -238,7 +238,7 @@ class FactsLayer(QuarterFacts, PerItemRates):
         return view, k, comparative, None
 
     def _cover_classes(self, m: Metric, view: FilingView, concept: str, year: int) -> Value | None:
-        """A cover-page count given per share class only (GOOGL: A, B, C): their sum, each class cited."""
+        """A cover-page count given per share class only (classes A, B and C): their sum, each class cited."""
         classes = view.cover_classes(concept)
         if len(classes) < 2:
             return None
@@ -251,9 +251,9 @@ class FactsLayer(QuarterFacts, PerItemRates):
 
     def _listed_class_value(self, m: Metric, view: FilingView, k: int, year: int, comparative: bool,
                             months: int | None, when: When | None) -> Value | None:
-        """A figure the filing tags per class of stock only (earnings per share of Visa's classes A, B and C): the
+        """A figure the filing tags per class of stock only (one filer's earnings per share, classes A, B, C): the
         class traded under the filer's ticker, labelled with its class. An amount or a count tagged for other
-        classes too (shares bought back of Alphabet's classes A and C) is not the listed class's alone: no figure."""
+        classes too (another's shares bought back, classes A and C) is not the listed class's alone: no figure."""
         listed = view.listed_class
         if listed is None:
             return None
@@ -278,7 +278,7 @@ class FactsLayer(QuarterFacts, PerItemRates):
         out = combine(m, op, a, b)
         if out is None:
             raise Unresolved("inputs cannot be combined")
-        if mention is not None and a.member:  # labelled as the part it is of: "Operating margin — Google Cloud"
+        if mention is not None and a.member:  # labelled as the part it is of: "Operating margin — <Segment>"
             out = replace(out, member=a.member, member_axis=a.member_axis)
         return stamp(out, when)
 
@@ -511,7 +511,7 @@ class FactsLayer(QuarterFacts, PerItemRates):
         if len(specs) > 3:
             return None
         # A member is named by what the question asks for, never by what it rules out ("revenue other than from
-        # iPhone" does not name the iPhone line).
+        # <product>" does not name the <product> line).
         asked = plan.question_without(lambda dimension, _value: dimension == "excluded")
         if plan.names_part or segment_owner(plan):
             # A segment, region or part of the company: its figure, never the consolidated one.
@@ -526,7 +526,7 @@ class FactsLayer(QuarterFacts, PerItemRates):
             if not left_out:
                 return specs, None
             return (specs, left_out[0]) if left_out[0] is not None else None
-        # A part named with no word that says so ("What operating margin did Google Cloud earn"): a member the
+        # A part named with no word that says so ("What operating margin did <segment> earn"): a member the
         # filing tags for the metric, named by its own words, still owns the figure.
         named = self._with_members(asked, specs, tickers, every=False)
         if named is None or any(s.qualified for s in named):
@@ -536,7 +536,7 @@ class FactsLayer(QuarterFacts, PerItemRates):
         left_out = self._left_out_members(plan, named, tickers)
         if not left_out:
             return named, None
-        # "Net sales excluding Greater China": the whole holds the part left out, so it is no answer; the whole less
+        # "Net sales excluding <region>": the whole holds the part left out, so it is no answer; the whole less
         # that part is, computed from the two tagged figures, when one figure is asked and the words left out name
         # one member of it.
         if len(named) != 1 or left_out[0] is None:
@@ -608,7 +608,7 @@ class FactsLayer(QuarterFacts, PerItemRates):
     def _left_out_members(self, plan: QuestionPlan, specs: list[MetricMention],
                           tickers: list[str]) -> list[MetricMention | None]:
         """For each spec, the spec narrowed to the part of its figure that the question leaves out ("revenue other
-        than from iPhone", "net sales excluding Greater China"): a dimension member the filing tags for the figure's
+        than from <product>", "net sales excluding <region>"): a dimension member the filing tags for the figure's
         concepts. None for a spec whose words left out name no single member; empty when the question leaves out
         no part of any figure. A thing left out that is no part of the figure ("R&D, not counting acquired IPR&D",
         a line of its own) leaves the figure as it is. A figure read by its printed label is narrowed by its own
@@ -618,8 +618,8 @@ class FactsLayer(QuarterFacts, PerItemRates):
         views = [self.view(f) for t in tickers for f in self.filings(t)]
         left_out = " ".join(plan.excluded)
         concepts = [member_concepts(metric(s.metric_key)) or metric(s.metric_key).concepts for s in specs]
-        # Named as the filing writes the member, else by words its name holds ("regulatory credits" of "Automotive
-        # regulatory credits"): the total holds that part either way, and with several such members which one to
+        # Named as the filing writes the member, else by words its name holds ("service fees" of "Equipment
+        # service fees"): the total holds that part either way, and with several such members which one to
         # take away is a guess.
         named = [members_named(left_out, s, views, c) or members_holding(left_out, views, c)
                  for s, c in zip(specs, concepts)]
@@ -632,8 +632,8 @@ class FactsLayer(QuarterFacts, PerItemRates):
         return [replace(p, excluded=[]) if p is not None else None for p in parts]
 
     def _company_by_member(self, plan: QuestionPlan, years: list[int]) -> tuple | None:
-        """No company named, but a part of one ("What operating margin did AWS earn"): the one company whose
-        filings tag a member that the question names for every figure asked."""
+        """No company named, but a part of one ("What operating margin did <segment initials> earn"): the one
+        company whose filings tag a member that the question names for every figure asked."""
         mentions = [mt for mt in plan.metrics if not mt.vetoed]
         if not mentions or len(mentions) > 2:
             return None
@@ -766,10 +766,10 @@ def _portion_of(m: Metric, mention: MetricMention | None, view: FilingView, k: i
 
 def _as_worded(mention: MetricMention, first: FactGroup, candidates: list[FactGroup]) -> list[FactGroup]:
     """The candidates the filing prints under the question's own words for the metric, when the metric's own
-    choice (`first`) is printed otherwise: Walmart's "Net sales" and "Total revenues" (net sales plus membership
+    choice (`first`) is printed otherwise: a retailer's "Net sales" and "Total revenues" (net sales plus membership
     income) are both the top line to the metric vocabulary, and "net sales" asks for the first. [] when the words
     pick out no different figure, or when the metric's choice is printed under them too ("Net loss attributable
-    to Boeing shareholders" is the net loss asked for, beside a "Net loss" that includes noncontrolling interests)."""
+    to <Company> shareholders" is the net loss asked for, beside a "Net loss" including noncontrolling interests)."""
     phrase = " ".join(mention.words).lower()
 
     def labels(g: FactGroup) -> list[str]:

@@ -1,4 +1,4 @@
-"""Which dimension member a question names, read from the filing's own members: "Walmart International's net
+"""Which dimension member a question names, read from the filing's own members: "<Company> International's net
 sales", "revenue of the energy generation and storage segment". A segment, region or product line that the filing
 tags as a member of an axis can be asked for by the words the filing prints for it (the member's name, or the
 row label printed beside its figure), with no list of segment words written here.
@@ -22,7 +22,7 @@ def _words(text: str) -> list[str]:
     for raw in re.findall(r"&|[A-Za-z0-9][A-Za-z0-9.&'’-]*", text or ""):
         w = re.sub(r"[^a-z0-9&]", "", raw.lower().removesuffix("'s").removesuffix("’s"))
         if w:
-            # "Compute & Networking" is the member ComputeAndNetworking: an ampersand is the word "and".
+            # "Tools & Hardware" is the member ToolsAndHardware: an ampersand is the word "and".
             out.append("and" if w == "&" else plain_word(w))
     # A country member is named by its ISO code ("country:US"): the United States is written "U.S." as often.
     for i in range(len(out) - 1):
@@ -34,7 +34,7 @@ def _words(text: str) -> list[str]:
 
 def _run_named(form: list[str], asked: list[str]) -> int:
     """How many of the question's words, in a run, write the form: word for word, or run together as an XBRL
-    member's name is ("OptumrxMember" is the question's "Optum Rx"; a member's name holds no spaces and its
+    member's name is ("AcmerxMember" is the question's "Acme Rx"; a member's name holds no spaces and its
     capitals are the filer's choice). 0 when no run does."""
     joined = "".join(form)
     best = 0
@@ -52,7 +52,7 @@ def _run_named(form: list[str], asked: list[str]) -> int:
 def _forms_of(member: str, row_labels: Iterable[str], company: set[str],
               metric_words: set[str] = frozenset()) -> list[tuple[list[str], bool]]:
     """The ways a filing writes a member: its name's words and its printed row labels, each also without the
-    company's own name in front ("Walmart International" is also "International") and without the metric's own
+    company's own name in front ("<Company> International" is also "International") and without the metric's own
     words ("Data processing revenues" is also "data processing", which "revenue ... from data processing" names
     apart from the metric); True for those shortened forms. A form shortened to one word is too common a word
     ("service", "other") to name a part by itself."""
@@ -91,9 +91,9 @@ def narrowed_by(mention: MetricMention, winners: list[tuple[str, ...]]) -> Metri
     return replace(mention, before=list(winners[0])) if len(winners) == 1 else None
 
 
-# A name of two or more capitalised words ("Jordan Brand", "Walmart International"): a form of a member that is
+# A name of two or more capitalised words ("<Name> Brand", "<Company> International"): a form of a member that is
 # only part of it names the member only when the rest is the company's own name or the kind of part ("Zephyr
-# Segment"). A possessive ends a name: in "Coke's Latin America segment" the owner and its part are two names.
+# Segment"). A possessive ends a name: in "<Company>'s Latin America segment" the owner and its part are two names.
 _CAPITALISED_NAME = re.compile(r"\b[A-Z][\w&.-]*(?:\s+[A-Z][\w&.-]*)+")
 
 
@@ -101,7 +101,7 @@ def members_named(question: str, mention: MetricMention, views: list[FilingView]
                   concepts: Iterable[str]) -> list[tuple[str, ...]]:
     """The words of the members of the metric's concepts that the question names best: the longest run of its
     words that a member's name or printed row label makes, a form shortened by the company's name counting half a
-    word less ("Converse brand" names the Converse segment before "NIKE Brand"). Several when they tie."""
+    word less ("<Brand> brand" names the <Brand> segment before "<Company> Brand"). Several when they tie."""
     asked = _words(question)
     phrase = set(_words(" ".join(mention.words)))
     names = [set(_words(m.group(0))) for m in _CAPITALISED_NAME.finditer(question or "")]
@@ -119,7 +119,7 @@ def members_named(question: str, mention: MetricMention, views: list[FilingView]
                     if set(form) <= phrase | company or not named:
                         continue
                     if any(set(form) < name and name - set(form) - company - PART_KIND_WORDS for name in names):
-                        continue  # "Jordan Brand" names another part than the "Brand" of "NIKE Brand"
+                        continue  # "<Name> Brand" names another part than the "Brand" of "<Company> Brand"
                     key = tuple(plain_word(w) for w in member_words(member))
                     best[key] = max(best.get(key, 0), named - (0.5 if shortened else 0.0))
     if not best:
@@ -130,7 +130,7 @@ def members_named(question: str, mention: MetricMention, views: list[FilingView]
 
 def members_holding(words: str, views: list[FilingView], concepts: Iterable[str]) -> list[tuple[str, ...]]:
     """The members of the concepts (their words, as members_named gives them) that carry every one of the words in
-    their name or a printed row label ("regulatory credits" in "Automotive regulatory credits"): words that name a
+    their name or a printed row label ("service fees" in "Equipment service fees"): words that name a
     part more loosely than members_named asks, though such a part still sits inside the concepts' total."""
     wanted = set(_words(words))
     found: list[tuple[str, ...]] = []

@@ -1,4 +1,4 @@
-"""Finding the metrics a text asks for or states: metric phrases with the words that qualify them ("iPhone net
+"""Finding the metrics a text asks for or states: metric phrases with the words that qualify them ("<product> net
 sales", "revenue from services"), and the words that mark a change or a comparison. The question plan reads
 questions with these; the answer checks read answer sentences with the same rules."""
 
@@ -57,10 +57,10 @@ reported total a an this that same as per share
 million millions billion billions thousand thousands usd dollars dollar
 """.split())
 # Up to five words of what is left out, none a question's clause word; several are listed with commas, "and" or
-# "or" ("excluding Services and Mac"): all of them are left out, and none is the part asked.
+# "or" ("excluding <segment> and <product>"): all of them are left out, and none is the part asked.
 _LEFT_OUT_WORDS = (r"(?:(?!(?:how|what|which|when|where|who|did|does|do|was|were|is|are|in|during|for|at|by|and|or)\b)"
                    r"[a-z][\w'’&.-]*\s*){1,5}")
-# What a question rules out ("not counting cash, how much volume", "revenue other than from iPhone", "revenue
+# What a question rules out ("not counting cash, how much volume", "revenue other than from <product>", "revenue
 # excluding leasing"): the words after an exclusion phrase, up to the clause's end or the question's next clause word.
 _RULES_OUT = (r"not\s+counting|without\s+counting|excluding|excl\.|exclusive\s+of|except(?:\s+for)?|other\s+than|"
               r"apart\s+from|aside\s+from|leaving\s+(?:out|aside)|setting\s+aside")
@@ -183,7 +183,7 @@ def _no_qualifier(word: str, company_words: set[str]) -> bool:
     """A word that never qualifies a metric: a function word, the company's own name, a month, a change, a figure."""
     w = word.strip(".'")
     base = w.removesuffix("'s").removesuffix("'")
-    # "Coca-Cola" of the filer "COCA COLA CO": a name hyphenated in the question, spaced in the filing.
+    # "Acme-Jones" of the filer "ACME JONES CO": a name hyphenated in the question, spaced in the filing.
     owned = base in company_words or ("-" in base and all(p in company_words for p in base.split("-") if p))
     return (
         base in STOP_WORDS or w in STOP_WORDS or owned or base in MONTH_WORDS
@@ -199,14 +199,14 @@ def attributed(question: str, mention: MetricMention) -> bool:
 
 def _qualifiers_before(question: str, low: str, tokens: list[tuple[int, int, str]], s: int,
                        inside_mention: Callable[[int], bool], is_stop: Callable[[str], bool]) -> list[str]:
-    """The words right before a metric phrase starting at `s` that name the part it is of ("Services net sales",
-    "Greater China revenue"), at most three (with the "and" of a joined name)."""
+    """The words right before a metric phrase starting at `s` that name the part it is of ("<segment> net sales",
+    "<region> revenue"), at most three (with the "and" of a joined name)."""
     before: list[str] = []
     prev = [t for t in tokens if t[1] <= s]
     taken_at = s  # where the last word taken as a qualifier starts
     for k in range(len(prev) - 1, -1, -1):
         ts, te, w = prev[k]
-        # A capitalised word running on into a capitalised qualifier is part of one name ("Greater China").
+        # A capitalised word running on into a capitalised qualifier is part of one name ("Western Region").
         proper = question[ts:ts + 1].isupper() and before and question[taken_at:taken_at + 1].isupper()
         if inside_mention(ts) or len(without_conjunction(before)) >= 3:
             break
@@ -218,7 +218,7 @@ def _qualifiers_before(question: str, low: str, tokens: list[tuple[int, int, str
         if is_stop(w) and not joins and not (proper and w in STOP_WORDS and w not in _CORE_STOP):
             break
         if w.endswith(("'s", "s'")):
-            break  # "Apple's revenue": a possessive before the metric names its owner, not a qualifier
+            break  # "Acme's revenue": a possessive before the metric names its owner, not a qualifier
         if low[te:s].strip(" -") and any(ch in low[te:s] for ch in ",;:()?"):
             break
         before.insert(0, plain_word(w))
@@ -276,7 +276,7 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
             elif first in _PREPS and not any(ch in gap for ch in ",;:?"):
                 for k, (ts, _te, w) in enumerate(nxt[1:6], start=1):
                     base = w.strip(".'").removesuffix("'s").removesuffix("'")
-                    # "of the ...", "of Amazon's North America segment": the owner is not the qualifier.
+                    # "of the ...", "of Acme's North America segment": the owner is not the qualifier.
                     if base in ("the", "its", "their", "our") or (base in company_words and base != w):
                         continue
                     # "from value-added services and solutions": a name that joins two words runs on through
@@ -304,7 +304,7 @@ def without_conjunction(words: list[str]) -> list[str]:
 
 
 def initials(words: list[str]) -> list[str]:
-    """A member's name as its initials ("Amazon Web Services" -> "aws"), as filings and analysts abbreviate a
+    """A member's name as its initials ("Acme Cloud Services" -> "acs"), as filings and analysts abbreviate a
     segment of three words or more; empty for shorter names, whose initials would name too much."""
     return ["".join(w[0] for w in words)] if len(words) >= 3 else []
 
@@ -319,7 +319,7 @@ def member_matcher(mention: MetricMention):
     quals = mention.before + mention.after
     if not quals:
         return None
-    # "the North America segment", "the Greater China region": the kind of part, said after its name, is not part
+    # "the North America segment", "the Asia Pacific region": the kind of part, said after its name, is not part
     # of the name the filing gives the member.
     before = [w for w in mention.before if w not in PART_KIND_WORDS] or mention.before
     after = [w for w in mention.after if w not in PART_KIND_WORDS] or mention.after
@@ -327,7 +327,7 @@ def member_matcher(mention: MetricMention):
     seq = before + phrase if before else phrase + after
     if before and after:
         seq = before + phrase + after
-    # A name joined by "and" is printed with "&" as often ("Compute & Networking"), and the question's qualifier
+    # A name joined by "and" is printed with "&" as often ("Tools & Hardware"), and the question's qualifier
     # words hold neither: names compare without the conjunction.
     seq = without_conjunction(seq)
     need = set(before + after) - _CONJUNCTION
@@ -346,7 +346,7 @@ def member_matcher(mention: MetricMention):
 
     def match(dims: dict, row_labels: Iterable[str] = ()) -> int:
         """How long a run of the question's words names the member: by the member's own words, or by a row label
-        the filing prints beside its figure (a member named "Amazon Web Services" printed as "AWS")."""
+        the filing prints beside its figure (a member named "Acme Cloud Services" printed as "ACS")."""
         best = 0
         own = without_conjunction(words_of(dims))
         labels = [without_conjunction([plain_word(w) for w in normalize(label).split()]) for label in row_labels]
@@ -357,7 +357,7 @@ def member_matcher(mention: MetricMention):
             joined = "".join(mw)
             if joined and not (excluded & set(mw)):
                 best = max(best, max((len(w) for w in windows if w == joined), default=0))
-                # Each word cut short, as analysts write names ("doc cloud" for Document Cloud).
+                # Each word cut short, as analysts write names ("cons prod" for Consumer Products).
                 best = max(best, max((len("".join(w)) for w in word_windows if _abbreviates(w, mw)), default=0))
         return best
 
@@ -365,8 +365,8 @@ def member_matcher(mention: MetricMention):
 
 
 def _abbreviates(words: list[str], name: list[str]) -> bool:
-    """Do the words write the name word for word, some cut short to their first three letters or more ("doc
-    cloud" for "document cloud")? At least one must be cut: the name written out is matched as it is."""
+    """Do the words write the name word for word, some cut short to their first three letters or more ("cons
+    prod" for "consumer products")? At least one must be cut: the name written out is matched as it is."""
     return len(words) == len(name) and words != name and all(
         n == w or (len(w) >= 3 and n.startswith(w)) for w, n in zip(words, name, strict=True))
 

@@ -24,7 +24,7 @@ class Metric:
     concepts: tuple[str, ...] = ()
     period: str = "duration"  # duration | instant | cover (a cover-page fact dated after the period end)
     kind: str = "money"  # money | per_share | shares | pure | percent | ratio
-    members: bool = False  # may be narrowed by a dimension member ("iPhone net sales", "subscription revenue")
+    members: bool = False  # may be narrowed by a dimension member ("<product> net sales", "subscription revenue")
     derive: tuple | None = None  # ("sub" | "add" | "div", metric a, metric b): always computed
     fallback: tuple | None = None  # the same, used only when no concept has a value
     ext: str | None = None  # regex on a company extension concept's local name: the last resort
@@ -47,14 +47,14 @@ def _m(key, label, phrases, concepts=(), **kw) -> Metric:
 # did it earn") the object is the figure, and this reading gives way to it (rag.facts.mentions).
 _CLAUSE_ENDS = r"(?=\s+(?:in|during|for|over|through|last|this)\b|\s*[?.!,;]|\s*$)"
 EARNED_ALONE = r"\bearn(?:ed|s)?" + _CLAUSE_ENDS
-# "What did YouTube ads bring in during 2023", "how much did the segment take in": money brought in, with no object,
+# "What did <brand> ads bring in during 2023", "how much did the segment take in": money brought in, with no object,
 # is the revenue of whatever the clause's subject names. With an object ("how much cash did it bring in") the object
 # is the figure, as with EARNED_ALONE.
 BROUGHT_IN_ALONE = (r"\b(?:br(?:ing|ings|inging|ought)|t(?:ake|akes|aking|ook)|rak(?:e|es|ed|ing)|pull(?:s|ed|ing)?)"
                     r"\s+in" + _CLAUSE_ENDS
                     # Earned from a source ("what did it earn from value-added services"): that source's revenue.
                     + r"|\bearn(?:s|ed|ing)?(?=\s+from\b)"
-                    # Sold, with no object, asked as an amount ("how much did it sell in Greater China"): its sales
+                    # Sold, with no object, asked as an amount ("how much did it sell in <region>"): its sales
                     # there. "What does it sell" asks for its products.
                     + r"|\bhow\s+much\s+(?:did|does|do)\s+(?:[\w'’.&-]+\s+){1,4}?(?:sell|sold)" + _CLAUSE_ENDS)
 
@@ -111,7 +111,7 @@ METRICS: list[Metric] = [
        [r"net\s+(?:income|earnings|profits?|loss(?:es)?)(?:\s*\(loss\))?", r"profits?", r"bottom[\s-]line",
         # "Was it profitable in 2024?": whether it made a profit is its net income's sign.
         r"(?<!how\s)profitable",
-        # "How much did Coca-Cola earn in Q2 2025?": the verb with no object is the profit (see EARNED_ALONE).
+        # "How much did Acme earn in Q2 2025?": the verb with no object is the profit (see EARNED_ALONE).
         EARNED_ALONE],
        [_G + "NetIncomeLoss", _G + "ProfitLoss", _G + "NetIncomeLossAvailableToCommonStockholdersBasic"],
        negative="a net loss of {}"),
@@ -142,7 +142,7 @@ METRICS: list[Metric] = [
         r"(?:eps|earnings\s+per\s+(?:common\s+)?share|net\s+income\s+per\s+(?:common\s+)?share)(?:\s*[,(-]?\s*diluted\)?)?",
         # The verb form analysts use: "how much did it earn per share", "earned per diluted share".
         r"(?:earn|earned|earning|made|make)\s+per\s+(?:diluted\s+)?(?:common\s+)?share"],
-       # A filer with several classes of stock may tag its earnings per share only per class (Visa): the class
+       # A filer with several classes of stock may tag its earnings per share only per class (some filers do): the class
        # the question names is a member.
        [_G + "EarningsPerShareDiluted", _G + "EarningsPerShareBasicAndDiluted"], kind="per_share", members=True),
     _m("eps_basic", "Basic EPS",
@@ -480,7 +480,7 @@ def metric(key: str) -> Metric:
 
 
 def member_concepts(metric_: Metric) -> tuple[str, ...]:
-    """The concepts whose dimension members can narrow a metric ("Google Cloud operating income"): its own, or, for
+    """The concepts whose dimension members can narrow a metric ("<segment> operating income"): its own, or, for
     a figure computed from two that both can be narrowed (a segment's operating margin), its inputs'. Empty when
     the metric is only ever the company's total."""
     if metric_.members:

@@ -88,7 +88,7 @@ class PerItemRates:
 
         def another(sentence: str) -> bool:
             said = set(tokens(sentence))
-            # A name the member runs together is printed apart ("OptumrxMember": "Optum Rx fulfilled ...").
+            # A name the member runs together is printed apart ("AcmerxMember": "Acme Rx fulfilled ...").
             run_together = re.sub(r"[^a-z0-9]", "", sentence.lower())
             return (not own and bool(_SEGMENT_WORD.search(sentence))) or any(
                 w <= said or (len(joined) >= 6 and joined in run_together) for w, joined in parts.values())

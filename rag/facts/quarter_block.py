@@ -147,7 +147,7 @@ def latest_slots(layer, ticker: str, count: int) -> list[Slot]:
 
 def period_slots(layer, plan: QuestionPlan, tickers: list[str], notes: list[str]) -> dict[str, list[Slot]]:
     """The periods to read per company. A period without a year is the company's latest filing of it; when a
-    question names several periods and several companies ("NVIDIA's Q2 FY2026 or Apple's Q3 FY2025"), each company
+    question names several periods and several companies ("Acme's Q2 FY2026 or Globex's Q3 FY2025"), each company
     answers the periods it has filings for."""
     out: dict[str, list[Slot]] = {}
     # "year to date" with no quarter named reads as the latest quarter; its length is the whole year to date.

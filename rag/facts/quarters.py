@@ -96,8 +96,8 @@ class QuarterFacts:
             raise Unresolved("the fiscal year and the nine months cannot be combined")
         out.fiscal_year = year - when.back
         if whole.member and _same_part(whole.member, nine.member):
-            # A part's fourth quarter (iPhone's) is labelled with the part, as its year and nine months are; the
-            # 10-K and the 10-Q may print its name apart by a trademark sign ("iPhone", "iPhone®").
+            # A part's fourth quarter (a product line's) is labelled with the part, as its year and nine months are; the
+            # 10-K and the 10-Q may print its name apart by a trademark sign ("Widget", "Widget®").
             out.member, out.member_axis = whole.member, whole.member_axis
         return stamp(out, When(4, 3, when.back))
 

@@ -1,6 +1,6 @@
 """A figure asked per item that the filing counts only in prose ("revenue per adjusted script", "revenue per
-employee"): the statements tag the amount and the text states the count ("Optum Rx fulfilled 1,623 million and
-1,542 million adjusted scripts in 2024 and 2023, respectively"). The rate is the tagged amount over the count the
+employee"): the statements tag the amount and the text states the count ("<Segment> fulfilled 1,600 million and
+1,500 million adjusted scripts in 2024 and 2023, respectively"). The rate is the tagged amount over the count the
 text gives for the same fiscal year, both cited; a count the text does not tie to that year gives no rate.
 """
 
@@ -39,7 +39,7 @@ def _item_pattern(item: list[str]) -> str:
     if len(words) > 1:
         return r"\s+".join(words) + r"\b"
     # Only words of a kind of work between ("full-time and part-time employees", "full-time equivalent
-    # employees"): any other word before the noun makes a part of them ("12 new stores", "240,000 Amazon
+    # employees"): any other word before the noun makes a part of them ("12 new stores", "10,000 Acme
     # employees").
     filler = r"(?-i:(?:(?:[a-z]+-[a-z-]+(?:\s+equivalent)?|and)\s+){0,3}?)"
     noun = words[0]
@@ -54,7 +54,7 @@ def stated_count(text: str, item: list[str], year: int, filing_year: int,
     """The one count of `item` the text ties to fiscal `year`: a single count in a sentence that names that year
     (or none, in the filing of that year), or one of counts listed with "respectively" beside as many years. None
     when no sentence, or two different ones, give it. A sentence `another_part` says is about another part of the
-    company than the amount's ("Walmart U.S. is our largest segment and operates 4,605 stores") is passed over."""
+    company than the amount's ("<Company> U.S. is our largest segment and operates 4,000 stores") is passed over."""
     # Shares are counted in the XBRL data (the cover, the balance sheet), and prose counts shares repurchased,
     # issued or reserved far more often than those outstanding: no rate per share is read from prose.
     if not item or item[-1] in ("share", "shares"):

@@ -262,7 +262,7 @@ class FactsBlock:
                          vals)
 
     def _companies_total(self, spec: MetricMention, tickers: list[str], plan_years: dict[str, list[int]]) -> None:
-        """"The combined revenue of Visa and Mastercard": each company's figure for its year, and their sum when
+        """"The combined revenue of Acme and Globex": each company's figure for its year, and their sum when
         all are amounts of one kind in one currency (each company's own fiscal year, as the lines say)."""
         vals = []
         for t in tickers:

@@ -1,5 +1,5 @@
 """Where else a filing prints a figure the facts layer answers with: MD&A restates the statements' and the
-notes' tagged figures in tables and sentences of its own ("Optum Rx | 133,231 | 116,087", "Corporate's operating
+notes' tagged figures in tables and sentences of its own ("<Segment> | 120,000 | 110,000", "Corporate's operating
 loss ... was $5,252 million"), mostly untagged. An analyst checks a figure in either place, so the sources lead
 with the tagged passage and then the passage that restates it.
 """
@@ -37,7 +37,7 @@ def _printed(value: Value) -> re.Pattern | None:
 
 def _names(value: Value) -> list[set[str]]:
     """The words a restatement may print beside the figure, each set one way of naming it: a part of the company
-    by its member's name ("Optum Rx"); the whole by the row labels the filing prints beside the tagged figure
+    by its member's name ("<Segment>"); the whole by the row labels the filing prints beside the tagged figure
     ("Total net sales") or by the figure's own label ("Total revenue")."""
     if value.member:
         return [set(tokens(value.member))]

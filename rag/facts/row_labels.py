@@ -24,7 +24,7 @@ _ASKS_FIGURE = re.compile(r"\b(?:how\s+(?:much|many|big|large|high|low|small)|wh
                           r"figure)\b|\$|\bwhat\s+(?:did|does|do)\b.*\b(?:come\s+to|amount(?:ed)?\s+to|total(?:led|ed)?|"
                           r"owe[sd]?|stand\s+at|stood\s+at|set\s+aside|(?:get|got)\s+from|report(?:ed)?\s+(?:on|for)|"
                           + AMOUNT_VERBS + r")\b", re.I)
-# A question written as the name of what it wants ("Mastercard's total comprehensive income for 2024?", "UNH 2024
+# A question written as the name of what it wants ("Acme's total comprehensive income for 2024?", "ACME 2024
 # cash used for investing activities"): no word asks or requests anything else, so it asks for the figure it names.
 _ASKS_ANYTHING = re.compile(
     r"\b(?:what|which|who|whom|whose|why|how|when|where|whether|do|does|did|is|are|was|were|has|have|had|can|could|"
@@ -108,7 +108,7 @@ _RATE = re.compile(r"\b(?:ratios?|rates?|margins?|percent(?:age)?s?|proportions?
 
 
 def asks_rate_of(question: str, mention: MetricMention) -> bool:
-    """The question asks for a rate or ratio that the label it names does not print ("UnitedHealth medical cost ratio
+    """The question asks for a rate or ratio that the label it names does not print ("Acme medical cost ratio
     2024" spells out "Medical costs", a line of dollars): the label's amount would answer a question not asked."""
     label = " ".join(mention.words)
     return any(not re.search(re.escape(m.group(0)), label, re.I) for m in _RATE.finditer(question or ""))

@@ -94,7 +94,7 @@ _SEGMENTS_AXIS = "us-gaap:StatementBusinessSegmentsAxis"
 def _nested_members(rows: list[FactRow]) -> dict[tuple[str, frozenset], dict]:
     """(concept, two-axis dims) -> the one member those figures belong to: a member of another axis (a product
     line, a region) that a concept tags only beside one and the same reportable segment, and never alone, such as
-    "YouTube ads" within "Google Services". The segment is the container (segment reporting discloses its lines
+    "<Brand> ads" within "<Company> Services". The segment is the container (segment reporting discloses its lines
     inside it), so the figure is the line's own; a line split across segments has no one figure."""
     alone: set[tuple[str, str, str]] = set()
     segments: dict[tuple[str, str, str], set[str]] = defaultdict(set)
@@ -124,8 +124,8 @@ def _cite_rank(r: FactRow) -> int:
 
 
 def _listed_class(filing: dict, rows: list[FactRow]) -> str | None:
-    """The class of stock traded under the filer's own ticker, as the cover's trading symbols say (Visa's Class A,
-    traded as V): the class a per-share figure means when the filing tags it per class only."""
+    """The class of stock traded under the filer's own ticker, as the cover's trading symbols say (one filer's Class A,
+    traded under its ticker): the class a per-share figure means when the filing tags it per class only."""
     ticker = (filing.get("ticker") or "").upper()
     for r in rows:
         if r.concept == "dei:TradingSymbol" and ticker and (r.text or "").strip().upper() == ticker:
@@ -271,7 +271,7 @@ class FilingView:
         return _pick([g for g in cands if (g.period_end or "") == latest])
 
     def cover_classes(self, concept: str) -> list[FactGroup]:
-        """Cover-page values per share class (GOOGL reports A, B and C and no total)."""
+        """Cover-page values per share class (a filer may report A, B and C and no total)."""
         cands = [g for g in self.by_concept.get(concept, ())
                  if len(g.dims) == 1 and "ClassOfStock" in next(iter(g.dims))]
         if not cands:
@@ -315,7 +315,7 @@ def _label_score(m: Metric, g: FactGroup) -> int:
 
 
 def by_label(m: Metric, candidates: list[FactGroup]) -> FactGroup:
-    """The first concept in priority order, unless a filing tags it on a row that is not the metric (JNJ tags
+    """The first concept in priority order, unless a filing tags it on a row that is not the metric (one filer tags
     'Charges for acquired in-process research and development' as ResearchAndDevelopmentExpense) or only in
     prose, while another candidate sits on a row labelled exactly as the metric ('Research and development
     expense') with a figure at least 1.5 times apart."""
@@ -332,7 +332,7 @@ def by_label(m: Metric, candidates: list[FactGroup]) -> FactGroup:
 
 
 def primary_statement(chosen: FactGroup, candidates: list[FactGroup]) -> FactGroup:
-    """Of the concepts that report the same figure, the one printed first in the statements: Tesla tags 'Total
+    """Of the concepts that report the same figure, the one printed first in the statements: one filer tags 'Total
     revenues' on its income statement as RevenueFromContractWithCustomer... and as Revenues only in a note, and
     the statement is the source an analyst checks."""
     # The same figure rounded twice differs by less than the two roundings together; one unit apart at the stated

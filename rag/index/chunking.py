@@ -50,7 +50,7 @@ def _sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     spans, pos = [], start
     for match in _SENTENCE_END.finditer(text, start, end):
         if text[match.start() - 1] == "." and not ends_sentence(text[max(pos, match.start() - 40):match.start()]):
-            continue  # "Richard A. Gonzalez", "U.S. Department": one sentence
+            continue  # "Jane A. Doe", "U.S. Department": one sentence
         spans.append((pos, match.start()))
         pos = match.end()
     if pos < end:

@@ -17,7 +17,7 @@ RECORD_FIELDS_ON_CHUNKS = EDITABLE_FIELDS + ("fiscal_year_source",)
 FISCAL_PERIODS = ("Q1", "Q2", "Q3", "FY")
 USER_SOURCE = "user"  # fiscal_year_source / fiscal_period_source of a corrected value
 
-# Exchange tickers: letters and digits, with a share-class suffix after "." or "-" ("BRK-B", "BF.A").
+# Exchange tickers: letters and digits, with a share-class suffix after "." or "-" ("ABC-B", "XY.A").
 _TICKER = re.compile(r"^[A-Z][A-Z0-9]{0,5}(?:[.-][A-Z0-9]{1,3})?$")
 # The SEC's periodic reports: the annual 10-K family and the foreign private issuer's 20-F and 40-F, the
 # quarterly 10-Q family (transition reports "T", small-business "SB"); "/A" amends any of them.

@@ -61,7 +61,7 @@ class LoadedIndex:
 
     def rows_with_row_label(self, words: list[str], rows: np.ndarray | None = None) -> np.ndarray:
         """The rows (of `rows`, else of all) holding a table row labelled with these words and no other, in any case
-        ("Document Cloud | 3,182" for ["document", "cloud"], not "Document Cloud ARR"), each word singular or
+        ("Consumer Products | 1,234" for ["consumer", "products"], not "Consumer Products ARR"), each word singular or
         plural: a part's line in a table."""
         if not words:
             return np.array([], dtype=np.int64)

@@ -21,7 +21,7 @@ _ITEM_GLUED_RE = re.compile(r"^(\s*ITEM\s+\d{1,2}[A-C]?\.)(?=[A-Z])", re.I)
 # A line drawn with characters (the rule between a table and its footnotes): no words, and dozens of word pieces
 # that would crowd the footnotes out of their table's chunk.
 _RULE_LINE_RE = re.compile(r"[_\-=*~.·•]{4,}")
-_BULLET_GLUED_RE = re.compile(r"^(\s*[•●◦▪■►‣∙·○])(?=[^\s•●◦▪■►‣∙·○])")  # "•Facebook." likewise
+_BULLET_GLUED_RE = re.compile(r"^(\s*[•●◦▪■►‣∙·○])(?=[^\s•●◦▪■►‣∙·○])")  # "•Acme." likewise
 # C0 controls (bar tab/newline/carriage return/form feed), lone surrogates and marker code points never belong in
 # the text; removing them up front keeps lxml and the markers safe.
 CONTROL_RE = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f\ud800-\udfff\U000f0000-\U0010ffff]")
@@ -167,7 +167,7 @@ _RUNNING_MIN_PAGES = 3
 
 
 def _running_blocks(raw: list[_RawBlock]) -> set[int]:
-    """Indexes of page numbers, running footers ("Apple Inc. | 2024 Form 10-K | 20") and headers ("Table of
+    """Indexes of page numbers, running footers ("Acme Inc. | 2024 Form 10-K | 20") and headers ("Table of
     Contents" links): short blocks at a page's edge that repeat, digits aside, on several pages."""
     pages: dict[int, list[int]] = {}
     for i, block in enumerate(raw):

@@ -24,7 +24,7 @@ _NUMBER = re.compile(r"(?<![\w.])\(?\$?\d[\d,]*(?:\.\d+)?\)?(?![\w])")
 _WORD = re.compile(r"\S+")
 OPENING_CHARS = 400  # where a page's caption sits: under a running header, above the column headings
 _HEADER_WORDS = 15  # a running header is a name and a page reference, never a sentence
-# Lower-case words a running header may hold ("Johnson & Johnson and subsidiaries consolidated balance sheets");
+# Lower-case words a running header may hold ("Acme & Jones and subsidiaries consolidated balance sheets");
 # any other lower-case word before the caption makes it part of a sentence.
 _HEADER_LOWER = {"and", "of", "the", "subsidiaries", "subsidiary", "companies", "consolidated", "condensed",
                  "combined", "inc", "corp", "co", "ltd", "plc", "llc", "unaudited"}

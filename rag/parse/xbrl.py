@@ -177,7 +177,7 @@ class FactCollector:
             meta["fiscal_year_source"] = "period_end"
         shares = [v for _, v in self.dei.get("dei:entitycommonstocksharesoutstanding", []) if v is not None]
         if shares:
-            # One value per share class (GOOGL reports A, B and C): the total is what "shares outstanding" means.
+            # One value per share class (a filer may report A, B and C): the total is what "shares outstanding" means.
             meta["shares_outstanding"] = int(sum(shares))
         if "form" in meta:
             meta["form"] = meta["form"].upper()
