@@ -31,8 +31,8 @@ PERCENT_Q = re.compile(r"\bpercent\w*|%|\b(?:rates?|ratios?|margins?|shares?\s+o
 
 
 _SCALE_NOTES = {"in thousands": ("thousand", 1e3), "in millions": ("million", 1e6), "in billions": ("billion", 1e9)}
-# A column head that is a year and nothing else ("2024", "Fiscal 2025", "FY24" is not): a date head ("February 2,
-# 2025") is left alone, since a retailer's fiscal 2024 ends in the next calendar year.
+# A column head that is a year and nothing else ("2024", "Fiscal 2025", "FY24" is not). A date head ("February 2,
+# 2025") is read by the filing's fiscal calendar instead (see _date_column): a retailer's fiscal 2024 ends in 2025.
 _YEAR_HEAD = re.compile(r"(?:fiscal\s+(?:year\s+)?|fy\s?)?((?:19|20)\d\d)", re.I)
 # A column head that is a period's end date ("Jan 26, 2025", "February 2, 2025"), as a 10-K heads the years of a
 # table when its fiscal year does not end with the calendar's.

@@ -128,5 +128,6 @@ def attributed_parts(plan: QuestionPlan, mentions: list[MetricMention]) -> list[
     """The mentions asked for when one names the part of a figure that one thing accounts for ("in its income tax
     reconciliation, how much tax expense is attributed to the termination fee"): that one, and not the metric's
     other mentions, which only say where the part is printed."""
-    parts = {mt.metric_key for mt in mentions if attributed(plan.question, mt)}
-    return [mt for mt in mentions if mt.metric_key not in parts or attributed(plan.question, mt)]
+    parts = [mt for mt in mentions if attributed(plan.question, mt)]
+    keys = {mt.metric_key for mt in parts}
+    return [mt for mt in mentions if mt.metric_key not in keys or mt in parts]

@@ -244,10 +244,9 @@ METRICS: list[Metric] = [
        derive=("sub", "operating_cash_flow", "capex"), formula="operating cash flow − capital expenditures"),
     _m("dividends_paid", "Dividends paid",
        [r"(?:cash\s+)?dividends\s+paid", r"payments?\s+(?:of|for)\s+dividends", r"dividend\s+payments",
-        r"pa(?:y|id)\s+(?:out\s+)?(?:to\s+(?:its\s+|their\s+)?(?:share|stock)(?:holders|owners)\s+)?in\s+(?:cash\s+)?"
-        r"dividends",
-        # "paid out more in dividends", "pay out as cash dividends".
-        r"pa(?:y|id)\s+out\s+(?:more\s+|less\s+)?(?:in|as)\s+(?:cash\s+)?dividends"],
+        # "paid out to shareholders in dividends", "paid out more in dividends", "pay out as cash dividends".
+        r"pa(?:y|id)\s+(?:out\s+)?(?:more\s+|less\s+)?(?:to\s+(?:its\s+|their\s+)?(?:share|stock)(?:holders|owners)\s+)?"
+        r"(?:in|as)\s+(?:cash\s+)?dividends"],
        [_G + "PaymentsOfDividends", _G + "PaymentsOfDividendsCommonStock"], outflow="{} paid out in dividends"),
     _m("dps", "Dividends declared per share",
        [r"dividends?\s+(?:declared\s+|paid\s+)?per\s+(?:common\s+)?share"],
