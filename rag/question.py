@@ -31,7 +31,7 @@ from .item_topics import BUSINESS_WORDS, HEADCOUNT_WORDS, ITEM_CONTENT, ITEM_TIT
 from .parse.items import TENK_ITEMS, TENQ_ITEMS
 from .periods import read_periods
 from .schema import Calculation, MetricMention, QuestionPlan
-from .words import HEADCOUNT_NOUNS
+from .words import AMOUNT_VERBS, HEADCOUNT_NOUNS
 from .words import STOP_WORDS as FUNCTION_WORDS
 
 # A headcount asked in other words ("how many people", "the bigger headcount", "the size of its workforce") counts
@@ -578,9 +578,13 @@ def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMentio
     return None
 
 
-# What a figure is said to come from: the words after "from", up to a preposition or the end of the clause.
+# What a figure is said to come from: the words after "from", or after the activity that earned it, named by its
+# verb in -ing right after the verb that asks the amount ("how much did it earn hauling <goods>", "what revenue did
+# it book selling <services>"), up to a preposition or the end of the clause.
+_ACTIVITY = (r"(?:" + AMOUNT_VERBS + r"|mak(?:e|es)|made|book(?:s|ed)?)\s+(?:by\s+|through\s+)?"
+             r"(?!(?:during|including|excluding|ending|beginning|according|following|regarding)\b)[a-z]{3,}ing")
 _FROM_SOURCE = re.compile(
-    r"\bfrom\s+(?:the\s+|its\s+|their\s+)?([a-z][\w&.'’-]*(?:\s+[a-z][\w&.'’-]*){0,4}?)\s*"
+    r"\b(?:from|" + _ACTIVITY + r")\s+(?:the\s+|its\s+|their\s+)?([a-z][\w&.'’-]*(?:\s+[a-z][\w&.'’-]*){0,4}?)\s*"
     r"(?=\b(?:in|during|for|of|over|between|to|than|compared|versus|vs|and|or|at|as)\b|[?.,;:(]|$)")
 # Where a figure is read or when, not what it comes from: "from its 10-K", "from the income statement", "from the
 # prior year".

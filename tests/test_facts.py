@@ -425,6 +425,13 @@ def test_a_part_the_filing_does_not_tag_gets_no_company_total(corpus):
     # whole ("revenue from contracts with customers") are no part.
     assert ask(corpus, "How much revenue did Tesla earn from widget licensing in 2024?") is None
     assert "$97,690 million" in ask(corpus, "How much revenue did Tesla earn in 2024, per its 10-K?").block
+    # The source named by the activity that earned it, after the verb asking the amount: no total, and no member
+    # read by another qualifier, which is a wider part than the one asked.
+    assert ask(corpus, "How much revenue did Tesla earn hauling freight in 2024?") is None
+    assert ask(corpus, "How much energy generation and storage revenue did Tesla book selling solar roofs in "
+                       "2024?") is None
+    assert "$10,086 million" in ask(corpus, "How much energy generation and storage revenue did Tesla earn during "
+                                            "2024?").block
 
 
 def test_a_computed_metric_defined_in_the_question_and_a_share_asked_as_how_much_of(corpus):

@@ -444,6 +444,10 @@ def test_names_written_in_several_capitalised_words(catalog):
 def test_what_a_figure_is_asked_as_coming_from(catalog):
     assert plan_question("How much revenue did Apple earn from data processing in 2024?", catalog).source_part == [
         "data", "processing"]
+    # The activity that earned it, named by its verb in -ing after the verb asking the amount.
+    assert plan_question("How much freight revenue did Apple earn hauling coal and renewables in 2024?",
+                         catalog).source_part == ["coal"]
+    assert plan_question("How much revenue did Apple generate during 2024?", catalog).source_part == []
     # Where the figure is read, or when, is no source.
     for question in ("How much revenue did Apple report in 2024, from its 10-K?",
                      "How did Apple's revenue change from 2023 to 2024?",

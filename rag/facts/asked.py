@@ -55,9 +55,15 @@ def unread_part(plan: QuestionPlan, specs: list[MetricMention]) -> bool:
     figure_words = {plain_word(w) for s in specs for w in s.words + normalize(metric(s.metric_key).label).split()}
     if any(plain_word(normalize(name)) not in figure_words for name in plan.unread_names):
         return True
-    # A source the question names in plain words ("revenue ... from wearables"), unless the figure's own concept
-    # says it ("revenue from customers" is RevenueFromContractWithCustomer...).
-    own = set(tokens(" ".join(w for s in specs for w in s.words))) | {
+    return unread_source(plan, specs)
+
+
+def unread_source(plan: QuestionPlan, specs: list[MetricMention]) -> bool:
+    """Does the question name a source of the figure in plain words ("revenue ... from wearables", "earned hauling
+    <goods>") that neither the figure's own concept says ("revenue from customers" is
+    RevenueFromContractWithCustomer...) nor the part a member was read by does? A member read by one qualifier
+    ("<region> freight revenue") is no answer to a narrower part named after the verb."""
+    own = set(tokens(" ".join(w for s in specs for w in s.words + s.before + s.after))) | {
         w for s in specs for c in metric(s.metric_key).concepts for w in concept_words(c)}
     return any(w not in own for w in tokens(" ".join(plan.source_part)))
 

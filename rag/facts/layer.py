@@ -21,6 +21,7 @@ from .asked import (
     several_left_out,
     traded,
     unread_part,
+    unread_source,
 )
 from .checks import FigureChecker
 from .labels import (
@@ -529,8 +530,10 @@ class FactsLayer(QuarterFacts, PerItemRates):
         # A part named with no word that says so ("What operating margin did <segment> earn"): a member the
         # filing tags for the metric, named by its own words, still owns the figure.
         named = self._with_members(asked, specs, tickers, every=False)
-        if named is None or any(s.qualified for s in named):
-            return None if named is None else (named, None)
+        if named is None:
+            return None
+        if any(s.qualified for s in named):
+            return None if unread_source(plan, named) else (named, None)
         if unread_part(plan, named):
             return None
         left_out = self._left_out_members(plan, named, tickers)
