@@ -623,12 +623,12 @@ def _gamma_pay(question: str, text: str) -> str:
 def test_a_figure_asked_is_read_from_its_years_column_and_not_quoted_beside_the_other_years():
     text = _gamma_pay("How much payments volume did Gamma Pay process in the twelve months to June 30, 2023?", _VOLUME)
     # No region named: the whole company's group, the year asked, and none of the other columns.
-    assert "Figure read from the table: **$12,000** (in billions) for 2023: `Total payments volume`" in text
+    assert "Figure read from the table: **$12,000 billion** for 2023: `Total payments volume`" in text
     assert "column Gamma Pay / Twelve Months Ended June 30, / 2023 [1]" in text
     assert not {"$13,000", "$6,000", "8%"} & set(text.split())
     # A group the question names; the company's own name in the question does not name its group.
     text = _gamma_pay("What was Gamma Pay's international payments volume in 2024?", _VOLUME)
-    assert "**$6,600** (in billions) for 2024" in text and "column International /" in text
+    assert "**$6,600 billion** for 2024" in text and "column International /" in text
     # "The prior fiscal year" counts back from the latest filing, which the table's filing need not be: no figure.
     assert "Figure read" not in _gamma_pay("How much payments volume did Gamma Pay process in the prior fiscal year?",
                                            _VOLUME)
@@ -644,10 +644,10 @@ def test_a_row_under_dates_or_an_unnamed_group_is_quoted_whole():
     # the filing's own year is (see test_a_table_headed_by_period_end_dates_reads_the_fiscal_year_asked).
     dated = ("| (in millions)\n| February 2, 2025 | January 28, 2024\nTotal assets | $96,100 | $76,500")
     text = _gamma_pay("What were Gamma Pay's total assets at the end of fiscal 2024?", dated)
-    assert "**$96,100** (in millions) for 2024" in text and "$76,500" not in text
+    assert "**$96,100 million** for 2024" in text and "$76,500" not in text
     # A whole-company group headed "Consolidated" rather than by the company's name.
     consolidated = _VOLUME.replace("Gamma Pay\n", "Consolidated\n")
-    assert "**$13,000** (in billions) for 2024" in _gamma_pay(
+    assert "**$13,000 billion** for 2024" in _gamma_pay(
         "How much payments volume did Gamma Pay process in 2024?", consolidated)
     # Two regions and no whole-company group: the question must name one.
     regions = _VOLUME.replace("Gamma Pay\n", "Europe\n")
@@ -828,7 +828,7 @@ def test_the_row_of_an_adjustment_the_figure_is_asked_before_is_not_read_as_the_
     assert "Figure read" not in text and "**(13,764)**" not in text
     # Asked for the incentives themselves, their row answers.
     text = _gamma_pay("How much did Gamma Pay pay in client incentives in 2024?", _NET_REVENUE)
-    assert "Figure read from the table: **(13,764)** (in millions) for 2024: `Client incentives`" in text
+    assert "Figure read from the table: **(13,764) million** for 2024: `Client incentives`" in text
 
 
 def test_a_headcount_stated_as_people_employed_leads_over_a_share_of_employees():
@@ -868,7 +868,7 @@ def test_lines_above_a_tables_header_are_its_titles_not_a_group_of_its_rows():
     # Typed as terms with one year, the question asks that year's figure; the titles over the header name no part
     # of the company, so the row is read for the year asked, without the other year's figure beside it.
     text = _one_company("Gamma Health treasury stock at cost, year-end 2024", _BALANCE_SHEET)
-    assert text.startswith("Figure read from the table: **(55,916)** (in millions) for 2024")
+    assert text.startswith("Figure read from the table: **(55,916) million** for 2024")
     assert "54,535" not in text.split("[1]")[0]
     units = quotable_units(Citation(number=1, text=_BALANCE_SHEET))
     assert {u.group for u in units if u.kind == "row"} == {""}
@@ -992,9 +992,9 @@ def test_a_table_headed_by_period_end_dates_reads_the_fiscal_year_asked():
     table = ("| Year Ended\n| February 2, 2025 | January 28, 2024 | January 29, 2023\n| (In millions)\n"
              "Region North revenue | 17,108 | 10,306 | 5,785")
     text = _one_company("How much revenue did Gamma Health earn in Region North in fiscal 2024?", table)
-    assert "Figure read from the table: **17,108** (in millions) for 2024" in text and "10,306" not in text
+    assert "Figure read from the table: **17,108 million** for 2024" in text and "10,306" not in text
     text = _one_company("How much revenue did Gamma Health earn in Region North in fiscal 2023?", table)
-    assert "**10,306** (in millions) for 2023" in text
+    assert "**10,306 million** for 2023" in text
     # Dates that are not the filing's own year first, one a year, name no fiscal year: the row is quoted whole.
     skipped = table.replace("February 2, 2025 | January 28, 2024", "February 2, 2022 | January 28, 2021")
     text = _one_company("How much revenue did Gamma Health earn in Region North in fiscal 2024?", skipped)
@@ -1009,7 +1009,7 @@ def test_a_figure_asked_with_a_verb_of_earning_is_read_from_its_row():
     for question in ("What did Gamma Pay bring in from cross-border fees in 2024?",
                      "What did Gamma Pay collect in cross-border fees in 2024?"):
         text = _gamma_pay(question, passage)
-        assert "Figure read from the table: **10,181** (in millions) for 2024" in text and "8,409" not in text
+        assert "Figure read from the table: **10,181 million** for 2024" in text and "8,409" not in text
 
 
 def test_a_count_asked_of_a_part_reads_the_row_of_a_table_of_that_count():
@@ -1026,3 +1026,25 @@ def test_a_count_asked_of_a_part_reads_the_row_of_a_table_of_that_count():
     text = _one_company("How many associates did Gamma Health have in Canada at the end of fiscal 2024?",
                         table.replace("Number of Associates", "Headcount total"), sentence)
     assert "Figure read" not in text and "`Canada | 32,000 | 6.8%`" in text
+
+
+def test_an_amount_under_in_thousands_is_stated_with_its_scale_word_and_whole():
+    # A bare figure under "(in thousands)" reads as millions to anyone who skips the note: the scale goes beside it.
+    table = ("| (in thousands)\n| Year ended December 31,\n| 2024 | 2023\n"
+             "Region North streaming revenues | $12,387,035 | $10,556,487")
+    text = _one_company("Gamma Health Region North streaming revenues in 2024?", table)
+    assert "**$12,387,035 thousand** (about $12.39 billion) for 2024" in text
+    assert "10,556,487" not in text
+
+
+def test_a_products_row_below_a_sentence_giving_only_its_share_answers_how_much():
+    # The prose that names the product best states its share of revenue, not its sales: the row ranked after it does.
+    prose = ("Sales of the Company's largest product, Zentrix, accounted for approximately 13.1% of the Company's "
+             "total revenues for fiscal 2024.")
+    table = "| (in millions)\n| 2024 | 2023\nZentrix | 11,670 | 9,744"
+    text = _one_company("Gamma Health Zentrix sales 2024", prose, table)
+    assert text.startswith("Figure read from the table: **11,670 million** for 2024: `Zentrix`")
+    assert "9,744" not in text
+    # A sentence that does state an amount keeps its place: the row is not read over it.
+    stated = "Zentrix sales were $11.7 billion in fiscal 2024, up 19.8%."
+    assert not _one_company("Gamma Health Zentrix sales 2024", stated, table).startswith("Figure read from the table")

@@ -189,6 +189,26 @@ def one_company(analysis: QuestionPlan, chosen: list[QuotableUnit]) -> bool:
     return len({u.source.ticker for u in chosen}) == 1
 
 
+def _leading_row(chosen: list[QuotableUnit], question: str, analysis: QuestionPlan) -> QuotableUnit:
+    """The unit the figure is read from: the best-matching one, or the first row after sentences that state no
+    figure of the kind asked. A product's or segment's amount is printed in its table row, while the prose that
+    names it best often gives only its share of revenue or its growth ("<product> accounted for 13% of total
+    revenues"): a sentence with no amount does not answer "how much", and its row, ranked next, does."""
+    if analysis.counted or chosen[0].kind == "row":
+        return chosen[0]
+    percent_asked = bool(PERCENT_Q.search(question))
+    for unit in chosen[:_SENTENCES_PASSED + 1]:
+        if unit.kind == "row":
+            return unit
+        if any(n.pct == percent_asked and (percent_asked or n.money) for n in parse_numbers(unit.text)):
+            break  # the sentence states a figure of the kind asked
+    return chosen[0]
+
+
+# How many sentences stating no figure of the kind asked the figure's row may be ranked below.
+_SENTENCES_PASSED = 2
+
+
 def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, question: str,
                   content: list[str]) -> str | None:
     """A figure asked whose best match is a table row of several columns (years, and groups of years): the cell
@@ -200,7 +220,7 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     column."""
     if analysis is None or not one_company(analysis, chosen) or not chosen or not _asks_figure(question, analysis):
         return None
-    row = chosen[0]
+    row = _leading_row(chosen, question, analysis)
     # A change asked is computed from two years' figures, unless the row itself prints the change ("Comparable
     # sales (% change)"): then its cell for the year is the change asked.
     change_row = bool(_CHANGE_ROW.search(row.text.split("|")[0]))
@@ -256,14 +276,18 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     # The unit note, else a unit the table's title gives ("Revenue Carloads Thousands").
     note = row.note or next((n for n in _SCALE_NOTES if n.split()[1] in row.title.lower().split()), "")
     word, scale = _SCALE_NOTES.get(note, ("", 1.0))
-    if analysis.counted and word:
+    # The table's unit note scales a count or an amount, except an amount per item ("per share", "per member") or a
+    # percentage: a note "in millions, except percentages and per share data" scales neither. The scale is written
+    # as a word beside the figure ("$12,387 million"): a bare "12,387" under "(in thousands)" is read as millions by
+    # anyone who skips the note. A count, and an amount in thousands, also get their whole in millions or billions.
+    if word and (analysis.counted or not (per_item_row or figure.pct)):
         full = figure.value * scale
-        about = f"{full / 1e9:,.1f} billion" if full >= 1e9 else f"{full / 1e6:,.1f} million" if full >= 1e6 else \
-            f"{full:,.0f}"
-        stated = f"**{figure.raw} {word}** (about {about})"
+        sign = "$" if figure.money else ""
+        about = f"{sign}{full / 1e9:,.2f} billion" if full >= 1e9 else f"{sign}{full / 1e6:,.1f} million" \
+            if full >= 1e6 else f"{sign}{full:,.0f}"
+        whole = analysis.counted or word == "thousand"
+        stated = f"**{figure.raw} {word}**" + (f" (about {about})" if whole else "")
     else:
-        # The table's unit note, except on an amount per item ("per share", "per member") or a percentage: a note
-        # "in millions, except percentages and per share data" scales neither.
-        stated = f"**{figure.raw}**" + (f" ({note})" if note and not (per_item_row or figure.pct) else "")
+        stated = f"**{figure.raw}**"
     return (f"Figure read from the table: {stated} for {wanted[0]}: {where}. It is not tagged XBRL data; the whole "
             "table is in the cited passage.")
