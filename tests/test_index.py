@@ -465,3 +465,49 @@ def test_a_tables_header_lines_and_lead_in_open_the_chunk_that_holds_its_rows(st
     assert holding_rows.startswith(lead_in) and "| Jan 26, 2025 | Jan 28, 2024" in holding_rows
     assert not any(b.rstrip().endswith(("Year Ended", "Jan 28, 2024")) for b in bodies)
     assert " ".join(" ".join(bodies).split()) == " ".join(text.split())
+
+
+def test_a_chunk_opening_inside_a_row_group_names_the_group(store):
+    # A product's worldwide total sits two rows below the row that names it ("Zentrix | United States | ..." over
+    # "| International" and "| Total"): a chunk opening at those rows said nothing of the product they belong to.
+    from rag.parse import Block, ParsedFiling, Section
+
+    head = "| (in millions)\n| 2024 | 2023"
+    groups = [(f"Product{chr(65 + i)}x", i) for i in range(14)]
+    rows = "\n".join(f"{name} | United States | {100 + i:,} | {90 + i:,}\n| International | {10 + i} | {9 + i}\n"
+                     f"| Total | {110 + 2 * i:,} | {99 + 2 * i:,}" for name, i in groups)
+    meta = {"ticker": "ACME", "form": "10-K", "fiscal_year": 2024}
+    body = f"{head}\n{rows}"
+    blocks = [Block("table", 0, len(body), 1, text=body, table_header=head)]
+    parsed = ParsedFiling(text=body + "\n", blocks=blocks, sections=[Section("Item 7", "MD&A", 0, len(body) + 1, 1, 1)],
+                          page_starts=[0], meta={})
+    chunks = [c["text"].split("\n", 1)[1] for c in store.chunker().split(parsed, meta)]
+    assert len(chunks) >= 2
+    names = {name for name, _ in groups}
+    carried = 0
+    for chunk in chunks[1:]:
+        shown = chunk.split(head + "\n", 1)[-1].splitlines()
+        # No chunk opens on a continued row ("| International") without its group's label before it.
+        assert not shown[0].startswith("|"), chunk
+        if shown[0] in names and shown[1].startswith("|"):
+            carried += 1  # the label on its own line, then the group's continued rows
+    # The split fell inside a group at least once (else this test tests nothing), and every chunk keeps its years.
+    assert carried >= 1
+    assert all("| 2024 | 2023" in c for c in chunks)
+
+
+def test_row_group_label_reads_a_first_cell_label_or_a_heading_line():
+    from types import SimpleNamespace
+
+    from rag.index.chunking import row_group_label
+
+    head = "| 2024 | 2023\n"
+    text = head + "Zentrix | United States | 10 | 9\n| International | 1 | 2\n| Total | 11 | 11\n"
+    block = SimpleNamespace(char_start=0, table_header=head)
+    assert row_group_label(text, block, text.index("| Total")) == "Zentrix"
+    headed = head + "Segment North\nRevenue | 5 | 4\nOperating income | 2 | 1\n"
+    assert row_group_label(headed, block, headed.index("Operating income")) == "Segment North"
+    # A row that opens its own group, or one under no label, gets none.
+    assert row_group_label(text, block, text.index("Zentrix")) == ""
+    plain = head + "Revenue | 5 | 4\nCost | 2 | 1\n"
+    assert row_group_label(plain, block, plain.index("Cost")) == ""

@@ -12,7 +12,7 @@ from ..words import ends_sentence
 
 # Bump when the parsed text or the chunk layout changes: shards are rebuilt rather than mixed with new ones (only
 # chunks whose text changed are embedded again).
-CHUNKER_VERSION = "11"
+CHUNKER_VERSION = "12"
 
 
 def chunker_version() -> str:
@@ -264,6 +264,13 @@ class FilingChunker:
                 elif section_blocks[unit.table].table_header:  # a long caption: the years alone still fit
                     prefix = section_blocks[unit.table].table_header
                     used = self.count([prefix])[0]
+            if not current and unit.table >= 0 and not unit.is_table_head:
+                # ... and the label of the group its first rows belong to (see row_group_label).
+                group = row_group_label(text, section_blocks[unit.table], unit.start)
+                group_tokens = self.count([group])[0] + 1 if group else 0
+                if group and used + group_tokens + unit.tokens <= budget:
+                    prefix = f"{prefix}\n{group}" if prefix else group
+                    used += group_tokens
             current.append(unit)
             used += unit.tokens
             i += 1
@@ -273,6 +280,30 @@ class FilingChunker:
 
 _LIST_MARKS = "•●◦▪▫■□–—-*·"
 _NOTE_MARK = re.compile(r"\(?(?:\d{1,2}|[a-z])\)|[*†‡§]")  # "(1) Includes ...", "(a)", "*"
+
+
+def row_group_label(text: str, block, start: int) -> str:
+    """The label of the row group that the table row at `start` continues, for a chunk that opens there: the label
+    set in a row's first cell for the rows below it whose first cell is empty ("Product | United States | ..." over
+    "| International | ..." and "| Total | ..."), or a label-only line heading the rows below it ("Segment A"
+    over its "Revenue" and "Operating income" rows). Without it, a continued group's rows (a product's total, a
+    segment's lines) name nothing they belong to: a question naming the product or segment finds no word of it.
+    Empty when the row starts its own group, or none is set."""
+    lines = text[block.char_start + len(block.table_header):start].splitlines()
+    first = text[start:text.find("\n", start) if "\n" in text[start:] else len(text)]
+    continues_label = first.lstrip().startswith("|")  # the row's own label cell is empty
+    for line in reversed(lines):
+        cells = [c.strip() for c in line.split("|")]
+        if not line.strip():
+            continue
+        if len(cells) == 1 or not any(cells[1:]):
+            # A line with a label and no values heads the rows below it.
+            return cells[0] if cells[0] and not any(ch.isdigit() for ch in cells[0]) else ""
+        if continues_label and cells[0]:
+            return cells[0]
+        if not continues_label:
+            continue  # a labelled row of the same group: look further up for the group's heading line
+    return ""
 
 
 def _lead_in(text: str, pieces: list[_ChunkPiece], max_tokens: int, table: int = -1) -> int:
