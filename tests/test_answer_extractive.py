@@ -1048,3 +1048,20 @@ def test_a_products_row_below_a_sentence_giving_only_its_share_answers_how_much(
     # A sentence that does state an amount keeps its place: the row is not read over it.
     stated = "Zentrix sales were $11.7 billion in fiscal 2024, up 19.8%."
     assert not _one_company("Gamma Health Zentrix sales 2024", stated, table).startswith("Figure read from the table")
+
+
+def test_a_year_end_balance_is_read_from_a_roll_forward_tables_closing_column():
+    # Schedule II (valuation and qualifying accounts): rows are years, columns run from the opening balance to the
+    # closing one. The opening balance is the prior year's close, the distractor quoting the row would state.
+    table = ("(Dollars in millions)\n"
+             "Description | Balance at Beginning of Period | Additions | Write-offs | Balance at End of Period\n"
+             "Allowance For Doubtful Accounts\n2024 | $658 | $122 | $(199) | $581\n2023 | $631 | $201 | $(174) | $658\n"
+             "Allowance For Inventory Losses\n2024 | $310 | $40 | $(50) | $300\n2023 | $290 | $45 | $(25) | $310")
+    text = _one_company("What was Gamma Health's year-end 2024 balance of its allowance for doubtful accounts?", table)
+    assert text.startswith("Figure read from the table: **$581") and "at the end of 2024" in text
+    assert "$658" not in text.split("[1]")[0]
+    text = _one_company("Gamma Health allowance for inventory losses balance at the end of 2023", table)
+    assert text.startswith("Figure read from the table: **$310") and "at the end of 2023" in text
+    # What was added in the year is no balance: the row is not read as one.
+    assert not _one_company("How much was added to Gamma Health's allowance for inventory losses in 2024?",
+                            table).startswith("Figure read from the table")

@@ -189,6 +189,48 @@ def one_company(analysis: QuestionPlan, chosen: list[QuotableUnit]) -> bool:
     return len({u.source.ticker for u in chosen}) == 1
 
 
+# A balance asked at a period's end ("the year-end balance of", "at the end of 2024"), and the column of a
+# roll-forward table that holds it ("Balance at End of Period", "Ending balance").
+_END_ASKED = re.compile(r"\b(?:balances?|year[-\s]?end|end\s+of\s+(?:the\s+)?(?:fiscal\s+)?(?:year|period|\d{4})|ending|"
+                        r"closing|stood)\b", re.I)
+_END_HEAD = re.compile(r"\b(?:end|ending|closing)\b", re.I)
+
+
+def _roll_forward_balance(chosen: list[QuotableUnit], row: QuotableUnit, analysis: QuestionPlan,
+                          question: str) -> str | None:
+    """The balance at the end of the year asked, from a roll-forward table whose rows are years and whose columns
+    run from the opening balance through additions and deductions to the closing one: Regulation S-X Rule 12-09's
+    valuation and qualifying accounts (Schedule II) and the allowance and reserve tables of the notes. The row of
+    that year is read in its end-of-period column, under the group heading the question names; quoting the row
+    puts the opening balance (the prior year's close) beside the answer."""
+    if not _END_ASKED.search(question) or not row.group or not _names_group(row.group, set(tokens(question))):
+        return None
+    year = [str(y) for y in analysis.fiscal_years] or [str(row.source.fiscal_year or "")]
+    if len(year) != 1:
+        return None
+    same_table = [u for u in chosen[:_SENTENCES_PASSED + 2] if u.kind == "row" and u.source is row.source
+                  and u.group == row.group and u.header == row.header]
+    row = next((u for u in same_table if (m := _YEAR_HEAD.fullmatch(u.text.split("|")[0].strip()))
+                and m.group(1) == year[0]), None)
+    if row is None or not row.header:
+        return None
+    values = [c.strip() for c in row.text.split("|")[1:]]
+    heads = column_heads(row.header.splitlines()[-1])
+    if len(heads) != len(values):
+        return None
+    ends = [j for j, h in enumerate(heads) if _END_HEAD.search(h) and not re.search(r"\bbeginning\b", h, re.I)]
+    if len(ends) != 1:
+        return None
+    figure = next(iter(parse_numbers(values[ends[0]])), None)
+    if figure is None or figure.pct:
+        return None
+    word = _SCALE_NOTES.get(row.note, ("", 1.0))[0]
+    stated = f"**{figure.raw} {word}**" if word else f"**{figure.raw}**"
+    return (f"Figure read from the table: {stated} at the end of {year[0]}: `{row.group}`, column "
+            f"{heads[ends[0]]} [{row.source.number}]. It is not tagged XBRL data; the whole table is in the cited "
+            "passage.")
+
+
 def _leading_row(chosen: list[QuotableUnit], question: str, analysis: QuestionPlan) -> QuotableUnit:
     """The unit the figure is read from: the best-matching one, or the first row after sentences that state no
     figure of the kind asked. A product's or segment's amount is printed in its table row, while the prose that
@@ -234,6 +276,8 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     if analysis.years_back:
         return None
     cells = [c.strip() for c in row.text.split("|")]
+    if _YEAR_HEAD.fullmatch(cells[0]):
+        return _roll_forward_balance(chosen, row, analysis, question)
     label = set(tokens(cells[0]))
     if not _names_asked(row, label, analysis, content):
         return None
