@@ -1065,3 +1065,15 @@ def test_a_year_end_balance_is_read_from_a_roll_forward_tables_closing_column():
     # What was added in the year is no balance: the row is not read as one.
     assert not _one_company("How much was added to Gamma Health's allowance for inventory losses in 2024?",
                             table).startswith("Figure read from the table")
+
+
+def test_a_part_the_question_names_that_the_row_does_not_print_is_not_read_from_the_whole():
+    # "<product> net revenues" must not be answered with the company's net revenues row.
+    table = ("Worldwide net revenues fell as Zentrix faced competition.\n| (in millions)\n| 2024 | 2023\n"
+             "Net revenues | 56,334 | 54,318\nCost of products sold | 16,904 | 20,415")
+    text = _one_company("What were Gamma Health's total worldwide Zentrix net revenues in 2024?", table)
+    assert not text.startswith("Figure read from the table") and "56,334" in text
+    # The part printed as the row's label, or as its group's heading, is read.
+    parts = "| (in millions)\n| 2024 | 2023\nZentrix\n| Net revenues | 8,993 | 14,404"
+    text = _one_company("What were Gamma Health's total worldwide Zentrix net revenues in 2024?", parts)
+    assert "Figure read from the table: **8,993 million** for 2024: `Net revenues`, under Zentrix" in text

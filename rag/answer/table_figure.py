@@ -286,6 +286,12 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
         return None
     if negated(cells[0], question):
         return None
+    # A part the question names ("<product> net revenues", "<offering> subscription revenue") that the row, its
+    # group and its table's title do not print: the row is the whole or another part, and reading it would state a
+    # figure of something else with confidence. The passage is quoted instead.
+    printed = label | set(tokens(row.group)) | set(tokens(row.title)) | set(tokens(row.caption))
+    if any(not set(tokens(name)) <= printed for name in analysis.unread_names):
+        return None
     asked = set(tokens(question))
     # A row under a group heading (a region's or a segment's block of a key-metrics table, "Europe, Middle East, and
     # Africa (EMEA)") is that part's figure: the question names the group, or the row is the group's own total
