@@ -8,7 +8,7 @@ import re
 
 from ..dates import MONTH_WORDS
 from ..schema import Citation, QuestionPlan
-from ..words import SPELLED_OUT, STOP_WORDS, TOKEN_RE, stem, tokens
+from ..words import HEADCOUNT_NOUNS, SPELLED_OUT, STOP_WORDS, TOKEN_RE, stem, tokens
 
 __all__ = ["STOP_WORDS", "TOKEN_RE", "stem", "tokens"]  # re-exported: the answer package's callers use them here
 
@@ -36,14 +36,15 @@ _SYNONYMS_PLAIN = {
     "profit": ["income", "earnings"],
     "earnings": ["income", "profit"],
     "income": ["earnings", "profit"],
-    # Regulation S-K Item 101(c)(2)(ii) asks for the "number of persons employed", and filings count them so.
-    "employees": ["headcount", "workforce", "staff", "personnel", "persons", "people"],
-    "people": ["employees", "headcount", "workforce", "staff"],
-    "staff": ["employees", "headcount", "workforce"],
-    "workers": ["employees", "headcount", "workforce"],
-    "headcount": ["employees", "workforce"],
-    "workforce": ["employees", "headcount"],
-    "employer": ["employees", "headcount", "workforce"],
+    # Regulation S-K Item 101(c)(2)(ii) asks for the "number of persons employed", and filings count them so, by
+    # whatever noun the filer gives its people (HEADCOUNT_NOUNS: "associates", "colleagues").
+    "employees": ["headcount", "workforce", "staff", "personnel", "people", *HEADCOUNT_NOUNS],
+    "people": ["headcount", "workforce", "staff", *HEADCOUNT_NOUNS],
+    "staff": ["headcount", "workforce", *HEADCOUNT_NOUNS],
+    "workers": ["headcount", "workforce", *HEADCOUNT_NOUNS],
+    "headcount": ["workforce", *HEADCOUNT_NOUNS],
+    "workforce": ["headcount", *HEADCOUNT_NOUNS],
+    "employer": ["headcount", "workforce", *HEADCOUNT_NOUNS],
     "ceo": ["chief executive officer"],
     "cfo": ["chief financial officer"],
     "work": ["employees", "employed"],
