@@ -377,7 +377,21 @@ class Retriever:
             # for it, and another year's figures would be a wrong answer. A question in prose ("what does it expect
             # for fiscal 2027") is still read from the latest reports, which tell what the company expects.
             return ([] if not plan.narrative else self._year_groups(applied, plan, user)), later
-        return self._year_groups(applied, plan, user), later
+        # A year before every indexed report's reach is listed too, though the search goes on: the reports' own
+        # passages may still speak of it, and when none does the answer says no indexed report covers it.
+        earlier = [] if user.fiscal_years else self._years_before_index(applied.tickers, plan)
+        return self._year_groups(applied, plan, user), later + earlier
+
+    def _years_before_index(self, tickers: list[str], plan: QuestionPlan) -> list[str]:
+        """The fiscal years asked that come before what any indexed filing of the companies named reports, as
+        "ACME FY2019": an annual report's statements cover its own fiscal year and the two before it at most
+        (Regulation S-X Rules 3-02 and 3-04), so a FY2024 10-K reports nothing of FY2019."""
+        out = []
+        for ticker in tickers:
+            held = self.catalog.years_by_ticker.get(ticker, [])
+            out += [f"{ticker} FY{year}" for year in plan.fiscal_years
+                    if held and year < min(held) - _YEARS_A_REPORT_COVERS + 1]
+        return out
 
     def _years_after_index(self, tickers: list[str], plan: QuestionPlan) -> list[str]:
         """The fiscal years asked that come after every indexed filing of the companies named (of any company when
@@ -493,6 +507,10 @@ class _FusionOverQueries(QueryFusionRetriever):
         results = super()._run_sync_queries(queries)
         self.lists = [sorted(found, key=lambda n: n.score or 0.0, reverse=True) for found in results.values()]
         return results
+
+
+# The fiscal years an annual report's statements cover: its own and the two before it (see _years_before_index).
+_YEARS_A_REPORT_COVERS = 3
 
 
 def _with_list_heads(fused: list, lists: list[list], heads: int) -> list:

@@ -213,6 +213,19 @@ def test_a_year_after_the_index_that_no_passage_mentions_is_refused_before_the_m
     assert not res.refused and "fiscal 2026" in res.answer
 
 
+def test_a_year_before_the_reports_reach_that_no_passage_mentions_is_refused(fake_ollama):
+    from dataclasses import replace
+
+    question = "How many paid memberships did Netflix have at the end of 2019?"
+    plan = QuestionPlan(tickers=["NFLX"], fiscal_years=[2019], question=question)
+    later = make_node("Paid memberships at end of period | 301.63 | 260.28 | 230.75", "c-later", 0.03,
+                      section="Item 7")
+    found = replace(retrieval(question, [later], plan), unavailable=["NFLX FY2019"])
+    res = answer(question, found, settings_for(fake_ollama))
+    assert res.refused and res.refusal_reason == "period_not_covered" and res.citations == []
+    assert "NFLX FY2019" in res.answer and "301.63" not in res.answer and fake_ollama.chat_requests() == []
+
+
 def test_a_fourth_quarter_no_filing_gives_alone_is_refused_unless_a_passage_states_it(fake_ollama):
     from dataclasses import replace
 

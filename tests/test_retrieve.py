@@ -508,6 +508,16 @@ def test_a_year_after_every_indexed_report_is_not_covered(small_index):
                               top_k=4).unavailable == []
 
 
+def test_a_year_before_every_indexed_reports_reach_is_not_covered_but_still_searched(small_index):
+    retriever = Retriever(small_index.load(), small_index.embed_model())
+    # A FY2024 10-K reports fiscal 2022 to 2024 at most: fiscal 2019 is listed as not covered, while the search
+    # goes on, since a passage of the report may still speak of that year.
+    old = retriever.retrieve("How many widgets did ACME sell in fiscal 2019?", mode="keyword", top_k=4)
+    assert old.unavailable == ["ACME FY2019"] and old.nodes
+    for question in ("How many widgets did ACME sell in fiscal 2022?", "ACME widgets sold 2024"):
+        assert retriever.retrieve(question, mode="keyword", top_k=4).unavailable == [], question
+
+
 def test_keyword_search_looks_for_the_words_a_short_form_stands_for(tmp_path):
     from rag.retrieve import with_spelled_out
 

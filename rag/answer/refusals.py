@@ -250,16 +250,16 @@ def _fourth_quarter_not_told(analysis: QuestionPlan, unavailable: list[str], sou
 
 
 def _year_not_mentioned(analysis: QuestionPlan, unavailable: list[str], sources: list[Citation]) -> Refusal | None:
-    """A fiscal year after every indexed report ("ACME FY2026") that none of the passages, read from the latest
-    reports, so much as mentions: they say nothing of that year."""
+    """A fiscal year after every indexed report ("ACME FY2026"), or before all they report ("ACME FY2019"), that
+    none of the passages so much as mentions: they say nothing of that year."""
     later = [y for y in analysis.fiscal_years if any(label.endswith(f"FY{y}") for label in unavailable)]
     if not later or any(str(y) in (c.text or "") for c in sources for y in later):
         return None
     return Refusal(
         "period_not_covered",
         f"These filings do not include {', '.join(unavailable)}: no indexed report covers that period, and none of "
-        f"the {len(sources)} passages of the latest reports mentions {', '.join(map(str, later))}. Nothing is "
-        "cited, since no indexed passage speaks of that year.",
+        f"the {len(sources)} passages retrieved from the indexed reports mentions {', '.join(map(str, later))}. "
+        "Nothing is cited, since no indexed passage speaks of that year.",
     )
 
 
