@@ -250,3 +250,30 @@ def test_a_fourth_quarter_no_filing_gives_alone_is_refused_unless_a_passage_stat
     found = replace(retrieval(question, [quarter], plan), unavailable=["AAPL Q4 FY2024"])
     res = answer(question, found, settings_for(None), use_llm=False)
     assert not res.refused and "$46.2 billion" in res.answer
+
+
+def test_a_statement_line_no_passage_prints_and_no_fact_holds_is_refused(fake_ollama):
+    from rag.schema import MetricMention
+
+    # A bank's 10-K that leaves its statements to the annual report to shareholders: the passages share the
+    # question's words ("interest", "income") and state other figures.
+    question = "What was Wells Fargo's net interest income for 2024?"
+    plan = QuestionPlan(tickers=["WFC"], fiscal_years=[2024], question=question,
+                        metrics=[MetricMention("net_interest_income", 23, 42, ["net", "interest", "income"])])
+    other = make_node("Interest income on deferred compensation accrues at 4.5% and is paid in cash.", "c-other", 0.03,
+                      section="Item 12")
+    res = answer(question, retrieval(question, [other], plan), settings_for(fake_ollama))
+    assert res.refused and res.refusal_reason == "figure_not_printed" and res.citations == []
+    assert "net interest income" in res.answer and fake_ollama.chat_requests() == []
+    # A passage that prints the line by its name answers.
+    printed = make_node("Net interest income was $47.7 billion in 2024, down 9%.", "c-nii", 0.03, section="Item 7")
+    res = answer(question, retrieval(question, [other, printed], plan), settings_for(None), use_llm=False)
+    assert not res.refused and "$47.7 billion" in res.answer
+    # A figure each filer words its own way (what is left of a buyback program) is never refused so.
+    left = "How much was left under Wells Fargo's buyback authorization at the end of 2024?"
+    plan = QuestionPlan(tickers=["WFC"], fiscal_years=[2024], question=left,
+                        metrics=[MetricMention("repurchase_remaining", 18, 60, ["left", "under", "buyback"])])
+    room = make_node("Approximately 91 million shares may yet be purchased under the plans.", "c-703", 0.03,
+                     section="Item 5")
+    res = answer(left, retrieval(left, [room], plan), settings_for(None), use_llm=False)
+    assert res.refusal_reason != "figure_not_printed"

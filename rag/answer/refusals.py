@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from ..facts.metrics import STATEMENT_BY_METRIC, metric
 from ..schema import Citation, Filters, QuestionPlan
 from .terms import STOP_WORDS, is_covered, passage_words, tokens
 
@@ -260,6 +261,35 @@ def _year_not_mentioned(analysis: QuestionPlan, unavailable: list[str], sources:
         f"These filings do not include {', '.join(unavailable)}: no indexed report covers that period, and none of "
         f"the {len(sources)} passages retrieved from the indexed reports mentions {', '.join(map(str, later))}. "
         "Nothing is cited, since no indexed passage speaks of that year.",
+    )
+
+
+def figure_not_printed(analysis: QuestionPlan | None, sources: list[Citation]) -> Refusal | None:
+    """A statement line one company's filings would tag and print under its standard name ("net interest income"), which
+    the facts layer found no value for and none of the retrieved passages prints by any of its names: the filings
+    indexed do not state it (a 10-K that leaves its financial statements to the annual report to shareholders, a
+    figure the company does not report). The passages that share its words state other figures. Only a figure
+    read directly, never one computed from others (a margin, a ratio), whose inputs the passages may print."""
+    if analysis is None or len(analysis.tickers) != 1 or analysis.narrative or not sources:
+        return None
+    # A primary statement's line only: its caption is the standard one the metric's names cover, where other
+    # figures (a program's remaining authorization, a count) are worded by each filer its own way.
+    asked = [m for m in analysis.metrics if not m.vetoed]
+    if not asked or any(m.metric_key not in STATEMENT_BY_METRIC for m in asked):
+        return None
+    figures = [metric(m.metric_key) for m in asked]
+    if any(f.derive or f.fallback or f.formula for f in figures):
+        return None
+    text = " ".join(" ".join((c.text or "").split()) for c in sources).lower()
+    if any(re.search(r"(?<![\w&-])(?:" + p + r")(?![\w&-])", text) for f in figures for p in f.phrases):
+        return None
+    names = ", ".join(dict.fromkeys(f.label.lower() for f in figures))
+    return Refusal(
+        "figure_not_printed",
+        f"The indexed filings of {analysis.tickers[0]} do not appear to state {names}: their XBRL data holds no "
+        f"such figure, and none of the {len(sources)} passages retrieved prints it by that name. Nothing is cited, "
+        "since the passages that share its words state other figures. The company may report it in a document "
+        "the 10-K only refers to (such as its annual report to shareholders), which is not indexed.",
     )
 
 
