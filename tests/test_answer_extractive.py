@@ -1077,3 +1077,26 @@ def test_a_part_the_question_names_that_the_row_does_not_print_is_not_read_from_
     parts = "| (in millions)\n| 2024 | 2023\nZentrix\n| Net revenues | 8,993 | 14,404"
     text = _one_company("What were Gamma Health's total worldwide Zentrix net revenues in 2024?", parts)
     assert "Figure read from the table: **8,993 million** for 2024: `Net revenues`, under Zentrix" in text
+
+
+def test_a_part_under_its_statement_lines_caption_is_read_by_its_own_label():
+    # "Net Sales:" heads the rows that make it up: a question naming a row's label asks that part's figure, with
+    # the amount asked as what the company made. A caption of another figure than the one asked is no match.
+    table = ("| Year Ended December 31,\n| 2023 | 2024\n| (in millions)\nNet Sales:\n"
+             "Advertising services (4) | 46,906 | 56,214\nSubscription services | 40,209 | 44,374\n"
+             "Operating expenses:\nFulfillment | 90,619 | 98,505")
+    text = _one_company("How much did Gamma Health make from advertising services in 2024?", table)
+    assert text.startswith("Figure read from the table: **56,214 million** for 2024: `Advertising services (4)`")
+    region = ("| Year Ended December 31,\n| 2023 | 2024\n| (in millions)\nNet sales:\nNorth Region | 352,828 | 387,497\n"
+              "Operating income:\nNorth Region | 14,877 | 24,967")
+    text = _one_company("What was Gamma Health's North Region operating income in 2024?", region)
+    assert text.startswith("Figure read from the table: **24,967 million** for 2024: `North Region`, under "
+                           "Operating income") and "387,497 million" not in text
+
+
+def test_a_row_labelled_as_a_percentage_is_read_as_one():
+    table = ("| 2024 | 2023 | 2022 | % Change 2024 v 2023 | % Change 2023 v 2022\n"
+             "Operating ratio (%) | 59.9 | 62.3 | 60.1 | (2.4) | pts | 2.2 | pts")
+    text = _one_company("Gamma Health operating ratio 2024?", table)
+    assert text.startswith("Figure read from the table: **59.9%** for 2024: `Operating ratio (%)`")
+    assert "62.3" not in text.split("[1]")[0]

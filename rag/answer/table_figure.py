@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from ..dates import MONTH_PATTERN
+from ..facts.metrics import METRIC_PATTERNS, STATEMENT_BY_METRIC
 from ..numbers import parse_numbers
 from ..schema import QuestionPlan
 from ..words import AMOUNT_VERBS
@@ -30,6 +31,7 @@ def negated(label: str, question: str) -> bool:
 PERCENT_Q = re.compile(r"\bpercent\w*|%|\b(?:rates?|ratios?|margins?|shares?\s+of|proportion)\b", re.I)
 
 
+_PERCENT_LABEL = re.compile(r"\((?:in\s+)?(?:%|percent)\)|\s%\s*$")
 _SCALE_NOTES = {"in thousands": ("thousand", 1e3), "in millions": ("million", 1e6), "in billions": ("billion", 1e9)}
 # A column head that is a year and nothing else ("2024", "Fiscal 2025", "FY24" is not). A date head ("February 2,
 # 2025") is read by the filing's fiscal calendar instead (see _date_column): a retailer's fiscal 2024 ends in 2025.
@@ -145,6 +147,16 @@ def _counted_column(row: QuotableUnit, counted: list[str]) -> tuple[int, list[st
         if len(hits) == 1:
             return hits[0], [heads[hits[0]]]
     return None
+
+
+def _heads_the_figure_asked(group: str, analysis: QuestionPlan) -> bool:
+    """Is the group heading a statement line's caption ("Net sales:", "Operating expenses:") whose figure the
+    question asks, or asks no other? The rows under it are that figure's parts ("Advertising services" under net
+    sales), named by their own labels; under a part's heading ("<region>") they are that part's lines."""
+    heading = re.sub(r"[:\s]+$", "", group.strip().lower())
+    keys = {m.key for m, pattern in METRIC_PATTERNS if m.key in STATEMENT_BY_METRIC and pattern.fullmatch(heading)}
+    asked = {m.metric_key for m in analysis.metrics if not m.vetoed}
+    return bool(keys) and (not asked or bool(keys & asked))
 
 
 def _names_group(group: str, asked: set[str]) -> bool:
@@ -296,7 +308,8 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     # A row under a group heading (a region's or a segment's block of a key-metrics table, "Europe, Middle East, and
     # Africa (EMEA)") is that part's figure: the question names the group, or the row is the group's own total
     # ("Total net sales" under "Net sales:").
-    if row.group and not (_names_group(row.group, asked) or set(tokens(row.group)) <= label):
+    if row.group and not (_names_group(row.group, asked) or set(tokens(row.group)) <= label
+                          or _heads_the_figure_asked(row.group, analysis)):
         return None
     # A figure asked per item ("net sales per retail square foot") is a rate: a row without "per" is the total,
     # and a row per another item ("per share" when a square foot is asked) another rate.
@@ -318,7 +331,11 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     if figure is None:
         return None
     percent_asked = bool(PERCENT_Q.search(question)) or (change_row and analysis.calculation.growth)
-    if (analysis.counted and (figure.money or figure.pct)) or (not analysis.counted and figure.pct != percent_asked):
+    # A row whose label gives its unit as a percentage ("Operating ratio (%)", "Gross margin %") prints its cells
+    # without the sign.
+    percent_row = bool(_PERCENT_LABEL.search(cells[0])) and not figure.money
+    is_percent = figure.pct or percent_row
+    if (analysis.counted and (figure.money or is_percent)) or (not analysis.counted and is_percent != percent_asked):
         return None
     columns = " / ".join(h for h in heads if h)
     under = f", under {row.group}" if row.group else (f", table {row.title}" if row.title else "")
@@ -330,7 +347,7 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     # percentage: a note "in millions, except percentages and per share data" scales neither. The scale is written
     # as a word beside the figure ("$12,387 million"): a bare "12,387" under "(in thousands)" is read as millions by
     # anyone who skips the note. A count, and an amount in thousands, also get their whole in millions or billions.
-    if word and (analysis.counted or not (per_item_row or figure.pct)):
+    if word and (analysis.counted or not (per_item_row or is_percent)):
         full = figure.value * scale
         sign = "$" if figure.money else ""
         about = f"{sign}{full / 1e9:,.2f} billion" if full >= 1e9 else f"{sign}{full / 1e6:,.1f} million" \
@@ -338,6 +355,6 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
         whole = analysis.counted or word == "thousand"
         stated = f"**{figure.raw} {word}**" + (f" (about {about})" if whole else "")
     else:
-        stated = f"**{figure.raw}**"
+        stated = f"**{figure.raw}%**" if percent_row and not figure.pct else f"**{figure.raw}**"
     return (f"Figure read from the table: {stated} for {wanted[0]}: {where}. It is not tagged XBRL data; the whole "
             "table is in the cited passage.")
