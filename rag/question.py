@@ -206,7 +206,10 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     if quarter_words and not (plan.periods or plan.latest_quarters):
         plan.narrative_words += [m.group(0) for m in _QUARTER_WORDS.finditer(norm)]
     defines = any(metric(m.metric_key).derive for m in plan.metrics)
-    plan.calculation = replace(_calculation(norm, defines), growth=_calculation(named).growth)
+    # A hypothetical change is the premise of a sensitivity (Item 305's "a hypothetical 10% adverse change", "a
+    # 100 basis point increase in rates"), not a change the question asks the figure's.
+    premise = _HYPOTHETICAL.sub(lambda m: " " * len(m.group(0)), named)
+    plan.calculation = replace(_calculation(norm, defines), growth=_calculation(premise).growth)
     back = _YEARS_BACK.search(norm)
     if back and not (plan.calculation.growth or plan.calculation.compares):
         years_back = _YEARS_COUNTED.get(back.group(1) or "", 1)
@@ -522,6 +525,12 @@ def _without_restated_inputs(mentions: list[MetricMention]) -> list[MetricMentio
     if rest and all(m.metric_key in inputs and m.start > derived[0].start for m in rest):
         return [m for m in mentions if m is derived[0] or m.vetoed]
     return mentions
+
+
+_HYPOTHETICAL = re.compile(
+    r"\b(?:a|an)\s+(?:hypothetical\s+)?(?:(?:\d[\d.,]*\s*(?:%|percent|basis[\s-]points?|bps?|percentage[\s-]points?)"
+    r"|one[\s-]percent(?:age[\s-]point)?)[\s-]+|hypothetical\s+)(?:[\w-]+\s+){0,2}?"
+    r"(?:rise|increase|decrease|decline|drop|change|move(?:ment)?|fall|shift|appreciation|depreciation)\b")
 
 
 def _calculation(norm: str, defines_metric: bool = False) -> Calculation:

@@ -566,3 +566,15 @@ def test_a_ticker_no_indexed_filing_writes_is_a_company_not_indexed():
     # With one company indexed, a question naming none is about it, whatever words it writes in capitals.
     alone = Catalog.build(FILINGS[:1], [_Node(FILINGS[0]["ticker"], "Apple reported net income. " * 30)])
     assert plan_question("What were the ASKED risk factors?", alone).unknown_companies == []
+
+
+def test_a_hypothetical_change_is_the_premise_of_a_sensitivity_not_a_change_asked(catalog):
+    # Item 305 states what a hypothetical move would do: the move is given, the figure asked is its effect.
+    for question in ("What would a 100 basis point rise in interest rates do to Apple's investment portfolio?",
+                     "What loss would a hypothetical 10% adverse change in currencies cause Apple in 2024?",
+                     "How would a one percentage point increase in rates affect Apple's interest expense?"):
+        assert plan_question(question, catalog).calculation.growth is False, question
+    # A change the question asks about is still one, beside a premise or alone.
+    assert plan_question("How much did Apple's interest expense rise in 2024?", catalog).calculation.growth
+    assert plan_question("After a 1% rise in rates, how much did Apple's interest income grow in 2024?",
+                         catalog).calculation.growth
