@@ -263,6 +263,25 @@ def _leading_row(chosen: list[QuotableUnit], question: str, analysis: QuestionPl
 _SENTENCES_PASSED = 2
 
 
+def _stated_cell(figure, row: QuotableUnit, counted: bool, *, scaled: bool, percent_row: bool) -> str:
+    """A table cell as the answer states it, in bold: with its table's scale written beside it when `scaled`.
+    The table's unit note scales a count or an amount, except an amount per item ("per share", "per member") or a
+    percentage: a note "in millions, except percentages and per share data" scales neither. The scale is written
+    as a word beside the figure ("$12,387 million"): a bare "12,387" under "(in thousands)" is read as millions by
+    anyone who skips the note. A count, and an amount in thousands, also get their whole in millions or billions."""
+    # The unit note, else a unit the table's title gives ("Revenue Carloads Thousands").
+    note = row.note or next((n for n in _SCALE_NOTES if n.split()[1] in row.title.lower().split()), "")
+    word, scale = _SCALE_NOTES.get(note, ("", 1.0))
+    if word and scaled:
+        full = figure.value * scale
+        sign = "$" if figure.money else ""
+        about = f"{sign}{full / 1e9:,.2f} billion" if full >= 1e9 else f"{sign}{full / 1e6:,.1f} million" \
+            if full >= 1e6 else f"{sign}{full:,.0f}"
+        whole = counted or word == "thousand"
+        return f"**{figure.raw} {word}**" + (f" (about {about})" if whole else "")
+    return f"**{figure.raw}%**" if percent_row and not figure.pct else f"**{figure.raw}**"
+
+
 def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, question: str,
                   content: list[str]) -> str | None:
     """A figure asked whose best match is a table row of several columns (years, and groups of years): the cell
@@ -337,24 +356,15 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     is_percent = figure.pct or percent_row
     if (analysis.counted and (figure.money or is_percent)) or (not analysis.counted and is_percent != percent_asked):
         return None
+    stated = _stated_cell(figure, row, bool(analysis.counted), scaled=analysis.counted or not (per_item_row or is_percent),
+                          percent_row=percent_row)
+    return (f"Figure read from the table: {stated} for {wanted[0]}: {_cell_place(row, cells[0], heads)}. It is not "
+            "tagged XBRL data; the whole table is in the cited passage.")
+
+
+def _cell_place(row: QuotableUnit, label: str, heads: list[str]) -> str:
+    """Where a cell sits, for the reader to check it: its row label, its group or table, its column heads, and
+    the passage's citation number."""
     columns = " / ".join(h for h in heads if h)
     under = f", under {row.group}" if row.group else (f", table {row.title}" if row.title else "")
-    where = f"`{cells[0]}`{under}" + (f", column {columns}" if columns else "") + f" [{row.source.number}]"
-    # The unit note, else a unit the table's title gives ("Revenue Carloads Thousands").
-    note = row.note or next((n for n in _SCALE_NOTES if n.split()[1] in row.title.lower().split()), "")
-    word, scale = _SCALE_NOTES.get(note, ("", 1.0))
-    # The table's unit note scales a count or an amount, except an amount per item ("per share", "per member") or a
-    # percentage: a note "in millions, except percentages and per share data" scales neither. The scale is written
-    # as a word beside the figure ("$12,387 million"): a bare "12,387" under "(in thousands)" is read as millions by
-    # anyone who skips the note. A count, and an amount in thousands, also get their whole in millions or billions.
-    if word and (analysis.counted or not (per_item_row or is_percent)):
-        full = figure.value * scale
-        sign = "$" if figure.money else ""
-        about = f"{sign}{full / 1e9:,.2f} billion" if full >= 1e9 else f"{sign}{full / 1e6:,.1f} million" \
-            if full >= 1e6 else f"{sign}{full:,.0f}"
-        whole = analysis.counted or word == "thousand"
-        stated = f"**{figure.raw} {word}**" + (f" (about {about})" if whole else "")
-    else:
-        stated = f"**{figure.raw}%**" if percent_row and not figure.pct else f"**{figure.raw}**"
-    return (f"Figure read from the table: {stated} for {wanted[0]}: {where}. It is not tagged XBRL data; the whole "
-            "table is in the cited passage.")
+    return f"`{label}`{under}" + (f", column {columns}" if columns else "") + f" [{row.source.number}]"

@@ -176,6 +176,37 @@ class FilingChunker:
             window = offsets[i : i + budget]
             yield start + window[0][0], start + window[-1][1], len(window)
 
+    def _kept_before_statement(self, parsed: ParsedFiling, current: list[_ChunkPiece], table_block, start: int) -> int:
+        """How many of the pieces gathered so far stay in their chunk when a statement's table starts at `start`:
+        the short lines and caption lines just above it on its page (the statement's title, "in millions", a
+        running header) go along with the statement."""
+        caption = getattr(table_block, "caption", "")
+        page = _page_at(parsed, start)
+        lead = len(current)
+        while lead and current[lead - 1].table < 0 and _page_at(parsed, current[lead - 1].start) == page and (
+                current[lead - 1].tokens <= self._PAGE_LINE_TOKENS
+                or parsed.text[current[lead - 1].start:current[lead - 1].end].strip() in caption):
+            lead -= 1
+        return lead
+
+    def _table_opening(self, text: str, table_block, unit: _ChunkPiece, budget: int, table_header: str,
+                       table_header_tokens: int) -> tuple[str, int]:
+        """What a chunk that opens inside a table repeats above its first row, and its word pieces: the table's
+        caption and column headers, so every number keeps its year (only the years when a long caption does not
+        fit), then the label of the row group that row continues (see row_group_label)."""
+        prefix, used = "", 0
+        if table_header and table_header_tokens + unit.tokens <= budget:
+            prefix, used = table_header, table_header_tokens
+        elif table_header and table_block.table_header:
+            prefix = table_block.table_header
+            used = self.count([prefix])[0]
+        group = row_group_label(text, table_block, unit.start)
+        group_tokens = self.count([group])[0] + 1 if group else 0
+        if group and used + group_tokens + unit.tokens <= budget:
+            prefix = f"{prefix}\n{group}" if prefix else group
+            used += group_tokens
+        return prefix, used
+
     def _pack(self, parsed: ParsedFiling, section: Section, head: str, section_blocks,
               statement_tables: set[tuple[int, int]]) -> list[dict]:
         text = parsed.text
@@ -201,18 +232,10 @@ class FilingChunker:
             nonlocal current, used, prefix
             if current:
                 start, end = current[0].start, current[-1].end
-                body = text[start:end]
-                out.append(
-                    {
-                        "text": f"{head}\n{prefix + chr(10) if prefix else ''}{body}",
-                        "section": section.item,
-                        "section_title": section.title,
-                        "char_start": start,
-                        "char_end": end,
-                        "page_start": _page_at(parsed, start),
-                        "page_end": _page_at(parsed, end - 1),
-                    }
-                )
+                out.append({"text": f"{head}\n{prefix + chr(10) if prefix else ''}{text[start:end]}",
+                            "section": section.item, "section_title": section.title,
+                            "char_start": start, "char_end": end,
+                            "page_start": _page_at(parsed, start), "page_end": _page_at(parsed, end - 1)})
             current, used, prefix = [], 0, ""
 
         lead_tokens = budget // 3
@@ -221,13 +244,7 @@ class FilingChunker:
             unit = units[i]
             if unit.table in statements and current and current[-1].table != unit.table:
                 # A statement starts its own chunk; its caption lines and the page's running header go along.
-                caption = getattr(section_blocks[unit.table], "caption", "")
-                page = _page_at(parsed, unit.start)
-                lead = len(current)
-                while lead and current[lead - 1].table < 0 and _page_at(parsed, current[lead - 1].start) == page and (
-                        current[lead - 1].tokens <= self._PAGE_LINE_TOKENS
-                        or text[current[lead - 1].start:current[lead - 1].end].strip() in caption):
-                    lead -= 1
+                lead = self._kept_before_statement(parsed, current, section_blocks[unit.table], unit.start)
                 if lead:
                     carried, current = current[lead:], current[:lead]
                     flush()
@@ -256,21 +273,9 @@ class FilingChunker:
                     continue
                 if used + unit.tokens > limit:
                     flush()
-            if not current and unit.table >= 0 and not unit.is_table_head and unit.table in table_headers:
-                # Starting inside a table: repeat its column headers so every number keeps its year.
-                if header_tokens[unit.table] + unit.tokens <= budget:
-                    prefix = table_headers[unit.table]
-                    used = header_tokens[unit.table]
-                elif section_blocks[unit.table].table_header:  # a long caption: the years alone still fit
-                    prefix = section_blocks[unit.table].table_header
-                    used = self.count([prefix])[0]
             if not current and unit.table >= 0 and not unit.is_table_head:
-                # ... and the label of the group its first rows belong to (see row_group_label).
-                group = row_group_label(text, section_blocks[unit.table], unit.start)
-                group_tokens = self.count([group])[0] + 1 if group else 0
-                if group and used + group_tokens + unit.tokens <= budget:
-                    prefix = f"{prefix}\n{group}" if prefix else group
-                    used += group_tokens
+                prefix, used = self._table_opening(text, section_blocks[unit.table], unit, budget,
+                                                   table_headers.get(unit.table, ""), header_tokens.get(unit.table, 0))
             current.append(unit)
             used += unit.tokens
             i += 1
