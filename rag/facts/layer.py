@@ -34,7 +34,7 @@ from .labels import (
     tolerance,
     unit_kind,
 )
-from .members import members_holding, members_named, name_members, narrowed_by
+from .members import members_holding, members_named, narrowed_by
 from .mentions import member_matcher, normalize, plain_word, without_conjunction
 from .metrics import Metric, member_concepts, metric
 from .per_item import PerItemRates
@@ -643,8 +643,10 @@ class FactsLayer(QuarterFacts, PerItemRates):
         owners = []
         for ticker in sorted({str(f.get("ticker")).upper() for f in self.filings() if f.get("ticker")}):
             views, _company = self._company_views(ticker, years)
-            named = [name_members(plan.question, s, views, member_concepts(metric(s.metric_key))) for s in mentions]
-            if views and all(n is not None and n is not mt for n, mt in zip(named, mentions)):
+            # Exactly one member named per figure, whether the words sit before the figure's own ("<segment
+            # initials> net sales", which qualify the mention) or elsewhere in the question.
+            named = [members_named(plan.question, s, views, member_concepts(metric(s.metric_key))) for s in mentions]
+            if views and all(len(n) == 1 for n in named):
                 owners.append(ticker)
         if len(owners) != 1:
             return None

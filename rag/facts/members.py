@@ -76,18 +76,9 @@ def _without_company(words: list[str], company: set[str]) -> list[str]:
     return words[i:] if 0 < i < len(words) else []
 
 
-def name_members(question: str, mention: MetricMention, views: list[FilingView],
-                 concepts: Iterable[str]) -> MetricMention | None:
-    """The mention qualified by the one member of the metric's concepts that the question names (see
-    members_named; None when none, or two different members match equally). The qualifier is the member's own
-    words, so the facts layer's member lookup finds exactly that member."""
-    if mention.qualified:
-        return mention
-    return narrowed_by(mention, members_named(question, mention, views, concepts))
-
-
 def narrowed_by(mention: MetricMention, winners: list[tuple[str, ...]]) -> MetricMention | None:
-    """The mention qualified by the one member named (see members_named); None when none or several are."""
+    """The mention qualified by the one member named (see members_named); None when none or several are. The
+    qualifier is the member's own words, so the facts layer's member lookup finds exactly that member."""
     return replace(mention, before=list(winners[0])) if len(winners) == 1 else None
 
 
