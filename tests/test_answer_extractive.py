@@ -252,6 +252,23 @@ def test_one_companys_count_compared_over_years_is_read_from_each_years_filing()
     assert "states 27,100 [3], against 19,532" in line and "change +7,568" in line
 
 
+def test_one_companys_count_asked_for_two_years_gives_each_years_figure():
+    # "How many did it deliver in 2023 and 2024": one sentence states one year's count; stating it alone would
+    # answer half the question as if it were the whole. Each year's filing gives its own year's figure.
+    catalog = Catalog.build([{"ticker": "AAA", "company": "Alpha Motors Inc.", "fiscal_year": 2023},
+                             {"ticker": "AAA", "company": "Alpha Motors Inc.", "fiscal_year": 2024}])
+    texts = {2023: "In 2023, we produced 1,845,985 consumer vehicles and delivered 1,808,581 consumer vehicles.",
+             2024: "In 2024, we produced approximately 1,773,000 consumer vehicles and delivered approximately "
+                   "1,789,000 consumer vehicles."}
+    sources = [Citation(number=i + 1, text=text, ticker="AAA", company="Alpha Motors Inc.", fiscal_year=year)
+               for i, (year, text) in enumerate(texts.items())]
+    question = "How many vehicles did Alpha Motors deliver in 2023 and 2024?"
+    text = extractive_answer(question, sources, plan_question(question, catalog))[0]
+    line = next(ln for ln in text.splitlines() if ln.startswith("Comparison"))
+    assert "(FY2024) states 1,789,000 [2], against 1,808,581 for Alpha Motors Inc. (FY2023) [1]" in line
+    assert not text.startswith("Figure read from prose")
+
+
 def test_no_comparison_unless_the_question_ranks_them():
     text = _two_companies("How many people did Alpha Payments and Beta Networks employ in 2024?")
     assert "Comparison" not in text and "35,300" in text and "31,600" in text

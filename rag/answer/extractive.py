@@ -344,11 +344,16 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
     company's (or year's filing's) best quoted sentence that states a figure of what was asked, and the
     difference of those figures. Said only when each such sentence states exactly one such figure, all of one
     kind (a count, an amount, a percentage), so the figures compared are the ones quoted; never a guess."""
-    if analysis is None or not (analysis.calculation.ranks or analysis.calculation.growth):
+    if analysis is None:
+        return None
+    over_years = len(analysis.tickers) == 1 and len(analysis.fiscal_years) >= 2
+    # Several years of one company's figure asked, not as a change ("how many vehicles did it deliver in 2023 and
+    # 2024"): each year's figure from that year's filing, set side by side; one sentence answers one year only.
+    if not (analysis.calculation.ranks or analysis.calculation.growth or over_years):
         return None
     if len(analysis.tickers) >= 2 and analysis.calculation.ranks:
         sides = [(ticker, None) for ticker in analysis.tickers]
-    elif len(analysis.tickers) == 1 and len(analysis.fiscal_years) >= 2:
+    elif over_years:
         # A change over a company's years ("how much did its headcount grow from FY23 to FY25") is the same
         # comparison, the latest against the earliest.
         sides = [(analysis.tickers[0], year) for year in sorted(analysis.fiscal_years)]
@@ -448,8 +453,8 @@ def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, cont
     guessed at."""
     if analysis is None or not analysis.counted or not one_company(analysis, chosen) or not content:
         return None
-    if analysis.calculation.ranks and len(analysis.fiscal_years) >= 2:
-        return None  # one company's count compared over years: see _prose_comparison
+    if len(analysis.fiscal_years) >= 2:
+        return None  # one company's count over years, each from its own year's filing: see _prose_comparison
     if len(_HOW_MANY.findall(analysis.question or "")) > 1:
         return None  # "how many people does it employ, and how many work in R&D": both counts, so the sentence whole
     stating = [u for u in chosen if u.kind == "sentence" and any(
