@@ -778,6 +778,9 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     # Dividends paid out, whatever comes between the verb and the noun; what a part earned from operations.
     ("Who paid out more in dividends in 2024, Acme or Beta?", "dividends_paid"),
     ("How much did Acme pay out as cash dividends in 2024?", "dividends_paid"),
+    # Where the money went: cash paid out in dividends.
+    ("How much did Acme spend on dividends in 2024?", "dividends_paid"),
+    ("How much went to dividends at Acme in 2024?", "dividends_paid"),
     ("What did Acme earn from operations in 2024?", "operating_income"),
     ("How much capital did Acme return to its shareholders in 2024?", "shareholder_returns"),
     ("How much cash did Acme's operations bring in during 2024?", "operating_cash_flow"),
@@ -989,6 +992,9 @@ def test_standard_ratios_are_computed_with_their_definition(corpus):
             and "3.24 = cost of revenue / period-end inventories = $32,639 million [F1] / $10,080 million [F2]" in fa.block)
     fa = ask(corpus, "What was Apple's dividend payout ratio in fiscal 2024?")
     assert "16.25% = dividends paid / net income = $15,234 million [F1] / $93,736 million [F2]" in fa.block
+    # The same share asked as where the earnings went.
+    fa = ask(corpus, "What share of Apple's net income went to dividends in fiscal 2024?")
+    assert "16.25%" in fa.block and "$15,234 million" in fa.block and "$93,736 million" in fa.block
     fa = ask(corpus, "What was Tesla's interest coverage in 2024?")
     assert "20.22 = operating income / interest expense = $7,076 million [F1] / $350 million [F2]" in fa.block
 

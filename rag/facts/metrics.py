@@ -246,7 +246,9 @@ METRICS: list[Metric] = [
        [r"(?:cash\s+)?dividends\s+paid", r"payments?\s+(?:of|for)\s+dividends", r"dividend\s+payments",
         # "paid out to shareholders in dividends", "paid out more in dividends", "pay out as cash dividends".
         r"pa(?:y|id)\s+(?:out\s+)?(?:more\s+|less\s+)?(?:to\s+(?:its\s+|their\s+)?(?:share|stock)(?:holders|owners)\s+)?"
-        r"(?:in|as)\s+(?:cash\s+)?dividends"],
+        r"(?:in|as)\s+(?:cash\s+)?dividends",
+        # Where money went ("what share of its earnings went to dividends", "spent on dividends"): cash paid out.
+        r"(?:went|go(?:es)?|spent|spend(?:s|ing)?)\s+(?:out\s+)?(?:to|on|toward|towards)\s+(?:cash\s+)?dividends"],
        [_G + "PaymentsOfDividends", _G + "PaymentsOfDividendsCommonStock"], outflow="{} paid out in dividends"),
     _m("dps", "Dividends declared per share",
        [r"dividends?\s+(?:declared\s+|paid\s+)?per\s+(?:common\s+)?share"],
