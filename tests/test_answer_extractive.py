@@ -452,8 +452,10 @@ def test_the_passage_a_figure_is_read_from_leads_the_sources():
     assert [c.chunk_id for c in res.citations] == ["c-table"]
     assert [n.node.node_id for n in found.nodes] == ["c-table", "c-prose", "c-business"]
     # Passages quoted as they are keep search's order.
-    quoted = retrieval(question, nodes[:2], plan)
-    res = answer(question, quoted, settings_for(None), use_llm=False)
+    question = "What does Gamma Health say about paid plans in Region North?"
+    plan = plan_question(question, Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.",
+                                                   "fiscal_year": 2024}]))
+    res = answer(question, retrieval(question, nodes[:2], plan), settings_for(None), use_llm=False)
     assert [c.chunk_id for c in res.sources] == ["c-prose", "c-business"]
 
 

@@ -277,3 +277,41 @@ def test_a_statement_line_no_passage_prints_and_no_fact_holds_is_refused(fake_ol
                      section="Item 5")
     res = answer(left, retrieval(left, [room], plan), settings_for(None), use_llm=False)
     assert res.refusal_reason != "figure_not_printed"
+
+
+# A product line's passages as annual reports print them: its models by name, its sales in dollars (the "$" on the
+# table's first row only), its share of revenue; and a segment's table that lists its deliveries among amounts.
+_PRODUCT_LINE = ("Acme Corp. (ACME) · 10-K · FY2024 · Item 7\n"
+                 "The Widget line includes Widget 17 Pro, Widget Air, Widget 17 and Widget 16e.\n"
+                 "| 2024 | 2023\nWidget | $209,586 | $201,183\nGadget | 29,984 | 29,357\n"
+                 "Widget net sales increased 4% during 2024, and accounted for 52% of total net sales.")
+_SEGMENT_TABLE = ("Acme Corp. (ACME) · 10-K · FY2024 · Item 7\n"
+                  "| 2024 | 2023\nRevenues | $22,861 | $33,901\nDeliveries | 348 | 528\n")
+
+
+def _acme_answer(question: str, *texts: str):
+    plan = plan_question(question, Catalog.build([{"ticker": "ACME", "company": "Acme Corp.", "fiscal_year": 2024}]))
+    nodes = [make_node(text, f"c-{i}", 0.03 - i * 0.001, section="Item 7") for i, text in enumerate(texts)]
+    return answer(question, retrieval(question, nodes, plan), settings_for(None), use_llm=False)
+
+
+def test_a_count_no_passage_states_is_refused():
+    # The passages name the widgets, number their models and state their sales: none says how many were sold.
+    res = _acme_answer("How many Widgets did Acme sell in fiscal 2024?", _PRODUCT_LINE)
+    assert res.refused and res.refusal_reason == "count_not_stated" and res.citations == []
+    assert "how many Widgets" in res.answer and "209,586" not in res.answer
+    # A line of a table of amounts is an amount, its "$" printed on another row: never read as a count.
+    res = _acme_answer("How many Gadgets did Acme sell in fiscal 2024?", _PRODUCT_LINE)
+    assert "29,984 million" not in res.answer and "Figure read from the table" not in res.answer
+
+
+def test_a_count_a_row_states_under_the_questions_verb_is_answered():
+    # "Deliveries | 348" counts what "how many ... did it deliver" asks, though the row never says "airplanes".
+    res = _acme_answer("How many airplanes did Acme deliver in 2024?", _SEGMENT_TABLE)
+    assert not res.refused and "348" in res.answer
+    # People are counted in each filer's own words: a passage that counts "individuals" is not refused for
+    # missing "people".
+    res = _acme_answer("How many people were affected by Acme's data breach?",
+                       "Acme Corp. (ACME) · 10-K · FY2024 · Item 1A\nThe incident affected personal data of "
+                       "approximately 190 million individuals.")
+    assert not res.refused

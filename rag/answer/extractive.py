@@ -19,7 +19,7 @@ from ..numbers import (
     worth_checking,
 )
 from ..schema import Citation, QuestionPlan
-from ..words import COUNT_AFTER_NOUN_LINK
+from .counts import YEAR, amounts_only, counts_named, names_another_year, names_counted, row_figures
 from .figures import answer_figures
 from .quotable import QuotableUnit, column_heads, quotable_units
 from .table_figure import NUMERIC_Q, PERCENT_Q, negated, one_company, table_figure
@@ -69,11 +69,11 @@ def _fit(u: QuotableUnit, toks: set[str], asked: _Asked) -> float:
     """A factor on a unit's word score for how its kind fits what is asked: a count for "how many", an amount for
     "how much", a figure at all, the class of stock named, nothing the question leaves out."""
     factor = 1.0
-    if asked.counted and u.kind == "sentence" and _counts_named(u, asked.counted, asked.years):
+    if asked.counted and u.kind == "sentence" and counts_named(u, asked.counted, asked.years):
         factor *= 1.5  # "how many stores": a sentence that gives a number of stores ("operated 2,347 stores")
-    if asked.counted and u.kind == "row" and _amounts_only(u.text):
+    if asked.counted and u.kind == "row" and amounts_only(u.text):
         factor *= 0.6  # "how many memberships": a row of dollars or percentages is not a count
-    elif asked.counted and u.kind == "row" and _names_counted(
+    elif asked.counted and u.kind == "row" and names_counted(
             set(tokens(" ".join(asked.counted))), set(tokens(f"{u.header} {u.caption} {u.title}"))):
         factor *= 1.5  # "how many associates in Canada": a row of a table of the number of associates
     if asked.amount and u.kind == "row" and _percentages_only(u.text):
@@ -171,20 +171,10 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
     return units
 
 
-def _row_figures(row: str) -> list[WrittenNumber]:
-    return [n for cell in row.split("|")[1:] for n in parse_numbers(cell) if worth_checking(n)]
-
-
 def _percentages_only(row: str) -> bool:
     """A table row whose figures are all percentages ("Total payments volume growth | 9% | 11%")."""
-    figures = _row_figures(row)
+    figures = row_figures(row)
     return bool(figures) and all(n.pct for n in figures)
-
-
-def _amounts_only(row: str) -> bool:
-    """A table row whose figures are all money or percentages ("Revenue per membership | $17.20 | 6%")."""
-    figures = _row_figures(row)
-    return bool(figures) and all(n.money or n.pct for n in figures)
 
 
 def _select_units(units: list[QuotableUnit], limit: int = 7, per_source: int = 3) -> list[QuotableUnit]:
@@ -243,6 +233,8 @@ def _render_unit(u: QuotableUnit) -> str:
         if u.header:
             if u.title:
                 context.append(f"table: {u.title}")
+            elif u.caption and len(u.caption) <= 60:
+                context.append(f"table: {u.caption}")  # one region's or segment's table of several alike
             lines = [" | ".join(c for c in column_heads(h) if c) for h in u.header.splitlines()]
             context.append("columns: " + " / ".join(ln for ln in lines if ln))
         values = [c for c in u.text.split("|")[1:] if re.search(r"\d", c)]
@@ -253,8 +245,6 @@ def _render_unit(u: QuotableUnit) -> str:
     return f"- {text} [{u.source.number}]"
 
 
-_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
-_CLAUSE = re.compile(r"[^,;:.()]*")  # from a figure to the next punctuation
 # An amount asked, not its change: "how much volume", but not "how much did it grow" or "how much of revenue".
 _AMOUNT_Q = re.compile(r"\bhow\s+much\b(?!\s+of\b)(?!.*\b(?:grow|grew|growth|increase|decrease|declin|rise|rose|fell|"
                        r"fall|drop|change|higher|lower|more|less)\w*)", re.I)
@@ -280,7 +270,7 @@ def _figures_about(u: QuotableUnit, content: list[str], percent_asked: bool, yea
         if n.pct and not percent_asked:
             continue  # "approximately 69% were employed outside the U.S.": a share, when a count is asked
         after = tokens(u.text[n.end:])[:3]
-        if _names_another_year(after, years):
+        if names_another_year(after, years):
             continue
         near = set(tokens(u.text[:n.start])[-2:]) | set(after[:1])
         if any(is_covered(t, near) for t in content):
@@ -288,44 +278,7 @@ def _figures_about(u: QuotableUnit, content: list[str], percent_asked: bool, yea
     return out
 
 
-def _names_another_year(words: list[str], years: set[str]) -> bool:
-    """The words after a figure name a year, and not one asked: "28,800 in fiscal 2023" when 2024 is asked."""
-    return bool(years) and any(_YEAR.fullmatch(t) and t not in years for t in words)
-
-
-def _counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[WrittenNumber]:
-    """The figures a sentence gives as counts of what is counted: the noun follows its figure within the clause
-    ("approximately 470,100 associates", "36,000 full-time employees"), so "of whom approximately 50,600 were
-    salaried" and "employees in 38 countries" are not counts of employees; nor is a count whose clause names only
-    a year not asked."""
-    stems = set(tokens(" ".join(counted)))
-    out = []
-    # Counts listed before one noun ("69,700 and 79,100 employees") all count it: the list's last figure is read.
-    for run in listed_runs(u.text, [n for n in answer_figures(u.text) if not (n.pct or n.money)]):
-        n = run[-1]
-        if _PARTITIVE.match(u.text, n.end):
-            continue  # "13,000 of our employees took part": some of them, not how many there are
-        # Four words: "164,000 full-time equivalent employees" counts employees.
-        after = tokens(_CLAUSE.match(u.text, n.end).group(0))[:4]
-        if _names_another_year(after, years):
-            continue
-        before = _CLAUSE_BEFORE.search(u.text[:run[0].start])
-        # The noun as the filing words it: "842 registered shareholders" counts holders of record.
-        if _names_counted(stems, set(after)) or (
-                before and _names_counted(stems, set(tokens(before.group("subject"))[-5:]))):
-            out.extend(run)
-    return out
-
-
-def _names_counted(stems: set[str], words: set[str]) -> bool:
-    return any(is_covered(s, words) for s in stems)
-
-
 _HOW_MANY = re.compile(r"\bhow\s+many\b", re.I)
-# "13,000 of our employees": a part of what is counted.
-_PARTITIVE = re.compile(r"\s+of\s+(?:our|its|their|the|these|those|whom|which)\b", re.I)
-# The count stated after its noun: "our employee headcount worldwide was 125,665", "a workforce of about 228,000".
-_CLAUSE_BEFORE = re.compile(r"(?P<subject>[^,;:.()]*?)\b" + COUNT_AFTER_NOUN_LINK + "$", re.I)
 
 
 # What a comparison of figures read from prose says of them.
@@ -366,7 +319,7 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
         years = {str(year)} if year else {str(y) for y in analysis.fiscal_years}
         # What is counted, when the question says ("how many stores", a headcount's employees), before any other
         # word of the question: "29.7 million people" served is not a count of the people employed.
-        stating = [(u, figures) for u in own if (figures := _counts_named(u, analysis.counted, years))] or [
+        stating = [(u, figures) for u in own if (figures := counts_named(u, analysis.counted, years))] or [
             (u, figures) for u in own if (figures := _figures_about(u, content, percent_asked, years))]
         if not stating or stating[0][0].kind != "sentence":
             return None
@@ -438,7 +391,7 @@ def _figures_of_the_year(u: QuotableUnit, years: set[str], money: bool = False
             if not wanted or stated_for[n.start] in wanted:
                 kept.append(n)
             continue
-        named = set(_YEAR.findall(u.text[n.start:figures[i + 1].start if i + 1 < len(figures) else len(u.text)]))
+        named = set(YEAR.findall(u.text[n.start:figures[i + 1].start if i + 1 < len(figures) else len(u.text)]))
         if not (named and wanted and not named & wanted):
             kept.append(n)
     return figures, kept
@@ -562,7 +515,7 @@ def _compared_figure(text: str, figure: WrittenNumber, year: str) -> bool:
     fiscal 2023"). A year named further on belongs to something else ("under the program authorized in 2021")."""
     if not _COMPARED_WITH.search(text[max(0, figure.start - 30):figure.start]):
         return False
-    named = {t for t in tokens(text[figure.end:])[:8] if _YEAR.fullmatch(t)}
+    named = {t for t in tokens(text[figure.end:])[:8] if YEAR.fullmatch(t)}
     return bool(named) and year not in named
 
 
@@ -623,7 +576,7 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
         return set(tokens(_clause_quote(unit.text, n, figures)))
 
     if not asked:
-        totals = [n for n in kept if any(n.start == m.start for m in _counts_named(unit, counted, set()))]
+        totals = [n for n in kept if any(n.start == m.start for m in counts_named(unit, counted, set()))]
         return totals[0] if len(totals) == 1 else None
     in_sentence = {t for t in asked if is_covered(t, set(tokens(unit.text)))}
     if not in_sentence:
@@ -632,7 +585,7 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
     if len(holding) > 1:
         # The other words sit in every count's clause ("135 office locations in 83 countries around the world"):
         # the count its noun follows is the one asked, the other counts where.
-        named = {m.start for m in _counts_named(unit, counted, set())}
+        named = {m.start for m in counts_named(unit, counted, set())}
         holding = [n for n in holding if n.start in named]
     return holding[0] if len(holding) == 1 else None
 

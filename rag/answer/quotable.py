@@ -28,6 +28,9 @@ class QuotableUnit:
     score: float = 0.0
     coverage: float = 0.0  # share of the question's content terms in this unit
     following: str = ""  # the next sentence of the same paragraph (context for the best sentence)
+    # A row of a table that prints dollar signs: statements print "$" on a table's first and total rows only, so
+    # the unsigned cells between ("<product line> | 29,984") are amounts too.
+    in_dollars: bool = False
 
     @property
     def title(self) -> str:
@@ -196,4 +199,18 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
             for a, b in zip(units[first_in_line:], units[first_in_line + 1:], strict=False):
                 a.following = b.text
         pos += 1
+    _mark_dollar_tables(units)
     return units
+
+
+def _mark_dollar_tables(units: list[QuotableUnit]) -> None:
+    """Mark the rows of each table (a run of rows under one column header) that prints a dollar sign anywhere."""
+    run: list[QuotableUnit] = []
+    for unit in units + [None]:
+        if unit is not None and unit.kind == "row" and (not run or unit.header == run[0].header):
+            run.append(unit)
+            continue
+        if any("$" in r.text for r in run):
+            for r in run:
+                r.in_dollars = True
+        run = [unit] if unit is not None and unit.kind == "row" else []

@@ -12,7 +12,10 @@ from datetime import date
 
 from ..facts.metrics import STATEMENT_BY_METRIC, metric
 from ..schema import Citation, Filters, QuestionPlan
-from .terms import STOP_WORDS, is_covered, passage_words, tokens
+from ..words import HEADCOUNT_NOUNS
+from .counts import states_count
+from .quotable import quotable_units
+from .terms import GENERIC_TERMS, STOP_WORDS, is_covered, passage_words, stem, tokens
 
 
 @dataclass
@@ -290,6 +293,42 @@ def figure_not_printed(analysis: QuestionPlan | None, sources: list[Citation]) -
         f"such figure, and none of the {len(sources)} passages retrieved prints it by that name. Nothing is cited, "
         "since the passages that share its words state other figures. The company may report it in a document "
         "the 10-K only refers to (such as its annual report to shareholders), which is not indexed.",
+    )
+
+
+# What a "how many" question counts, as it words it: "how many <things> did/does/were ...".
+_COUNTED_PHRASE = re.compile(r"\bhow\s+many\s+((?:[\w'’-]+\s+){0,3}?[\w'’-]+?)\s+(?:did|do|does|were|was|are|is|"
+                             r"has|have|had|will|can|could)\b", re.I)
+
+
+_PERSON_STEMS = {stem(w) for w in (HEADCOUNT_NOUNS + """people individuals members customers clients users
+    subscribers consumers patients holders shareholders stockholders lives""".split())}
+
+
+def count_not_stated(analysis: QuestionPlan | None, sources: list[Citation]) -> Refusal | None:
+    """A count of one company's things asked ("how many <units> did it sell", "how many <sites> does it run") that
+    no sentence or table row of the retrieved passages states: the passages name the things but give no number of
+    them (their sales in dollars, their models by name, their share of revenue), and a figure quoted from them
+    would answer another question. A figure the facts layer reads (shares, a tagged count) is asked through a
+    metric and left to it; a count the filings state in a table counts as stated (see states_count)."""
+    if analysis is None or not analysis.counted or len(analysis.tickers) != 1 or analysis.narrative or not sources:
+        return None
+    if any(not m.vetoed for m in analysis.metrics):
+        return None
+    # People are counted in each filer's own words (members, lives, individuals, people served, customers): a
+    # passage that names no count of them in the question's word may still count them in its own.
+    if any(tokens(word)[:1] and tokens(word)[0] in _PERSON_STEMS for word in analysis.counted):
+        return None
+    asked = {t for t in tokens(analysis.question or "") if t not in GENERIC_TERMS and not t.isdigit()}
+    if any(states_count(u, analysis.counted, set(), asked) for c in sources for u in quotable_units(c)):
+        return None
+    phrase = _COUNTED_PHRASE.search(analysis.question or "")
+    what = f"how many {phrase.group(1)}" if phrase else "the count asked"
+    return Refusal(
+        "count_not_stated",
+        f"The indexed filings of {analysis.tickers[0]} do not appear to state {what}: none of the {len(sources)} "
+        "passages retrieved gives a number of them, only other figures about them (amounts, shares, names). "
+        "Nothing is cited, since quoting those figures would answer another question.",
     )
 
 

@@ -24,6 +24,7 @@ from .llm import StreamBroken, answer_tokens, make_llm, translate_error
 from .prompt import SYSTEM_PROMPT, build_messages, fit_sources
 from .refusals import (
     check_refusal,
+    count_not_stated,
     figure_not_printed,
     incorporated_by_reference,
     names_not_found,
@@ -275,7 +276,7 @@ class AnswerStream:
             return
         elsewhere = (incorporated_by_reference(analysis, chunk_sources) or names_not_found(analysis, chunk_sources)
                      or period_not_covered(analysis, self.retrieval.unavailable, chunk_sources)
-                     or figure_not_printed(analysis, chunk_sources))
+                     or figure_not_printed(analysis, chunk_sources) or count_not_stated(analysis, chunk_sources))
         if elsewhere and not facts_text:
             res.refused, res.refusal_reason = True, elsewhere.kind
             yield self._emit(elsewhere.message)

@@ -10,6 +10,7 @@ from ..facts.metrics import METRIC_PATTERNS, STATEMENT_BY_METRIC
 from ..numbers import parse_numbers
 from ..schema import QuestionPlan
 from ..words import AMOUNT_VERBS
+from .counts import labelled_as_count
 from .quotable import QuotableUnit, column_heads
 from .terms import GENERIC_TERMS, tokens
 
@@ -259,6 +260,19 @@ def _leading_row(chosen: list[QuotableUnit], question: str, analysis: QuestionPl
     return chosen[0]
 
 
+_NOTE_MARKS = re.compile(r"\s*\(\d\)|\s*[*†‡]")
+
+
+def _one_part_of_several(row: QuotableUnit, chosen: list[QuotableUnit], asked: set[str]) -> bool:
+    """The row's label is printed in several tables, each under its own caption (one region's or segment's table
+    after another: "Paid memberships at end of period" under "<Region A>", "<Region B>", ...), and the question
+    names none of the row's: the row is one part's figure, and which part (or the whole) is asked is a guess."""
+    label = _NOTE_MARKS.sub("", row.text.split("|")[0]).strip().lower()
+    captions = {u.caption for u in chosen if u.kind == "row" and u.caption
+                and _NOTE_MARKS.sub("", u.text.split("|")[0]).strip().lower() == label}
+    return len(captions) > 1 and not _names_group(row.caption, asked)
+
+
 # How many sentences stating no figure of the kind asked the figure's row may be ranked below.
 _SENTENCES_PASSED = 2
 
@@ -328,7 +342,7 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     # Africa (EMEA)") is that part's figure: the question names the group, or the row is the group's own total
     # ("Total net sales" under "Net sales:").
     if row.group and not (_names_group(row.group, asked) or set(tokens(row.group)) <= label
-                          or _heads_the_figure_asked(row.group, analysis)):
+                          or _heads_the_figure_asked(row.group, analysis)) or _one_part_of_several(row, chosen, asked):
         return None
     # A figure asked per item ("net sales per retail square foot") is a rate: a row without "per" is the total,
     # and a row per another item ("per share" when a square foot is asked) another rate.
@@ -354,7 +368,9 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     # without the sign.
     percent_row = bool(_PERCENT_LABEL.search(cells[0])) and not figure.money
     is_percent = figure.pct or percent_row
-    if (analysis.counted and (figure.money or is_percent)) or (not analysis.counted and is_percent != percent_asked):
+    # A count asked: a line of a table of amounts (its "$" on another row) is one too, unless labelled as a count.
+    amount = figure.money or (row.in_dollars and not labelled_as_count(cells[0], analysis.counted))
+    if (analysis.counted and (amount or is_percent)) or (not analysis.counted and is_percent != percent_asked):
         return None
     stated = _stated_cell(figure, row, bool(analysis.counted), scaled=analysis.counted or not (per_item_row or is_percent),
                           percent_row=percent_row)
