@@ -95,7 +95,11 @@ ITEM_CONTENT = [
     (r"\b(?:executives?|ceo|cfo|chief\s+\w+\s+officer|named\s+executive\s+officers?|officers?|directors?)(?:'s?|’s?)?"
      r"\s+(?:total\s+|annual\s+)?(?:compensation|pay|salar(?:y|ies)|bonus(?:es)?|remuneration)\b|"
      r"\bpay\s+ratio\b|\b(?:total|annual)\s+(?:compensation|pay)\b(?!\s+(?:expense|cost))|"
-     r"\bcompensation\s+(?:did|does|was|were)\s+(?:[\w.'’-]+\s+){1,4}?(?:receive|earn|get|paid|awarded)\b", "11",
+     r"\bcompensation\s+(?:did|does|was|were)\s+(?:[\w.'’-]+\s+){1,4}?(?:receive|earn|get|paid|awarded)\b|"
+     # The executive as what is paid ("how much did it pay its CEO"), or as who earns ("what did the CFO make").
+     r"\b(?:pa(?:y|ys|id)|compensated?)\s+(?:its\s+|their\s+|the\s+|our\s+)?(?:ceo|cfo|chief\s+\w+\s+officer|"
+     r"executives?|named\s+executive\s+officers?)\b|"
+     r"\b(?:ceo|cfo|chief\s+\w+\s+officer)\s+(?:make|made|earn|earned|receive|received|take\s+home)\b", "11",
      "executive compensation: summary compensation table of the named executive officers"),
     (r"\bbeneficial(?:ly)?\s+own\w*|\bsecurity\s+ownership\b|"
      r"\b(?:largest|biggest|major|principal)\s+(?:share|stock)?(?:holders?|owners?)\b", "12",

@@ -113,6 +113,9 @@ def _pay_question(question: str, item_11_text: str):
 @pytest.mark.parametrize("question", [
     "How much total compensation did Apple's CEO receive for 2024?",
     "What was Apple's CEO pay ratio in 2024?",
+    # The executive as the one paid, or as the one who earns.
+    "How much did Apple pay its CEO in 2024?",
+    "What did Apple's CEO earn in fiscal 2024?",
 ])
 def test_a_disclosure_left_to_the_proxy_statement_is_refused_with_where_it_is(question):
     res = _pay_question(question, _ITEM_11_POINTER)
