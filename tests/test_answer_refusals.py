@@ -229,6 +229,27 @@ def test_a_year_before_the_reports_reach_that_no_passage_mentions_is_refused(fak
     assert "NFLX FY2019" in res.answer and "301.63" not in res.answer and fake_ollama.chat_requests() == []
 
 
+def test_a_year_before_the_reports_reach_named_only_in_passing_is_refused():
+    from dataclasses import replace
+
+    from rag.schema import MetricMention
+
+    # A statement line asked for a year no report covers: a passage that names the year for something else (a plan
+    # adopted that year) states no figure of it; one that prints the line beside the year does.
+    question = "What was Acme's revenue in 2019?"
+    plan = QuestionPlan(tickers=["ACME"], fiscal_years=[2019], question=question,
+                        metrics=[MetricMention("revenue", 0, 0, ["revenue"])])
+    passing = make_node("Revenues | $52,000 | $48,000 | $45,000\nOur equity incentive plan was adopted in 2019.",
+                        "c-passing", 0.03, section="Item 8")
+    found = replace(retrieval(question, [passing], plan), unavailable=["ACME FY2019"])
+    res = answer(question, found, settings_for(None), use_llm=False)
+    assert res.refused and res.refusal_reason == "period_not_covered" and "52,000" not in res.answer
+    stated = make_node("Revenue grew from $41,000 million in 2019 to $52,000 million in 2024.", "c-stated", 0.03,
+                       section="Item 7")
+    found = replace(retrieval(question, [stated], plan), unavailable=["ACME FY2019"])
+    assert not answer(question, found, settings_for(None), use_llm=False).refused
+
+
 def test_a_fourth_quarter_no_filing_gives_alone_is_refused_unless_a_passage_states_it(fake_ollama):
     from dataclasses import replace
 

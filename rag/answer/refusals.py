@@ -257,14 +257,30 @@ def _year_not_mentioned(analysis: QuestionPlan, unavailable: list[str], sources:
     """A fiscal year after every indexed report ("ACME FY2026"), or before all they report ("ACME FY2019"), that
     none of the passages so much as mentions: they say nothing of that year."""
     later = [y for y in analysis.fiscal_years if any(label.endswith(f"FY{y}") for label in unavailable)]
-    if not later or any(str(y) in (c.text or "") for c in sources for y in later):
+    if not later or any(_speaks_of_year(analysis, c.text or "", str(y)) for c in sources for y in later):
         return None
     return Refusal(
         "period_not_covered",
         f"These filings do not include {', '.join(unavailable)}: no indexed report covers that period, and none of "
-        f"the {len(sources)} passages retrieved from the indexed reports mentions {', '.join(map(str, later))}. "
+        f"the {len(sources)} passages retrieved from the indexed reports speaks of {', '.join(map(str, later))} for what is asked. "
         "Nothing is cited, since no indexed passage speaks of that year.",
     )
+
+
+def _speaks_of_year(analysis: QuestionPlan, text: str, year: str) -> bool:
+    """Does a passage speak of the year for what is asked? With a statement line asked ("revenue in <year>"), a
+    sentence or row must print the year beside one of the line's names: a year named in passing ("since <year>",
+    a note's effective date) states no figure of it."""
+    if year not in text:
+        return False
+    phrases = [p for m in analysis.metrics if not m.vetoed for p in metric(m.metric_key).phrases]
+    if not phrases:
+        return True
+    for piece in re.split(r"(?<=[.!?])\s+|\n", text):
+        low = " ".join(piece.split()).lower()
+        if year in low and any(re.search(r"(?<![\w&-])(?:" + p + r")(?![\w&-])", low) for p in phrases):
+            return True
+    return False
 
 
 def figure_not_printed(analysis: QuestionPlan | None, sources: list[Citation]) -> Refusal | None:
