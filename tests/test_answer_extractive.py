@@ -1119,3 +1119,23 @@ def test_a_row_labelled_as_a_percentage_is_read_as_one():
     text = _one_company("Gamma Health operating ratio 2024?", table)
     assert text.startswith("Figure read from the table: **59.9%** for 2024: `Operating ratio (%)`")
     assert "62.3" not in text.split("[1]")[0]
+
+
+def test_a_sentences_one_count_is_read_only_when_it_counts_the_thing_asked():
+    # The best sentence for "holders of record" speaks of the common stock and states one count, of shares: it is
+    # not the number of holders. A sentence whose one count is of the thing asked gives it.
+    from rag.answer.extractive import _count_asked
+    from rag.answer.quotable import QuotableUnit
+    from rag.numbers import parse_numbers
+
+    source = Citation(number=1, text="", ticker="AAA", company="Alpha Payments Inc.", fiscal_year=2024)
+    counted = ["holders", "of", "record"]
+    for text, expected in (
+            ("In February 2019, the Board authorized a plan to purchase up to 150 million shares of our common "
+             "stock.", None),
+            ("As of February 18, 2025, there were 2,342 holders of record of our common stock.", "2,342")):
+        unit = QuotableUnit(source, "sentence", text, 0)
+        figures = [n for n in parse_numbers(text) if not n.money and not n.pct and n.raw not in ("2019", "2025",
+                                                                                                   "18")]
+        found = _count_asked(unit, figures, figures, counted, ["holder", "record", "common", "stock"])
+        assert (found.raw if found else None) == expected, text

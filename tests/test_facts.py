@@ -826,6 +826,8 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     ("Acme's retained earnings flipped negative in 2025: how big is the deficit?", "retained_earnings"),
     # A hyphenated name between the verb's words.
     ("How many shares does Acme-Widgets have outstanding?", "shares_outstanding"),
+    # A period word after the metric says when, not which part ("at year-end").
+    ("What were Acme's total liabilities at year-end 2024?", "total_liabilities"),
     ("How much tax did Acme-Widgets pay in 2024?", "income_taxes_paid"),
 ])
 def test_statement_lines_asked_in_an_analysts_words(question, key):

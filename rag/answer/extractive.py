@@ -568,7 +568,9 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
     # A size or a span ("24,000 additional square feet", "five years") measures something: it counts no stores.
     kept = [n for n in kept if not _MEASURE.match(unit.text, n.end)]
     if len(kept) <= 1:
-        return kept[0] if kept else None
+        # One count left: it must count the thing asked ("up to 150 million shares" counts no holders of record).
+        named = {m.start for m in counts_named(unit, counted, set())}
+        return kept[0] if kept and kept[0].start in named else None
     counted_stems = set(tokens(" ".join(counted)))
     asked = [t for t in content if not is_covered(t, counted_stems)]
 
