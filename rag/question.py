@@ -113,11 +113,12 @@ _LINE_OVER_LINE = re.compile(
 _RATIO_OF = re.compile(r"\bratio\s+(?:of|between)\b")
 _DIFFERENCE = re.compile(r"\bdifference\s+between\b")
 _COMPARED = re.compile(r"\bcompared?\b|\bversus\b|\bvs\b")
-# A count asked: the (up to five) words after "how many" name what is counted, unless they count money. They end
+# A count asked: the (up to five) words after "how many", the company's name left out ("how many <Company> class A
+# holders of record"), name what is counted, unless they count money. They end
 # where the question's verb or a preposition of place or time starts ("how many employees does it have", "how many
 # stores in"); "of" stays inside what is counted ("holders of record").
 _COUNT_ENDS = r"(?:do|does|did|is|are|was|were|has|have|had|will|would|can|could|may|might|must|should|in|at|for|on|by|to)\b"
-_HOW_MANY = re.compile(r"\bhow\s+many\s+(?:of\s+)?((?:(?!" + _COUNT_ENDS + r")[a-z][\w'’-]*\s+){0,4}(?!" + _COUNT_ENDS
+_HOW_MANY = re.compile(r"\bhow\s+many\s+(?:of\s+)?((?:(?!" + _COUNT_ENDS + r")[a-z][\w'’-]*\s+){0,6}(?!" + _COUNT_ENDS
                        + r")[a-z][\w'’-]*)")
 # "The number of shareholders of record", "its number of stores": a count asked without "how many".
 _NUMBER_OF = re.compile(r"\bnumber\s+of\s+((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'’-]*)")
@@ -232,7 +233,8 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.unread_names = _unread_names(question, plan, catalog)
     plan.name_phrases = _name_phrases(question, plan.unread_names)
     counted = _HOW_MANY.search(norm)
-    plan.counted = counted.group(1).split() if counted and not _COUNTS_MONEY.match(counted.group(1)) else []
+    plan.counted = [w for w in counted.group(1).split() if w.removesuffix("'s").removesuffix("’s") not in catalog.words
+                    ][:5] if counted and not _COUNTS_MONEY.match(counted.group(1)) else []
     number_of = _NUMBER_OF.search(norm)
     plan.number_of = number_of.group(1).split() if number_of else []
     amount = _HOW_MUCH.search(norm)

@@ -281,8 +281,11 @@ def test_a_count_question_names_what_it_counts(catalog):
     # What is counted ends where the question's verb or a place starts; "of" stays inside it.
     assert plan_question("How many employees did Apple have in 2024?", catalog).counted == ["employees"]
     assert plan_question("How many employees does Apple have?", catalog).counted == ["employees"]
+    # The company's name is not what is counted, and does not use up the words that are.
     assert plan_question("How many Apple retail stores are there in Canada?", catalog).counted == [
-        "apple", "retail", "stores"]
+        "retail", "stores"]
+    assert plan_question("How many Mastercard class A holders of record are there?", catalog).counted == [
+        "class", "a", "holders", "of", "record"]
     assert plan_question("How many holders of record did Tesla have?", catalog).counted == ["holders", "of", "record"]
     assert plan_question("How many dollars did Apple spend on R&D in 2024?", catalog).counted == []
     # A modal verb starts the predicate as "will" does: the stores, not "stores may close".
