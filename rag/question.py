@@ -242,6 +242,13 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
         plan.amount_named = amount.span(1)
     plan.share_part = _share_part(norm, plan, catalog)
     plan.source_part = _source_part(norm, plan, catalog)
+    # "How much of its buyback authorization did it have left": "how much of" one figure, then what is left of it,
+    # with no part of it named (no member, no source, nothing left out, no second figure): the remainder is the
+    # figure's own amount, not a share of it. A part said otherwise ("comes due within the next year") stays one.
+    asked = [m for m in plan.metrics if not m.vetoed]
+    if (plan.calculation.amount_of and len(asked) == 1 and not asked[0].qualified and not plan.share_part
+            and not plan.source_part and not plan.excluded and _REMAINDER.search(norm, asked[0].end)):
+        plan.calculation = replace(plan.calculation, share_of_end=None, amount_of=False)
     plan.year_of_company = _year_of_company(norm, plan.tickers, plan.fiscal_years, catalog)
     plan.statements = _statements(low, plan.prose_intent, plan.metrics)
     plan.sections = _sections(low, plan, catalog)
@@ -515,8 +522,9 @@ def _sections(low: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
 
 
 def _without_restated_inputs(mentions: list[MetricMention]) -> list[MetricMention]:
-    """"What net margin did it earn, taking net earnings over sales?": a computed metric followed by the figures it
-    is computed from, as its definition. The computed line cites both inputs; listing them again as figures of
+    """"What net margin did it earn, taking net earnings over sales?", "how many times did its operating income
+    cover its interest expense?": a computed metric and the figures it is computed from, named before or after it
+    as its definition. The computed line cites both inputs with their values; listing them again as figures of
     their own would read as further answers."""
     derived = [m for m in mentions if metric(m.metric_key).derive]
     if len(derived) != 1:
@@ -524,11 +532,13 @@ def _without_restated_inputs(mentions: list[MetricMention]) -> list[MetricMentio
     inputs = set(metric(derived[0].metric_key).derive[1:])
     # A phrase vetoed as no figure ("cash" in "how much cash did it hand back") is none of the inputs either.
     rest = [m for m in mentions if m is not derived[0] and not m.vetoed]
-    if rest and all(m.metric_key in inputs and m.start > derived[0].start for m in rest):
+    if rest and all(m.metric_key in inputs for m in rest):
         return [m for m in mentions if m is derived[0] or m.vetoed]
     return mentions
 
 
+# What is left of a figure: "... did it have left", "... remains", "... still unused".
+_REMAINDER = re.compile(r"\b(?:left|remain\w*|unused|outstanding)\b")
 _HYPOTHETICAL = re.compile(
     r"\b(?:a|an)\s+(?:hypothetical\s+)?(?:(?:\d[\d.,]*\s*(?:%|percent|basis[\s-]points?|bps?|percentage[\s-]points?)"
     r"|one[\s-]percent(?:age[\s-]point)?)[\s-]+|hypothetical\s+)(?:[\w-]+\s+){0,2}?"

@@ -1139,3 +1139,18 @@ def test_a_sentences_one_count_is_read_only_when_it_counts_the_thing_asked():
                                                                                                    "18")]
         found = _count_asked(unit, figures, figures, counted, ["holder", "record", "common", "stock"])
         assert (found.raw if found else None) == expected, text
+
+
+def test_a_figure_listed_for_one_of_several_parts_is_never_compared_as_the_count():
+    # "657, 215 and 353 holders of record of our class B-1, B-2 and C stock, respectively": each figure is one
+    # class's; the last is not the company's count of holders, nor its class A count.
+    catalog = Catalog.build([{"ticker": "AAA", "company": "Alpha Payments Inc.", "fiscal_year": 2024},
+                             {"ticker": "BBB", "company": "Beta Networks Inc.", "fiscal_year": 2024}])
+    texts = ("As of November 6, 2024, there were 657, 215 and 353 holders of record of our class B-1, B-2 and C "
+             "common stock, respectively.", "At February 7, 2025, we had 67 stockholders of record for our Class A "
+             "common stock.")
+    sources = [Citation(number=i + 1, text=t, ticker=tk, company=name) for i, (t, tk, name) in enumerate(
+        zip(texts, ("AAA", "BBB"), ("Alpha Payments Inc.", "Beta Networks Inc.")))]
+    question = "Who has more class A holders of record, Alpha Payments or Beta Networks, and by how many?"
+    text = extractive_answer(question, sources, plan_question(question, catalog))[0]
+    assert "Comparison" not in text and "states the larger, 353" not in text

@@ -999,6 +999,9 @@ def test_standard_ratios_are_computed_with_their_definition(corpus):
     assert "16.25%" in fa.block and "$15,234 million" in fa.block and "$93,736 million" in fa.block
     fa = ask(corpus, "What was Tesla's interest coverage in 2024?")
     assert "20.22 = operating income / interest expense = $7,076 million [F1] / $350 million [F2]" in fa.block
+    # Asked as how often one figure covered the other, with both named: the ratio alone, its inputs cited in it.
+    fa = ask(corpus, "How many times did Tesla's operating income cover its interest expense in 2024?")
+    assert "20.22 = operating income / interest expense" in fa.block and "· Operating income ·" not in fa.block
 
 
 def test_working_capital_is_current_assets_less_current_liabilities(corpus):

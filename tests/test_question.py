@@ -581,3 +581,17 @@ def test_a_hypothetical_change_is_the_premise_of_a_sensitivity_not_a_change_aske
     assert plan_question("How much did Apple's interest expense rise in 2024?", catalog).calculation.growth
     assert plan_question("After a 1% rise in rates, how much did Apple's interest income grow in 2024?",
                          catalog).calculation.growth
+
+
+def test_how_much_of_one_figure_with_no_part_named_asks_its_amount(catalog):
+    # "How much of its buyback authorization did it have left": the figure named is what remains, no share of it.
+    plan = plan_question("How much of its buyback authorization did Mastercard have left at the end of 2024?", catalog)
+    assert [m.metric_key for m in plan.metrics] == ["repurchase_remaining"]
+    assert plan.calculation.share_of_end is None and not plan.calculation.amount_of
+    # A part named (where it came from, what is left out) keeps "how much of" a share asked as an amount.
+    for question in ("How much of Apple's revenue came from services in fiscal 2024?",
+                     "How much of Apple's fiscal 2024 net sales came from outside the U.S.?"):
+        assert plan_question(question, catalog).calculation.amount_of, question
+    # A part said in words of its own ("comes due within the next year") is still a part of the figure.
+    plan = plan_question("How much of Apple's term debt comes due within the next year?", catalog)
+    assert plan.calculation.amount_of

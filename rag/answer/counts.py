@@ -7,7 +7,14 @@ from __future__ import annotations
 
 import re
 
-from ..numbers import WrittenNumber, listed_runs, parse_numbers, worth_checking
+from ..numbers import (
+    WrittenNumber,
+    listed_respectively,
+    listed_runs,
+    parse_numbers,
+    respective_years,
+    worth_checking,
+)
 from ..words import COUNT_AFTER_NOUN_LINK, STOP_WORDS
 from .figures import answer_figures
 from .quotable import QuotableUnit
@@ -46,8 +53,12 @@ def counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[W
     stems = counted_stems(counted)
     out = []
     # Counts listed before one noun ("69,700 and 79,100 employees") all count it: the list's last figure is read.
-    for run in listed_runs(u.text, [n for n in answer_figures(u.text) if not (n.pct or n.money)]):
+    counts = [n for n in answer_figures(u.text) if not (n.pct or n.money)]
+    parts = listed_parts(u.text, counts)
+    for run in listed_runs(u.text, counts):
         n = run[-1]
+        if n.start in parts:
+            continue  # "657, 215 and 353 holders of record of our class B-1, B-2 and C stock, respectively": parts
         if _PARTITIVE.match(u.text, n.end):
             continue  # "13,000 of our employees took part": some of them, not how many there are
         name = _NAME_BEFORE.search(u.text, 0, run[0].start)
@@ -77,6 +88,13 @@ def _plural_named(stems: set[str], clause: str) -> bool:
     plural = [w.lower().endswith("s") or w.lower() in _IRREGULAR_PLURALS for w in words]
     # The noun or a plural after it ("135 office locations": the word names the kind of thing counted).
     return any(names_counted(stems, set(tokens(w))) and any(plural[i:]) for i, w in enumerate(words))
+
+
+def listed_parts(text: str, figures: list[WrittenNumber]) -> set[int]:
+    """The starts of figures listed with "respectively" beside anything but years ("657, 215 and 353 holders of
+    record of our class B-1, B-2 and C common stock, respectively"): each is a part's, by its place in the list."""
+    return {n.start for run in listed_runs(text, figures) if len(run) > 1 and listed_respectively(text, run)
+            and not respective_years(text, run) for n in run}
 
 
 def row_figures(row: str) -> list[WrittenNumber]:

@@ -19,7 +19,15 @@ from ..numbers import (
     worth_checking,
 )
 from ..schema import Citation, QuestionPlan
-from .counts import YEAR, amounts_only, counts_named, names_another_year, names_counted, row_figures
+from .counts import (
+    YEAR,
+    amounts_only,
+    counts_named,
+    listed_parts,
+    names_another_year,
+    names_counted,
+    row_figures,
+)
 from .figures import answer_figures
 from .quotable import QuotableUnit, column_heads, quotable_units
 from .table_figure import NUMERIC_Q, PERCENT_Q, negated, one_company, table_figure
@@ -266,7 +274,11 @@ def _figures_about(u: QuotableUnit, content: list[str], percent_asked: bool, yea
     35,300 persons", "31,600 employees"): the counts of what was asked, not the other figures around them, nor
     one the sentence gives for a year not asked ("from 28,800 in fiscal 2023 to 31,600 in fiscal 2024")."""
     out = []
-    for n in answer_figures(u.text):
+    figures = answer_figures(u.text)
+    parts = listed_parts(u.text, [n for n in figures if not n.pct])
+    for n in figures:
+        if n.start in parts:
+            continue  # one part's figure in a list paired with its parts by "respectively"
         if n.pct and not percent_asked:
             continue  # "approximately 69% were employed outside the U.S.": a share, when a count is asked
         after = tokens(u.text[n.end:])[:3]

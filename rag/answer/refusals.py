@@ -318,7 +318,7 @@ _COUNTED_PHRASE = re.compile(r"\bhow\s+many\s+((?:[\w'’-]+\s+){0,3}?[\w'’-]+
 
 
 _PERSON_STEMS = {stem(w) for w in (HEADCOUNT_NOUNS + """people individuals members customers clients users
-    subscribers consumers patients holders shareholders stockholders lives""".split())}
+    subscribers consumers patients holders shareholders stockholders shareowners lives""".split())}
 
 
 def count_not_stated(analysis: QuestionPlan | None, sources: list[Citation]) -> Refusal | None:
@@ -331,8 +331,9 @@ def count_not_stated(analysis: QuestionPlan | None, sources: list[Citation]) -> 
         return None
     if any(not m.vetoed for m in analysis.metrics):
         return None
-    # People are counted in each filer's own words (members, lives, individuals, people served, customers): a
-    # passage that names no count of them in the question's word may still count them in its own.
+    # People are counted in each filer's own words (members as "people served", holders of record as "shareowner
+    # accounts of record", employees as associates): a passage that names no count of them in the question's word
+    # may still count them in its own.
     if any(tokens(word)[:1] and tokens(word)[0] in _PERSON_STEMS for word in analysis.counted):
         return None
     asked = {t for t in tokens(analysis.question or "") if t not in GENERIC_TERMS and not t.isdigit()}

@@ -424,7 +424,9 @@ METRICS: list[Metric] = [
        [r"(?:dividend\s+)?payout\s+ratio", r"dividend\s+payout"],
        derive=("div", "dividends_paid", "net_income"), kind="percent", formula="dividends paid / net income"),
     _m("interest_coverage", "Interest coverage (operating income / interest expense)",
-       [r"interest\s+coverage(?:\s+ratio)?", r"times\s+interest\s+earned"],
+       [r"interest\s+coverage(?:\s+ratio)?", r"times\s+interest\s+earned",
+        # "How many times did its operating income cover its interest expense?"
+        r"cover(?:ed|s)?\s+(?:its\s+|their\s+|the\s+)?interest\s+(?:expense|costs?|payments?)"],
        derive=("div", "operating_income", "interest_expense"), kind="ratio",
        formula="operating income / interest expense"),
 ]
