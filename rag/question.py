@@ -242,12 +242,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
         plan.amount_named = amount.span(1)
     plan.share_part = _share_part(norm, plan, catalog)
     plan.source_part = _source_part(norm, plan, catalog)
-    # "How much of its buyback authorization did it have left": "how much of" one figure, then what is left of it,
-    # with no part of it named (no member, no source, nothing left out, no second figure): the remainder is the
-    # figure's own amount, not a share of it. A part said otherwise ("comes due within the next year") stays one.
-    asked = [m for m in plan.metrics if not m.vetoed]
-    if (plan.calculation.amount_of and len(asked) == 1 and not asked[0].qualified and not plan.share_part
-            and not plan.source_part and not plan.excluded and _REMAINDER.search(norm, asked[0].end)):
+    if _asks_what_is_left(plan, norm):
         plan.calculation = replace(plan.calculation, share_of_end=None, amount_of=False)
     plan.year_of_company = _year_of_company(norm, plan.tickers, plan.fiscal_years, catalog)
     plan.statements = _statements(low, plan.prose_intent, plan.metrics)
@@ -539,6 +534,15 @@ def _without_restated_inputs(mentions: list[MetricMention]) -> list[MetricMentio
 
 # What is left of a figure: "... did it have left", "... remains", "... still unused".
 _REMAINDER = re.compile(r"\b(?:left|remain\w*|unused|outstanding)\b")
+
+
+def _asks_what_is_left(plan: QuestionPlan, norm: str) -> bool:
+    """"How much of its buyback authorization did it have left": "how much of" one figure, then what is left of it,
+    with no part of it named (no member, no source, nothing left out, no second figure): the remainder is the
+    figure's own amount, not a share of it. A part said otherwise ("comes due within the next year") stays one."""
+    asked = [m for m in plan.metrics if not m.vetoed]
+    return (plan.calculation.amount_of and len(asked) == 1 and not asked[0].qualified and not plan.share_part
+            and not plan.source_part and not plan.excluded and bool(_REMAINDER.search(norm, asked[0].end)))
 _HYPOTHETICAL = re.compile(
     r"\b(?:a|an)\s+(?:hypothetical\s+)?(?:(?:\d[\d.,]*\s*(?:%|percent|basis[\s-]points?|bps?|percentage[\s-]points?)"
     r"|one[\s-]percent(?:age[\s-]point)?)[\s-]+|hypothetical\s+)(?:[\w-]+\s+){0,2}?"
