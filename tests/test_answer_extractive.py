@@ -1154,3 +1154,22 @@ def test_a_figure_listed_for_one_of_several_parts_is_never_compared_as_the_count
     question = "Who has more class A holders of record, Alpha Payments or Beta Networks, and by how many?"
     text = extractive_answer(question, sources, plan_question(question, catalog))[0]
     assert "Comparison" not in text and "states the larger, 353" not in text
+
+
+def test_a_model_number_is_no_count_of_the_things_asked():
+    # "the 767 commercial airplane program", "the 767 factory": a model's designation, with no plural noun after
+    # it, counts no airplanes delivered, whichever of the question's words its clause holds.
+    from rag.answer.extractive import _count_asked
+    from rag.answer.quotable import QuotableUnit
+    from rag.numbers import parse_numbers
+
+    text = ("The tanker is a derivative of the 767 commercial airplane program with the majority of the costs being "
+            "incurred in the 767 factory and the remaining costs in the military finishing and delivery centers.")
+    unit = QuotableUnit(Citation(number=1, text=text, ticker="AAA", fiscal_year=2024), "sentence", text, 0)
+    figures = parse_numbers(text)
+    assert _count_asked(unit, figures, figures, ["commercial", "airplanes"], ["deliveri", "commerci"]) is None
+    # Counted in the plural, the same number is a count.
+    text = "We delivered 348 commercial airplanes in 2024, and 528 in 2023."
+    unit = QuotableUnit(Citation(number=1, text=text, ticker="AAA", fiscal_year=2024), "sentence", text, 0)
+    figures = [n for n in parse_numbers(text) if n.raw in ("348", "528")]
+    assert _count_asked(unit, figures, figures[:1], ["commercial", "airplanes"], []).raw == "348"

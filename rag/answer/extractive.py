@@ -579,9 +579,12 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
     other words the sentence never uses ("how many employees in Europe") gets no figure."""
     # A size or a span ("24,000 additional square feet", "five years") measures something: it counts no stores.
     kept = [n for n in kept if not _MEASURE.match(unit.text, n.end)]
+    # The sentence must count the thing asked at all: "up to 150 million shares" counts no holders of record, and
+    # "the 767 factory" no airplanes. One count left is then the one; a part beside the total is picked below.
+    named = {m.start for m in counts_named(unit, counted, set())}
+    if not named:
+        return None
     if len(kept) <= 1:
-        # One count left: it must count the thing asked ("up to 150 million shares" counts no holders of record).
-        named = {m.start for m in counts_named(unit, counted, set())}
         return kept[0] if kept and kept[0].start in named else None
     counted_stems = set(tokens(" ".join(counted)))
     asked = [t for t in content if not is_covered(t, counted_stems)]
