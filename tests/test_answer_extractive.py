@@ -1173,3 +1173,20 @@ def test_a_model_number_is_no_count_of_the_things_asked():
     unit = QuotableUnit(Citation(number=1, text=text, ticker="AAA", fiscal_year=2024), "sentence", text, 0)
     figures = [n for n in parse_numbers(text) if n.raw in ("348", "528")]
     assert _count_asked(unit, figures, figures[:1], ["commercial", "airplanes"], []).raw == "348"
+
+
+def test_a_count_placed_in_one_place_the_question_does_not_name_is_that_places():
+    from rag.answer.extractive import _placed_elsewhere
+    from rag.numbers import parse_numbers
+
+    def placed(text: str, question: str) -> bool:
+        figure = next(n for n in parse_numbers(text) if n.raw in ("4,605", "2,347"))
+        return _placed_elsewhere(text, figure, question)
+
+    one = "Our largest segment operates 4,605 stores in the U.S., including in all 50 states and Puerto Rico."
+    assert placed(one, "How many stores does Alpha operate?")
+    assert not placed(one, "How many stores does Alpha operate in the U.S.?")
+    # Several places listed count them all; a date after "in" is no place.
+    assert not placed("We operated 2,347 stores located throughout the U.S. (including Puerto Rico), Canada, and "
+                      "Mexico.", "How many stores does Alpha operate?")
+    assert not placed("We operated 2,347 stores in December 2024.", "How many stores does Alpha operate?")

@@ -8,6 +8,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from ..dates import MONTH_WORDS
 from ..facts.mentions import CHANGE_WORDS
 from ..numbers import (
     WrittenNumber,
@@ -431,7 +432,7 @@ def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, cont
     if len(figures) < 2 or not kept:
         return None
     figure = _count_asked(unit, figures, kept, analysis.counted, content)
-    if figure is None:
+    if figure is None or _placed_elsewhere(unit.text, figure, analysis.question or ""):
         return None
     # A count listed with its years and "respectively" is read with the whole list: its noun follows the last
     # figure, and the quote must show which year each figure is.
@@ -444,6 +445,25 @@ def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, cont
     quote = _respective_quote(unit.text, run, figure) if len(run) > 1 else _clause_quote(unit.text, figure, figures)
     return (f"Figure read from prose: **{figure.raw}**, as {unit.source.label()} states it: "
             f"\"{quote}\" [{unit.source.number}]. It is not tagged XBRL data: the whole passage is under Sources.")
+
+
+# "4,605 stores in the U.S.", "1,029 retail stores in China": where a count is, said right after its noun.
+_IN_PLACE = re.compile(r"\s+(?:[a-z-]+\s+){0,3}?(?:in|across|throughout)\s+(?:the\s+)?([A-Z][A-Za-z.]*)")
+
+
+def _placed_elsewhere(text: str, figure: WrittenNumber, question: str) -> bool:
+    """Does the count's clause place it in one named place the question does not name ("operates 4,605 stores in
+    the U.S." for "how many stores does it operate")? Then it is that place's count, not the company's; a clause
+    that names several places ("throughout the U.S., Canada, and Mexico") counts them all."""
+    m = _IN_PLACE.match(text, figure.end)
+    if not m or m.group(1).lower() in MONTH_WORDS | {"fiscal", "fy", "q1", "q2", "q3", "q4"}:
+        return False
+    # Several places listed right after it ("the U.S. (including Puerto Rico), Canada, and Mexico"); a place it
+    # includes ("the U.S., including all 50 states") is still that one place.
+    if re.match(r"\s*(?:\([^)]*\)\s*)?(?:,|\band\b)\s*(?:and\s+)?(?:the\s+)?[A-Z]", text[m.end():]):
+        return False
+    place = re.sub(r"[^a-z]", "", m.group(1).lower())
+    return place not in {re.sub(r"[^a-z]", "", w.lower()) for w in question.split()}
 
 
 def _respective_quote(text: str, run: list[WrittenNumber], figure: WrittenNumber) -> str:
