@@ -1190,3 +1190,18 @@ def test_a_count_placed_in_one_place_the_question_does_not_name_is_that_places()
     assert not placed("We operated 2,347 stores located throughout the U.S. (including Puerto Rico), Canada, and "
                       "Mexico.", "How many stores does Alpha operate?")
     assert not placed("We operated 2,347 stores in December 2024.", "How many stores does Alpha operate?")
+
+
+def test_a_count_asked_leads_with_the_sentence_that_counts_over_one_of_amounts():
+    # "Total headcount": a sentence of amounts ("total SBC expense was $22.8 billion") shares the word "total" and
+    # the year, and states no count; the sentence that counts the employees is quoted first.
+    catalog = Catalog.build([{"ticker": "AAA", "company": "Alpha Payments Inc.", "fiscal_year": 2024}])
+    texts = ("For the years ended December 31, 2023 and 2024, total SBC expense was $22.1 billion and $22.8 billion, "
+             "including amounts associated with awards we expect to settle in Alpha stock.",
+             "As of December 31, 2024, Alpha had 183,323 employees.")
+    sources = [Citation(number=i + 1, text=t, ticker="AAA", company="Alpha Payments Inc.", fiscal_year=2024)
+               for i, t in enumerate(texts)]
+    question = "What was Alpha Payments' total headcount at the end of 2024?"
+    text = extractive_answer(question, sources, plan_question(question, catalog))[0]
+    assert "183,323 employees" in text
+    assert "SBC" not in text or text.index("183,323 employees") < text.index("SBC")

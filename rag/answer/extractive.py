@@ -82,6 +82,8 @@ def _fit(u: QuotableUnit, toks: set[str], asked: _Asked) -> float:
         factor *= 1.5  # "how many stores": a sentence that gives a number of stores ("operated 2,347 stores")
     if asked.counted and u.kind == "row" and amounts_only(u.text):
         factor *= 0.6  # "how many memberships": a row of dollars or percentages is not a count
+    elif asked.counted and u.kind == "sentence" and _amounts_stated_only(u.text):
+        factor *= 0.6  # "total headcount": "total SBC expense was $22.8 billion" states no count
     elif asked.counted and u.kind == "row" and names_counted(
             set(tokens(" ".join(asked.counted))), set(tokens(f"{u.header} {u.caption} {u.title}"))):
         factor *= 1.5  # "how many associates in Canada": a row of a table of the number of associates
@@ -178,6 +180,12 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
             u.score = score * (0.4 + 0.6 * u.coverage)
             units.append(u)
     return units
+
+
+def _amounts_stated_only(sentence: str) -> bool:
+    """A sentence whose figures are all money or percentages: it states no count."""
+    figures = [n for n in answer_figures(sentence) if worth_checking(n)]
+    return bool(figures) and all(n.money or n.pct for n in figures)
 
 
 def _percentages_only(row: str) -> bool:
