@@ -186,11 +186,12 @@ _WORKFORCE_B = ("Human Capital. This year, we grew our total workforce from appr
                 "approximately 31,600 employees in fiscal 2024, an increase of 10 percent year over year.")
 
 
-def _two_companies(question: str) -> str:
+def _two_companies(question: str, texts: tuple[str, str] = (_WORKFORCE_A, _WORKFORCE_B)) -> str:
+    """The extractive answer over one passage of Alpha Payments ([1]) and one of Beta Networks ([2])."""
     catalog = Catalog.build([{"ticker": "AAA", "company": "Alpha Payments Inc.", "fiscal_year": 2024},
                              {"ticker": "BBB", "company": "Beta Networks Inc.", "fiscal_year": 2024}])
-    sources = [Citation(number=1, text=_WORKFORCE_A, ticker="AAA", company="Alpha Payments Inc."),
-               Citation(number=2, text=_WORKFORCE_B, ticker="BBB", company="Beta Networks Inc.")]
+    sources = [Citation(number=1, text=texts[0], ticker="AAA", company="Alpha Payments Inc."),
+               Citation(number=2, text=texts[1], ticker="BBB", company="Beta Networks Inc.")]
     return extractive_answer(question, sources, plan_question(question, catalog))[0]
 
 
@@ -206,15 +207,10 @@ def test_two_companies_ranked_by_a_figure_they_state_in_prose():
 
 def test_a_headcount_in_full_time_equivalents_is_a_count_of_employees():
     # "approximately 164,000 full-time equivalent employees": the noun counted four words after its figure.
-    catalog = Catalog.build([{"ticker": "AAA", "company": "Alpha Payments Inc.", "fiscal_year": 2024},
-                             {"ticker": "BBB", "company": "Beta Networks Inc.", "fiscal_year": 2024}])
     texts = ("At the end of fiscal 2024, we employed approximately 470,100 associates, of whom approximately 50,600 "
              "were salaried.", "As of September 28, 2024, the Company had approximately 164,000 full-time "
              "equivalent employees.")
-    sources = [Citation(number=i + 1, text=t, ticker=tk, company=name) for i, (t, tk, name) in enumerate(
-        zip(texts, ("AAA", "BBB"), ("Alpha Payments Inc.", "Beta Networks Inc.")))]
-    question = "How many more people does Alpha Payments employ than Beta Networks?"
-    text = extractive_answer(question, sources, plan_question(question, catalog))[0]
+    text = _two_companies("How many more people does Alpha Payments employ than Beta Networks?", texts)
     line = next(ln for ln in text.splitlines() if ln.startswith("Comparison"))
     assert "470,100 [1], against 164,000" in line and "difference 306,100" in line
 
@@ -1144,15 +1140,11 @@ def test_a_sentences_one_count_is_read_only_when_it_counts_the_thing_asked():
 def test_a_figure_listed_for_one_of_several_parts_is_never_compared_as_the_count():
     # "657, 215 and 353 holders of record of our class B-1, B-2 and C stock, respectively": each figure is one
     # class's; the last is not the company's count of holders, nor its class A count.
-    catalog = Catalog.build([{"ticker": "AAA", "company": "Alpha Payments Inc.", "fiscal_year": 2024},
-                             {"ticker": "BBB", "company": "Beta Networks Inc.", "fiscal_year": 2024}])
     texts = ("As of November 6, 2024, there were 657, 215 and 353 holders of record of our class B-1, B-2 and C "
              "common stock, respectively.", "At February 7, 2025, we had 67 stockholders of record for our Class A "
              "common stock.")
-    sources = [Citation(number=i + 1, text=t, ticker=tk, company=name) for i, (t, tk, name) in enumerate(
-        zip(texts, ("AAA", "BBB"), ("Alpha Payments Inc.", "Beta Networks Inc.")))]
-    question = "Who has more class A holders of record, Alpha Payments or Beta Networks, and by how many?"
-    text = extractive_answer(question, sources, plan_question(question, catalog))[0]
+    text = _two_companies("Who has more class A holders of record, Alpha Payments or Beta Networks, and by how many?",
+                          texts)
     assert "Comparison" not in text and "states the larger, 353" not in text
 
 

@@ -24,9 +24,9 @@ YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _CLAUSE = re.compile(r"[^,;:.()]*")  # from a figure to the next punctuation
 # "13,000 of our employees": a part of what is counted.
 _PARTITIVE = re.compile(r"\s+of\s+(?:our|its|their|the|these|those|whom|which)\b", re.I)
-# The count stated after its noun: "our employee headcount worldwide was 125,665", "a workforce of about 228,000".
 # A capitalised word right before a number, as a product's or model's name carries it ("<Product> 17").
 _NAME_BEFORE = re.compile(r"\b([A-Za-z]*[A-Z][\w-]*)\s+$")
+# The count stated after its noun: "our employee headcount worldwide was 125,665", "a workforce of about 228,000".
 _CLAUSE_BEFORE = re.compile(r"(?P<subject>[^,;:.()]*?)\b" + COUNT_AFTER_NOUN_LINK + "$", re.I)
 
 
@@ -102,10 +102,14 @@ def row_figures(row: str) -> list[WrittenNumber]:
     return [n for cell in row.split("|")[1:] for n in parse_numbers(cell) if worth_checking(n)]
 
 
+def only_amounts(figures: list[WrittenNumber]) -> bool:
+    """Figures that are all money or percentages (at least one): they count nothing."""
+    return bool(figures) and all(n.money or n.pct for n in figures)
+
+
 def amounts_only(row: str) -> bool:
     """A table row whose figures are all money or percentages ("Revenue per membership | $17.20 | 6%")."""
-    figures = row_figures(row)
-    return bool(figures) and all(n.money or n.pct for n in figures)
+    return only_amounts(row_figures(row))
 
 
 # A row label that says it counts: "Number of stores", "Store count", "# of locations".
@@ -133,7 +137,7 @@ def states_count(u: QuotableUnit, counted: list[str], years: set[str], asked: se
     if u.kind == "sentence":
         return bool(counts_named(u, counted, years))
     figures = row_figures(u.text)
-    if not figures or all(n.money or n.pct for n in figures):
+    if not figures or only_amounts(figures):
         return False
     labels = " ".join((u.text.split("|")[0], u.group, u.title, u.caption, u.header))
     # A label may name the count by the question's verb rather than its noun ("how many ... did it deliver" over a

@@ -27,6 +27,7 @@ from .counts import (
     listed_parts,
     names_another_year,
     names_counted,
+    only_amounts,
     row_figures,
 )
 from .figures import answer_figures
@@ -82,7 +83,8 @@ def _fit(u: QuotableUnit, toks: set[str], asked: _Asked) -> float:
         factor *= 1.5  # "how many stores": a sentence that gives a number of stores ("operated 2,347 stores")
     if asked.counted and u.kind == "row" and amounts_only(u.text):
         factor *= 0.6  # "how many memberships": a row of dollars or percentages is not a count
-    elif asked.counted and u.kind == "sentence" and _amounts_stated_only(u.text):
+    elif asked.counted and u.kind == "sentence" and only_amounts(
+            [n for n in answer_figures(u.text) if worth_checking(n)]):
         factor *= 0.6  # "total headcount": "total SBC expense was $22.8 billion" states no count
     elif asked.counted and u.kind == "row" and names_counted(
             set(tokens(" ".join(asked.counted))), set(tokens(f"{u.header} {u.caption} {u.title}"))):
@@ -180,12 +182,6 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
             u.score = score * (0.4 + 0.6 * u.coverage)
             units.append(u)
     return units
-
-
-def _amounts_stated_only(sentence: str) -> bool:
-    """A sentence whose figures are all money or percentages: it states no count."""
-    figures = [n for n in answer_figures(sentence) if worth_checking(n)]
-    return bool(figures) and all(n.money or n.pct for n in figures)
 
 
 def _percentages_only(row: str) -> bool:
@@ -621,7 +617,7 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
         return set(tokens(_clause_quote(unit.text, n, figures)))
 
     if not asked:
-        totals = [n for n in kept if any(n.start == m.start for m in counts_named(unit, counted, set()))]
+        totals = [n for n in kept if n.start in named]
         return totals[0] if len(totals) == 1 else None
     in_sentence = {t for t in asked if is_covered(t, set(tokens(unit.text)))}
     if not in_sentence:
@@ -630,7 +626,6 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
     if len(holding) > 1:
         # The other words sit in every count's clause ("135 office locations in 83 countries around the world"):
         # the count its noun follows is the one asked, the other counts where.
-        named = {m.start for m in counts_named(unit, counted, set())}
         holding = [n for n in holding if n.start in named]
     return holding[0] if len(holding) == 1 else None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import groupby
 
 from ..numbers import parse_numbers
 from ..schema import Citation
@@ -205,12 +206,8 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
 
 def _mark_dollar_tables(units: list[QuotableUnit]) -> None:
     """Mark the rows of each table (a run of rows under one column header) that prints a dollar sign anywhere."""
-    run: list[QuotableUnit] = []
-    for unit in units + [None]:
-        if unit is not None and unit.kind == "row" and (not run or unit.header == run[0].header):
-            run.append(unit)
-            continue
-        if any("$" in r.text for r in run):
-            for r in run:
+    for (is_row, _header), run in groupby(units, key=lambda u: (u.kind == "row", u.header)):
+        rows = list(run)
+        if is_row and any("$" in r.text for r in rows):
+            for r in rows:
                 r.in_dollars = True
-        run = [unit] if unit is not None and unit.kind == "row" else []

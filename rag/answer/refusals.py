@@ -262,7 +262,8 @@ def _year_not_mentioned(analysis: QuestionPlan, unavailable: list[str], sources:
     return Refusal(
         "period_not_covered",
         f"These filings do not include {', '.join(unavailable)}: no indexed report covers that period, and none of "
-        f"the {len(sources)} passages retrieved from the indexed reports speaks of {', '.join(map(str, later))} for what is asked. "
+        f"the {len(sources)} passages retrieved from the indexed reports speaks of {', '.join(map(str, later))} "
+        "for what is asked. "
         "Nothing is cited, since no indexed passage speaks of that year.",
     )
 
@@ -276,11 +277,13 @@ def _speaks_of_year(analysis: QuestionPlan, text: str, year: str) -> bool:
     phrases = [p for m in analysis.metrics if not m.vetoed for p in metric(m.metric_key).phrases]
     if not phrases:
         return True
-    for piece in re.split(r"(?<=[.!?])\s+|\n", text):
-        low = " ".join(piece.split()).lower()
-        if year in low and any(re.search(r"(?<![\w&-])(?:" + p + r")(?![\w&-])", low) for p in phrases):
-            return True
-    return False
+    pieces = (" ".join(piece.split()).lower() for piece in re.split(r"(?<=[.!?])\s+|\n", text))
+    return any(year in low and _prints_any(low, phrases) for low in pieces)
+
+
+def _prints_any(low: str, phrases: list[str]) -> bool:
+    """Does lower-cased text print one of a metric's phrases as words of their own?"""
+    return any(re.search(r"(?<![\w&-])(?:" + p + r")(?![\w&-])", low) for p in phrases)
 
 
 def figure_not_printed(analysis: QuestionPlan | None, sources: list[Citation]) -> Refusal | None:
@@ -300,7 +303,7 @@ def figure_not_printed(analysis: QuestionPlan | None, sources: list[Citation]) -
     if any(f.derive or f.fallback or f.formula for f in figures):
         return None
     text = " ".join(" ".join((c.text or "").split()) for c in sources).lower()
-    if any(re.search(r"(?<![\w&-])(?:" + p + r")(?![\w&-])", text) for f in figures for p in f.phrases):
+    if _prints_any(text, [p for f in figures for p in f.phrases]):
         return None
     names = ", ".join(dict.fromkeys(f.label.lower() for f in figures))
     return Refusal(
@@ -334,7 +337,7 @@ def count_not_stated(analysis: QuestionPlan | None, sources: list[Citation]) -> 
     # People are counted in each filer's own words (members as "people served", holders of record as "shareowner
     # accounts of record", employees as associates): a passage that names no count of them in the question's word
     # may still count them in its own.
-    if any(tokens(word)[:1] and tokens(word)[0] in _PERSON_STEMS for word in analysis.counted):
+    if any(t in _PERSON_STEMS for word in analysis.counted for t in tokens(word)[:1]):
         return None
     asked = {t for t in tokens(analysis.question or "") if t not in GENERIC_TERMS and not t.isdigit()}
     if any(states_count(u, analysis.counted, set(), asked) for c in sources for u in quotable_units(c)):

@@ -284,7 +284,7 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
                     joins = base in _CONJUNCTION and mention.after and k + 1 < len(nxt) and not (
                         is_stop(nxt[k + 1][2]) or inside_mention(nxt[k + 1][0]))
                     # "at year-end": a hyphenated period word is as unqualifying as its parts.
-                    ok = base in _AFTER_OK or all(part in _AFTER_OK for part in base.split("-"))
+                    ok = all(part in _AFTER_OK for part in base.split("-"))
                     if not joins and (inside_mention(ts) or ok or base in _PREPS
                                       or (is_stop(w) and base not in STOP_WORDS)):
                         break
