@@ -295,6 +295,11 @@ class Retriever:
         # A figure asked per item ("revenue per employee") is divided by the count of the item the text states.
         counted = plan.counted or plan.per_item or plan.number_of
         best = _counting_first(found, counted, plan.topic_words)[:1]
+        if counted:
+            # An Item may count the thing more than once (holders of each class of stock, employees by region or
+            # by business): the next passage that counts it too, so the one the question means is among them.
+            counting = _counting(found, counted, plan.topic_words) - {r.node.node_id for r in best}
+            best += [r for r in found if r.node.node_id in counting][:1]
         if BUSINESS_WORDS in plan.topic_words:
             # What the company is and does: Item 1 opens with that description (Regulation S-K 101(c)), in the
             # filing's own words for its business, which seldom share the question's ("what kind of company").
@@ -581,21 +586,27 @@ def _counted_nouns(text: str):
         yield from _WORD.findall(text, max(0, m.start() - 60), m.start())[-3:]
 
 
-def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> list:
-    """For a question that counts something (`counted`, QuestionPlan.counted: "employees", "holders of record"),
-    the passages where a number counts it ("nearly 400,000 employees", "194,162 holders of record") first, in their
-    order: a passage that only shares the words ("Employee Retirement Income Security Act") states no count. The
-    counted words are the question's own and the regulation's words for the Item."""
-    if not counted:
-        return nodes
+def _counting(nodes: list, counted: list[str], topic_words: list[str]) -> set[str]:
+    """The ids of the passages where a number counts what the question counts (`counted`, QuestionPlan.counted:
+    "employees", "holders of record"): "nearly 400,000 employees", "194,162 holders of record"; a passage that only
+    shares the words ("Employee Retirement Income Security Act") states no count. The counted words are the
+    question's own and the regulation's words for the Item."""
     words = counted + " ".join(topic_words).split()
     stems = {stem(w) for w in words if len(w) > 3 and w.lower() not in STOP_WORDS}
     # An English compound names its kind last: "319 stockholders of record" and "shareholders" count the question's
     # "holders" of record.
     heads = tuple(stem(w) for w in counted if len(w) > 3 and w.lower() not in STOP_WORDS)
-    holds_count = {n.node.node_id: any((noun := stem(w)) in stems or noun.endswith(heads)
-                                       for w in _counted_nouns(n.node.text)) for n in nodes}
-    return sorted(nodes, key=lambda n: not holds_count[n.node.node_id])  # stable: search order within each
+    return {n.node.node_id for n in nodes
+            if any((noun := stem(w)) in stems or noun.endswith(heads) for w in _counted_nouns(n.node.text))}
+
+
+def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> list:
+    """For a question that counts something, the passages that state a count of it (see _counting) first, each
+    group in search order."""
+    if not counted:
+        return nodes
+    counting = _counting(nodes, counted, topic_words)
+    return sorted(nodes, key=lambda n: n.node.node_id not in counting)  # stable: search order within each
 
 
 def _reordered(results: list, standards_last: bool, prose_first: bool) -> list:

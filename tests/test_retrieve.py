@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from llama_index.core.schema import NodeWithScore, TextNode
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from rag.catalog import Catalog
 from rag.config import get_settings
@@ -122,7 +122,7 @@ def test_a_named_statement_is_searched_first(small_index):
 
 
 def _hit(ticker, year, body, score=1.0):
-    from llama_index.core.schema import NodeWithScore, TextNode
+    from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
     node = TextNode(text=f"{ticker} · 10-K · FY{year} · Item 1: Business\n{body}",
                     metadata={"ticker": ticker, "fiscal_year": year})
@@ -488,6 +488,31 @@ def test_a_figure_per_item_brings_the_passage_that_counts_the_item(tmp_path):
     result = retriever.retrieve("What was Acme's revenue per employee in fiscal 2024?", mode="keyword", top_k=4)
     assert result.plan.per_item == ["employee"] and result.plan.topic_sections == ["Item 1"]
     assert any("1,250 employees" in n.node.text for n in result.nodes[:3]), [n.node.text[:80] for n in result.nodes]
+
+
+def test_an_item_that_counts_the_thing_twice_brings_both_counts(tmp_path):
+    """An Item may count what is asked more than once (holders of each class of stock, employees by business): the
+    Item passages that join the top are the two best that count it, so the one the question means is there even
+    when the other one matches the question's words better."""
+    def part(n: int) -> str:  # a chunk's worth of text that repeats the question's words and counts nothing
+        filler = " ".join(f"Widget line {n}{i} is assembled in stages at the plant." for i in range(40))
+        return f"Employees in widget assembly at Acme matter to us; widget assembly employees share in growth. {filler}"
+
+    phrase = (f"{part(1)} {part(2)} Widget assembly had 300 employees. {part(3)} {part(4)} "
+              f"In all, 1,250 employees at the end of fiscal 2024. {part(5)}")
+    store = IndexStore(get_settings(storage_dir=tmp_path / "storage"))
+    store.add([write_filing(tmp_path / "in", "acme.htm", **dict(ACME, unique_phrase=phrase))])
+    retriever = Retriever(store.load(), store.embed_model())
+    question = "How many employees does Acme have in total?"
+    plan = plan_question(question, retriever.catalog)
+    assert plan.topic_sections == ["Item 1"] and plan.counted
+    item_passages = retriever._item_passage(plan, Filters(tickers=["ACME"]), QueryBundle(question), "keyword", 8, [])
+    assert len(item_passages) == 2
+    assert {count for count in ("300 employees", "1,250 employees") for r in item_passages if count in r.node.text} \
+        == {"300 employees", "1,250 employees"}
+    result = retriever.retrieve(question, mode="keyword", top_k=4)
+    for count in ("300 employees", "1,250 employees"):
+        assert any(count in n.node.text for n in result.nodes), count
 
 
 def test_a_year_after_every_indexed_report_is_not_covered(small_index):
