@@ -120,6 +120,10 @@ _COMPARED = re.compile(r"\bcompared?\b|\bversus\b|\bvs\b")
 _COUNT_ENDS = r"(?:do|does|did|is|are|was|were|has|have|had|will|would|can|could|may|might|must|should|in|at|for|on|by|to)\b"
 _HOW_MANY = re.compile(r"\bhow\s+many\s+(?:of\s+)?((?:(?!" + _COUNT_ENDS + r")[a-z][\w'’-]*\s+){0,6}(?!" + _COUNT_ENDS
                        + r")[a-z][\w'’-]*)")
+# "Which has more holders of record", "the most stores": counts compared, asked without "how many"; the words
+# after "more" name what is counted, as after "how many" (an amount compared, "more revenue", is a metric's).
+_MORE_OF = re.compile(r"\b(?:more|fewer|most|fewest)\s+((?:(?!" + _COUNT_ENDS + r"|than\b)[a-z][\w'’-]*\s+){0,6}(?!"
+                      + _COUNT_ENDS + r"|than\b)[a-z][\w'’-]*)")
 # "The number of shareholders of record", "its number of stores": a count asked without "how many".
 _NUMBER_OF = re.compile(r"\bnumber\s+of\s+((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'’-]*)")
 _COUNTS_MONEY = re.compile(r"(?:dollars|usd|euros?|millions|billions|thousands)\b")
@@ -235,6 +239,10 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     counted = _HOW_MANY.search(norm)
     plan.counted = [w for w in counted.group(1).split() if w.removesuffix("'s").removesuffix("’s") not in catalog.words
                     ][:5] if counted and not _COUNTS_MONEY.match(counted.group(1)) else []
+    compared = _MORE_OF.search(norm)
+    if not plan.counted and compared and not plan.metrics and not _COUNTS_MONEY.match(compared.group(1)):
+        plan.counted = [w for w in compared.group(1).split() if w.removesuffix("'s").removesuffix("’s")
+                        not in catalog.words][:5]
     number_of = _NUMBER_OF.search(norm)
     plan.number_of = number_of.group(1).split() if number_of else []
     amount = _HOW_MUCH.search(norm)
@@ -308,6 +316,11 @@ def _unread_names(question: str, plan: QuestionPlan, catalog: Catalog) -> list[s
     return out
 
 
+# A class or series of the filer's stock ("Class A", "Series B-1"): its capital structure, printed on the cover,
+# in Item 5 and through the equity notes alike, so it singles out no passage the way a product's name does.
+_SHARE_CLASS = re.compile(r"^(?:Class|Series)\s+[A-Z0-9]{1,2}(?:-\d)?$")
+
+
 def _name_phrases(question: str, unread: list[str]) -> list[str]:
     """plan.name_phrases: names of two or more capitalised words in a row ("Future Labs", "Acme Direct",
     "Risk Insight Pro") holding a word the plan reads as nothing else. The question words that open a
@@ -321,7 +334,7 @@ def _name_phrases(question: str, unread: list[str]) -> list[str]:
         while words and words[0].group() in STOP_CAPS:
             words.pop(0)
         names = [re.sub(r"(?:'s|’s|'|’)$", "", w.group()).rstrip(".,;:") for w in words]
-        if len(names) >= 2 and any(n in unread for n in names):
+        if len(names) >= 2 and any(n in unread for n in names) and not _SHARE_CLASS.match(" ".join(names)):
             phrases.append(" ".join(names))
         run.clear()
 

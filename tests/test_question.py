@@ -290,6 +290,12 @@ def test_a_count_question_names_what_it_counts(catalog):
     assert plan_question("How many dollars did Apple spend on R&D in 2024?", catalog).counted == []
     # A modal verb starts the predicate as "will" does: the stores, not "stores may close".
     assert plan_question("How many Tesla stores may close next year?", catalog).counted == ["tesla", "stores"]
+    # Counts compared ("which has more ..."), asked without "how many", name what they count the same way; an
+    # amount compared is a metric's, no count.
+    assert plan_question("Which has more Class A stockholders of record, Apple or Tesla?", catalog).counted == [
+        "class", "a", "stockholders", "of", "record"]
+    assert plan_question("Does Tesla have more stores than Apple?", catalog).counted == ["stores"]
+    assert plan_question("Which has more revenue, Apple or Tesla?", catalog).counted == []
     # A headcount asked by its size or ranked counts the persons employed, whatever word the question counts in.
     for question in ("What was Apple's headcount in 2024?", "Which has the bigger workforce, Apple or Tesla, and by roughly how many people?",
                      "What was the size of Apple's workforce in 2024?", "How many people work at Tesla?"):
@@ -442,6 +448,9 @@ def test_names_written_in_several_capitalised_words(catalog):
     # A possessive ends a name; one capitalised word is no phrase; words the plan reads otherwise make none.
     assert plan_question("What's in Apple's iPhone line-up?", catalog).name_phrases == []
     assert plan_question("What was Apple's Net Income in 2024?", catalog).name_phrases == []
+    # A class of stock is the filer's capital structure, printed throughout: no name to search passages by.
+    assert plan_question("How many Class A holders of record does Apple have?", catalog).name_phrases == []
+    assert plan_question("How many Series B-1 shares did Apple issue?", catalog).name_phrases == []
 
 
 def test_what_a_figure_is_asked_as_coming_from(catalog):
