@@ -829,6 +829,10 @@ def test_a_metric_phrase_split_by_the_questions_subject_is_still_found():
     # A period word after the metric says when, not which part ("at year-end").
     ("What were Acme's total liabilities at year-end 2024?", "total_liabilities"),
     ("How much tax did Acme-Widgets pay in 2024?", "income_taxes_paid"),
+    # Where the figure is printed is the place it is read from, not a part of it ("per" there is no rate).
+    ("How many shares did Acme have outstanding on the cover of its 2024 10-K?", "shares_outstanding"),
+    ("What were Acme's total liabilities per the balance sheet at year-end 2024?", "total_liabilities"),
+    ("What was Acme's net income in the annual report for 2024?", "net_income"),
 ])
 def test_statement_lines_asked_in_an_analysts_words(question, key):
     # A metric phrase the next words give another meaning is vetoed ("cash" in "how much cash did it pay to ...").

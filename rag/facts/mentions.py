@@ -55,7 +55,11 @@ the its their our his her fiscal year years fy calendar latest most recent last 
 end period both each and or to compared vs versus respectively company company's companies whole full entire
 reported total a an this that same as per share
 million millions billion billions thousand thousands usd dollars dollar
-""".split())
+""".split()) | {
+    # Where the filing prints the figure ("outstanding on the cover", "per its balance sheet", "in the 10-K"): the
+    # place the question reads it from, not a part of it.
+    "cover", "page", "balance", "sheet", "statement", "statements", "report", "filing", "form", "10-k", "10-q",
+    "annual", "quarterly"}
 # Up to five words of what is left out, none a question's clause word; several are listed with commas, "and" or
 # "or" ("excluding <segment> and <product>"): all of them are left out, and none is the part asked.
 _LEFT_OUT_WORDS = (r"(?:(?!(?:how|what|which|when|where|who|did|does|do|was|were|is|are|in|during|for|at|by|and|or)\b)"
@@ -290,7 +294,9 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
                         break
                     mention.after.append(plain_word(w))
             elif first == "per" and m.kind != "per_share":
-                mention.after.append("per")
+                # "per employee" makes a rate; "per the cover", "per its 10-K" only says where it is read.
+                if not (len(nxt) > 1 and nxt[1][2] in ("the", "its", "their", "our")):
+                    mention.after.append("per")
             elif (not any(ch in gap for ch in ",;:()?.") and not is_stop(first) and not inside_mention(nxt[0][0])
                   and not _PAST_TENSE.fullmatch(first)):  # "retained earnings flipped negative": a verb, no part
                 mention.after.append(plain_word(first))
