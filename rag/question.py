@@ -110,7 +110,10 @@ _LINE_OVER_LINE = re.compile(
     r"(?:divided\s+by|over)\s+(?!(?:the|a|an|its|their|fiscal|fy\w*|prior|previous|last|past|next|time|years?|"
     r"quarters?|months?|periods?|q[1-4]|in|on|at|to|for|from|with|by|of|and|or|into|about)\b|\d|\$)"
 )
-_RATIO_OF = re.compile(r"\bratio\s+(?:of|between)\b")
+# "The ratio of A to B", and the same written "A to B ratio" (a ratio an analyst names by its two lines); "led to a
+# higher ratio" names no second line.
+_RATIO_OF = re.compile(r"\bratio\s+(?:of|between)\b|"
+                       r"\bto\s+(?!(?:a|an|the|its|their|our|this|that)\b)(?:[a-z][\w'’&-]*\s+){1,4}?ratios?\b")
 _DIFFERENCE = re.compile(r"\bdifference\s+between\b")
 _COMPARED = re.compile(r"\bcompared?\b|\bversus\b|\bvs\b")
 # A count asked: the (up to five) words after "how many", the company's name left out ("how many <Company> class A

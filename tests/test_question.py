@@ -604,3 +604,12 @@ def test_how_much_of_one_figure_with_no_part_named_asks_its_amount(catalog):
     # A part said in words of its own ("comes due within the next year") is still a part of the figure.
     plan = plan_question("How much of Apple's term debt comes due within the next year?", catalog)
     assert plan.calculation.amount_of
+
+
+def test_a_ratio_named_by_its_two_lines_is_a_ratio(catalog):
+    # "The ratio of A to B" and "A to B ratio" ask the same division; "led to a higher ratio" names no second line.
+    for question in ("What was Apple's ratio of long-term debt to total equity in 2024?",
+                     "What's Apple's long-term debt to total equity ratio at year-end 2024?"):
+        plan = plan_question(question, catalog)
+        assert plan.calculation.ratio and len(plan.metrics) == 2, question
+    assert not plan_question("What led to a higher current ratio at Apple in 2024?", catalog).calculation.ratio
