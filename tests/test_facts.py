@@ -917,6 +917,12 @@ def test_a_share_of_one_printed_line_in_another_divides_the_two(corpus):
     # A part printed under one word ("Fulfillment") is named by it before "of".
     answer = ask(corpus, "fulfillment costs as a % of amazon's total operating expenses in 2024?")
     assert answer is not None and "Fulfillment as a percentage of total operating expenses" in answer.block
+    # The part named after the verb that spends the whole ("went to", "put into", "spend on"), the whole right
+    # after "share of": the printed line of what is spent on, over the whole.
+    for question in ("What share of Amazon's net sales went to fulfillment in 2024?",
+                     "What share of net sales did Amazon put into fulfillment in 2024?"):
+        answer = ask(corpus, question)
+        assert answer is not None and "Fulfillment expense as a percentage of total revenue = 15.44%" in answer.block, question
 
 
 def test_a_whole_years_words_qualify_no_figure(corpus):

@@ -561,6 +561,14 @@ class FactsLayer(QuarterFacts, PerItemRates):
             whole = labelled_mentions(plan.question[cut:], views, company, self._on_statement, min_words=1)
             if part and whole and part[0].metric_key != whole[0].metric_key:
                 return [part[0], replace(whole[0], start=cut, end=cut)]
+            # "What share of revenue went to research", "... did it put into marketing": the whole is named right
+            # after "of" and the part after the verb that spends it.
+            named_whole = next((m for m in plan.metrics if m.start >= cut and not m.vetoed), None)
+            if not part and named_whole is not None:
+                after = labelled_mentions(plan.question[named_whole.end:], views, company, self._on_statement,
+                                          min_words=1, part_of_figure=True)
+                if after and after[0].metric_key != named_whole.metric_key:
+                    return [replace(after[0], start=0, end=0), named_whole]
         found = labelled_mentions(plan.question, views, company, self._on_statement)
         return [] if found and asks_rate_of(plan.question, found[0]) else found
 

@@ -33,7 +33,11 @@ _ASKS_ANYTHING = re.compile(
 _MIN_LABEL_WORDS = 2
 # "How much did it spend on advertising", "its bill for medical care": what a company spends or pays is printed as
 # an expense or a cost.
-_SPENDING = re.compile(r"\bsp(?:end|ends|ent|ending)\b|\bbills?\b|\boutlays?\b", re.I)
+# Money spent, said with the verb or the place it went ("put into marketing", "went to research", "devoted to"):
+# what is spent on is printed as an expense or a cost.
+_SPENDING = re.compile(r"\bsp(?:end|ends|ent|ending)\b|\bbills?\b|\boutlays?\b|"
+                       r"\b(?:put|puts|putting|pour(?:s|ed|ing)?)\s+(?:[\w'’-]+\s+){0,2}?into\b|"
+                       r"\b(?:went|goes|go|going|devot(?:e|es|ed|ing))\s+(?:in)?to(?:wards?)?\b", re.I)
 _SPENDING_WORDS = set(tokens("expense expenses cost costs"))
 # The two words an "and" joins in a label ("Marketing and advertising expense", "Selling, general and
 # administrative"): a question may name the figure by one of them.
@@ -53,7 +57,7 @@ def _concept_agrees(concept: str, asked: set[str]) -> bool:
 
 def labelled_mentions(question: str, views: Iterable[FilingView], company_words: set[str] = frozenset(),
                       on_statement: Callable[[FactRow], bool] = lambda _row: False,
-                      min_words: int = _MIN_LABEL_WORDS) -> list[MetricMention]:
+                      min_words: int = _MIN_LABEL_WORDS, part_of_figure: bool = False) -> list[MetricMention]:
     """The figure whose printed label the question spells out in full (every word of the label is a word of the
     question), the longest such label winning; [] when none, when two different concepts tie, or when the
     question does not ask for a figure. Only consolidated facts (no dimension): a member needs its own words.
@@ -62,8 +66,9 @@ def labelled_mentions(question: str, views: Iterable[FilingView], company_words:
     industry's own line ("Medical costs", tagged PolicyholderBenefitsAndClaimsIncurredNet) is asked for by the
     words the statement prints. Elsewhere the concept must agree with the question (see _concept_agrees).
     `min_words`: 1 reads a label of one word ("Premiums") too, for a text that names one figure alone (the whole
-    after "as a percentage of")."""
-    if not (_ASKS_FIGURE.search(question or "") or not _ASKS_ANYTHING.search(question or "")):
+    after "as a percentage of"). `part_of_figure`: the text is a piece of a question already read as asking for a
+    figure (the part of a share), so its own words need not ask for one."""
+    if not part_of_figure and not (_ASKS_FIGURE.search(question or "") or not _ASKS_ANYTHING.search(question or "")):
         return []
     asked = _asked_words(question, company_words)
     best: dict[str, tuple[float, str, bool, bool]] = {}  # concept -> (label words, label, instant, on a statement)
