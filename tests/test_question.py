@@ -75,6 +75,9 @@ def test_latest_year_sections_forms_and_unknown_companies(catalog):
     # A capitalised word before a known company's possessive is not a company of its own.
     assert plan_question("Summarize Apple's MD&A for fiscal 2025", catalog).unknown_companies == []
     assert plan_question("Are Apple's margins higher than Globex Widgets's?", catalog).unknown_companies == ["Globex Widgets"]
+    # A name written after "the" is a body or a place, not a filer missing from the index.
+    assert plan_question("How could AI rules like the EU's hurt Apple?", catalog).unknown_companies == []
+    assert plan_question("What does the SEC's new rule mean for Apple?", catalog).unknown_companies == []
     # A name ending in "s" takes the apostrophe alone as its possessive.
     assert plan_question("What was Globex Electronics' memory division profit in 2024?",
                          catalog).unknown_companies == ["Globex Electronics"]
