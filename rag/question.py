@@ -64,6 +64,8 @@ _LATEST = re.compile(
 _CAUSE_OR_ACTION = (
     r"\bwhat\s+(?!(?:remained|totall?ed|amounted|exceeded)\b)\w{3,}ed\s+(?:on|in|to|up|down|off)?\b"
     r"|\bhow\s+(?:is|are)\s+(?:[\w.&'’-]+\s+){1,4}?\w{3,}ing\b"
+    # "What's behind the slump", "what lay behind its growth": the cause asked by where it sits.
+    r"|\bwhat(?:['’]s|\s+is|\s+was|\s+were|\s+are|\s+lies|\s+lay)?\s+behind\b"
     # Whether something can happen ("Can bad weather hurt its sales?") is the risk factors' to say; "can you
     # give me ..." is only a polite way to ask.
     r"|^\s*(?:can|could|might|may)\s+(?!(?:you|u|i|we)\b)"

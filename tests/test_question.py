@@ -609,6 +609,15 @@ def test_how_much_of_one_figure_with_no_part_named_asks_its_amount(catalog):
     assert plan.calculation.amount_of
 
 
+def test_what_is_behind_a_change_asks_for_its_causes(catalog):
+    # "What's behind" asks why as "what drove" does: prose, not the figure.
+    for question in ("What's behind the slump in Apple's services revenue in 2024?",
+                     "What was behind the rise in Apple's gross margin in fiscal 2024?"):
+        plan = plan_question(question, catalog)
+        assert plan.prose_intent and plan.narrative, question
+    assert not plan_question("What was Apple's gross margin in fiscal 2024?", catalog).prose_intent
+
+
 def test_a_ratio_named_by_its_two_lines_is_a_ratio(catalog):
     # "The ratio of A to B" and "A to B ratio" ask the same division; "led to a higher ratio" names no second line.
     for question in ("What was Apple's ratio of long-term debt to total equity in 2024?",
