@@ -63,6 +63,8 @@ _LATEST = re.compile(
 # way, told in prose. Both forms hold for any verb, so no list of verbs is written here.
 _CAUSE_OR_ACTION = (
     r"\bwhat\s+(?!(?:remained|totall?ed|amounted|exceeded)\b)\w{3,}ed\s+(?:on|in|to|up|down|off)?\b"
+    # An irregular past tense too short for the rule above: "what led to", "what fed into".
+    r"|\bwhat\s+(?:led|fed)\s+(?:to|in(?:to)?)\b"
     r"|\bhow\s+(?:is|are)\s+(?:[\w.&'’-]+\s+){1,4}?\w{3,}ing\b"
     # "What's behind the slump", "what lay behind its growth": the cause asked by where it sits.
     r"|\bwhat(?:['’]s|\s+is|\s+was|\s+were|\s+are|\s+lies|\s+lay)?\s+behind\b"

@@ -610,9 +610,10 @@ def test_how_much_of_one_figure_with_no_part_named_asks_its_amount(catalog):
 
 
 def test_what_is_behind_a_change_asks_for_its_causes(catalog):
-    # "What's behind" asks why as "what drove" does: prose, not the figure.
+    # "What's behind" and "what led to" ask why as "what drove" does: prose, not the figure.
     for question in ("What's behind the slump in Apple's services revenue in 2024?",
-                     "What was behind the rise in Apple's gross margin in fiscal 2024?"):
+                     "What was behind the rise in Apple's gross margin in fiscal 2024?",
+                     "What led to a higher current ratio at Apple in fiscal 2024?"):
         plan = plan_question(question, catalog)
         assert plan.prose_intent and plan.narrative, question
     assert not plan_question("What was Apple's gross margin in fiscal 2024?", catalog).prose_intent
