@@ -34,7 +34,7 @@ ITEM_TITLES = [
 # searches.
 _NAME = r"[\w.&'’-]+(?:\s+[\w.&'’-]+){0,4}?"  # a company or segment named inside the question
 ITEM_CONTENT = [
-    (r"\b(?:employees?|employ(?:s|ed)?|headcount|workforce|human\s+capital|staff|personnel|workers)\b|"
+    (r"\b(?:employees?|employ(?:s|ed)?|headcounts?|workforces?|human\s+capital|staff|personnel|workers)\b|"
      r"\bpeople\s+(?:\w+\s+){0,2}?(?:work|works|worked|working)\b", "1",
      "human capital resources number of persons employed " + " ".join(HEADCOUNT_NOUNS)),
     # Item 101(c)(1): the business done, its products and services, its segments; asked as what the company is,

@@ -619,6 +619,13 @@ def test_what_is_behind_a_change_asks_for_its_causes(catalog):
     assert not plan_question("What was Apple's gross margin in fiscal 2024?", catalog).prose_intent
 
 
+def test_a_workforce_asked_in_the_plural_points_to_item_1(catalog):
+    # Several companies' workforces are still Item 1's human capital disclosure, and their size is a headcount.
+    plan = plan_question("How big are the workforces of Apple and Tesla?", catalog)
+    assert plan.topic_sections == ["Item 1"] and plan.counted == HEADCOUNT_NOUNS
+    assert plan_question("Compare the headcounts of Apple and Tesla", catalog).topic_sections == ["Item 1"]
+
+
 def test_a_ratio_named_by_its_two_lines_is_a_ratio(catalog):
     # "The ratio of A to B" and "A to B ratio" ask the same division; "led to a higher ratio" names no second line.
     for question in ("What was Apple's ratio of long-term debt to total equity in 2024?",
