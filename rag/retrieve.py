@@ -298,7 +298,8 @@ class Retriever:
         if counted:
             # An Item may count the thing more than once (holders of each class of stock, employees by region or
             # by business): the next passage that counts it too, so the one the question means is among them.
-            counting = _counting(found, counted, plan.topic_words) - {r.node.node_id for r in best}
+            # The question's own words, not the Item's (a repurchase plan's shares are no holders of record).
+            counting = _counting(found, counted, []) - {r.node.node_id for r in best}
             best += [r for r in found if r.node.node_id in counting][:1]
         if BUSINESS_WORDS in plan.topic_words:
             # What the company is and does: Item 1 opens with that description (Regulation S-K 101(c)), in the
@@ -575,6 +576,7 @@ _COUNT = re.compile(r"\d[\d,]*(?:\.\d+)?(?:\s+(?:thousand|million))?\s+(?:[a-z][
 # ahead for a link costs most of a millisecond per passage.
 _LINKED_COUNT = re.compile(r"\b" + COUNT_AFTER_NOUN_LINK + r"\d", re.I)
 _WORD = re.compile(r"\w[\w-]*")
+_OF_RECORD = re.compile(r"(?:\s+[a-z][\w-]*){0,2}?\s+of\s+record\b", re.I)
 
 
 def _counted_nouns(text: str):
@@ -582,6 +584,10 @@ def _counted_nouns(text: str):
     before a figure stated after its noun ("headcount worldwide was 125,665")."""
     for m in _COUNT.finditer(text):
         yield m.group(1)
+        # A noun that runs on into what it is of ("176,283 shareowner accounts of record"): the holders of record
+        # Item 201 asks for, whatever the filer calls them.
+        if _OF_RECORD.match(text, m.end()):
+            yield "record"
     for m in _LINKED_COUNT.finditer(text):
         yield from _WORD.findall(text, max(0, m.start() - 60), m.start())[-3:]
 

@@ -406,6 +406,10 @@ def test_a_count_question_puts_the_passage_that_counts_first():
     holders = node("As of November 6, 2024, we had 319 stockholders of record of our class A common stock.")
     assert _counting_first([pointer, holders], counted("How many holders of record does Acme have?"), item_5) == [
         holders, pointer]
+    # A noun that runs on into "of record" counts holders of record, whatever the filer calls them.
+    accounts = node("As of February 18, 2025, there were 176,283 shareowner accounts of record.")
+    assert _counting_first([pointer, accounts], counted("How many shareholders of record does Acme have?"),
+                           item_5) == [accounts, pointer]
     # "The number of" counts as "how many" does, in a question asking how it changed.
     question = "By how much did Acme's number of stockholders of record drop between its FY24 and FY25 reports?"
     number_of = plan_question(question, Catalog.build([{"ticker": "ACME", "company": "Acme Inc."}])).number_of
