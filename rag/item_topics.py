@@ -57,6 +57,7 @@ ITEM_CONTENT = [
      r"fulfillment\s+centers?|data\s+centers?|stores|retail\s+units?|headquarters)\b", "2",
      "location and general character of the principal plants and materially important physical properties"),
     (r"\b(?:holders?\s+of\s+record|record\s+holders?|(?:stock|share)(?:holders|owners)\s+of\s+record|"
+     r"registered\s+(?:stock|share)?(?:holders|owners)|"
      r"yet\s+be\s+purchased|remaining\s+(?:\w+\s+){0,3}authori[sz](?:ation|ed)|"
      r"(?:available|left|remain\w*)\s+(?:to\s+\w+\s+)?under\s+(?:[\w.&'’-]+\s+){0,4}?(?:repurchase|buyback)\s+"
      r"(?:programs?|plans?|authori[sz]ations?)|"

@@ -626,6 +626,12 @@ def test_a_workforce_asked_in_the_plural_points_to_item_1(catalog):
     assert plan_question("Compare the headcounts of Apple and Tesla", catalog).topic_sections == ["Item 1"]
 
 
+def test_registered_shareholders_are_item_5s_holders_of_record(catalog):
+    # Item 201(b): the approximate number of holders of record, which an analyst may call registered holders.
+    for question in ("Apple vs Tesla registered shareholders", "How many registered stockholders does Apple have?"):
+        assert plan_question(question, catalog).topic_sections == ["Item 5"], question
+
+
 def test_a_ratio_named_by_its_two_lines_is_a_ratio(catalog):
     # "The ratio of A to B" and "A to B ratio" ask the same division; "led to a higher ratio" names no second line.
     for question in ("What was Apple's ratio of long-term debt to total equity in 2024?",
