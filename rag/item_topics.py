@@ -62,7 +62,7 @@ ITEM_CONTENT = [
      r"(?:available|left|remain\w*)\s+(?:to\s+\w+\s+)?under\s+(?:[\w.&'’-]+\s+){0,4}?(?:repurchase|buyback)\s+"
      r"(?:programs?|plans?|authori[sz]ations?)|"
      # The program itself (Item 703 of Regulation S-K: the plans or programs and the amount they authorise).
-     r"(?:repurchase|buyback|capital\s+return)\s+programs?)\b", "5",
+     r"(?:repurchase|buyback|capital\s+return)\s+(?:programs?|capacity|authority|authori[sz]ations?))\b", "5",
      "approximate number of holders of record; dollar value of shares that may yet be purchased under the plans "
      "or programs"),
     # Item 103: material pending legal proceedings, and the governmental proceedings, fines and sanctions a filer

@@ -628,7 +628,9 @@ def test_a_workforce_asked_in_the_plural_points_to_item_1(catalog):
 
 def test_registered_shareholders_are_item_5s_holders_of_record(catalog):
     # Item 201(b): the approximate number of holders of record, which an analyst may call registered holders.
-    for question in ("Apple vs Tesla registered shareholders", "How many registered stockholders does Apple have?"):
+    for question in ("Apple vs Tesla registered shareholders", "How many registered stockholders does Apple have?",
+                     # Item 703: what may yet be purchased, asked as the buyback's capacity or authority.
+                     "How much buyback capacity do Apple and Tesla have left?"):
         assert plan_question(question, catalog).topic_sections == ["Item 5"], question
 
 
