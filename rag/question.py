@@ -243,6 +243,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
         plan.narrative_words = [w for w in plan.narrative_words if w not in inside]
     plan.unread_names = _unread_names(question, plan, catalog)
     plan.name_phrases = _name_phrases(question, plan.unread_names)
+    plan.follow_ups = follow_ups(question)
     counted = _HOW_MANY.search(norm)
     plan.counted = [w for w in counted.group(1).split() if w.removesuffix("'s").removesuffix("’s") not in catalog.words
                     ][:5] if counted and not _COUNTS_MONEY.match(counted.group(1)) else []
@@ -326,6 +327,22 @@ def _unread_names(question: str, plan: QuestionPlan, catalog: Catalog) -> list[s
 # A class or series of the filer's stock ("Class A", "Series B-1"): its capital structure, printed on the cover,
 # in Item 5 and through the equity notes alike, so it singles out no passage the way a product's name does.
 _SHARE_CLASS = re.compile(r"^(?:Class|Series)\s+[A-Z0-9]{1,2}(?:-\d)?$")
+
+
+# A second question joined to the first by a comma or semicolon and "and" (or by nothing but the semicolon): its
+# question word opens it ("..., and how does that affect ...", "...; what reserve ...").
+_FOLLOW_UP = re.compile(r"(?:[,;]\s*and\s+|;\s*|\?\s+(?:and\s+)?)(?=(?:what|how|why|which|when|where|who|does|did|is|"
+                        r"are|was|were|has|have)\b)", re.I)
+# "and why did it buy it?" names nothing of its own to search (its one word, "buy", is the first question's
+# subject again): a later question is searched only when it holds this many words beyond function words.
+_FOLLOW_UP_MIN_WORDS = 2
+
+
+def follow_ups(question: str) -> list[str]:
+    """The later questions of a compound question, as written (see QuestionPlan.follow_ups)."""
+    pieces = [p.strip(" ,;") for p in _FOLLOW_UP.split(question or "")[1:]]
+    return [p for p in pieces
+            if sum(1 for w in re.findall(r"[a-z][\w'-]*", p.lower()) if w not in FUNCTION_WORDS) >= _FOLLOW_UP_MIN_WORDS]
 
 
 def _name_phrases(question: str, unread: list[str]) -> list[str]:

@@ -182,6 +182,8 @@ class Retriever:
         elif generated_queries > 0:
             warnings.append("Query generation needs Ollama, which is not available; the question alone was searched.")
         plan = plan_question(question, self.catalog) if use_analysis else QuestionPlan(question=question)
+        # A compound question's later questions are searched beside it, fused as generated queries are.
+        generated, extra = extra, extra + [q for q in plan.follow_ups if q not in extra]
         named_by = None if (filters and filters.tickers) or plan.tickers else self._company_by_name(plan)
         applied = self._effective_filters(plan, filters or Filters(), [named_by[0]] if named_by else [])
         if named_by:
@@ -230,7 +232,7 @@ class Retriever:
                             f"filings that are indexed, so check the period each one speaks of.")
         return RetrievalResult(
             query=question, mode=mode, nodes=nodes, plan=plan, filters=applied,
-            retrieval_ms=(time.perf_counter() - t0) * 1000, generated_queries=extra, warnings=warnings,
+            retrieval_ms=(time.perf_counter() - t0) * 1000, generated_queries=generated, warnings=warnings,
             unavailable=unavailable,
         )
 

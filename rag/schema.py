@@ -193,6 +193,10 @@ class QuestionPlan:
     # Names of several capitalised words in a row holding an unread one ("Future Labs", "Acme Direct"): a
     # product, a program, a business bought, found by its words in a row.
     name_phrases: list[str] = field(default_factory=list)
+    # The later questions of a compound one ("What does it say about the dispute, and what reserve does it carry?":
+    # "what reserve does it carry"): each is searched as well, so the passage answering it is not outranked by
+    # those that answer the first.
+    follow_ups: list[str] = field(default_factory=list)
 
     @property
     def narrative(self) -> bool:

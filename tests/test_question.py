@@ -634,6 +634,17 @@ def test_registered_shareholders_are_item_5s_holders_of_record(catalog):
         assert plan_question(question, catalog).topic_sections == ["Item 5"], question
 
 
+def test_a_compound_question_keeps_its_later_questions_to_search(catalog):
+    plan = plan_question("What does Apple's 10-K say about its tax dispute, and what tax reserve does it now carry?",
+                         catalog)
+    assert plan.follow_ups == ["what tax reserve does it now carry?"]
+    assert plan_question("What drove Apple's margins? How did its costs change in 2024?", catalog).follow_ups == [
+        "How did its costs change in 2024?"]
+    # A later question that names nothing of its own is not searched apart; one question is no compound.
+    assert plan_question("What is SRS, when did Apple buy it, and why did it buy it?", catalog).follow_ups == []
+    assert plan_question("Compare revenue and net income of Apple and Tesla", catalog).follow_ups == []
+
+
 def test_a_ratio_named_by_its_two_lines_is_a_ratio(catalog):
     # "The ratio of A to B" and "A to B ratio" ask the same division; "led to a higher ratio" names no second line.
     for question in ("What was Apple's ratio of long-term debt to total equity in 2024?",

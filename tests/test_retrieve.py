@@ -519,6 +519,28 @@ def test_an_item_that_counts_the_thing_twice_brings_both_counts(tmp_path):
         assert any(count in n.node.text for n in result.nodes), count
 
 
+def test_a_compound_questions_later_question_is_searched_too(small_index):
+    """"What does it say about X, and what Y does it carry?": the passage answering the second question shares few
+    words with the first, so every search fuses the later question with the whole one, as it fuses queries the
+    language model writes; it is not reported as one of those."""
+    searched: list[list[str]] = []
+
+    class Recording(Retriever):
+        def _search(self, bundle, mode, k, subset, extra_queries):
+            searched.append(list(extra_queries))
+            return super()._search(bundle, mode, k, subset, extra_queries)
+
+    retriever = Recording(small_index.load(), small_index.embed_model())
+    question = "What does Acme say about its supply of widget parts, and what zorblax coupler does it sell?"
+    result = retriever.retrieve(question, mode="keyword", top_k=3)
+    assert result.plan.follow_ups == ["what zorblax coupler does it sell?"] and result.generated_queries == []
+    assert searched and all(extra == ["what zorblax coupler does it sell?"] for extra in searched)
+    assert any("zorblax" in n.node.text for n in result.nodes)
+    searched.clear()
+    retriever.retrieve("What does Acme say about its supply of widget parts?", mode="keyword", top_k=3)
+    assert searched and all(extra == [] for extra in searched)
+
+
 def test_a_year_after_every_indexed_report_is_not_covered(small_index):
     retriever = Retriever(small_index.load(), small_index.embed_model())
     # The index holds Acme's FY2024 10-K: fiscal 2027 has no report, and another year's figure would be wrong.
