@@ -840,6 +840,15 @@ def test_statement_lines_asked_in_an_analysts_words(question, key):
     assert m.metric_key == key and not m.qualified, m
 
 
+def test_a_bracket_closed_right_before_the_metric_names_its_part():
+    # "GOOG (Class C) shares": the class in brackets is the part asked, as "Class C shares" is.
+    (m,) = find_mentions("How many GOOG (Class C) shares were outstanding per the cover?", {"alphabet"})
+    assert m.metric_key == "shares_outstanding" and m.before == ["class", "c"]
+    # A bracket elsewhere still ends the words read back ("sales (excluding fuel)" is read by its exclusion).
+    (m,) = find_mentions("What were Acme's total (consolidated) net sales in 2024?", {"acme"})
+    assert m.metric_key == "revenue" and not m.qualified
+
+
 def test_what_a_company_sells_asked_without_an_amount_is_its_products_not_its_sales():
     assert find_mentions("What does Acme actually sell, according to its fiscal 2025 10-K?", {"acme"}) == []
     assert plan_question("What was the effect of exchange rate changes on Apple's cash in 2024?",

@@ -223,7 +223,10 @@ def _qualifiers_before(question: str, low: str, tokens: list[tuple[int, int, str
             break
         if w.endswith(("'s", "s'")):
             break  # "Acme's revenue": a possessive before the metric names its owner, not a qualifier
-        if low[te:s].strip(" -") and any(ch in low[te:s] for ch in ",;:()?"):
+        gap = low[te:taken_at]
+        # "GOOG (Class C) shares": a bracket closed right before the metric holds the part it names.
+        bracketed = not before and gap.strip() == ")"
+        if gap.strip(" -") and any(ch in gap for ch in ",;:()?") and not bracketed:
             break
         before.insert(0, plain_word(w))
         taken_at = ts
