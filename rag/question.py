@@ -558,7 +558,9 @@ def _without_restated_inputs(mentions: list[MetricMention]) -> list[MetricMentio
     cover its interest expense?": a computed metric and the figures it is computed from, named before or after it
     as its definition. The computed line cites both inputs with their values; listing them again as figures of
     their own would read as further answers."""
-    derived = [m for m in mentions if metric(m.metric_key).derive]
+    # A computed metric vetoed as no figure ("returned to shareholders through buybacks") defines nothing: the one
+    # input it names is the figure asked.
+    derived = [m for m in mentions if metric(m.metric_key).derive and not m.vetoed]
     if len(derived) != 1:
         return mentions
     inputs = set(metric(derived[0].metric_key).derive[1:])

@@ -840,6 +840,17 @@ def test_statement_lines_asked_in_an_analysts_words(question, key):
     assert m.metric_key == key and not m.qualified, m
 
 
+def test_cash_returned_through_one_way_is_that_ways_amount(corpus):
+    # "Returned to shareholders through buybacks" asks for the repurchases alone, never dividends + repurchases.
+    (v,) = ask(corpus, "How much did Apple return to shareholders through buybacks in fiscal 2024?").values
+    assert v.group.concept == "us-gaap:PaymentsForRepurchaseOfCommonStock" and v.amount == 94_949_000_000
+    # Both ways named, or none: the sum.
+    for question in ("How much did Apple return to shareholders through buybacks and dividends in fiscal 2024?",
+                     "How much cash did Apple return to shareholders in fiscal 2024?"):
+        answer = ask(corpus, question)
+        assert "$110,183 million = dividends paid + share repurchases" in answer.block, question
+
+
 def test_a_bracket_closed_right_before_the_metric_names_its_part():
     # "GOOG (Class C) shares": the class in brackets is the part asked, as "Class C shares" is.
     (m,) = find_mentions("How many GOOG (Class C) shares were outstanding per the cover?", {"alphabet"})

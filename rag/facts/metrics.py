@@ -281,7 +281,11 @@ METRICS: list[Metric] = [
         # "How much cash did it hand back to shareholders": the same, whatever the verb before "back".
         r"(?:hand(?:s|ed|ing)?|g[ia]ve|giv(?:es|ing)|sen[dt]|pa(?:y|id|ys))\s+back\s+to\s+(?:its\s+|their\s+)?"
         r"(?:share|stock)holders", r"(?<!total\s)(?:cash|capital)\s+returns?\s+to\s+(?:share|stock)holders"],
-       derive=("add", "dividends_paid", "buybacks"), formula="dividends paid + share repurchases"),
+       derive=("add", "dividends_paid", "buybacks"), formula="dividends paid + share repurchases",
+       # "Returned to shareholders through buybacks": one of the two ways named asks for that one's amount, never
+       # the sum (both named, "through buybacks and dividends", is the sum again).
+       veto=r"^\s*(?:[\w.&'’-]+\s+){0,3}?(?:through|via|by\s+way\s+of|in\s+the\s+form\s+of|by|with|as)\s+"
+            r"(?:share\s+|stock\s+)?(?:buy-?backs?|repurchases?|dividends?)\b(?!\s+(?:and|&|plus)\b)"),
     _m("repurchase_remaining", "Remaining share repurchase authorization",
        [r"remaining\s+(?:\w+\s+){0,2}?(?:repurchase\s+)?(?:authority|authorization)",
         r"(?:repurchase\s+)?(?:authority|authorization)\s+(?:that\s+)?remain\w*",
