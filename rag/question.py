@@ -71,6 +71,8 @@ _CAUSE_OR_ACTION = (
     # Whether something can happen ("Can bad weather hurt its sales?") is the risk factors' to say; "can you
     # give me ..." is only a polite way to ask.
     r"|^\s*(?:can|could|might|may)\s+(?!(?:you|u|i|we)\b)"
+    # What a filing says or comments on about a topic ("what did it say about demand") is its prose on the topic.
+    r"|\b(?:sa(?:y|ys|id)|comment(?:s|ed)?)\s+(?:about|on|regarding)\b"
 )
 # One thing's effect on a figure ("how much did inventory provisions drag on gross margin") is told in prose beside
 # the figure (MD&A), not by it: the figure itself is no answer.

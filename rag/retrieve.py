@@ -371,14 +371,17 @@ class Retriever:
         a wrong answer, not a nearby one)."""
         if not user.fiscal_years and not user.fiscal_periods and (plan.periods or plan.latest_quarters):
             quarters, unavailable = self._quarter_groups(applied, plan)
-            if quarters or (unavailable and not (plan.narrative and applied.fiscal_years)):
+            if quarters or (unavailable and not plan.narrative):
                 return quarters, unavailable
             if unavailable:
                 # A question in prose about a quarter no 10-Q covers ("what weighed on margins in the second
                 # quarter of fiscal 2025") is read from that fiscal year's filings, whose annual report tells the
                 # year's quarters in its MD&A and risk factors; a figure for the quarter never is (the facts layer
-                # leaves prose alone). The periods stay listed as not covered.
-                return self._year_groups(applied, plan, user), unavailable
+                # leaves prose alone). With no year named ("why is the first quarter seasonally slow"), the
+                # company's latest annual report speaks for it. The periods stay listed as not covered.
+                if applied.fiscal_years:
+                    return self._year_groups(applied, plan, user), unavailable
+                return self._latest_annual_reports(applied), unavailable
         later = [] if user.fiscal_years else self._years_after_index(applied.tickers, plan)
         if later and not applied.fiscal_years:
             # Every year asked comes after the latest report indexed ("revenue for fiscal 2027"): no filing speaks
@@ -431,6 +434,16 @@ class Retriever:
                 group = replace(applied, tickers=[t] if t else [], fiscal_years=[y] if y else [])
                 groups.append(self._annual_report(group) if annual else group)
         return groups
+
+    def _latest_annual_reports(self, applied: Filters) -> list[Filters]:
+        """Each company's latest annual report, one group per company named (all of the index's filings when none
+        is named or a company has no annual report indexed)."""
+        groups = []
+        for ticker in applied.tickers:
+            years = [fy for _end, fy, fp in self.catalog.periods_by_ticker.get(ticker, []) if fp == "FY"]
+            groups.append(replace(applied, tickers=[ticker], fiscal_years=years[-1:],
+                                  fiscal_periods=["FY"] if years else []))
+        return groups or [applied]
 
     def _annual_report(self, group: Filters) -> Filters:
         """A fiscal year asked as a whole is read from the annual report when the index holds one for every company

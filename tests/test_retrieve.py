@@ -349,6 +349,19 @@ def test_prose_about_a_quarter_no_quarterly_report_covers_reads_the_years_annual
     assert figure.nodes == [] and figure.unavailable == ["ACME Q2 FY2024"]
 
 
+def test_prose_about_a_quarter_with_no_year_reads_the_latest_annual_report(small_index):
+    retriever = Retriever(small_index.load(), small_index.embed_model())
+    latest = max(f["fiscal_year"] for f in retriever.index.filings.values()
+                 if f["ticker"] == "ACME" and f["form"] == "10-K")
+    prose = retriever.retrieve("What did ACME say about supply of parts in the second quarter?", mode="keyword",
+                               top_k=4)
+    assert prose.plan.narrative and prose.unavailable
+    assert prose.nodes and {(n.node.metadata["form"], n.node.metadata["fiscal_year"]) for n in prose.nodes} == {
+        ("10-K", latest)}
+    figure = retriever.retrieve("What were ACME's total net sales in the second quarter?", mode="keyword", top_k=4)
+    assert figure.nodes == [] and figure.unavailable
+
+
 def test_each_retrievers_best_passages_stay_near_the_top_of_the_fused_list():
     from rag.retrieve import _with_list_heads
 
