@@ -694,6 +694,11 @@ def test_holders_of_record_are_found_in_the_filings_other_words_for_them():
                       "Our common stock trades under GPAY. As of February 21, 2025, we had approximately 842 "
                       "registered shareholders, not including shares held in street name.")
     assert "mentions 'holders'" not in text and "842 registered shareholders" in text
+    # Some filers call their holders shareowners ("shareowner accounts of record").
+    text = _gamma_pay("How many holders of record did Gamma Pay's common stock have?",
+                      "Our common stock trades under GPAY. As of February 21, 2025, there were 176,283 shareowner "
+                      "accounts of record.")
+    assert "mentions 'holders'" not in text and "176,283 shareowner accounts of record" in text
 
 
 def test_a_percentage_is_not_scaled_by_the_tables_unit_note():

@@ -61,8 +61,8 @@ _SYNONYMS_PLAIN = {
     "capacity": ["authorized", "authorization"],
     "repurchase": ["buyback"],
     # Regulation S-K Item 201(b) asks for the number of "holders of record"; filings also write "stockholders of
-    # record", "shareholders of record" and "registered shareholders".
-    "holders": ["shareholders", "stockholders"],
+    # record", "shareholders of record", "shareowners of record" and "registered shareholders".
+    "holders": ["shareholders", "stockholders", "shareowners"],
     "record": ["registered"],
     "debt": ["borrowings", "notes"],
     "headquarters": ["principal executive offices"],
