@@ -38,6 +38,10 @@ def _load(path: Path) -> list[dict]:
 
 
 OWN = _load(OWN_SET)
+# Held-out sets written after the own set, over companies of one half each: "-tune" may be read and tuned on,
+# "-blind" is only measured (its questions are never read to tune rules). Both are checked like the own set.
+HELD_OUT = {path.name: _load(path) for path in sorted(SETS.glob("questions-heldout-*.jsonl"))}
+EVERY = OWN + [q for rows in HELD_OUT.values() for q in rows]
 
 
 def _format_problems(q: dict) -> list[str]:
@@ -76,12 +80,12 @@ def _format_problems(q: dict) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("q", OWN, ids=[q.get("id", "?") for q in OWN])
+@pytest.mark.parametrize("q", EVERY, ids=[q.get("id", "?") for q in EVERY])
 def test_question_has_the_shared_format(q):
     assert _format_problems(q) == []
 
 
-@pytest.mark.parametrize("q", [q for q in OWN if q.get("value") is not None], ids=lambda q: q["id"])
+@pytest.mark.parametrize("q", [q for q in EVERY if q.get("value") is not None], ids=lambda q: q["id"])
 def test_gold_answer_passes_its_own_number_rule(q):
     # A reference answer the scorer would mark wrong (a unit slip, a distractor quoted) makes the value unusable.
     assert numeric_correct(q["answer"], q["value"], q["unit"], q["tolerance"], q.get("distractors", ()))
@@ -91,6 +95,19 @@ def test_own_set_ids_are_unique_and_numbered():
     ids = [q["id"] for q in OWN]
     assert len(ids) == len(set(ids)) >= 20  # the issue asks for 20 at least
     assert all(re.fullmatch(r"own-\d\d", i) for i in ids), ids
+
+
+def test_held_out_sets_each_keep_to_one_half_of_the_companies():
+    from rag.eval import company_halves
+
+    assert set(HELD_OUT) == {"questions-heldout-tune.jsonl", "questions-heldout-blind.jsonl"}
+    ids = [q["id"] for q in EVERY]
+    assert len(ids) == len(set(ids))
+    for name, rows in HELD_OUT.items():
+        half = name.removeprefix("questions-heldout-").removesuffix(".jsonl")
+        tickers = {f["ticker"] for q in rows for f in q["filings"]}
+        halves = company_halves([{"filings": [{"ticker": t}]} for t in tickers])
+        assert tickers and {halves[t] for t in tickers} == {half}, (name, halves)
 
 
 def test_own_set_mixes_kinds_and_companies():
@@ -144,7 +161,7 @@ def _gold_chunks(q: dict) -> list[tuple[str, tuple[str, ...]]]:
     return out
 
 
-ANSWERABLE = [q for q in OWN if q["evidence"]]
+ANSWERABLE = [q for q in EVERY if q["evidence"]]
 
 
 @pytest.mark.parametrize("q", ANSWERABLE, ids=[q["id"] for q in ANSWERABLE])
