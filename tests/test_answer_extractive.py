@@ -1202,3 +1202,17 @@ def test_a_count_asked_leads_with_the_sentence_that_counts_over_one_of_amounts()
     text = extractive_answer(question, sources, plan_question(question, catalog))[0]
     assert "183,323 employees" in text
     assert "SBC" not in text or text.index("183,323 employees") < text.index("SBC")
+
+
+def test_holders_of_record_are_compared_not_the_street_name_holders_beside_them():
+    texts = ("At March 5, 2025, there were approximately 101,000 holders of record of our common stock and "
+             "approximately 5,678,000 additional \"street name\" holders whose shares are held of record by banks "
+             "and brokers.",
+             "As of February 18, 2025, there were 176,283 shareowner accounts of record.")
+    text = _two_companies("Which had more holders of record, Alpha Payments or Beta Networks?", texts)
+    line = next(ln for ln in text.splitlines() if ln.startswith("Comparison"))
+    assert "Beta Networks Inc. states the larger, 176,283 [2], against 101,000 for Alpha Payments Inc. [1]" in line
+    assert "5,678,000" not in line
+    # Asked of one company, the count of record too, not the street name holders.
+    one = _gamma_pay("How many holders of record did Gamma Pay have?", texts[0])
+    assert "**101,000**" in one and "**5,678,000**" not in one

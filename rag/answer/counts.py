@@ -78,6 +78,13 @@ def counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[W
     return out
 
 
+def counts_all_of_it(text: str, n: WrittenNumber, counted: list[str]) -> bool:
+    """Do the first words after a count name every word of what is counted ("101,000 holders of record" for
+    "holders of record"), not only its noun ("5,678,000 additional street name holders")?"""
+    after = set(tokens(_CLAUSE.match(text, n.end).group(0))[:4])
+    return all(is_covered(s, after) for s in counted_stems(counted))
+
+
 # Nouns whose plural is the word itself or not made with -s.
 _IRREGULAR_PLURALS = {"people", "personnel", "staff", "aircraft", "children", "men", "women", "sheep", "fish"}
 

@@ -23,6 +23,7 @@ from ..schema import Citation, QuestionPlan
 from .counts import (
     YEAR,
     amounts_only,
+    counts_all_of_it,
     counts_named,
     listed_parts,
     names_another_year,
@@ -618,6 +619,10 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
 
     if not asked:
         totals = [n for n in kept if n.start in named]
+        if len(totals) > 1:
+            # A count of the whole thing asked ("101,000 holders of record") over a count of its noun alone, beside
+            # it ("and 5,678,000 additional street name holders"): a phrase counted is asked in all its words.
+            totals = [n for n in totals if counts_all_of_it(unit.text, n, counted)] or totals
         return totals[0] if len(totals) == 1 else None
     in_sentence = {t for t in asked if is_covered(t, set(tokens(unit.text)))}
     if not in_sentence:
