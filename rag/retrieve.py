@@ -441,8 +441,7 @@ class Retriever:
         groups = []
         for ticker in applied.tickers:
             years = [fy for _end, fy, fp in self.catalog.periods_by_ticker.get(ticker, []) if fp == "FY"]
-            groups.append(replace(applied, tickers=[ticker], fiscal_years=years[-1:],
-                                  fiscal_periods=["FY"] if years else []))
+            groups.append(self._annual_report(replace(applied, tickers=[ticker], fiscal_years=years[-1:])))
         return groups or [applied]
 
     def _annual_report(self, group: Filters) -> Filters:

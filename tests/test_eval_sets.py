@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rag.config import get_settings
-from rag.eval import KINDS, evidence_found, normalize, numeric_correct
+from rag.eval import KINDS, company_halves, evidence_found, normalize, numeric_correct
 from rag.index import IndexStore, filing_meta
 from rag.parse import file_sha256, parse_file
 from tests.filings import SHARED, shared_or_skip
@@ -98,8 +98,6 @@ def test_own_set_ids_are_unique_and_numbered():
 
 
 def test_held_out_sets_each_keep_to_one_half_of_the_companies():
-    from rag.eval import company_halves
-
     assert set(HELD_OUT) == {"questions-heldout-tune.jsonl", "questions-heldout-blind.jsonl"}
     ids = [q["id"] for q in EVERY]
     assert len(ids) == len(set(ids))
