@@ -1034,6 +1034,26 @@ def test_standard_ratios_are_computed_with_their_definition(corpus):
     assert "20.22 = operating income / interest expense" in fa.block and "· Operating income ·" not in fa.block
 
 
+def test_more_standard_ratios_show_each_step_of_their_definition(corpus):
+    # Liquidity, efficiency and the carriers' operating ratio: each computed from statement lines the filing tags,
+    # the nested step written out once, without doubled parentheses.
+    fa = ask(corpus, "What was NVIDIA's quick ratio at the end of fiscal 2025?")
+    assert ("3.88 = (total current assets − inventories) / total current liabilities = "
+            "($80,126 million [F1] − $10,080 million [F2]) / $18,047 million [F3]") in fa.block
+    fa = ask(corpus, "What is Apple's cash ratio for fiscal 2024?")
+    assert "0.17 = cash and cash equivalents / total current liabilities = $29,943 million" in fa.block
+    fa = ask(corpus, "What was Amazon's asset turnover in 2024?")
+    assert "1.02 = total revenue / period-end total assets = $637,959 million [F1] / $624,894 million [F2]" in fa.block
+    fa = ask(corpus, "What was Tesla's operating ratio in 2024?")
+    assert ("92.76% = (total revenue − operating income) / total revenue = "
+            "($97,690 million [F1] − $7,076 million [F2]) / $97,690 million [F1]") in fa.block
+    fa = ask(corpus, "What was Tesla's EBITDA in 2024?")
+    assert ("$12,444 million = operating income + depreciation and amortization = "
+            "$7,076 million [F1] + $5,368 million [F2]") in fa.block
+    # No inventories on the balance sheet: the acid test has no defined input, so the facts give no figure.
+    assert ask(corpus, "What was Adobe's acid-test ratio in fiscal 2024?") is None
+
+
 def test_working_capital_is_current_assets_less_current_liabilities(corpus):
     fa = ask(corpus, "What was Apple's working capital at the end of fiscal 2024?")
     assert "Working capital" in fa.block and "as of September 28, 2024" in fa.block

@@ -433,6 +433,36 @@ METRICS: list[Metric] = [
         r"cover(?:ed|s)?\s+(?:its\s+|their\s+|the\s+)?interest\s+(?:expense|costs?|payments?)"],
        derive=("div", "operating_income", "interest_expense"), kind="ratio",
        formula="operating income / interest expense"),
+    # Liquidity: the acid test leaves out inventories, the assets slowest to turn into cash.
+    _m("quick_assets", "Current assets excluding inventories", [],
+       derive=("sub", "current_assets", "inventory"), period="instant", listed=False,
+       formula="total current assets − inventories"),
+    _m("quick_ratio", "Quick ratio ((current assets − inventories) / current liabilities)",
+       [r"quick\s+ratio", r"acid[\s-]test(?:\s+ratio)?"],
+       derive=("div", "quick_assets", "current_liabilities"), kind="ratio",
+       formula="(total current assets − inventories) / total current liabilities"),
+    _m("cash_ratio", "Cash ratio (cash and cash equivalents / current liabilities)", [r"cash\s+ratio"],
+       derive=("div", "cash", "current_liabilities"), kind="ratio",
+       formula="cash and cash equivalents / total current liabilities"),
+    # Efficiency: how much revenue each dollar of assets or of receivables carries over the year.
+    _m("asset_turnover", "Asset turnover (total revenue / period-end total assets)",
+       [r"(?:total\s+)?asset\s+turnover(?:\s+ratio)?", r"turnover\s+of\s+(?:its\s+)?(?:total\s+)?assets"],
+       derive=("div", "revenue", "total_assets"), kind="ratio", formula="total revenue / period-end total assets"),
+    _m("receivables_turnover", "Receivables turnover (total revenue / period-end accounts receivable)",
+       [r"(?:accounts\s+)?receivables?\s+turnover(?:\s+ratio)?"],
+       derive=("div", "revenue", "receivables"), kind="ratio",
+       formula="total revenue / period-end accounts receivable"),
+    # The operating ratio of railroads and other carriers: the share of revenue its operating costs take, which is
+    # revenue less operating income whatever lines the income statement splits them into.
+    _m("operating_costs", "Operating costs (total revenue − operating income)", [],
+       derive=("sub", "revenue", "operating_income"), listed=False, formula="total revenue − operating income"),
+    _m("operating_ratio", "Operating ratio (operating expenses / total revenue)", [r"operating\s+ratio"],
+       derive=("div", "operating_costs", "revenue"), kind="percent",
+       formula="(total revenue − operating income) / total revenue"),
+    # Earnings before interest, taxes, depreciation and amortization, taken the common way from the statements'
+    # operating income; a filer's own adjusted EBITDA is a non-GAAP figure its MD&A prints in words.
+    _m("ebitda", "EBITDA (operating income + depreciation and amortization)", [r"ebitda"],
+       derive=("add", "operating_income", "dna"), formula="operating income + depreciation and amortization"),
 ]
 METRIC_BY_KEY = {m.key: m for m in METRICS}
 # Fallback concepts whose meaning differs from the metric's label enough to say which was used.

@@ -77,16 +77,20 @@ class FactsBlock:
             self._cite_ix[key] = len(self.cited)
         return f"[F{self._cite_ix[key]}]"
 
-    def expr(self, v: Value) -> str:
-        """A figure with its citation, or a computed one as the arithmetic of its cited inputs."""
+    def expr(self, v: Value, whole: bool = False) -> str:
+        """A figure with its citation, or a computed one as the arithmetic of its cited inputs, in parentheses
+        unless it is the `whole` expression."""
         if v.reported:
             return f"{v.member + ' ' if v.member and v.metric.period == 'cover' else ''}{v.display()} {self.ref(v)}"
         if v.op == "add":
             parts = _flatten_add(v)
-            return "(" + " + ".join(self.expr(p) for p in parts) + ")" if len(parts) > 1 else self.expr(parts[0])
+            if len(parts) == 1:
+                return self.expr(parts[0], whole)
+            joined = " + ".join(self.expr(p) for p in parts)
+            return joined if whole else f"({joined})"
         a, b = v.inputs
         inner = f"{self.expr(a)} {OP_SIGN[v.op]} {self.expr(b)}"
-        return f"({inner})" if not (a.reported and b.reported) or v.op != "div" else inner
+        return inner if whole or (a.reported and b.reported and v.op == "div") else f"({inner})"
 
     def full(self, v: Value) -> str:
         if v.reported:
@@ -102,9 +106,7 @@ class FactsBlock:
                          "the period's total is not tagged)")
             return f"{v.display()} {self.ref(v)}{note}"
         formula = v.metric.formula or ("sum of share classes" if v.op == "add" else "")
-        inner = self.expr(v)
-        if inner.startswith("(") and inner.endswith(")") and v.op != "div":
-            inner = inner[1:-1]
+        inner = self.expr(v, whole=True)
         return f"{v.display()} = {formula} = {inner}" if formula else f"{v.display()} = {inner}"
 
     def _printed_per_quarter(self, v: Value) -> bool:
