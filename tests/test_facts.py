@@ -209,6 +209,10 @@ def test_share_of_a_segment_named_after_from(corpus):
     assert r["value"] == pytest.approx(66_952 / 391_035 * 100)
     assert "17.12%" in fa.block and "Greater China" in fa.block
     assert ask(corpus, "What percentage of Apple's fiscal 2024 revenue came from Antarctica?") is None
+    # Called a segment, the part is still a share of the consolidated whole, never of its own figure (100%).
+    fa = ask(corpus, "What percentage of Apple's total net sales came from the Greater China segment in fiscal 2024?")
+    (r,) = fa.results
+    assert r["value"] == pytest.approx(66_952 / 391_035 * 100) and "$391,035 million" in fa.block
 
 
 def test_a_member_asked_by_the_label_printed_beside_its_figure(corpus):
