@@ -6,7 +6,9 @@ from rag.catalog import Catalog
 from rag.config import get_settings
 from rag.facts import FactsLayer, find_mentions
 from rag.facts.asked import attributed_parts
+from rag.facts.labels import member_label
 from rag.facts.members import members_named, narrowed_by
+from rag.facts.mentions import member_matcher
 from rag.facts.store import FactRow
 from rag.facts.views import FilingView
 from rag.question import plan_question
@@ -129,8 +131,6 @@ def test_a_metric_printed_on_its_own_label_but_tagged_with_a_narrower_concept():
 
 
 def test_the_kind_of_part_said_after_its_name_is_not_part_of_the_member():
-    from rag.facts.mentions import member_matcher
-
     cloud = {"us-gaap:StatementBusinessSegmentsAxis": "acme:CloudMember"}
     devices = {"us-gaap:StatementBusinessSegmentsAxis": "acme:DevicesMember"}
     for after in (["cloud", "segment"], ["cloud", "region"], ["cloud"]):
@@ -150,8 +150,6 @@ def test_the_kind_of_part_said_after_its_name_is_not_part_of_the_member():
 
 
 def test_a_member_named_with_its_words_cut_short():
-    from rag.facts.mentions import member_matcher
-
     media = {"us-gaap:StatementBusinessSegmentsAxis": "acme:DigitalMediaMember"}
     experience = {"us-gaap:StatementBusinessSegmentsAxis": "acme:DigitalExperienceMember"}
     match = member_matcher(MetricMention("revenue", 0, 0, ["rev"], before=["dig", "media"]))
@@ -436,3 +434,22 @@ def test_a_part_named_by_its_initials_before_the_figure_finds_its_company():
         found = layer.answer_for(plan_question(question, catalog))
         assert found is not None and "$107 million" in found.block and "600" not in found.block, question
         assert "No company was named" in found.block
+
+
+def test_a_group_of_segments_tagged_as_its_total_is_named_by_the_groups_name():
+    # "Total Zephyr" sums the segments "Zephyrhealth" and "Zephyrrx": "Zephyr" alone names the group, never one of
+    # the segments whose run-together names only start with it.
+    view = FilingView(FILING, [
+        _row(None, 40_000e6, "Total revenues"),
+        _row("acme:TotalZephyrMember", 25_000e6, "Total revenues"),
+        _row("acme:ZephyrhealthMember", 10_000e6, "Total revenues"),
+        _row("acme:ZephyrrxMember", 15_000e6, "Total revenues"),
+    ])
+    assert members_named("What were Zephyr's revenues in Q2 2025?", _revenue(), [view], [REVENUE]) == [
+        ("total", "zephyr")]
+    match = member_matcher(MetricMention("revenue", 0, 0, ["revenue"], after=["zephyr"]))
+    group, segment = ({"us-gaap:StatementBusinessSegmentsAxis": m} for m in
+                      ("acme:TotalZephyrMember", "acme:ZephyrhealthMember"))
+    assert match(group) > match(segment) > 0
+    # Shown by its own name, not by the line's "Total revenues" printed beside its figure.
+    assert member_label("acme:TotalZephyrMember", ["Total revenues"]) == "Total Zephyr"

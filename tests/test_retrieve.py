@@ -122,7 +122,7 @@ def test_a_named_statement_is_searched_first(small_index):
 
 
 def _hit(ticker, year, body, score=1.0):
-    from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+    from llama_index.core.schema import NodeWithScore, TextNode
 
     node = TextNode(text=f"{ticker} · 10-K · FY{year} · Item 1: Business\n{body}",
                     metadata={"ticker": ticker, "fiscal_year": year})

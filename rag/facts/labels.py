@@ -133,7 +133,9 @@ def member_label(member: str, row_labels: Iterable[str] = (), printed: str = "")
     name = re.sub(r"[^a-z0-9]", "", local.lower())
     for label in sorted({re.sub(r"\s*\(\d\)\s*$", "", r).strip() for r in row_labels if r}):
         first = re.sub(r"[^a-z0-9]", "", (label.split() or [""])[0].lower())
-        if name and len(first) >= 3 and (name.startswith(first) or first.startswith(name)) and len(label) <= 60:
+        # "Total revenues" beside a "Total Acme" group member names the line's total, not the member.
+        if name and len(first) >= 3 and first != "total" and (name.startswith(first) or first.startswith(name)) \
+                and len(label) <= 60:
             return label
     words = split_camel(local)
     if len(words) == 1 and len(name) >= 5 and printed:

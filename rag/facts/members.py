@@ -57,7 +57,10 @@ def _forms_of(member: str, row_labels: Iterable[str], company: set[str],
     apart from the metric); True for those shortened forms. A form shortened to one word is too common a word
     ("service", "other") to name a part by itself."""
     name = _words(" ".join(member_words(member)))
-    forms = [name, initials(without_conjunction(name)), class_words(name)] + [
+    # A group of segments tagged as their total ("Total Acme" over "Acme Health" and "Acme Rx") is named by the
+    # group's name alone.
+    group = name[1:] if len(name) >= 2 and name[0] == "total" else []
+    forms = [name, group, initials(without_conjunction(name)), class_words(name)] + [
         _words(label) for label in row_labels if label]
     out: list[tuple[list[str], bool]] = []
     for form in forms:

@@ -326,7 +326,8 @@ PART_KIND_WORDS = {plain_word(w) for w in "segment segments region regions divis
 
 def member_matcher(mention: MetricMention):
     """A scorer of a fact's single dimension member: the length of the run of the question's words, covering every
-    qualifier word, that the member's words (or a row label printed beside its figure) equal; 0 for none."""
+    qualifier word, that the member's words (or a row label printed beside its figure) equal, half a letter less
+    when the words only abbreviate them; 0 for none."""
     quals = mention.before + mention.after
     if not quals:
         return None
@@ -355,7 +356,7 @@ def member_matcher(mention: MetricMention):
     def words_of(dims: dict) -> list[str]:
         return [plain_word(w) for w in member_words(next(iter(dims.values())))]
 
-    def match(dims: dict, row_labels: Iterable[str] = ()) -> int:
+    def match(dims: dict, row_labels: Iterable[str] = ()) -> float:
         """How long a run of the question's words names the member: by the member's own words, or by a row label
         the filing prints beside its figure (a member named "Acme Cloud Services" printed as "ACS")."""
         best = 0
@@ -364,12 +365,17 @@ def member_matcher(mention: MetricMention):
         # A member whose own name says its kind ("All Other Segments") is named without it, as the qualifier is.
         bare = [w for w in own if w not in PART_KIND_WORDS]
         bare = bare if len(bare) >= 2 else []  # "Other Segments" is not named by "other" alone
-        for mw in [own, bare, initials(own), class_words(own)] + labels:
+        # A group of segments tagged as their total ("Total Acme" over "Acme Health" and "Acme Rx") is named by
+        # the group's name alone.
+        group = own[1:] if len(own) >= 2 and own[0] == "total" else []
+        for mw in [own, bare, group, initials(own), class_words(own)] + labels:
             joined = "".join(mw)
             if joined and not (excluded & set(mw)):
                 best = max(best, max((len(w) for w in windows if w == joined), default=0))
-                # Each word cut short, as analysts write names ("cons prod" for Consumer Products).
-                best = max(best, max((len("".join(w)) for w in word_windows if _abbreviates(w, mw)), default=0))
+                # Each word cut short, as analysts write names ("cons prod" for Consumer Products); a name written
+                # out in full beats one it only starts ("Acme" is the "Total Acme" group, not "Acmehealth").
+                best = max(best, max((len("".join(w)) - 0.5 for w in word_windows if _abbreviates(w, mw)),
+                                     default=0))
         return best
 
     return match
