@@ -184,6 +184,19 @@ _SHARE_FROM = re.compile(
     r"(?<=sold\s)to)\s+(?:the\s+|its\s+)?"
     r"([a-z][\w&.'-]*(?:\s+[a-z][\w&.'-]*){0,4}?)\s*(?=\b(?:in|during|for|of)\b|[?.,;(]|$)"
 )
+# The part said to be the share, with no "from": "what percent of its net sales were <product>". A participle after
+# the verb ("was generated") says how, and _SHARE_FROM reads the part after it.
+_SHARE_IS = re.compile(
+    r"\b(?:was|were|is|are)\s+(?!(?:from|by|in|to|not|made|paid|spent|due|attributable)\b|[a-z]+ed\b)"
+    r"(?:the\s+|its\s+)?([a-z][\w&.'-]*(?:\s+[a-z][\w&.'-]*){0,4}?)\s*(?=\b(?:in|during|for|of)\b|[?.,;(]|$)"
+)
+# The part as the subject of the share it makes up: "<product> accounted for what percentage of its revenue".
+# An owner's possessive before it ("<company>'s <product>") names whose part it is, not the part.
+_SHARE_SUBJECT = re.compile(
+    r"^(?:[a-z][\w&.-]*['’]s\s+)?(?:the\s+|its\s+)?([a-z][\w&.'-]*(?:\s+[a-z][\w&.'-]*){0,4}?)\s+"
+    r"(?:accounted|accounts|account|made|makes|make|represented|represents|represent|contributed|contributes|"
+    r"contribute|comprised|comprises|constituted|constitutes)\s+(?:for\s+|up\s+)?(?:what|how\s+much)\b"
+)
 
 
 # ==============================================================================================================
@@ -620,7 +633,8 @@ def _left_out_spans(plan: QuestionPlan) -> list[tuple[int, int]]:
 
 def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMention | None:
     """'What percentage of revenue came from <region>?': the part, as the whole's metric narrowed by the
-    words after 'from' (resolved later to a dimension member, or not at all). Only for one metric asked, no change
+    words after 'from' (or after 'was', or before 'accounted for what share': see _SHARE_IS, _SHARE_SUBJECT),
+    resolved later to a dimension member, or not at all. Only for one metric asked, no change
     asked, and a metric that dimension members can narrow."""
     calc = plan.calculation
     distinct = {m.spec() for m in plan.metrics}
@@ -632,9 +646,15 @@ def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMentio
     left_out = _left_out_spans(plan)
     # A part's name may hold a bracket ("China (including Hong Kong)"): read without it, at the same places.
     unbracketed = re.sub(r"[()]", " ", norm)
-    for m in _SHARE_FROM.finditer(unbracketed, max(calc.share_of_end, whole.end)):
+    after = max(calc.share_of_end, whole.end)
+    said = [_SHARE_SUBJECT.match(unbracketed)] + sorted(
+        list(_SHARE_FROM.finditer(unbracketed, after)) + list(_SHARE_IS.finditer(unbracketed, after)),
+        key=lambda m: m.start(1))
+    for m in [m for m in said if m is not None]:
         if any(start <= m.start(1) < end for start, end in left_out):
             continue  # "came from outside the U.S.": the part is the whole less what is left out
+        if re.search(r"\bnot\s*$", unbracketed[:m.start()]):
+            return None  # "was not from <product>": the rest of the whole, which no part named here is
         found = WORD_PATTERN.findall(m.group(1))
         while found and found[0] in ("the", "its", "their", "our", "a", "an"):
             found = found[1:]

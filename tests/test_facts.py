@@ -213,6 +213,13 @@ def test_share_of_a_segment_named_after_from(corpus):
     fa = ask(corpus, "What percentage of Apple's total net sales came from the Greater China segment in fiscal 2024?")
     (r,) = fa.results
     assert r["value"] == pytest.approx(66_952 / 391_035 * 100) and "$391,035 million" in fa.block
+    # The part named with no "from", or as the subject of the share.
+    fa = ask(corpus, "What percent of Apple's fiscal 2024 net sales were Services?")
+    assert "24.59% = $96,169 million" in fa.block
+    fa = ask(corpus, "iPhone accounted for what percentage of Apple's fiscal 2024 net sales?")
+    assert "51.45% = $201,183 million" in fa.block
+    # Not from a part: the rest, which the facts do not name here, so no figure rather than the part's own share.
+    assert ask(corpus, "What percent of Apple's fiscal 2024 net sales was not from iPhone?") is None
 
 
 def test_a_member_asked_by_the_label_printed_beside_its_figure(corpus):

@@ -407,6 +407,22 @@ def test_how_much_of_a_whole_reads_an_amount_as_surely_as_a_share(catalog):
     assert calc.share_of_end is not None and not calc.amount_of
 
 
+def test_a_shares_part_is_read_however_the_question_places_it(catalog):
+    # After "came from", after the verb with no "from", or as the subject of the share it makes up; a possessive
+    # before the subject names whose part it is.
+    for question, part in (("What percentage of Apple's 2024 net sales came from Greater China?", ["greater", "china"]),
+                           ("What percent of Apple's fiscal 2024 net sales were Services?", ["service"]),
+                           ("What percent of Mastercard's 2024 net revenue was value-added services and solutions?",
+                            ["value-added", "service", "and", "solution"]),
+                           ("Wearables accounted for what percentage of Apple's 2024 net sales?", ["wearable"]),
+                           ("Apple's iPhone made up what share of its 2024 net sales?", ["iphone"])):
+        assert plan_question(question, catalog).share_part.after == part, question
+    # A participle says how the share arose, and the part is what follows it; "not" leaves a part out.
+    plan = plan_question("What percentage of Apple's 2024 net sales was generated in Greater China?", catalog)
+    assert plan.share_part.after == ["greater", "china"]
+    assert plan_question("What percent of Apple's 2024 net sales was not from iPhone?", catalog).share_part is None
+
+
 def test_one_line_over_another_is_a_share_and_over_a_period_is_not(catalog):
     for question in ("Apple's 2024 cost of sales over net sales?", "Apple R&D divided by revenue in 2024"):
         assert plan_question(question, catalog).calculation.share_of_end is not None, question
