@@ -84,6 +84,24 @@ ITEM_CONTENT = [
     # Item 101(c)(1): competitive conditions in the business, the principal methods of competition.
     (r"\bcompetitors?\b|\bcompetition\b|\bcompet(?:e|es|ing)\s+(?:with|against)\b|\brivals?\b", "1",
      "competition: competitive conditions in the business, principal competitors and methods of competition"),
+    # Item 101(c)(1)(iv): the duration and effect of the patents, trademarks, licenses, franchises and concessions
+    # held; asked as how the company protects its brands, designs or inventions.
+    (r"\b(?:patents?|patented|trademarks?|copyrights?|intellectual\s+property|trade\s+secrets?|brand\s+names?|"
+     r"inventions?|logos?)\b", "1",
+     "intellectual property: patents, trademarks, copyrights, licenses, franchises; their duration and effect"),
+    # Item 101(c)(1)(iii): the sources and availability of raw materials; asked as who makes or supplies what the
+    # company sells, or where its parts come from.
+    (r"\b(?:raw\s+materials?|suppliers?|supply\s+chain|sourc(?:e|es|ing)\s+(?:of\s+)?(?:its\s+|their\s+)?"
+     r"(?:materials?|components?|parts|products|chips)|contract\s+manufactur\w*|(?:who|which\s+\w+)\s+"
+     r"(?:makes?|made|manufactures?|builds?|produces?))\b", "1",
+     "sources and availability of raw materials and components; manufacturing by the company and by third parties"),
+    # Item 101(c)(1)(v)-(vi): the customers and any dependence on one or a few of them; asked as who buys what the
+    # company sells. Only when no figure is asked (a figure "from customers" is a statement's line).
+    (r"\b(?:who\s+(?:are|is)\s+(?:[\w.&'’-]+\s+){0,3}?(?:customers?|clients?|buyers?)|who\s+buys?|"
+     r"(?:kinds?|types?)\s+of\s+(?:customers?|clients?|buyers?)|(?:largest|biggest|major|key|main)\s+"
+     r"(?:customers?|clients?)|customer\s+concentration|(?:depend\w*|reli\w+|rely)\s+on\s+(?:a\s+few|one|a\s+"
+     r"single|a\s+small\s+number\s+of)\s+customers?)", "1",
+     "customers: the markets and types of customers served; dependence on a single customer or a few customers"),
     # Item 305: quantitative and qualitative disclosures about market risk (interest rate and foreign currency
     # exchange risk, with the effect of a hypothetical change).
     (r"\bmarket\s+risks?\b|\binterest\s+rate\s+(?:risk|sensitivity|exposure)|\b(?:foreign\s+(?:currency|exchange)|"
@@ -111,6 +129,7 @@ ITEM_CONTENT = [
 ]
 HEADCOUNT_WORDS = ITEM_CONTENT[0][2]  # human capital and the persons employed, Item 101(c)(2)(ii)
 BUSINESS_WORDS = ITEM_CONTENT[1][2]  # the description of the business, Item 101(c)(1)
+CUSTOMER_WORDS = next(words for _p, _n, words in ITEM_CONTENT if words.startswith("customers:"))  # 101(c)(1)(v)
 # "What is <product>", "What are <product> GPUs": a term the filing introduces, defined where Item 1 describes the
 # products and services (Item 101(c)(1)(i), the principal products and services, and new ones); not a company's
 # attribute ("What is Acme's ...") nor a company itself.

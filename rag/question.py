@@ -27,7 +27,7 @@ from .facts import (
     normalize,
     plain_word,
 )
-from .item_topics import BUSINESS_WORDS, HEADCOUNT_WORDS, ITEM_CONTENT, ITEM_TITLES, PRODUCT_WORDS
+from .item_topics import BUSINESS_WORDS, CUSTOMER_WORDS, HEADCOUNT_WORDS, ITEM_CONTENT, ITEM_TITLES, PRODUCT_WORDS
 from .parse.items import TENK_ITEMS, TENQ_ITEMS
 from .periods import read_periods
 from .schema import Calculation, MetricMention, QuestionPlan
@@ -396,7 +396,8 @@ def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: lis
              if company_spans and not any(start <= m.start(1) < end for start, end in company_spans)]
     found = [(f"Item {n}", words) for pattern, n, words in ITEM_CONTENT
              if any(not (n == "2" and _named_part(question, m)) for m in re.finditer(pattern, low))
-             and not (words == BUSINESS_WORDS and (asks_figure or other))]
+             and not (words == BUSINESS_WORDS and (asks_figure or other))
+             and not (words == CUSTOMER_WORDS and asks_figure)]
     term = _DEFINED_TERM.match(question)
     if term and not asks_figure and not any(
             start < term.end(1) and term.start(1) < end for start, end in company_spans):

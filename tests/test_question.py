@@ -150,6 +150,14 @@ def test_the_statements_a_metric_needs_are_searched_first(catalog, question, sta
         ("What could hurt Apple's supply of components from Asia?", ["Item 1A"]),
         ("Who at Apple is in charge of cyber threats?", ["Item 1A", "Item 1C"]),
         ("Which competitors does Apple name?", ["Item 1"]),
+        # Item 101(c)(1): intellectual property, the sources of materials, the customers served.
+        ("How does Apple guard its inventions?", ["Item 1"]),
+        ("Which trademarks matter most to Home Depot?", ["Item 1"]),
+        ("Who makes Apple's iPhones?", ["Item 1"]),
+        ("Does Home Depot rely on a few suppliers?", ["Item 1"]),
+        ("Who buys Apple's products?", ["Item 1"]),
+        ("Does Apple depend on a single customer?", ["Item 1"]),
+        ("How much revenue did Apple get from its largest customers?", []),
         ("How much would a rise in interest rates add to Apple's interest expense?", ["Item 7A"]),
         ("What is Apple's foreign currency risk?", ["Item 1A", "Item 7A"]),
         # An Item named is a filter of its own; questions about neither an Item's content nor its name get none.
