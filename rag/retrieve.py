@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+import weakref
 from dataclasses import replace
 
 import bm25s
@@ -87,20 +88,25 @@ class SubsetVectorRetriever(BaseRetriever):
         return [NodeWithScore(node=node, score=score) for node, score in zip(found.nodes, found.similarities)]
 
 
+# Query embeddings by model: id(model) -> (a weak reference to that model, its embeddings by query text). An id is
+# reused once its object is gone, so an entry serves only the very model it was made by (a model swapped in the
+# settings must never get another model's vectors).
+_QUERY_CACHE: dict[int, tuple[weakref.ref, dict[str, list[float]]]] = {}
+_QUERIES_PER_MODEL = 512
+
+
 def _embed_query(embed_model, text: str):
-    return _cached_query_embedding(id(embed_model), text, embed_model)
-
-
-_QUERY_CACHE: dict[tuple[int, str], list[float]] = {}
-
-
-def _cached_query_embedding(model_id: int, text: str, embed_model):
-    key = (model_id, text)
-    if key not in _QUERY_CACHE:
-        if len(_QUERY_CACHE) > 512:
-            _QUERY_CACHE.clear()
-        _QUERY_CACHE[key] = embed_model.get_query_embedding(text)
-    return _QUERY_CACHE[key]
+    held = _QUERY_CACHE.get(id(embed_model))
+    if held is None or held[0]() is not embed_model:
+        for key in [k for k, (ref, _cache) in _QUERY_CACHE.items() if ref() is None]:
+            del _QUERY_CACHE[key]
+        held = _QUERY_CACHE[id(embed_model)] = (weakref.ref(embed_model), {})
+    cache = held[1]
+    if text not in cache:
+        if len(cache) >= _QUERIES_PER_MODEL:
+            cache.clear()
+        cache[text] = embed_model.get_query_embedding(text)
+    return cache[text]
 
 
 def with_spelled_out(query: str) -> str:

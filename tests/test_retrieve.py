@@ -629,3 +629,22 @@ def test_a_parts_figure_asked_in_short_words_finds_the_table_row_of_that_part():
     assert part_rows("acme care home visits revenue 2024") == ["n2"]
     # Why a part's figure moved is told in prose: no row is added.
     assert part_rows("why did acme home visits revenue grow in 2024?") == []
+
+
+def test_a_query_embedding_is_reused_only_by_the_model_that_made_it():
+    from rag import retrieve
+
+    class Counting:
+        def __init__(self, value: float):
+            self.value, self.calls = value, 0
+
+        def get_query_embedding(self, text: str) -> list[float]:
+            self.calls += 1
+            return [self.value]
+
+    first, second = Counting(1.0), Counting(2.0)
+    assert retrieve._embed_query(first, "net sales") == [1.0]
+    assert retrieve._embed_query(first, "net sales") == [1.0] and first.calls == 1
+    # Another model under the first's id (as when the first is gone and its id is reused) gets its own vectors.
+    retrieve._QUERY_CACHE[id(second)] = retrieve._QUERY_CACHE[id(first)]
+    assert retrieve._embed_query(second, "net sales") == [2.0] and second.calls == 1
