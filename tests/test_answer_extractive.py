@@ -1216,3 +1216,25 @@ def test_holders_of_record_are_compared_not_the_street_name_holders_beside_them(
     # Asked of one company, the count of record too, not the street name holders.
     one = _gamma_pay("How many holders of record did Gamma Pay have?", texts[0])
     assert "**101,000**" in one and "**5,678,000**" not in one
+
+
+def _over_years(question: str, *passages: tuple[int, str]) -> str:
+    """The extractive answer over passages of one company's 10-Ks of the years given, numbered in order."""
+    filings = [{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": year} for year, _ in passages]
+    sources = [Citation(number=i + 1, text=text, ticker="CCC", company="Gamma Health Inc.", form="10-K",
+                        fiscal_year=year) for i, (year, text) in enumerate(passages)]
+    return extractive_answer(question, sources, plan_question(question, Catalog.build(filings)))[0]
+
+
+def test_a_change_over_years_of_an_untagged_table_line_reads_each_years_own_filing():
+    liquidity = "Cash, cash equivalents and short-term investments"
+    older = (2023, f"| January 31, 2023 | January 31, 2022\n| (in millions)\n{liquidity} | $10,250 | $12,400")
+    newer = (2025, f"| January 31, 2025 | January 31, 2024\n| (in millions)\n{liquidity} | $25,500 | $18,000")
+    text = _over_years("How much did Gamma Health's cash, cash equivalents and short-term investments grow from "
+                       "fiscal 2023 to fiscal 2025?", older, newer)
+    line = next(ln for ln in text.splitlines() if ln.startswith("Change read from the tables"))
+    assert "**$25,500 million** for 2025 [2], against **$10,250 million** for 2023 [1]" in line
+    assert "a change of +$15,250 million (+148.8%)" in line
+    # A line that names more than the question does ("restricted cash") is another figure: no change is computed.
+    text = _over_years("How much did Gamma Health's cash grow from fiscal 2023 to fiscal 2025?", older, newer)
+    assert "Change read from the tables" not in text

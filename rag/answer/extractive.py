@@ -33,7 +33,7 @@ from .counts import (
 )
 from .figures import answer_figures
 from .quotable import QuotableUnit, column_heads, quotable_units
-from .table_figure import NUMERIC_Q, PERCENT_Q, negated, one_company, table_figure
+from .table_figure import NUMERIC_Q, PERCENT_Q, negated, one_company, table_change, table_figure
 from .table_share import table_share
 from .terms import (
     GENERIC_TERMS,
@@ -730,7 +730,8 @@ def extractive_answer(
             # that no passage holds is answered by it.
             kept = [w for w in missing if not CHANGE_WORDS.fullmatch(w)]
             parts[missing_note:missing_note + 1] = [_missing_note(kept)] if kept else []
-    from_table = table_share(units, analysis) or table_figure(chosen, analysis, question, content)
+    from_table = table_share(units, analysis) or table_figure(chosen, analysis, question, content) or \
+        (None if comparison else table_change(chosen, analysis, question))
     if from_table:
         return "\n\n".join(figure_lead + parts[1:] + [from_table]), False
     for number in order:

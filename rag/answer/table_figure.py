@@ -378,6 +378,48 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
             "tagged XBRL data; the whole table is in the cited passage.")
 
 
+def table_change(chosen: list[QuotableUnit], analysis: QuestionPlan | None, question: str) -> str | None:
+    """A change asked over a company's years ("how much did its cash and marketable securities grow from fiscal
+    2023 to fiscal 2025") of a figure its filings print in a table row but do not tag: the cell of the first and
+    of the last year, each read from that year's own filing where it is quoted (else from a later filing's column
+    for it), and the change between them. Said only when both cells sit in rows of one label whose every word the
+    question names, are amounts of one kind under one unit note, and each header gives its year one column."""
+    if analysis is None or not analysis.calculation.growth or len(analysis.tickers) != 1 or analysis.counted \
+            or analysis.periods or analysis.latest_quarters or len(analysis.fiscal_years) < 2:
+        return None
+    asked = set(tokens(question))
+    rows = [u for u in chosen if u.kind == "row" and u.header and u.source.ticker == analysis.tickers[0]]
+    picks = []
+    for year in (min(analysis.fiscal_years), max(analysis.fiscal_years)):
+        for row in sorted(rows, key=lambda r: r.source.fiscal_year != year):  # stable: best match first
+            cells = [c.strip() for c in row.text.split("|")]
+            label = set(tokens(cells[0])) - GENERIC_TERMS
+            if not label or not label <= asked or negated(cells[0], question) or row.group:
+                continue
+            company = set(tokens(row.source.company or "")) | {(row.source.ticker or "").lower()}
+            found = year_column(row, str(year), asked, company)
+            figure = next(iter(parse_numbers(cells[1 + found[0]])), None) if found else None
+            if figure is not None and not figure.pct:
+                picks.append((year, row, cells[0], figure))
+                break
+    if len(picks) != 2:
+        return None
+    (first_year, first_row, first_label, first), (last_year, last_row, last_label, last) = picks
+    if set(tokens(first_label)) != set(tokens(last_label)) or first.money != last.money \
+            or first_row.note != last_row.note:
+        return None
+    change = last.value - first.value
+    places = max(len(n.raw.split(".")[1]) if "." in n.raw else 0 for n in (first, last))
+    word = _SCALE_NOTES.get(first_row.note, ("", 1.0))[0]
+    amount = f"{'$' if last.money else ''}{abs(change):,.{places}f}{' ' + word if word else ''}"
+    rate = f" ({change / first.value * 100:+.1f}%)" if first.value else ""
+    return (f"Change read from the tables: `{last_label}` is {_stated_cell(last, last_row, False, scaled=True, percent_row=False)}"
+            f" for {last_year} [{last_row.source.number}], against "
+            f"{_stated_cell(first, first_row, False, scaled=True, percent_row=False)} for {first_year} "
+            f"[{first_row.source.number}]: a change of {'+' if change >= 0 else '-'}{amount}{rate}. Neither figure is "
+            "tagged XBRL data; each is in its cited passage's table.")
+
+
 def _cell_place(row: QuotableUnit, label: str, heads: list[str]) -> str:
     """Where a cell sits, for the reader to check it: its row label, its group or table, its column heads, and
     the passage's citation number."""
