@@ -5,7 +5,9 @@ from __future__ import annotations
 from rag.catalog import Catalog
 from rag.config import get_settings
 from rag.facts import FactsLayer
+from rag.facts.metrics import metric
 from rag.facts.store import FactRow
+from rag.facts.views import Value, combine
 from rag.question import plan_question
 
 FILING = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "form": "10-K", "fiscal_year": 2024,
@@ -45,3 +47,16 @@ def test_a_per_share_amount_printed_as_a_quarters_is_said_to_be_one():
     # Printed as the year's amount: stated as it is.
     block = _answer(_dividend(2.08, "2.08"), "Dividends declared per share | $2.08 | $1.80")
     assert "$2.08 per share [F1]" in block and "quarterly" not in block
+
+
+def test_a_difference_of_figures_at_two_scales_keeps_only_the_decimals_its_inputs_carry():
+    taxes = metric("income_taxes_paid")
+    billions = Value(metric=taxes, amount=27.4e9, kind="money", ticker="ACME", company="Acme", fiscal_year=2024,
+                     filing={}, scale=9, places=1)
+    millions = Value(metric=taxes, amount=26_102e6, kind="money", ticker="BOLT", company="Bolt", fiscal_year=2024,
+                     filing={}, scale=6, places=0)
+    # "$27.4 billion" is "$27,400 million": the difference has no decimal to show at the finer scale.
+    assert combine(taxes, "sub", billions, millions).display() == "$1,298 million"
+    finer = Value(metric=taxes, amount=1_234.5e6, kind="money", ticker="BOLT", company="Bolt", fiscal_year=2024,
+                  filing={}, scale=6, places=1)
+    assert combine(taxes, "sub", billions, finer).display() == "$26,165.5 million"

@@ -537,7 +537,9 @@ def combine(metric_: Metric, op: str, a: Value, b: Value) -> Value | None:
     return Value(
         metric=metric_, amount=amount, kind=kind, ticker=a.ticker, company=a.company, fiscal_year=a.fiscal_year,
         filing=a.filing, comparative=a.comparative or b.comparative, inputs=[a, b], op=op,
-        scale=min(a.scale, b.scale), places=max(a.places, b.places) if a.scale == b.scale else max(a.places, b.places, 3),
+        # Written at the finer scale of the two, with the decimals each input carries there ("$27.4 billion" is
+        # "$27,400 million": no decimal left).
+        scale=min(a.scale, b.scale), places=max(max(0, v.places - (v.scale - min(a.scale, b.scale))) for v in (a, b)),
         unit=a.unit,
     )
 
