@@ -339,3 +339,41 @@ def test_a_count_a_row_states_under_the_questions_verb_is_answered():
                        "Acme Corp. (ACME) · 10-K · FY2024 · Item 1A\nThe incident affected personal data of "
                        "approximately 190 million individuals.")
     assert not res.refused
+
+
+_LICENSING = ("Acme Corp. (ACME) · 10-K · FY2024 · Item 7\nLicensing and other revenue includes amounts earned "
+              "under arrangements with search providers, including Bolt. Content licensing commitments were "
+              "$8.8 billion at year end.")
+_TRAFFIC = ("Bolt Motors Corp. (BOLT) · 10-K · FY2024 · Item 7\nTraffic acquisition costs paid to distribution "
+            "partners were $55.0 billion in 2024.")
+
+
+def _two_company_answer(question: str, *texts: tuple[str, str], fake_ollama=None):
+    catalog = Catalog.build([{"ticker": "ACME", "company": "Acme Corp.", "fiscal_year": 2024},
+                             {"ticker": "BOLT", "company": "Bolt Motors Corp.", "fiscal_year": 2024}])
+    plan = plan_question(question, catalog)
+    nodes = [make_node(text, f"c-{i}", 0.03 - i * 0.001, section="Item 7", ticker=ticker, doc_id=f"d-{ticker}")
+             for i, (ticker, text) in enumerate(texts)]
+    return answer(question, retrieval(question, nodes, plan), settings_for(fake_ollama),
+                  use_llm=fake_ollama is not None)
+
+
+def test_a_payment_between_two_companies_no_passage_states_is_refused(fake_ollama):
+    # Each filing names the other or the kind of payment, but gives only totals and other arrangements' amounts.
+    texts = (("ACME", _LICENSING), ("BOLT", _TRAFFIC))
+    for question in ("How much did Bolt Motors pay Acme in 2024 under their search deal?",
+                     "How much did Acme receive from Bolt Motors in 2024?"):
+        for res in (_two_company_answer(question, *texts), _two_company_answer(question, *texts,
+                                                                               fake_ollama=fake_ollama)):
+            assert res.refused and res.refusal_reason == "payment_not_stated" and res.citations == []
+            assert "$8.8 billion" not in res.answer and "$55.0 billion" not in res.answer
+    assert "how much Bolt Motors paid Acme" in _two_company_answer(
+        "How much did Acme receive from Bolt Motors in 2024?", *texts).answer
+    assert fake_ollama.chat_requests() == []
+    # Stated beside the other's name, the amount is answered; two companies' own payments are no payment between
+    # them.
+    stated = ("ACME", "Acme Corp. (ACME) · 10-K · FY2024 · Item 7\nPayments received from Bolt under the search "
+                      "arrangement were $2.1 billion in 2024.")
+    assert not _two_company_answer("How much did Bolt Motors pay Acme in 2024?", stated, texts[1]).refused
+    res = _two_company_answer("How much did Acme pay in taxes in 2024 compared with Bolt Motors?", *texts)
+    assert res.refusal_reason != "payment_not_stated"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from ..facts.metrics import STATEMENT_BY_METRIC, metric
+from ..numbers import parse_numbers
 from ..schema import Citation, Filters, QuestionPlan
 from ..words import HEADCOUNT_NOUNS
 from .counts import states_count
@@ -377,6 +378,50 @@ def names_not_found(analysis: QuestionPlan | None, sources: list[Citation]) -> R
         f"{len(sources)} retrieved passages mentions, so the passages that match its other words are about "
         "something else. Nothing is cited, to avoid quoting figures that answer another question. Check the "
         "spelling, or that the right filings are indexed.",
+    )
+
+
+# One named company paying another ("how much did <A> pay <B>", "what did <B> receive from <A>"): the words between
+# the two names, the payer's first.
+_PAID_TO = re.compile(r"^(?:['’]s)?\s+(?:\w+\s+){0,2}?(?:pa(?:y|ys|id|ying)|remit\w*|paid\s+out)(?:\s+to)?\s+$", re.I)
+_PAID_BY = re.compile(r"^(?:['’]s)?\s+(?:\w+\s+){0,2}?(?:receiv\w*|collect\w*|earn\w*|g[eo]ts?|got|made|take|took)"
+                      r"(?:\s+\w+){0,2}?\s+from\s+$", re.I)
+_AMOUNT_ASKED = re.compile(r"\bhow\s+much\b|\bwhat\s+(?:amount|sum|payments?)\b|\bthe\s+(?:amount|sum)\b", re.I)
+
+
+def payment_not_stated(analysis: QuestionPlan | None, sources: list[Citation]) -> Refusal | None:
+    """An amount one named company paid another ("how much did <A> pay <B> under their deal") that no retrieved
+    passage states beside the other's name: filers disclose such payments in aggregate (a cost line, a revenue
+    line) or not at all, and a figure quoted from the passages that share the question's words (a commitment, a
+    total of many such deals) would answer another question."""
+    if analysis is None or len(set(analysis.tickers)) < 2 or not sources:
+        return None
+    question = analysis.question or ""
+    if not _AMOUNT_ASKED.search(question):
+        return None
+    named = sorted((start, end, ticker) for start, end, dimension, ticker in analysis.spans if dimension == "ticker")
+    pair = next(((first, second) for first, second in zip(named, named[1:])
+                 if first[2] != second[2] and (_PAID_TO.match(question[first[1]:second[0]])
+                                               or _PAID_BY.match(question[first[1]:second[0]]))), None)
+    if pair is None:
+        return None
+    names = {ticker: question[start:end] for start, end, ticker in pair}
+    # A filing names the other company in full or by the first word of its name, capitalised ("<Name> Motors" is
+    # "<Name>" in the other's filing).
+    patterns = {ticker: re.compile(r"(?i:\b" + re.escape(name) + r"\b)|\b" + re.escape(name.split()[0].capitalize())
+                                   + r"\b") for ticker, name in names.items()}
+    for c in sources:
+        others = [pattern for ticker, pattern in patterns.items() if ticker != c.ticker]
+        for u in quotable_units(c):
+            if any(p.search(u.text) for p in others) and any(n.money for n in parse_numbers(u.text)):
+                return None
+    payer, payee = (pair[0], pair[1]) if _PAID_TO.match(question[pair[0][1]:pair[1][0]]) else (pair[1], pair[0])
+    return Refusal(
+        "payment_not_stated",
+        f"The indexed filings do not appear to state how much {names[payer[2]]} paid {names[payee[2]]}: none of the "
+        f"{len(sources)} passages retrieved gives an amount beside the other company's name. Companies usually "
+        "report such payments only within larger totals, if at all. Nothing is cited, since the amounts in those "
+        "passages belong to other arrangements or to totals.",
     )
 
 

@@ -29,6 +29,7 @@ from .refusals import (
     incorporated_by_reference,
     names_not_found,
     partial_company_note,
+    payment_not_stated,
     period_not_covered,
     where_filings_are_listed,
 )
@@ -276,7 +277,8 @@ class AnswerStream:
             return
         elsewhere = (incorporated_by_reference(analysis, chunk_sources) or names_not_found(analysis, chunk_sources)
                      or period_not_covered(analysis, self.retrieval.unavailable, chunk_sources)
-                     or figure_not_printed(analysis, chunk_sources) or count_not_stated(analysis, chunk_sources))
+                     or figure_not_printed(analysis, chunk_sources) or count_not_stated(analysis, chunk_sources)
+                     or payment_not_stated(analysis, chunk_sources))
         if elsewhere and not facts_text:
             res.refused, res.refusal_reason = True, elsewhere.kind
             yield self._emit(elsewhere.message)
