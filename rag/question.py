@@ -135,6 +135,9 @@ _MORE_OF = re.compile(r"\b(?:more|fewer|most|fewest)\s+((?:(?!" + _COUNT_ENDS + 
                       + _COUNT_ENDS + r"|than\b)[a-z][\w'’-]*)")
 # "The number of shareholders of record", "its number of stores": a count asked without "how many".
 _NUMBER_OF = re.compile(r"\bnumber\s+of\s+((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'’-]*)")
+# What such a count counts, read as after "how many" (see _HOW_MANY), up to the companies it is compared across.
+_NUMBER_OF_COUNTED = re.compile(r"\bnumber\s+of\s+((?:(?!" + _COUNT_ENDS + r"|and\b|between\b|than\b)[a-z][\w'’-]*\s+)"
+                                r"{0,6}(?!" + _COUNT_ENDS + r"|and\b|between\b|than\b)[a-z][\w'’-]*)")
 _COUNTS_MONEY = re.compile(r"(?:dollars|usd|euros?|millions|billions|thousands)\b")
 # An amount asked: the (up to five) words between "how much" and the question's verb name what is measured ("how much
 # free cash flow did it generate"), unless they only say it is money ("how much cash", "how much money in total").
@@ -265,6 +268,13 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     compared = _MORE_OF.search(norm)
     if not plan.counted and compared and not plan.metrics and not _COUNTS_MONEY.match(compared.group(1)):
         plan.counted = [w for w in compared.group(1).split() if w.removesuffix("'s").removesuffix("’s")
+                        not in catalog.words][:5]
+    numbered = _NUMBER_OF_COUNTED.search(norm)
+    if not plan.counted and numbered and len(plan.tickers) >= 2 and not plan.metrics \
+            and not _COUNTS_MONEY.match(numbered.group(1)):
+        # "Compare the number of holders of record at <A> and <B>": a count compared across companies, asked as
+        # surely as by "how many". (One company's number over years keeps its words for retrieval: plan.number_of.)
+        plan.counted = [w for w in numbered.group(1).split() if w.removesuffix("'s").removesuffix("’s")
                         not in catalog.words][:5]
     number_of = _NUMBER_OF.search(norm)
     plan.number_of = number_of.group(1).split() if number_of else []

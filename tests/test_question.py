@@ -676,3 +676,15 @@ def test_a_ratio_named_by_its_two_lines_is_a_ratio(catalog):
         plan = plan_question(question, catalog)
         assert plan.calculation.ratio and len(plan.metrics) == 2, question
     assert not plan_question("What led to a higher current ratio at Apple in 2024?", catalog).calculation.ratio
+
+
+def test_the_number_of_things_compared_across_companies_is_a_count(catalog):
+    # "Compare the number of <things>" across companies asks for a count as "how many" does, up to the companies.
+    plan = plan_question("Compare the number of record holders at Apple and Home Depot.", catalog)
+    assert plan.counted == ["record", "holders"]
+    plan = plan_question("Which has the larger number of stores, Home Depot or Apple?", catalog)
+    assert plan.counted == ["stores"]
+    # A number of money is an amount, and one company's number keeps its words for retrieval alone.
+    assert plan_question("Compare the number of dollars Apple and Home Depot spent on R&D.", catalog).counted == []
+    plan = plan_question("By how much did Apple's number of stockholders of record drop from FY24 to FY25?", catalog)
+    assert plan.counted == [] and plan.number_of == ["stockholders", "of", "record"]
