@@ -1006,6 +1006,16 @@ def test_a_share_of_an_untagged_part_is_computed_from_its_tables_rows():
         "What % of Gamma Health's Care Services revenue came from telehealth in 2024?", _OFFERINGS)
 
 
+def test_a_regions_table_gives_no_share_of_the_companys_whole():
+    # A region's table by channel prints its own "TOTAL REVENUES": a share of it is no share of the company's.
+    region = ("WESTERN REGION\n(Dollars in millions) | 2024 | 2023\n"
+              "Home Visits | 3,182 | 2,699\nClinics | 9,000 | 8,000\nTOTAL REVENUES | $12,182 | $10,699")
+    question = "What % of Gamma Health's total revenues came from Home Visits in 2024?"
+    assert "Share computed" not in _one_company(question, region)
+    # Captioned by what it breaks down rather than by a part, the table totals the company's revenues.
+    assert "**26.12%** for 2024" in _one_company(question, region.replace("WESTERN REGION", "REVENUES BY CHANNEL"))
+
+
 def test_a_table_headed_by_period_end_dates_reads_the_fiscal_year_asked():
     # A fiscal year that does not end with the calendar's is headed by its end date: in a fiscal 2024 10-K the
     # latest date is fiscal 2024 (ending in February 2025), each column after it a year earlier.

@@ -4,11 +4,14 @@ and the whole's total row under the same years."""
 
 from __future__ import annotations
 
+import re
+
+from ..facts.metrics import METRIC_PATTERNS
 from ..numbers import parse_numbers
 from ..schema import QuestionPlan
 from .quotable import QuotableUnit
 from .table_figure import one_company, year_column
-from .terms import tokens
+from .terms import GENERIC_TERMS, tokens
 
 
 def _cell(row: QuotableUnit, year: str, asked: set[str]):
@@ -39,6 +42,20 @@ def _whole_row(rows: list[QuotableUnit], part: QuotableUnit, whole: set[str], qu
     return next((r for r in table if whole <= set(tokens(_label(r))) <= whole | {"total"}), None)
 
 
+# Words of a table's caption that say it covers the whole company, or which figure it breaks down.
+_WHOLE_CAPTION = re.compile(r"\b(?:consolidated|total|company|statements?|breakdown)\b", re.I)
+
+
+def _a_parts_table(row: QuotableUnit, asked: set[str]) -> bool:
+    """Is the row's table captioned by a part of the company the question does not name ("NORTH AMERICA" over a
+    region's revenues by channel)? Its "Total revenues" row is then the part's total, not the company's."""
+    caption = re.sub(r"\([^)]*\)", " ", f"{row.caption} {row.title}").strip()
+    if not caption or _WHOLE_CAPTION.search(caption) or any(p.search(caption.lower()) for _m, p in METRIC_PATTERNS):
+        return False
+    company = set(tokens(row.source.company or "")) | ({row.source.ticker.lower()} if row.source.ticker else set())
+    return bool(set(tokens(caption)) - GENERIC_TERMS - asked - company)
+
+
 def table_share(units: list[QuotableUnit], analysis: QuestionPlan | None) -> str | None:
     """The part's share of the whole, each read from its row's cell for the year asked, when the question asks
     what share of a figure came from a part (plan.share_part) and one table prints both rows. The inputs are cited
@@ -62,6 +79,8 @@ def table_share(units: list[QuotableUnit], analysis: QuestionPlan | None) -> str
         label = set(tokens(_label(part)))
         if not part_words <= label or "total" in label:
             continue
+        if not whole.before and _a_parts_table(part, asked):
+            continue  # the company's whole asked: a region's or a segment's table totals only that part
         total = _whole_row(rows, part, whole_words, bool(whole.before))
         if total is None:
             continue
