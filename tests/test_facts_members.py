@@ -274,6 +274,10 @@ def test_a_class_of_stock_on_the_cover_is_named_by_its_class():
     assert "12,194,000,000 shares = sum of share classes" in answer(
         "How many shares of common stock did Acme have outstanding?")
     assert answer("How many Class D shares did Acme have outstanding?") is None
+    # The class named inside "shares of <owner>'s Class C stock were outstanding" is still the class asked.
+    assert "5,497,000,000 shares" in answer("How many shares of Acme's Class C stock were outstanding?")
+    assert "sum of share classes" not in answer("How many shares of Acme's Class C stock were outstanding?")
+    assert answer("How many shares of Acme's Class D stock were outstanding?") is None
 
 
 def test_a_parts_gross_margin_is_computed_from_its_tagged_revenue_and_cost():

@@ -373,7 +373,10 @@ METRICS: list[Metric] = [
         # shares") stay outside the phrase, so a class the facts cannot name gets no figure rather than the sum.
         # "How many shares of common stock did it have outstanding" names the stock without a class.
         r"shares\s+(?:of\s+(?:common\s+|capital\s+)?stock\s+)?(?:did|does|do|were|are|was|is)\s+"
-        r"(?:[\w'’.&-]+\s+){0,3}?(?:have\s+|has\s+|had\s+)?outstanding"],
+        r"(?:[\w'’.&-]+\s+){0,3}?(?:have\s+|has\s+|had\s+)?outstanding",
+        # "How many shares of its Class C stock were outstanding": the class named inside, before "stock", stays
+        # outside this phrase as its qualifier.
+        r"(?<=\bshares\sof\s)(?:[\w'’.&-]+\s+){1,4}?stock\s+(?:were|are|was|is)\s+(?:issued\s+and\s+)?outstanding"],
        ["dei:EntityCommonStockSharesOutstanding", _G + "CommonStockSharesOutstanding"], period="cover",
        kind="shares", members=True),  # the cover page counts each class of stock as a member
     _m("weighted_diluted", "Weighted-average diluted shares",
