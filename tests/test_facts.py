@@ -1125,6 +1125,10 @@ def test_earnings_per_share_asked_with_the_verb(corpus):
     fa = ask(corpus, "How much did Apple earn per share in fiscal 2024?")
     assert "Diluted EPS" in fa.block and "$6.08 per share" in fa.block
     assert "Diluted EPS" in ask(corpus, "What did Apple earn per diluted share in fiscal 2024?").block
+    # "Net income per diluted share" is the same figure, not the net income; "per basic share" the basic one.
+    fa = ask(corpus, "What was Apple's net income per diluted share in fiscal 2024?")
+    assert "Diluted EPS" in fa.block and "$6.08 per share" in fa.block
+    assert "Basic EPS" in ask(corpus, "What were Apple's earnings per basic share in fiscal 2024?").block
 
 
 def test_a_figure_asked_per_item_is_the_tagged_amount_over_the_count_stated_in_prose(corpus):

@@ -343,6 +343,9 @@ def test_earnings_per_share_tagged_only_per_class_is_read_for_the_class_named():
     class_a = _classes_answer("What was Acme's class A diluted EPS in fiscal 2024?", rows)
     assert "Diluted EPS — Common Class A" in class_a and "$9.73 per share" in class_a
     assert "$38.92 per share" in _classes_answer("What was Acme's class C diluted EPS in fiscal 2024?", rows)
+    # Asked as net income per diluted share of the class: the same figure, the class still its qualifier.
+    assert "$38.92 per share" in _classes_answer(
+        "What was Acme's net income per diluted Class C share in fiscal 2024?", rows)
     assert _classes_answer("What was Acme's diluted EPS in fiscal 2024?", rows) is None
     # The cover lists the class traded under the filer's own ticker: that class is the one meant when none is named.
     unnamed = _classes_answer("What was Acme's diluted EPS in fiscal 2024?", [*rows, _TRADED_CLASS_A])

@@ -141,13 +141,16 @@ METRICS: list[Metric] = [
        [r"diluted\s+(?:eps|earnings\s+per\s+(?:common\s+)?share|net\s+income\s+per\s+(?:common\s+)?share)",
         r"(?:eps|earnings\s+per\s+(?:common\s+)?share|net\s+income\s+per\s+(?:common\s+)?share)(?:\s*[,(-]?\s*diluted\)?)?",
         # The verb form analysts use: "how much did it earn per share", "earned per diluted share".
-        r"(?:earn|earned|earning|made|make)\s+per\s+(?:diluted\s+)?(?:common\s+)?share"],
+        r"(?:earn|earned|earning|made|make)\s+per\s+(?:diluted\s+)?(?:common\s+)?share",
+        # "Net income per diluted share", "earnings per diluted Class A share": the class named stays its qualifier.
+        r"(?:net\s+income|earnings|profits?)\s+per\s+diluted\s+(?:class\s+[a-z](?:-?\d)?\s+)?(?:common\s+)?share"],
        # A filer with several classes of stock may tag its earnings per share only per class (some filers do): the class
        # the question names is a member.
        [_G + "EarningsPerShareDiluted", _G + "EarningsPerShareBasicAndDiluted"], kind="per_share", members=True),
     _m("eps_basic", "Basic EPS",
        [r"basic\s+(?:eps|earnings\s+per\s+(?:common\s+)?share|net\s+income\s+per\s+(?:common\s+)?share)",
-        r"(?:eps|earnings\s+per\s+(?:common\s+)?share)\s*[,(-]?\s*basic\)?"],
+        r"(?:eps|earnings\s+per\s+(?:common\s+)?share)\s*[,(-]?\s*basic\)?",
+        r"(?:net\s+income|earnings|profits?)\s+per\s+basic\s+(?:class\s+[a-z](?:-?\d)?\s+)?(?:common\s+)?share"],
        [_G + "EarningsPerShareBasic", _G + "EarningsPerShareBasicAndDiluted"], kind="per_share", members=True),
     _m("rnd", "Research and development expense",
        [r"research\s+and\s+development(?:\s+(?:expenses?|costs?|spending))?", r"r\s*&\s*d(?:\s+(?:expenses?|spending))?"],
