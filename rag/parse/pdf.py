@@ -1,4 +1,5 @@
-"""PDF -> text (pypdfium2): one page per PDF page, lines grouped into paragraphs, Item headings set apart."""
+"""PDF -> text (pypdfium2): one page per PDF page, lines grouped into paragraphs, Item headings set apart, and
+statements laid out one line per row read as tables."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 from .builder import BuiltText, TextBuilder
 from .results import ParseError
+from .tables import LETTER_RE, add_table
 
 _COVER_PAGES = 3
 
@@ -65,8 +67,11 @@ def _document_text(document, name: str) -> tuple[BuiltText, str]:
         page_text = _pdf_page_text(document, page)
         if number < _COVER_PAGES:
             cover.append(page_text)
-        for paragraph in _pdf_paragraphs(page_text):
-            builder.add(paragraph)
+        for kind, content in _pdf_blocks(page_text):
+            if kind == "table":
+                add_table(builder, content)
+            else:
+                builder.add(content)
     if not builder.raw:
         raise ParseError(f"{name} has no text layer (a scanned PDF?)")
     return builder.build(), "\n".join(cover)
@@ -80,29 +85,125 @@ _PDF_BLOCK_SOFT_LIMIT = 600
 _PDF_BLOCK_HARD_LIMIT = 2500
 
 
-def _pdf_paragraphs(page_text: str) -> list[str]:
-    """Group a page's extracted lines into paragraphs; Item/Part headings stand alone so they can be found."""
-    paragraphs: list[str] = []
+def _pdf_blocks(page_text: str) -> list[tuple[str, str | list[list[str]]]]:
+    """A page's extracted lines as ("text", paragraph) and ("table", rows of cells) blocks. Item/Part headings
+    stand alone so they can be found. A PDF's text layer lays a statement out one line per row ("Revenues $ 8,187,301
+    $ 7,970,141 ..."): two or more such lines in a row are a table, its columns named by the period heads above
+    them, so each row is read like an HTML table's `label | v1 | v2` (see rag.parse.tables)."""
+    blocks: list[tuple[str, str | list[list[str]]]] = []
     current: list[str] = []
     size = 0
 
     def flush() -> None:
         nonlocal current, size
         if current:
-            paragraphs.append(" ".join(current))
+            blocks.append(("text", " ".join(current)))
         current, size = [], 0
 
-    for raw in _PDF_GLUED_HEADING_RE.sub("\n", page_text).splitlines():
-        line = raw.strip()
-        if not line:
+    lines = [ln.strip() for ln in _PDF_GLUED_HEADING_RE.sub("\n", page_text).splitlines() if ln.strip()]
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        rows = _table_at(lines, i)
+        if rows:
+            heads, count = _heads_above(current, rows)
+            current = current[:len(current) - count]  # the head lines belong to the table, not the text above
+            # The short lines after the last sentence are the table's titles ("<Segment>", "(in millions)"): a
+            # block of their own, so that they caption the table (rag.parse.builder) rather than end a paragraph.
+            cut = max((k + 1 for k, ln in enumerate(current)
+                       if ln.endswith((".", "!", "?")) and len(ln.split()) > 5), default=0)  # not "ACME, INC."
+            titles = current[cut:]
+            current = current[:cut]
+            flush()
+            current = titles
+            flush()
+            blocks.append(("table", heads + [cells for cells in rows]))
+            i += len(rows)
             continue
         if len(line) <= 120 and _PDF_HEADING_RE.match(line):
             flush()
-            paragraphs.append(line)
+            blocks.append(("text", line))
+            i += 1
             continue
         current.append(line)
         size += len(line) + 1
         if (size >= _PDF_BLOCK_SOFT_LIMIT and line[-1] in ".!?:") or size >= _PDF_BLOCK_HARD_LIMIT:
             flush()
+        i += 1
     flush()
-    return paragraphs
+    return blocks
+
+
+# One cell's worth of a row's tail: an amount ("8,187,301", "(174,812)", "46.2%", "—") or a sign set apart ("$", ")").
+_AMOUNT_TOKEN = re.compile(r"^(?:[$€£¥]?\(?[$€£¥]?-?\d[\d,]*(?:\.\d+)?\)?%?\)?|[—–-]+|[$€£¥(]|\)|%)$")
+_YEAR_TOKEN = re.compile(r"^(?:19|20)\d\d$")
+_MIN_TABLE_ROWS = 2
+_LABEL_LINE_MAX = 60  # "Other income (expense):", a group heading between a table's rows
+
+
+def _row_cells(line: str) -> list[str] | None:
+    """A line laid out as a table row: its label and the amount cells after it (two or more); None otherwise. A
+    year right after the label is part of the label ("Balance at December 31, 2024"), not a cell."""
+    tokens = line.split()
+    start = len(tokens)
+    while start > 0 and _AMOUNT_TOKEN.match(tokens[start - 1]) and not _YEAR_TOKEN.match(tokens[start - 1]) \
+            and not tokens[start - 1].endswith(","):
+        start -= 1
+    label, tail = " ".join(tokens[:start]), tokens[start:]
+    values = [t for t in tail if re.search(r"\d", t) or re.fullmatch(r"[—–-]+", t)]
+    if len(values) < 2 or not LETTER_RE.search(label):
+        return None
+    return [label] + tail
+
+
+def _table_at(lines: list[str], i: int) -> list[list[str]]:
+    """The rows of a table starting at line i (at least _MIN_TABLE_ROWS row lines, group headings between them
+    kept as one-cell rows); [] when none starts there."""
+    rows: list[list[str]] = []
+    found = 0
+    j = i
+    while j < len(lines):
+        cells = _row_cells(lines[j])
+        if cells is not None:
+            rows.append(cells)
+            found += 1
+        elif (rows and len(lines[j]) <= _LABEL_LINE_MAX and not lines[j].endswith((".", "!", "?"))
+              and j + 1 < len(lines) and _row_cells(lines[j + 1]) is not None):
+            rows.append([lines[j]])
+        else:
+            break
+        j += 1
+    return rows if found >= _MIN_TABLE_ROWS else []
+
+
+# A column's period, as a statement heads it: "Three Months Ended", "Six Months Ended", "Year Ended".
+_PERIOD_HEAD = re.compile(r"\b(?:(?:three|six|nine|twelve)\s+months|(?:fiscal\s+)?(?:quarters?|years?))\s+ended\b", re.I)
+_DATE_HEAD = re.compile(r"\b(?:(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?\s+)?"
+                        r"(?:19|20)\d\d\b", re.I)
+_UNIT_NOTE = re.compile(r"^\(?(?:dollars\s+|amounts\s+)?in\s+(?:thousands|millions|billions)\b", re.I)
+_HEAD_LINES_MAX = 12
+
+
+def _heads_above(above: list[str], rows: list[list[str]]) -> tuple[list[list[str]], int]:
+    """The column heads of a table laid out as text, read from the short lines right above its first row (the
+    period heads, the dates or years): header rows for add_table, and how many of those lines they took. None
+    when the dates do not number the first row's cells."""
+    columns = len(rows[0]) - 1 - sum(1 for c in rows[0][1:] if re.fullmatch(r"[$€£¥(]|\)|%", c))
+    taken: list[str] = []
+    for line in reversed(above[-_HEAD_LINES_MAX:]):
+        if len(line) > 80 or line.endswith((".", "!", "?")) or not (
+                _DATE_HEAD.search(line) or _PERIOD_HEAD.search(line) or re.fullmatch(r"[A-Za-z]+\.?\s*\d{0,2},?", line)):
+            break
+        taken.insert(0, line)
+    text = " ".join(taken)
+    dates = [m.group(0).strip() for m in _DATE_HEAD.finditer(text)]
+    if len(dates) != columns:
+        return [], 0
+    # The unit note, on its own line or ahead of the years on theirs ("(Amounts in millions) 2024 2023").
+    note = next((_DATE_HEAD.sub("", ln).strip() for ln in reversed(above[-len(taken) - 3:]) if _UNIT_NOTE.match(ln)),
+                "")
+    heads = [[note] + dates]
+    periods = _PERIOD_HEAD.findall(text)
+    if periods and len(periods) < columns and columns % len(periods) == 0:
+        heads.insert(0, [""] + [" ".join(p.split()).title() for p in periods])
+    return heads, len(taken)
