@@ -696,6 +696,19 @@ def test_a_pdf_statement_laid_out_as_lines_is_read_as_a_table_with_its_period_he
     assert rows[4] == ["Other income (expense):"] and rows[5][0] == "Interest expense"
     # A year inside the label is the label's.
     assert rows[6] == ["Balance at December 31, 2024", "1,234", "5,678"]
+    # A change column beside the years, a label wrapped onto the next line, and a title that names the periods
+    # above the heads (not a head itself).
+    page = "\n".join([
+        "Revenue for the Three and Six Months Ended June 2, 2025 and June 3, 2024",
+        "(dollars in millions) Three Months Six Months", "2025 2024 % Change 2025 2024 % Change",
+        "Subscription $ 4,500 $ 4,000 12 % $ 8,900 $ 8,000 11 %",
+        "Interest and other income",
+        "(expense) 26 22 18 % (44) 41 (207) %"])
+    (_, title), (_, rows) = _pdf_blocks(page)
+    assert title.startswith("Revenue for the Three and Six Months Ended")
+    assert rows[:2] == [["", "Three Months", "Six Months"],
+                        ["(dollars in millions)", "2025", "2024", "% Change", "2025", "2024", "% Change"]]
+    assert rows[3][0] == "Interest and other income (expense)" and rows[3][1:3] == ["26", "22"]
     # One line of figures in prose is no table.
     assert [kind for kind, _ in _pdf_blocks("Revenue rose to 8,100 from 7,900 in the quarter.")] == ["text"]
 

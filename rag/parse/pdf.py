@@ -104,7 +104,7 @@ def _pdf_blocks(page_text: str) -> list[tuple[str, str | list[list[str]]]]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        rows = _table_at(lines, i)
+        rows, used = _table_at(lines, i)
         if rows:
             heads, count = _heads_above(current, rows)
             current = current[:len(current) - count]  # the head lines belong to the table, not the text above
@@ -118,7 +118,7 @@ def _pdf_blocks(page_text: str) -> list[tuple[str, str | list[list[str]]]]:
             current = titles
             flush()
             blocks.append(("table", heads + [cells for cells in rows]))
-            i += len(rows)
+            i += used
             continue
         if len(line) <= 120 and _PDF_HEADING_RE.match(line):
             flush()
@@ -156,9 +156,9 @@ def _row_cells(line: str) -> list[str] | None:
     return [label] + tail
 
 
-def _table_at(lines: list[str], i: int) -> list[list[str]]:
+def _table_at(lines: list[str], i: int) -> tuple[list[list[str]], int]:
     """The rows of a table starting at line i (at least _MIN_TABLE_ROWS row lines, group headings between them
-    kept as one-cell rows); [] when none starts there."""
+    kept as one-cell rows) and how many lines they take; ([], 0) when none starts there."""
     rows: list[list[str]] = []
     found = 0
     j = i
@@ -168,18 +168,27 @@ def _table_at(lines: list[str], i: int) -> list[list[str]]:
             rows.append(cells)
             found += 1
         elif (rows and len(lines[j]) <= _LABEL_LINE_MAX and not lines[j].endswith((".", "!", "?"))
-              and j + 1 < len(lines) and _row_cells(lines[j + 1]) is not None):
-            rows.append([lines[j]])
+              and j + 1 < len(lines) and (following := _row_cells(lines[j + 1])) is not None):
+            if following[0][:1].islower() or following[0].startswith("("):
+                # A label wrapped onto the next line ("Interest and other income" / "(expense) 26,961 ..."):
+                # one row.
+                rows.append([f"{lines[j]} {following[0]}"] + following[1:])
+                found += 1
+                j += 1
+            else:
+                rows.append([lines[j]])
         else:
             break
         j += 1
-    return rows if found >= _MIN_TABLE_ROWS else []
+    return (rows, j - i) if found >= _MIN_TABLE_ROWS else ([], 0)
 
 
 # A column's period, as a statement heads it: "Three Months Ended", "Six Months Ended", "Year Ended".
-_PERIOD_HEAD = re.compile(r"\b(?:(?:three|six|nine|twelve)\s+months|(?:fiscal\s+)?(?:quarters?|years?))\s+ended\b", re.I)
+_PERIOD_HEAD = re.compile(r"\b(?:(?:three|six|nine|twelve)\s+months(?:\s+ended)?|(?:fiscal\s+)?(?:quarters?|years?)\s+ended)\b",
+                          re.I)
 _DATE_HEAD = re.compile(r"\b(?:(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?\s+)?"
                         r"(?:19|20)\d\d\b", re.I)
+_COLUMN_HEAD = re.compile(_DATE_HEAD.pattern + r"|%\s*change\b|\bchange\b", re.I)
 _UNIT_NOTE = re.compile(r"^\(?(?:dollars\s+|amounts\s+)?in\s+(?:thousands|millions|billions)\b", re.I)
 _HEAD_LINES_MAX = 12
 
@@ -194,14 +203,18 @@ def _heads_above(above: list[str], rows: list[list[str]]) -> tuple[list[list[str
         if len(line) > 80 or line.endswith((".", "!", "?")) or not (
                 _DATE_HEAD.search(line) or _PERIOD_HEAD.search(line) or re.fullmatch(r"[A-Za-z]+\.?\s*\d{0,2},?", line)):
             break
+        if len(_COLUMN_HEAD.findall(" ".join([line] + taken))) > columns:
+            break  # a title naming the periods ("Revenue for the Three Months Ended June 2, 2025 and ..."), no head
         taken.insert(0, line)
     text = " ".join(taken)
-    dates = [m.group(0).strip() for m in _DATE_HEAD.finditer(text)]
+    # The column heads in print order: the periods' dates or years, and a change column beside them ("2024 2023
+    # % Change").
+    dates = [" ".join(m.group(0).split()) for m in _COLUMN_HEAD.finditer(text)]
     if len(dates) != columns:
         return [], 0
     # The unit note, on its own line or ahead of the years on theirs ("(Amounts in millions) 2024 2023").
-    note = next((_DATE_HEAD.sub("", ln).strip() for ln in reversed(above[-len(taken) - 3:]) if _UNIT_NOTE.match(ln)),
-                "")
+    note = next((" ".join(_PERIOD_HEAD.sub("", _COLUMN_HEAD.sub("", ln)).split())
+                 for ln in reversed(above[-len(taken) - 3:]) if _UNIT_NOTE.match(ln)), "")
     heads = [[note] + dates]
     periods = _PERIOD_HEAD.findall(text)
     if periods and len(periods) < columns and columns % len(periods) == 0:
