@@ -1248,3 +1248,32 @@ def test_a_change_over_years_of_an_untagged_table_line_reads_each_years_own_fili
     # A line that names more than the question does ("restricted cash") is another figure: no change is computed.
     text = _over_years("How much did Gamma Health's cash grow from fiscal 2023 to fiscal 2025?", older, newer)
     assert "Change read from the tables" not in text
+
+
+def _quarterly(question: str, text: str) -> str:
+    """The extractive answer over one passage of a company's Q2 FY2025 10-Q."""
+    catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2025, "form": "10-Q",
+                              "fiscal_period": "Q2"}])
+    source = Citation(number=1, text=text, ticker="CCC", company="Gamma Health Inc.", form="10-Q", fiscal_year=2025,
+                      fiscal_period="Q2")
+    return extractive_answer(question, [source], plan_question(question, catalog))[0]
+
+
+def test_a_quarter_is_read_from_the_column_group_whose_head_names_its_months():
+    # A 10-Q's statement: the quarter and the year to date side by side, each with the prior year's column.
+    table = ("| Three Months Ended | Six Months Ended\n"
+             "(in thousands) | June 30, 2025 | June 30, 2024 | June 30, 2025 | June 30, 2024\n"
+             "Operating income | 1,827,183 | 1,578,283 | 3,541,500 | 3,549,909\n"
+             "Net income | 1,487,610 | 1,440,951 | 2,792,730 | 3,038,398")
+    quarter = _quarterly("What was Gamma Health's operating income in Q2 fiscal 2025?", table)
+    assert "**1,827,183 thousand**" in quarter and "for Q2 FY2025" in quarter
+    assert "column Three Months Ended / June 30, 2025 [1]" in quarter
+    # The half year reads the six-month group; the same quarter a year earlier, the group's prior-year column.
+    assert "**2,792,730 thousand**" in _quarterly("What was Gamma Health's net income in the first half of fiscal "
+                                                 "2025?", table)
+    assert "**1,578,283 thousand**" in _quarterly("What was Gamma Health's operating income in Q2 fiscal 2024?",
+                                                 table)
+    # Heads that do not say the months: the row is quoted whole, no column is guessed.
+    unnamed = table.replace("Three Months Ended | Six Months Ended", "Quarter | Year to date")
+    assert "Figure read from the table" not in _quarterly(
+        "What was Gamma Health's operating income in Q2 fiscal 2025?", unnamed)

@@ -314,8 +314,9 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     if row.kind != "row" or not row.header or (analysis.calculation.growth and not (analysis.counted or change_row)):
         return None
     # A quarter or a year to date: a year's column may hold three, six or twelve months, which its head does
-    # not always say; the row is quoted with its header instead.
-    if analysis.periods or analysis.latest_quarters:
+    # not always say; the row is quoted with its header instead, unless its heads name the months (see
+    # _quarter_column).
+    if analysis.latest_quarters or len(analysis.periods) > 1:
         return None
     # "The prior fiscal year" with no year named counts back from the latest filing, which this row may not be from.
     if analysis.years_back:
@@ -351,10 +352,14 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
         return None
     wanted = [str(y) for y in analysis.fiscal_years] or ([str(row.source.fiscal_year)] if row.source.fiscal_year
                                                          else [])
-    if len(wanted) != 1 or len(cells) < 3:
+    if analysis.periods:
+        found = _quarter_column(row, analysis.periods[0])
+        wanted = [analysis.periods[0].label()] if found else []
+    elif len(wanted) != 1 or len(cells) < 3:
         return None
-    company = set(tokens(row.source.company or "")) | ({row.source.ticker.lower()} if row.source.ticker else set())
-    found = year_column(row, wanted[0], asked, company)
+    else:
+        company = set(tokens(row.source.company or "")) | ({row.source.ticker.lower()} if row.source.ticker else set())
+        found = year_column(row, wanted[0], asked, company)
     if found is None and analysis.counted and wanted[0] == str(row.source.fiscal_year):
         found = _counted_column(row, analysis.counted)
     if found is None:
@@ -376,6 +381,40 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
                           percent_row=percent_row)
     return (f"Figure read from the table: {stated} for {wanted[0]}: {_cell_place(row, cells[0], heads)}. It is not "
             "tagged XBRL data; the whole table is in the cited passage.")
+
+
+# The months a column group's head says it holds: "Three Months Ended", "Six Months", "Quarter Ended".
+_MONTHS_HEAD = {3: re.compile(r"\b(?:three\s+months|quarters?\s+ended|13\s+weeks)\b", re.I),
+                6: re.compile(r"\b(?:six\s+months|26\s+weeks)\b", re.I),
+                9: re.compile(r"\b(?:nine\s+months|39\s+weeks)\b", re.I)}
+
+
+def _quarter_column(row: QuotableUnit, period) -> tuple[int, list[str]] | None:
+    """The value column of a quarterly report's table for the period asked (a PeriodAsk): under the column group
+    whose head names the months asked ("Three Months Ended" for a quarter, "Six Months" for a half year), the
+    group's first column when the row's own 10-Q reports that period, its second (the prior-year column) when the
+    period asked is a year earlier. None unless the heads say both the months and one column per period."""
+    source = row.source
+    if period.trailing or period.quarter not in (1, 2, 3) or period.months not in _MONTHS_HEAD \
+            or source.fiscal_period != period.fiscal_period or not source.fiscal_year:
+        return None
+    back = (source.fiscal_year - period.fiscal_year) if period.fiscal_year else 0
+    if back not in (0, 1):
+        return None
+    values = row.text.split("|")[1:]
+    lines = [column_heads(line) for line in row.header.splitlines() if line.strip()]
+    for g, groups in enumerate(lines):
+        named = [k for k, head in enumerate(groups) if _MONTHS_HEAD[period.months].search(head)]
+        if len(named) != 1 or not groups or len(values) % len(groups):
+            continue
+        heads = next((h for h in lines[g + 1:] if len(h) == len(values)), None)
+        if heads is None:
+            return None
+        column = named[0] * (len(values) // len(groups)) + back
+        if not _DATE_HEAD.fullmatch(heads[column]) and not _YEAR_HEAD.fullmatch(heads[column]):
+            return None  # the column is a change or a rate, not the period's figure
+        return column, [groups[named[0]], heads[column]]
+    return None
 
 
 def table_change(chosen: list[QuotableUnit], analysis: QuestionPlan | None, question: str) -> str | None:
