@@ -117,7 +117,7 @@ def _pdf_blocks(page_text: str) -> list[tuple[str, str | list[list[str]]]]:
             flush()
             current = titles
             flush()
-            blocks.append(("table", heads + [cells for cells in rows]))
+            blocks.append(("table", heads + rows))
             i += used
             continue
         if len(line) <= 120 and _PDF_HEADING_RE.match(line):
@@ -195,8 +195,8 @@ _HEAD_LINES_MAX = 12
 
 def _heads_above(above: list[str], rows: list[list[str]]) -> tuple[list[list[str]], int]:
     """The column heads of a table laid out as text, read from the short lines right above its first row (the
-    period heads, the dates or years): header rows for add_table, and how many of those lines they took. None
-    when the dates do not number the first row's cells."""
+    period heads, the dates or years): header rows for add_table, and how many of those lines they took; ([], 0)
+    when the heads do not number the first row's cells."""
     columns = len(rows[0]) - 1 - sum(1 for c in rows[0][1:] if re.fullmatch(r"[$€£¥(]|\)|%", c))
     taken: list[str] = []
     for line in reversed(above[-_HEAD_LINES_MAX:]):
