@@ -262,20 +262,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.unread_names = _unread_names(question, plan, catalog)
     plan.name_phrases = _name_phrases(question, plan.unread_names)
     plan.follow_ups = follow_ups(question)
-    counted = _HOW_MANY.search(norm)
-    plan.counted = [w for w in counted.group(1).split() if w.removesuffix("'s").removesuffix("’s") not in catalog.words
-                    ][:5] if counted and not _COUNTS_MONEY.match(counted.group(1)) else []
-    compared = _MORE_OF.search(norm)
-    if not plan.counted and compared and not plan.metrics and not _COUNTS_MONEY.match(compared.group(1)):
-        plan.counted = [w for w in compared.group(1).split() if w.removesuffix("'s").removesuffix("’s")
-                        not in catalog.words][:5]
-    numbered = _NUMBER_OF_COUNTED.search(norm)
-    if not plan.counted and numbered and len(plan.tickers) >= 2 and not plan.metrics \
-            and not _COUNTS_MONEY.match(numbered.group(1)):
-        # "Compare the number of holders of record at <A> and <B>": a count compared across companies, asked as
-        # surely as by "how many". (One company's number over years keeps its words for retrieval: plan.number_of.)
-        plan.counted = [w for w in numbered.group(1).split() if w.removesuffix("'s").removesuffix("’s")
-                        not in catalog.words][:5]
+    plan.counted = _counted(norm, plan, catalog)
     number_of = _NUMBER_OF.search(norm)
     plan.number_of = number_of.group(1).split() if number_of else []
     amount = _HOW_MUCH.search(norm)
@@ -300,6 +287,23 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
 # preposition, a verb, a year). "Percent" is not one.
 _PER = re.compile(r"\bper\s+(?!cent\b)")
 _ITEM_WORD = re.compile(r"[a-z][a-z'-]*")
+
+
+def _counted(norm: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
+    """plan.counted: what a count asked counts, in the question's words without the company's name, read after
+    "how many"; else after "more" or "most" when no metric is compared ("which has more holders of record"); else
+    after "the number of" when companies are compared ("compare the number of holders of record at <A> and <B>";
+    one company's number over years keeps its words for retrieval alone, plan.number_of). [] when none, or when
+    what is counted is money."""
+    found = [_HOW_MANY.search(norm)]
+    if not plan.metrics:
+        found += [_MORE_OF.search(norm)] + ([_NUMBER_OF_COUNTED.search(norm)] if len(plan.tickers) >= 2 else [])
+    for m in found:
+        if m and not _COUNTS_MONEY.match(m.group(1)):
+            words = [w for w in m.group(1).split() if w.removesuffix("'s").removesuffix("’s") not in catalog.words]
+            if words:
+                return words[:5]
+    return []
 
 
 def _per_item(norm: str, metrics: list[MetricMention], company_words: set[str]) -> tuple[int, int, list[str]]:

@@ -1277,3 +1277,7 @@ def test_a_quarter_is_read_from_the_column_group_whose_head_names_its_months():
     unnamed = table.replace("Three Months Ended | Six Months Ended", "Quarter | Year to date")
     assert "Figure read from the table" not in _quarterly(
         "What was Gamma Health's operating income in Q2 fiscal 2025?", unnamed)
+    # A count asked for the quarter, with no column for it, is quoted whole too.
+    members = unnamed + "\nMembers at end of period | 89,625 | 80,128 | 89,625 | 80,128"
+    assert "Figure read from the table" not in _quarterly("How many members did Gamma Health have in Q2 fiscal 2025?",
+                                                          members)

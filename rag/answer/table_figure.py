@@ -350,21 +350,10 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     per_item_row = bool(re.search(r"\bper\b", cells[0], re.I))
     if analysis.per_item and not (per_item_row and set(tokens(analysis.per_item[-1])) <= label):
         return None
-    wanted = [str(y) for y in analysis.fiscal_years] or ([str(row.source.fiscal_year)] if row.source.fiscal_year
-                                                         else [])
-    if analysis.periods:
-        found = _quarter_column(row, analysis.periods[0])
-        wanted = [analysis.periods[0].label()] if found else []
-    elif len(wanted) != 1 or len(cells) < 3:
+    cell = _cell_asked(row, analysis, asked)
+    if cell is None:
         return None
-    else:
-        company = set(tokens(row.source.company or "")) | ({row.source.ticker.lower()} if row.source.ticker else set())
-        found = year_column(row, wanted[0], asked, company)
-    if found is None and analysis.counted and wanted[0] == str(row.source.fiscal_year):
-        found = _counted_column(row, analysis.counted)
-    if found is None:
-        return None
-    column, heads = found
+    period, (column, heads) = cell
     figure = next(iter(parse_numbers(cells[1 + column])), None)
     if figure is None:
         return None
@@ -379,8 +368,27 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
         return None
     stated = _stated_cell(figure, row, bool(analysis.counted), scaled=analysis.counted or not (per_item_row or is_percent),
                           percent_row=percent_row)
-    return (f"Figure read from the table: {stated} for {wanted[0]}: {_cell_place(row, cells[0], heads)}. It is not "
+    return (f"Figure read from the table: {stated} for {period}: {_cell_place(row, cells[0], heads)}. It is not "
             "tagged XBRL data; the whole table is in the cited passage.")
+
+
+def _cell_asked(row: QuotableUnit, analysis: QuestionPlan, asked: set[str]) -> tuple[str, tuple[int, list[str]]] | None:
+    """The period asked, as the answer names it, and the row's value column for it with the heads over it: a
+    quarter's or a year to date's column group (see _quarter_column), else the year's column (the filing's own year
+    when none is named), else, for a count at the filing's year end, the column headed by what is counted. None
+    when the row gives the period no one column."""
+    if analysis.periods:
+        found = _quarter_column(row, analysis.periods[0])
+        return (analysis.periods[0].label(), found) if found else None
+    wanted = [str(y) for y in analysis.fiscal_years] or ([str(row.source.fiscal_year)] if row.source.fiscal_year
+                                                         else [])
+    if len(wanted) != 1 or len(row.text.split("|")) < 3:
+        return None
+    company = set(tokens(row.source.company or "")) | ({row.source.ticker.lower()} if row.source.ticker else set())
+    found = year_column(row, wanted[0], asked, company)
+    if found is None and analysis.counted and wanted[0] == str(row.source.fiscal_year):
+        found = _counted_column(row, analysis.counted)
+    return (wanted[0], found) if found else None
 
 
 # The months a column group's head says it holds: "Three Months Ended", "Six Months", "Quarter Ended".

@@ -115,6 +115,12 @@ def class_words(words: list[str]) -> list[str]:
     return []
 
 
+def group_words(words: list[str]) -> list[str]:
+    """A group of segments tagged as their total ("Total Acme" over "Acme Health" and "Acme Rx") is named by the
+    group's name alone: its words without "total"; [] for any other member."""
+    return words[1:] if len(words) >= 2 and words[0] == "total" else []
+
+
 def member_words(member: str) -> list[str]:
     """'acme:WidgetSalesMember' -> ['widget', 'sales']; 'acme:IWidgetMember' -> ['iwidget']."""
     local = member.split(":")[-1]

@@ -514,12 +514,8 @@ class FactsLayer(QuarterFacts, PerItemRates):
         # A member is named by what the question asks for, never by what it rules out ("revenue other than from
         # <product>" does not name the <product> line).
         asked = plan.question_without(lambda dimension, _value: dimension == "excluded")
-        if plan.calculation.share_of_end is not None and plan.share_part is not None and len(specs) == 1:
-            # "What percentage of total revenue came from the <name> segment": the part narrows itself
-            # (plan.share_part); the whole it is a share of stays the consolidated figure, though a segment is named.
-            return specs, None
-        if plan.names_part or segment_owner(plan):
-            # A segment, region or part of the company: its figure, never the consolidated one.
+        if (plan.names_part or segment_owner(plan)) and plan.share_part is None:
+            # A part of the company: its figure, never the whole (a share's part narrows itself: see below).
             named = self._with_members(asked, specs, tickers)
             return None if named is None else (named, None)
         if plan.calculation.share_of_end is not None:

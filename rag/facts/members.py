@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Iterable
 
 from ..schema import MetricMention
-from .labels import class_words, member_words
+from .labels import class_words, group_words, member_words
 from .mentions import PART_KIND_WORDS, initials, plain_word, without_conjunction
 from .views import FilingView
 
@@ -57,10 +57,7 @@ def _forms_of(member: str, row_labels: Iterable[str], company: set[str],
     apart from the metric); True for those shortened forms. A form shortened to one word is too common a word
     ("service", "other") to name a part by itself."""
     name = _words(" ".join(member_words(member)))
-    # A group of segments tagged as their total ("Total Acme" over "Acme Health" and "Acme Rx") is named by the
-    # group's name alone.
-    group = name[1:] if len(name) >= 2 and name[0] == "total" else []
-    forms = [name, group, initials(without_conjunction(name)), class_words(name)] + [
+    forms = [name, group_words(name), initials(without_conjunction(name)), class_words(name)] + [
         _words(label) for label in row_labels if label]
     out: list[tuple[list[str], bool]] = []
     for form in forms:

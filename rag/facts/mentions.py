@@ -11,7 +11,7 @@ from ..companies import WORD_PATTERN
 from ..dates import MONTH_WORDS
 from ..schema import MetricMention
 from ..words import HEDGE_WORDS
-from .labels import class_words, member_words
+from .labels import class_words, group_words, member_words
 from .metrics import BROUGHT_IN_ALONE, EARNED_ALONE, METRIC_PATTERNS, Metric
 
 _VERB_ALONE = re.compile(EARNED_ALONE + "|" + BROUGHT_IN_ALONE)
@@ -365,10 +365,7 @@ def member_matcher(mention: MetricMention):
         # A member whose own name says its kind ("All Other Segments") is named without it, as the qualifier is.
         bare = [w for w in own if w not in PART_KIND_WORDS]
         bare = bare if len(bare) >= 2 else []  # "Other Segments" is not named by "other" alone
-        # A group of segments tagged as their total ("Total Acme" over "Acme Health" and "Acme Rx") is named by
-        # the group's name alone.
-        group = own[1:] if len(own) >= 2 and own[0] == "total" else []
-        for mw in [own, bare, group, initials(own), class_words(own)] + labels:
+        for mw in [own, bare, group_words(own), initials(own), class_words(own)] + labels:
             joined = "".join(mw)
             if joined and not (excluded & set(mw)):
                 best = max(best, max((len(w) for w in windows if w == joined), default=0))
