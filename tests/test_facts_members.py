@@ -460,3 +460,36 @@ def test_a_group_of_segments_tagged_as_its_total_is_named_by_the_groups_name():
     assert match(group) > match(segment) > 0
     # Shown by its own name, not by the line's "Total revenues" printed beside its figure.
     assert member_label("acme:TotalZephyrMember", ["Total revenues"]) == "Total Zephyr"
+
+
+def test_parts_listed_for_a_sum_are_each_read_and_added():
+    # "<part> and <other part> combined": each member the question lists is its own figure, the answer their sum
+    # with both cited; one listed part named in more words than the other is still asked. Two figures of different
+    # breakdowns (a product and a region) overlap, so they are not added.
+    filing = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "form": "10-K", "fiscal_year": 2024,
+              "fiscal_period": "FY", "fact_count": 6}
+    product, region = "srt:ProductOrServiceAxis", "us-gaap:StatementGeographicalAxis"
+
+    def year(concept: str, value: float, dims: dict | None = None, label: str = "") -> FactRow:
+        return _fact(concept, value, label, "2024-01-01", "2024-12-31", dims)
+
+    rows = [year(REVENUE, 900e6), year(REVENUE, 500e6, {product: "acme:WidgetsMember"}, "Widgets"),
+            year(REVENUE, 150e6, {product: "acme:CloudAndHostingServicesMember"}, "Cloud and hosting services"),
+            year(REVENUE, 250e6, {product: "acme:GadgetsMember"}, "Gadgets"),
+            year(REVENUE, 400e6, {region: "acme:EuropeMember"}, "Europe"),
+            year("us-gaap:ResearchAndDevelopmentExpense", 70e6), year("us-gaap:SellingGeneralAndAdministrativeExpense", 30e6)]
+    layer = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows))
+    catalog = Catalog.build([filing])
+
+    def answer(question: str) -> str | None:
+        found = layer.answer_for(plan_question(question, catalog))
+        return found.block if found else None
+
+    both = answer("What were Acme's widgets and gadgets revenues combined in fiscal 2024?")
+    assert "= $750 million = $500 million [F1]" in both and "+ $250 million [F2]" in both
+    longer = answer("What was the sum of Acme's cloud and hosting services and gadgets revenue in fiscal 2024?")
+    assert "= $400 million" in longer and longer.index("Cloud and hosting") < longer.index("Gadgets")
+    assert "$100 million = $70 million" in answer(
+        "What were Acme's research and development and selling, general and administrative expenses combined in "
+        "fiscal 2024?")
+    assert answer("What were Acme's widgets and Europe revenues combined in fiscal 2024?") is None

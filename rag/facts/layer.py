@@ -34,7 +34,7 @@ from .labels import (
     tolerance,
     unit_kind,
 )
-from .members import members_holding, members_named, narrowed_by
+from .members import members_holding, members_named, narrowed_by, parts_listed
 from .mentions import member_matcher, normalize, plain_word, without_conjunction
 from .metrics import Metric, member_concepts, metric
 from .per_item import PerItemRates
@@ -464,8 +464,7 @@ class FactsLayer(QuarterFacts, PerItemRates):
         # ("over the past five years in total" names none, and the one year indexed is not its sum).
         one_figure = len(specs) == len(tickers) == len(plan.fiscal_years) == 1 and not several_years
         summing = (calc.total and not one_figure) or (calc.total_over and several_years)
-        if calc.total and len(specs) == len(tickers) == 1 and max(len(v) for v in plan_years.values()) == 1 \
-                and lists_parts(plan):
+        if calc.total and len(specs) == len(tickers) == 1 and not several_years and lists_parts(plan):
             return None  # "adding the current and long-term portions together": one figure read adds up nothing
         if share and len(specs) == 1 and not growth and plan.share_part is not None:
             part = plan.share_part
@@ -482,10 +481,10 @@ class FactsLayer(QuarterFacts, PerItemRates):
                 den = next((s for s in specs if s.start >= calc.share_of_end), specs[-1])
                 num = specs[0] if den is specs[1] else specs[1]
                 block.two_metric(num, den, tickers, plan_years, "div_pct")
-            elif calc.ratio:
-                block.two_metric(specs[0], specs[1], tickers, plan_years, "div")
-            else:
-                block.two_metric(specs[0], specs[1], tickers, plan_years, "sub")
+            else:  # a ratio, or a difference
+                block.two_metric(specs[0], specs[1], tickers, plan_years, "div" if calc.ratio else "sub")
+        elif summing and len(specs) >= 2 and len(tickers) == 1 and not several_years:
+            block.parts_total(specs, tickers, plan_years)
         else:
             for spec in specs:
                 if growth and not summing:
@@ -494,9 +493,7 @@ class FactsLayer(QuarterFacts, PerItemRates):
                     block.total(spec, tickers, plan_years)
                 else:
                     block.lookup(spec, tickers, plan_years)
-        if not block.values:
-            return None
-        if block.missing and not block.lines:
+        if not block.values or (block.missing and not block.lines):
             return None
         return block.finish(notes)
 
@@ -514,6 +511,9 @@ class FactsLayer(QuarterFacts, PerItemRates):
         # A member is named by what the question asks for, never by what it rules out ("revenue other than from
         # <product>" does not name the <product> line).
         asked = plan.question_without(lambda dimension, _value: dimension == "excluded")
+        if plan.calculation.total and len(specs) == len(tickers) == 1:  # "<part> and <part> combined"
+            if parts := parts_listed(asked, specs[0], [self.view(f) for f in self.filings(tickers[0])]):
+                return parts, None
         if (plan.names_part or segment_owner(plan)) and plan.share_part is None:
             # A part of the company: its figure, never the whole (a share's part narrows itself: see below).
             named = self._with_members(asked, specs, tickers)

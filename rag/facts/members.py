@@ -13,6 +13,7 @@ from typing import Iterable
 from ..schema import MetricMention
 from .labels import class_words, group_words, member_words
 from .mentions import PART_KIND_WORDS, initials, plain_word, without_conjunction
+from .metrics import member_concepts, metric
 from .views import FilingView
 
 
@@ -117,6 +118,32 @@ def members_named(question: str, mention: MetricMention, views: list[FilingView]
         return []
     top = max(best.values())
     return [m for m, n in best.items() if n == top]
+
+
+def parts_listed(question: str, mention: MetricMention, views: list[FilingView]) -> list[MetricMention]:
+    """The mention once for each member the question lists ("<product> and <other product> combined"), each narrowed
+    to its member; empty when fewer than two are listed."""
+    listed = members_listed(question, mention, views, member_concepts(metric(mention.metric_key)))
+    return [replace(mention, before=list(m), after=[]) for m in listed] if len(listed) >= 2 else []
+
+
+def members_listed(question: str, mention: MetricMention, views: list[FilingView],
+                   concepts: Iterable[str]) -> list[tuple[str, ...]]:
+    """Every member a question lists for one figure ("<product> and <other product> combined"): the members it names
+    best (members_named), then the best among the words those leave, until no member is named. A sum of parts asks
+    for each part it lists, and a part named in fewer words than another is still asked."""
+    found: list[tuple[str, ...]] = []
+    rest = question
+    while True:
+        new = [m for m in members_named(rest, mention, views, concepts) if m not in found]
+        if not new:
+            asked = _words(question)  # in the order the question lists them
+            return sorted(found, key=lambda m: next(
+                (i for i in range(len(asked)) if "".join(asked[i:]).startswith("".join(m))), len(asked)))
+        found += new
+        taken = {w for m in new for w in m}
+        rest = re.sub(r"&|[A-Za-z0-9][A-Za-z0-9.&'’-]*",
+                      lambda word: " " if set(_words(word.group(0))) <= taken else word.group(0), rest)
 
 
 def members_holding(words: str, views: list[FilingView], concepts: Iterable[str]) -> list[tuple[str, ...]]:

@@ -263,6 +263,27 @@ class FactsBlock:
             self._result(f"{vals[0].label}, {t} {years}", total.amount, total.display(), "sum over fiscal years",
                          vals)
 
+    def parts_total(self, specs: list[MetricMention], tickers: list[str], plan_years: dict[str, list[int]]) -> None:
+        """"<Part> and <other part> combined", "<one expense> and <another> together": the sum of the figures listed,
+        each one company's in one year, when all are amounts of one kind in one currency."""
+        for t in tickers:
+            for y in plan_years.get(t, []):
+                vals = [self._get(spec, t, y) for spec in specs]
+                # One kind, one currency, and parts of one breakdown: a product and a region overlap.
+                kinds = {(v.kind, currency_of(v.unit), v.member_axis) for v in vals if v is not None}
+                if any(v is None for v in vals) or len(kinds) != 1:
+                    continue
+                total = vals[0]
+                for v in vals[1:]:
+                    total = combine(total.metric, "add", total, v) if total is not None else None
+                if total is None or vals[0].kind not in ("money", "shares"):
+                    continue
+                self.operation = "sum"
+                what = " + ".join(v.label for v in vals)
+                self.lines.append(f"- {vals[0].who()} · {vals[0].when()}: {what} = "
+                                  f"{total.display()} = " + " + ".join(self.full(v) for v in vals))
+                self._result(f"{what}, {t} {vals[0].period_label()}", total.amount, total.display(), what, vals)
+
     def _companies_total(self, spec: MetricMention, tickers: list[str], plan_years: dict[str, list[int]]) -> None:
         """"The combined revenue of Acme and Globex": each company's figure for its year, and their sum when
         all are amounts of one kind in one currency (each company's own fiscal year, as the lines say)."""
