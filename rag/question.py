@@ -176,6 +176,9 @@ _YEARS_COUNTED = {"two": 2, "2": 2, "three": 3, "3": 3}
 # Years counted back from a year named right after ("the year before FY25"): see _fiscal_years.
 _YEARS_BEFORE = re.compile(r"\b(?:the|a|one|(two|2|three|3))\s+(?:fiscal\s+)?years?\s+(?:before|prior\s+to|preceding)"
                            r"\s+(?:the\s+)?$")
+# The growth rate per year that compounds to a change over several years (CAGR), asked by its name or its short form.
+_COMPOUND = re.compile(r"\b(?:compound(?:ed)?\s+annual(?:\s+growth)?|cagr|annuali[sz]ed\s+(?:growth|rate)|"
+                       r"average\s+annual\s+growth)\b")
 _TOTAL = re.compile(r"\b(?:combined|sum|cumulative|aggregate|altogether|in\s+total|together|add(?:ed)?\s+up)\b")
 _TOTAL_OVER = re.compile(r"\btotal\b.*\b(?:over|across)\b")
 _FROM_TO = re.compile(
@@ -627,7 +630,8 @@ def _calculation(norm: str, defines_metric: bool = False) -> Calculation:
         first, last = (int(g) + (2000 if len(g) == 2 else 0) for g in span.groups())
         year_range = (first, last)
     return Calculation(
-        growth=bool(CHANGE_WORDS.search(norm) or (_COMPARED.search(norm) and _PRIOR_PERIOD.search(norm))),
+        growth=bool(CHANGE_WORDS.search(norm) or (_COMPARED.search(norm) and _PRIOR_PERIOD.search(norm))
+                    or _COMPOUND.search(norm)),
         compares=bool(_COMPARED.search(norm)),
         share_of_end=share.end() if share else None,
         amount_of=bool(share and share.group().startswith("how")),
@@ -638,6 +642,7 @@ def _calculation(norm: str, defines_metric: bool = False) -> Calculation:
         total=bool(_TOTAL.search(norm)),
         total_over=bool(_TOTAL_OVER.search(norm)),
         year_range=year_range,
+        compound=bool(_COMPOUND.search(norm)),
     )
 
 

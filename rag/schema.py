@@ -95,6 +95,7 @@ class Calculation:
     total: bool = False  # combined, sum, cumulative, in total
     total_over: bool = False  # "total ... over / across" (a sum when several years are asked)
     year_range: tuple[int, int] | None = None  # "from 2022 to 2024": first and last year
+    compound: bool = False  # "compound annual growth rate", "CAGR": the yearly rate that compounds to the change
 
 
 @dataclass

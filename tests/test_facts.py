@@ -1065,6 +1065,29 @@ def test_more_standard_ratios_show_each_step_of_their_definition(corpus):
     assert ask(corpus, "What was Adobe's acid-test ratio in fiscal 2024?") is None
 
 
+
+def test_working_capital_days_are_a_balance_over_the_years_flow_times_365(corpus):
+    # Days sales, inventory and payables outstanding: the period-end balance over the year's flow through it, in
+    # days, with the × 365 written in the arithmetic. Not the balance itself, which shares the words.
+    fa = ask(corpus, "What was NVIDIA's days sales outstanding in fiscal 2025?")
+    assert ("64.5 days = period-end accounts receivable / total revenue × 365 = "
+            "$23,065 million [F1] / $130,497 million [F2] × 365") in fa.block
+    assert "112.7 days = period-end inventories / cost of revenue × 365" in ask(
+        corpus, "What was NVIDIA's days inventory outstanding in fiscal 2025?").block
+    assert "119.7 days" in ask(corpus, "What were Apple's DPO in fiscal 2024?").block
+    assert "days" not in ask(corpus, "What were NVIDIA's inventories at the end of fiscal 2025?").block
+
+
+def test_a_compound_annual_growth_rate_compounds_over_the_years_between(corpus):
+    # Asked by name or short form, the yearly rate is computed beside the whole change, never given as the change.
+    for question in ("What was the compound annual growth rate of NVIDIA's revenue from fiscal 2023 to fiscal 2025?",
+                     "What was NVIDIA's revenue CAGR between fiscal 2023 and fiscal 2025?"):
+        fa = ask(corpus, question)
+        assert "(+383.79%)" in fa.block and "compound annual growth rate +119.95% a year over 2 years" in fa.block
+        assert any(r["label"].startswith("Compound annual growth rate") and round(r["value"], 2) == 119.95
+                   for r in fa.results)
+    assert "compound" not in ask(corpus, "How much did NVIDIA's revenue grow from fiscal 2023 to fiscal 2025?").block
+
 def test_working_capital_is_current_assets_less_current_liabilities(corpus):
     fa = ask(corpus, "What was Apple's working capital at the end of fiscal 2024?")
     assert "Working capital" in fa.block and "as of September 28, 2024" in fa.block

@@ -269,6 +269,8 @@ def format_amount(value: float, kind: str, *, scale: int = 0, places: int | None
         return f"{value * 100:,.{p}f}%"
     if kind == "ratio":
         return f"{value:,.{2 if places is None else places}f}"
+    if kind == "days":
+        return f"{value:,.{1 if places is None else places}f} days"
     return f"{value:,.{places or 0}f} {unit}".strip()
 
 

@@ -458,6 +458,21 @@ METRICS: list[Metric] = [
        [r"(?:accounts\s+)?receivables?\s+turnover(?:\s+ratio)?"],
        derive=("div", "revenue", "receivables"), kind="ratio",
        formula="total revenue / period-end accounts receivable"),
+    # Working-capital days: a period-end balance as days of the year's flow that runs through it (× 365).
+    _m("days_sales_outstanding", "Days sales outstanding (period-end accounts receivable / total revenue × 365)",
+       [r"days\s+sales\s+outstanding", r"\bdso\b", r"days\s+(?:of\s+)?receivables?(?:\s+outstanding)?",
+        r"receivables?\s+days", r"(?:average\s+)?collection\s+period"],
+       derive=("div", "receivables", "revenue"), kind="days",
+       formula="period-end accounts receivable / total revenue × 365"),
+    _m("days_inventory_outstanding", "Days inventory outstanding (period-end inventories / cost of revenue × 365)",
+       [r"days\s+(?:of\s+)?inventor(?:y|ies)(?:\s+outstanding|\s+on\s+hand)?", r"\bdio\b", r"inventory\s+days",
+        r"days\s+in\s+inventory"],
+       derive=("div", "inventory", "cost_of_revenue"), kind="days",
+       formula="period-end inventories / cost of revenue × 365"),
+    _m("days_payables_outstanding", "Days payables outstanding (period-end accounts payable / cost of revenue × 365)",
+       [r"days\s+(?:of\s+)?payables?(?:\s+outstanding)?", r"\bdpo\b", r"payables?\s+days"],
+       derive=("div", "payables", "cost_of_revenue"), kind="days",
+       formula="period-end accounts payable / cost of revenue × 365"),
     # The operating ratio of railroads and other carriers: the share of revenue its operating costs take, which is
     # revenue less operating income whatever lines the income statement splits them into.
     _m("operating_costs", "Operating costs (total revenue − operating income)", [],

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ..schema import Citation, MetricMention
 from .labels import concept_label, currency_of, dims_label, format_amount, lower_label
 from .metrics import NOTE_CONCEPTS, metric
-from .views import OP_SIGN, Unresolved, Value, combine
+from .views import DAYS_PER_YEAR, OP_SIGN, Unresolved, Value, combine
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,8 @@ class FactsBlock:
             return joined if whole else f"({joined})"
         a, b = v.inputs
         inner = f"{self.expr(a)} {OP_SIGN[v.op]} {self.expr(b)}"
+        if v.kind == "days":
+            return f"{inner} × {DAYS_PER_YEAR}" if whole else f"({inner} × {DAYS_PER_YEAR})"
         return inner if whole or (a.reported and b.reported and v.op == "div") else f"({inner})"
 
     def full(self, v: Value) -> str:
@@ -188,7 +190,9 @@ class FactsBlock:
                          f"{hi.ticker} − {lo.ticker}", [hi, lo], larger=hi.ticker)
 
     def growth(self, spec: MetricMention, tickers: list[str], plan_years: dict[str, list[int]],
-               from_to: tuple[int, int] | None) -> None:
+               from_to: tuple[int, int] | None, compound: bool = False) -> None:
+        """The change from the first year asked to the last, in amount and percent; with `compound`, also the
+        compound annual growth rate over the years between them."""
         self.operation = "growth"
         rates: dict[str, float] = {}
         for t in tickers:
@@ -226,6 +230,13 @@ class FactsBlock:
                 line += (f" ({pct:+.2f}%) = ({b.display()} − {a.display()}) / {a.display()}")
                 self._result(f"Growth in {lower_label(label)}, {t} FY{base}→FY{target}", pct, f"{pct:+.2f}%",
                              "(later − earlier) / earlier", [a, b], change=d.amount, change_display=d.display())
+                if compound and b.amount > 0 and target - base >= 2:
+                    years = target - base
+                    rates[t] = ((b.amount / a.amount) ** (1 / years) - 1) * 100
+                    line += (f"; compound annual growth rate {rates[t]:+.2f}% a year over {years} years "
+                             f"= ({b.display()} / {a.display()})^(1/{years}) − 1")
+                    self._result(f"Compound annual growth rate of {lower_label(label)}, {t} FY{base}→FY{target}",
+                                 rates[t], f"{rates[t]:+.2f}%", "(later / earlier)^(1 / years) − 1", [a, b])
             else:
                 line += f" = {b.display()} − {a.display()} (no percentage: the FY{base} figure is not positive)"
                 self._result(f"Change in {lower_label(label)}, {t} FY{base}→FY{target}", d.amount, d.display(),

@@ -455,7 +455,7 @@ class Value:
     def display(self, magnitude: bool = False) -> str:
         """'$391,035 million'; with `magnitude`, without its sign (a loss or an outflow worded as such)."""
         amount = abs(self.amount) if magnitude else self.amount
-        places = 2 if self.kind in ("percent", "ratio") else self.places
+        places = {"percent": 2, "ratio": 2, "days": 1}.get(self.kind, self.places)
         text = format_amount(amount, self.kind, scale=self.scale, places=places, unit=self.unit)
         if self.kind == "money" and self.scale == 3 and abs(amount) >= 1e8:
             text += f" ({format_amount(amount, 'money', scale=6, places=1, unit=self.unit)})"
@@ -520,6 +520,7 @@ class Value:
 
 
 OP_SIGN = {"sub": "−", "add": "+", "div": "/"}
+DAYS_PER_YEAR = 365  # the textbook convention for days ratios, whatever weeks the fiscal year had
 OP_WORD = {"sub": "difference", "add": "sum", "div": "ratio"}
 
 
@@ -534,6 +535,8 @@ def combine(metric_: Metric, op: str, a: Value, b: Value) -> Value | None:
             return None
         amount = a.amount / b.amount
         kind = "percent" if metric_.kind in ("percent", "pure") else "ratio"
+        if metric_.kind == "days":  # a balance as days of the year's flow (days sales outstanding): × 365
+            amount, kind = amount * DAYS_PER_YEAR, "days"
     return Value(
         metric=metric_, amount=amount, kind=kind, ticker=a.ticker, company=a.company, fiscal_year=a.fiscal_year,
         filing=a.filing, comparative=a.comparative or b.comparative, inputs=[a, b], op=op,
