@@ -127,7 +127,7 @@ _COMPARED = re.compile(r"\bcompared?\b|\bversus\b|\bvs\b")
 # where the question's verb or a preposition of place or time starts ("how many employees does it have", "how many
 # stores in"); "of" stays inside what is counted ("holders of record").
 _COUNT_ENDS = r"(?:do|does|did|is|are|was|were|has|have|had|will|would|can|could|may|might|must|should|in|at|for|on|by|to)\b"
-_HOW_MANY = re.compile(r"\bhow\s+many\s+(?:of\s+)?((?:(?!" + _COUNT_ENDS + r")[a-z][\w'’-]*\s+){0,6}(?!" + _COUNT_ENDS
+_HOW_MANY = re.compile(r"\bhow\s+many\s+(?!times\b)(?:of\s+)?((?:(?!" + _COUNT_ENDS + r")[a-z][\w'’-]*\s+){0,6}(?!" + _COUNT_ENDS
                        + r")[a-z][\w'’-]*)")
 # "Which has more holders of record", "the most stores": counts compared, asked without "how many"; the words
 # after "more" name what is counted, as after "how many" (an amount compared, "more revenue", is a metric's).
@@ -179,6 +179,10 @@ _YEARS_BEFORE = re.compile(r"\b(?:the|a|one|(two|2|three|3))\s+(?:fiscal\s+)?yea
 # The growth rate per year that compounds to a change over several years (CAGR), asked by its name or its short form.
 _COMPOUND = re.compile(r"\b(?:compound(?:ed)?\s+annual(?:\s+growth)?|cagr|annuali[sz]ed\s+(?:growth|rate)|"
                        r"average\s+annual\s+growth)\b")
+# A figure as a multiple of another ("how many times larger", "by what multiple", "grew three-fold"). With two
+# years of one figure asked, the later over the earlier.
+_MULTIPLE = re.compile(r"\bhow\s+many\s+times\b|\bmultiples?\b|\b(?:[a-z]+-)?fold\b|"
+                       r"\btimes\s+(?:as\s+(?:large|big|high|much)|larger|bigger|greater|higher|more)\b")
 _TOTAL = re.compile(r"\b(?:combined|sum|cumulative|aggregate|altogether|in\s+total|together|add(?:ed)?\s+up)\b")
 _TOTAL_OVER = re.compile(r"\btotal\b.*\b(?:over|across)\b")
 _FROM_TO = re.compile(
@@ -243,6 +247,8 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     # 100 basis point increase in rates"), not a change the question asks the figure's.
     premise = _HYPOTHETICAL.sub(lambda m: " " * len(m.group(0)), named)
     plan.calculation = replace(_calculation(norm, defines), growth=_calculation(premise).growth)
+    if plan.calculation.multiple and len(plan.fiscal_years) >= 2:  # one figure's years: the later over the earlier
+        plan.calculation = replace(plan.calculation, growth=True)
     back = _YEARS_BACK.search(norm)
     if back and not (plan.calculation.growth or plan.calculation.compares):
         years_back = _YEARS_COUNTED.get(back.group(1) or "", 1)
@@ -643,6 +649,7 @@ def _calculation(norm: str, defines_metric: bool = False) -> Calculation:
         total_over=bool(_TOTAL_OVER.search(norm)),
         year_range=year_range,
         compound=bool(_COMPOUND.search(norm)),
+        multiple=bool(_MULTIPLE.search(norm)),
     )
 
 

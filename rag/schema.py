@@ -96,6 +96,7 @@ class Calculation:
     total_over: bool = False  # "total ... over / across" (a sum when several years are asked)
     year_range: tuple[int, int] | None = None  # "from 2022 to 2024": first and last year
     compound: bool = False  # "compound annual growth rate", "CAGR": the yearly rate that compounds to the change
+    multiple: bool = False  # "how many times", "by what multiple", "-fold": the later figure over the earlier
 
 
 @dataclass

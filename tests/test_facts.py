@@ -1088,6 +1088,19 @@ def test_a_compound_annual_growth_rate_compounds_over_the_years_between(corpus):
                    for r in fa.results)
     assert "compound" not in ask(corpus, "How much did NVIDIA's revenue grow from fiscal 2023 to fiscal 2025?").block
 
+
+def test_how_many_times_is_a_multiple_never_a_count(corpus):
+    # "How many times larger", "by what multiple": one figure's later year over its earlier, beside the change. The
+    # words after "how many times" count nothing, so the figure is not refused as a count answered in money.
+    for question in ("How many times larger was NVIDIA's fiscal 2025 revenue than its fiscal 2023 revenue?",
+                     "By what multiple did NVIDIA's revenue increase from fiscal 2023 to fiscal 2025?"):
+        fa = ask(corpus, question)
+        assert "FY2025 is 4.84 times FY2023 = $130,497 million / $26,974 million" in fa.block
+    # A coverage asked as "how many times" stays the one year's ratio, not a change over years.
+    fa = ask(corpus, "How many times did Tesla's operating income cover its interest expense in 2024?")
+    assert "20.22 = operating income / interest expense" in fa.block and "times FY" not in fa.block
+    assert "Inventory turnover" in ask(corpus, "How many times a year does NVIDIA turn over its inventory in fiscal 2025?").block
+
 def test_working_capital_is_current_assets_less_current_liabilities(corpus):
     fa = ask(corpus, "What was Apple's working capital at the end of fiscal 2024?")
     assert "Working capital" in fa.block and "as of September 28, 2024" in fa.block

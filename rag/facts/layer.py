@@ -488,7 +488,7 @@ class FactsLayer(QuarterFacts, PerItemRates):
         else:
             for spec in specs:
                 if growth and not summing:
-                    block.growth(spec, tickers, plan_years, calc.year_range, calc.compound)
+                    block.growth(spec, tickers, plan_years, calc)
                 elif summing:
                     block.total(spec, tickers, plan_years)
                 else:

@@ -427,7 +427,8 @@ METRICS: list[Metric] = [
     # the period's end, as for ROE; a quarter's figures are not annualised): a ratio asked for is computed and shown
     # with its inputs, never left as two loose lines.
     _m("inventory_turnover", "Inventory turnover (cost of revenue / period-end inventories)",
-       [r"inventory\s+turnover(?:\s+ratio)?", r"inventory\s+turns", r"turnover\s+of\s+(?:its\s+)?inventor(?:y|ies)"],
+       [r"inventory\s+turnover(?:\s+ratio)?", r"inventory\s+turns", r"turnover\s+of\s+(?:its\s+)?inventor(?:y|ies)",
+        r"turns?\s+over\s+(?:its\s+|their\s+|the\s+)?inventor(?:y|ies)"],
        derive=("div", "cost_of_revenue", "inventory"), kind="ratio",
        formula="cost of revenue / period-end inventories"),
     _m("payout_ratio", "Dividend payout ratio (dividends paid / net income)",

@@ -7,7 +7,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-from ..schema import Citation, MetricMention
+from ..schema import Calculation, Citation, MetricMention
 from .labels import concept_label, currency_of, dims_label, format_amount, lower_label
 from .metrics import NOTE_CONCEPTS, metric
 from .views import DAYS_PER_YEAR, OP_SIGN, Unresolved, Value, combine
@@ -190,10 +190,12 @@ class FactsBlock:
                          f"{hi.ticker} − {lo.ticker}", [hi, lo], larger=hi.ticker)
 
     def growth(self, spec: MetricMention, tickers: list[str], plan_years: dict[str, list[int]],
-               from_to: tuple[int, int] | None, compound: bool = False) -> None:
-        """The change from the first year asked to the last, in amount and percent; with `compound`, also the
-        compound annual growth rate over the years between them."""
+               calc: Calculation) -> None:
+        """The change from the first year asked to the last (calc.year_range, else the first and last asked), in
+        amount and percent; also the compound annual growth rate over the years between them (calc.compound), or
+        the later figure as a multiple of the earlier (calc.multiple), when the question asks for it."""
         self.operation = "growth"
+        from_to, compound = calc.year_range, calc.compound
         rates: dict[str, float] = {}
         for t in tickers:
             ys = plan_years.get(t, [])
@@ -230,6 +232,10 @@ class FactsBlock:
                 line += (f" ({pct:+.2f}%) = ({b.display()} − {a.display()}) / {a.display()}")
                 self._result(f"Growth in {lower_label(label)}, {t} FY{base}→FY{target}", pct, f"{pct:+.2f}%",
                              "(later − earlier) / earlier", [a, b], change=d.amount, change_display=d.display())
+                if calc.multiple and b.amount > 0:
+                    line += f"; FY{target} is {b.amount / a.amount:.2f} times FY{base} = {b.display()} / {a.display()}"
+                    self._result(f"{label}, {t} FY{target} as a multiple of FY{base}", b.amount / a.amount,
+                                 f"{b.amount / a.amount:.2f}×", "later / earlier", [a, b])
                 if compound and b.amount > 0 and target - base >= 2:
                     years = target - base
                     rates[t] = ((b.amount / a.amount) ** (1 / years) - 1) * 100
