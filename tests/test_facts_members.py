@@ -493,3 +493,34 @@ def test_parts_listed_for_a_sum_are_each_read_and_added():
         "What were Acme's research and development and selling, general and administrative expenses combined in "
         "fiscal 2024?")
     assert answer("What were Acme's widgets and Europe revenues combined in fiscal 2024?") is None
+
+
+def test_a_segment_tagged_with_total_revenues_and_net_sales_is_read_by_the_concepts_order():
+    # A segment's "Total revenues" (membership and other income included) and its "Net sales" are two figures of one
+    # member on two concepts, not members that disagree: the first revenue concept in priority order answers, as it
+    # does for the whole company, and the segment's margin divides by it. Two members of different axes that the
+    # same words name and that disagree are still no answer.
+    filing = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "form": "10-K", "fiscal_year": 2024,
+              "fiscal_period": "FY", "fact_count": 6}
+    segment = {"us-gaap:StatementBusinessSegmentsAxis": "acme:AcmeStoresMember"}
+
+    def year(concept: str, value: float, dims: dict | None, label: str) -> FactRow:
+        return _fact(concept, value, label, "2024-01-01", "2024-12-31", dims)
+
+    rows = [year(REVENUE, 1_000e6, None, "Total revenues"),
+            year(REVENUE, 600e6, segment, "Total revenues"),
+            year("us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax", 590e6, segment, "Net sales"),
+            year("us-gaap:OperatingIncomeLoss", 60e6, segment, "Operating income")]
+    layer = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows))
+    catalog = Catalog.build([filing])
+
+    def answer(question: str) -> str | None:
+        found = layer.answer_for(plan_question(question, catalog))
+        return found.block if found else None
+
+    assert "$600 million" in answer("What were the Acme Stores segment's revenues in fiscal 2024?")
+    assert "10.00% = operating income / total revenue = $60 million [F1] / $600 million [F2]" in answer(
+        "What was the operating margin of the Acme Stores segment in fiscal 2024?")
+    rows.append(year(REVENUE, 450e6, {"srt:StatementGeographicalAxis": "acme:AcmeStoresMember"}, "Acme Stores"))
+    layer = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows))
+    assert answer("What were the Acme Stores segment's revenues in fiscal 2024?") is None

@@ -317,9 +317,9 @@ class FactsLayer(QuarterFacts, PerItemRates):
                 if not n:
                     continue
                 found = view.find(concept, k, m.period, member=lambda d, g=g: d == g.dims, months=months)
-                if found is None or found == "conflict":
-                    if found == "conflict":
-                        raise Unresolved("member values disagree")
+                if found == "conflict":
+                    raise Unresolved("member values disagree")
+                if found is None:
                     continue
                 if n > best_len:
                     best_len, hits = n, [(concept, found)]
@@ -327,13 +327,13 @@ class FactsLayer(QuarterFacts, PerItemRates):
                     hits.append((concept, found))
         if not hits:
             raise NotReported("no dimension member matches " + " ".join(mention.before + mention.after))
-        # The same member on several concepts/axes must agree; the first concept in priority order is cited. A
-        # cover-page count is dated after the balance sheet's: the cover's own concept comes first and answers.
-        if m.period == "cover":
-            hits = hits[:1]
+        # Members of several axes must agree; the first concept in priority order is cited (a cover-page count: the
+        # cover's own, dated after the balance sheet's). One member on two concepts (a segment's total revenues
+        # beside its net sales) is two figures, and the priority order picks one, as for the whole company.
         first = hits[0][1]
-        for _, g in hits[1:]:
-            if abs(g.value - first.value) > tolerance(g.best.decimals) + tolerance(first.best.decimals) + 1e-9 * abs(first.value):
+        for _, g in ([] if m.period == "cover" else hits[1:]):
+            if g.dims != first.dims and abs(g.value - first.value) > tolerance(g.best.decimals) + tolerance(
+                    first.best.decimals) + 1e-9 * abs(first.value):
                 raise Unresolved("several members match with different values")
         member = next(iter(first.dims.values()))
         reported_in = self.chunk(first.best.chunk_id)
