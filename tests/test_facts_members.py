@@ -493,6 +493,9 @@ def test_parts_listed_for_a_sum_are_each_read_and_added():
         "What were Acme's research and development and selling, general and administrative expenses combined in "
         "fiscal 2024?")
     assert answer("What were Acme's widgets and Europe revenues combined in fiscal 2024?") is None
+    # A share of the parts combined divides their sum by the whole, never one part by the other.
+    share = answer("What percentage of Acme's total revenues came from widgets and gadgets combined in fiscal 2024?")
+    assert "= 83.33% = $750 million / $900 million" in share and "as a percentage of total revenue — " not in share
 
 
 def test_a_segment_tagged_with_total_revenues_and_net_sales_is_read_by_the_concepts_order():

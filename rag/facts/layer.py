@@ -469,13 +469,16 @@ class FactsLayer(QuarterFacts, PerItemRates):
         if share and len(specs) == 1 and not growth and plan.share_part is not None:
             part = plan.share_part
             specs = [part, specs[0]] if part.start < specs[0].start else [specs[0], part]
-        if (share or calc.ratio) and len(specs) != 2 and not growth and left_out is None:
+        if (share or calc.ratio) and len(specs) != 2 and not growth and left_out is None and not (
+                summing and len(specs) > 2):  # the parts a share adds up, and its whole, are three or more
             return None  # a share or ratio of something the facts cannot name
         block = FactsBlock(self)
         if left_out is not None and share:
             block.rest_share(specs[0], left_out, tickers, plan_years)
         elif left_out is not None:
             block.two_metric(specs[0], left_out, tickers, plan_years, "sub")
+        elif summing and len(specs) >= 2 + share and len(tickers) == 1 and not several_years:
+            block.parts_total(specs, tickers, plan_years, share)
         elif len(specs) == 2 and (share or calc.ratio or (calc.difference and len(tickers) == 1)):
             if share:
                 den = next((s for s in specs if s.start >= calc.share_of_end), specs[-1])
@@ -483,8 +486,6 @@ class FactsLayer(QuarterFacts, PerItemRates):
                 block.two_metric(num, den, tickers, plan_years, "div_pct")
             else:  # a ratio, or a difference
                 block.two_metric(specs[0], specs[1], tickers, plan_years, "div" if calc.ratio else "sub")
-        elif summing and len(specs) >= 2 and len(tickers) == 1 and not several_years:
-            block.parts_total(specs, tickers, plan_years)
         else:
             for spec in specs:
                 if growth and not summing:
@@ -499,9 +500,8 @@ class FactsLayer(QuarterFacts, PerItemRates):
 
     def _figures_asked(self, plan: QuestionPlan, mentions: list[MetricMention],
                        tickers: list[str]) -> tuple[list[MetricMention], MetricMention | None] | None:
-        """The figures asked (each once, narrowed to the part of the company the question names), and the part
-        of the one figure that the question leaves out, to be taken from it; None when the facts cannot say which
-        figures are asked."""
+        """The figures asked (each once, narrowed to the part of the company the question names), and the part of
+        the one figure that the question leaves out, to be taken from it; None when it cannot say which are asked."""
         specs: list[MetricMention] = []
         for mt in mentions:
             if mt.spec() not in {s.spec() for s in specs}:
@@ -513,7 +513,7 @@ class FactsLayer(QuarterFacts, PerItemRates):
         asked = plan.question_without(lambda dimension, _value: dimension == "excluded")
         if plan.calculation.total and len(specs) == len(tickers) == 1:  # "<part> and <part> combined"
             if parts := parts_listed(asked, specs[0], [self.view(f) for f in self.filings(tickers[0])]):
-                return parts, None
+                return parts + ([specs[0]] if plan.calculation.share_of_end is not None else []), None  # + the whole
         if (plan.names_part or segment_owner(plan)) and plan.share_part is None:
             # A part of the company: its figure, never the whole (a share's part narrows itself: see below).
             named = self._with_members(asked, specs, tickers)

@@ -143,7 +143,7 @@ def members_listed(question: str, mention: MetricMention, views: list[FilingView
         found += new
         taken = {w for m in new for w in m}
         rest = re.sub(r"&|[A-Za-z0-9][A-Za-z0-9.&'’-]*",
-                      lambda word: " " if set(_words(word.group(0))) <= taken else word.group(0), rest)
+                      lambda word, taken=taken: " " if set(_words(word.group(0))) <= taken else word.group(0), rest)
 
 
 def members_holding(words: str, views: list[FilingView], concepts: Iterable[str]) -> list[tuple[str, ...]]:

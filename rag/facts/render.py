@@ -280,12 +280,18 @@ class FactsBlock:
             self._result(f"{vals[0].label}, {t} {years}", total.amount, total.display(), "sum over fiscal years",
                          vals)
 
-    def parts_total(self, specs: list[MetricMention], tickers: list[str], plan_years: dict[str, list[int]]) -> None:
+    def parts_total(self, specs: list[MetricMention], tickers: list[str], plan_years: dict[str, list[int]],
+                    share: bool = False) -> None:
         """"<Part> and <other part> combined", "<one expense> and <another> together": the sum of the figures listed,
-        each one company's in one year, when all are amounts of one kind in one currency."""
+        each one company's in one year, when all are amounts of one kind in one currency. With `share`, the last
+        spec is the whole, and the sum of the others is also given as a percentage of it."""
+        parts = specs[:-1] if share else specs
         for t in tickers:
             for y in plan_years.get(t, []):
-                vals = [self._get(spec, t, y) for spec in specs]
+                vals = [self._get(spec, t, y) for spec in parts]
+                whole = self._get(specs[-1], t, y) if share else None
+                if share and (whole is None or not whole.amount):
+                    continue
                 # One kind, one currency, and parts of one breakdown: a product and a region overlap.
                 kinds = {(v.kind, currency_of(v.unit), v.member_axis) for v in vals if v is not None}
                 if any(v is None for v in vals) or len(kinds) != 1:
@@ -300,6 +306,14 @@ class FactsBlock:
                 self.lines.append(f"- {vals[0].who()} · {vals[0].when()}: {what} = "
                                   f"{total.display()} = " + " + ".join(self.full(v) for v in vals))
                 self._result(f"{what}, {t} {vals[0].period_label()}", total.amount, total.display(), what, vals)
+                if whole is not None and whole.kind == total.kind:
+                    pct = total.amount / whole.amount * 100
+                    self.operation = "percentage"
+                    self.lines.append(f"- {vals[0].who()} · {vals[0].when()}: ({what}) as a percentage of "
+                                      f"{lower_label(whole.label)} = {pct:.2f}% = {total.display()} / {self.full(whole)}")
+                    self._result(f"({what}) as a percentage of {lower_label(whole.label)}, {t} "
+                                 f"{vals[0].period_label()}", pct, f"{pct:.2f}%", f"({what}) / {whole.label}",
+                                 vals + [whole])
 
     def _companies_total(self, spec: MetricMention, tickers: list[str], plan_years: dict[str, list[int]]) -> None:
         """"The combined revenue of Acme and Globex": each company's figure for its year, and their sum when
