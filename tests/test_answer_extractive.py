@@ -265,6 +265,19 @@ def test_one_companys_count_asked_for_two_years_gives_each_years_figure():
     assert not text.startswith("Figure read from prose")
 
 
+
+def test_holders_of_record_are_counted_under_the_filers_own_word_for_the_holder():
+    # Item 201(b)'s holders of record, asked as "shareholders of record": one filer counts "shareowner accounts of
+    # record", another "holders of record". The "of record" phrase after a plural names the count either way, so
+    # both are read and compared, not the sentence that only mentions shareholders.
+    texts = ("We also returned $0.6 billion to shareholders. At March 5, 2025, there were approximately 101,000 "
+             "holders of record of our common stock.",
+             "As of February 18, 2025, there were 176,283 shareowner accounts of record.")
+    text = _two_companies("Did Alpha Payments or Beta Networks report more shareholders of record in 2024?", texts)
+    line = next(ln for ln in text.splitlines() if ln.startswith("Comparison"))
+    assert "Beta Networks Inc. states the larger, 176,283 [2], against 101,000 for Alpha Payments Inc. [1]" in line
+
+
 def test_no_comparison_unless_the_question_ranks_them():
     text = _two_companies("How many people did Alpha Payments and Beta Networks employ in 2024?")
     assert "Comparison" not in text and "35,300" in text and "31,600" in text

@@ -72,7 +72,7 @@ def counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[W
         before = _CLAUSE_BEFORE.search(u.text[:run[0].start])
         # The noun as the filing words it: "842 registered shareholders" counts holders of record; in the plural,
         # as a count of more than one is written ("the 767 factory", "a 737 airplane": a model's designation).
-        if _plural_named(stems, clause) or (
+        if _plural_named(stems, clause) or _named_by_its_of_phrase(counted, clause) or (
                 before and names_counted(stems, set(tokens(before.group("subject"))[-5:]))):
             out.extend(run)
     return out
@@ -95,6 +95,18 @@ def _plural_named(stems: set[str], clause: str) -> bool:
     plural = [w.lower().endswith("s") or w.lower() in _IRREGULAR_PLURALS for w in words]
     # The noun or a plural after it ("135 office locations": the word names the kind of thing counted).
     return any(names_counted(stems, set(tokens(w))) and any(plural[i:]) for i, w in enumerate(words))
+
+
+def _named_by_its_of_phrase(counted: list[str], clause: str) -> bool:
+    """Is a thing counted by a phrase with "of" ("holders of record") named in a figure's first words by the same
+    "of" phrase after a plural head noun ("176,283 shareowner accounts of record", "101,000 holders of record")? The
+    head noun is the filer's own word for the holder; the "of" phrase says which count it is (Item 201(b))."""
+    asked = [w.lower() for w in counted]
+    if "of" not in asked[:-1]:
+        return False
+    phrase = asked[asked.index("of"):asked.index("of") + 2]
+    words = [w.lower() for w in re.findall(r"[A-Za-z][\w'-]*", clause)[:5]]
+    return any(words[i:i + 2] == phrase and any(w.endswith("s") for w in words[:i]) for i in range(1, len(words)))
 
 
 def listed_parts(text: str, figures: list[WrittenNumber]) -> set[int]:
