@@ -1294,3 +1294,15 @@ def test_a_quarter_is_read_from_the_column_group_whose_head_names_its_months():
     members = unnamed + "\nMembers at end of period | 89,625 | 80,128 | 89,625 | 80,128"
     assert "Figure read from the table" not in _quarterly("How many members did Gamma Health have in Q2 fiscal 2025?",
                                                           members)
+
+
+def test_a_measured_quantity_asked_leads_with_the_sentence_that_states_it():
+    # "What was its payments volume": a volume is a figure, so the sentence that states it comes before one that
+    # only names the volume among the causes of a change.
+    text = _one_company(
+        "What was Gamma Health's payments volume in fiscal 2024?",
+        "Net revenue increased in fiscal 2024 over the prior year primarily due to growth in nominal payments volume "
+        "and processed transactions, partially offset by higher client incentives.",
+        "During fiscal 2024, Gamma Health's total payments and cash volume were $16 trillion across 4.6 billion "
+        "credentials.")
+    assert "$16 trillion" in _first_quote(text)

@@ -14,11 +14,14 @@ from .counts import labelled_as_count
 from .quotable import QuotableUnit, column_heads
 from .terms import GENERIC_TERMS, tokens
 
+# A question that asks for a figure: by its asking words, or by a noun that names an amount, a count or a measured
+# quantity (a network's payments "volume", an order "backlog").
 NUMERIC_Q = re.compile(
     r"\b(?:how\s+much|how\s+many|how\s+(?:big|large)\s+(?:was|were|is|are)|"
     r"what\s+(?:was|were|is|are)\s+(?:the\s+)?(?:total|amount|number|value|level)|amount|"
     r"total|percent|percentage|ratio|margin|revenues?|sales|income|earnings|cash|debt|expenses?|costs?|shares|"
-    r"employees|headcount|figure|eps|dividend|growth|increase|decrease|change|" + AMOUNT_VERBS + r")\b|\$|%",
+    r"employees|headcount|figure|eps|dividend|growth|increase|decrease|change|volumes?|backlogs?|"
+    + AMOUNT_VERBS + r")\b|\$|%",
     re.I,
 )
 
