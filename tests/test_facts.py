@@ -1101,6 +1101,13 @@ def test_how_many_times_is_a_multiple_never_a_count(corpus):
     assert "20.22 = operating income / interest expense" in fa.block and "times FY" not in fa.block
     assert "Inventory turnover" in ask(corpus, "How many times a year does NVIDIA turn over its inventory in fiscal 2025?").block
 
+
+def test_a_label_inside_the_metric_phrase_asked_does_not_answer_for_it(corpus):
+    # "Net interest income" holds every word of the printed label "Net income": a filer that tags no net interest
+    # income has none, and its net income would answer another question. "Total net sales" is still "Net sales".
+    assert ask(corpus, "What was Apple's net interest income in fiscal 2024?") is None
+    assert "$391,035 million" in ask(corpus, "What were Apple's total net sales in fiscal 2024?").block
+
 def test_working_capital_is_current_assets_less_current_liabilities(corpus):
     fa = ask(corpus, "What was Apple's working capital at the end of fiscal 2024?")
     assert "Working capital" in fa.block and "as of September 28, 2024" in fa.block

@@ -98,6 +98,10 @@ def _in_label(words: set[str], label: set[str]) -> bool:
     return all(w in label or act_nouns({w}) & label for w in words)
 
 
+# Words that say a figure is the whole, not which figure it is ("total net sales" is the line "Net sales").
+_SUMMING_WORDS = frozenset(tokens("total consolidated overall reported"))
+
+
 def label_or_vocabulary(plan: QuestionPlan, labelled: list[MetricMention]
                         ) -> tuple[QuestionPlan, list[list[MetricMention]]] | None:
     """The plan to answer and the mentions to try, in order: the metric vocabulary's (plan.metrics), then the
@@ -121,6 +125,10 @@ def label_or_vocabulary(plan: QuestionPlan, labelled: list[MetricMention]
         return None
     phrase_words = set(tokens(" ".join(w for mt in named for w in mt.before + mt.words + mt.after)))
     first_label = set(tokens(" ".join(labelled[0].words))) if labelled else set()
+    # The label leaves out a word that makes the metric phrase a figure of its own ("Net income" inside "net interest
+    # income"): the label names a broader line, and its figure would answer another question.
+    if first_label and first_label < phrase_words and phrase_words - first_label - _SUMMING_WORDS:
+        return plan, [plan.metrics]
     if not (labelled and _in_label(phrase_words, first_label) and len(phrase_words) < len(first_label)):
         return plan, [plan.metrics, labelled]
     if plan.calculation.amount_of:
