@@ -1306,3 +1306,14 @@ def test_a_measured_quantity_asked_leads_with_the_sentence_that_states_it():
         "During fiscal 2024, Gamma Health's total payments and cash volume were $16 trillion across 4.6 billion "
         "credentials.")
     assert "$16 trillion" in _first_quote(text)
+
+
+def test_a_row_naming_the_same_head_noun_with_other_words_is_not_the_figure_asked():
+    # "Interest income" asked, and the statement prints "Net income": one head noun, different words before it, so
+    # the row is another line, and no figure is read from it. The row that is asked for still is.
+    statement = ("CONSOLIDATED STATEMENTS OF OPERATIONS (in millions)\n| Years ended | 2024 | 2023\n"
+                 "Operating income | 123,216 | 114,301\nNet income | 93,736 | 96,995")
+    text = _one_company("What was Gamma Health's interest income in fiscal 2024?", statement)
+    assert "Figure read from the table" not in text
+    assert "**123,216 million** for 2024" in _one_company(
+        "What was Gamma Health's operating income in fiscal 2024?", statement)

@@ -136,6 +136,18 @@ def _names_asked(row: QuotableUnit, label: set[str], analysis: QuestionPlan, con
         wanted & set(tokens(row.header)))
 
 
+def another_line_of_its_kind(label: str, question: str) -> bool:
+    """Do the row's label and the question name one head noun with different words before it ("Net income" for
+    "interest income", "Operating expenses" for "interest expenses")? The row is another line of the same kind,
+    and its figure would answer a question not asked."""
+    printed = [t for t in tokens(label) if t.isalpha()]
+    asked = tokens(question)
+    if len(printed) < 2 or printed[-1] not in asked[1:]:
+        return False
+    before = asked[asked.index(printed[-1]) - 1]
+    return before.isalpha() and before not in printed and before not in GENERIC_TERMS and printed[-2] not in asked
+
+
 def _counted_column(row: QuotableUnit, counted: list[str]) -> tuple[int, list[str]] | None:
     """The one value column of a table with no year column (a count at the filing's year end, "Geographic
     Location | Number of Associates | % of Total Workforce") whose head names what the question counts."""
@@ -328,7 +340,7 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     if _YEAR_HEAD.fullmatch(cells[0]):
         return _roll_forward_balance(chosen, row, analysis, question)
     label = set(tokens(cells[0]))
-    if not _names_asked(row, label, analysis, content):
+    if not _names_asked(row, label, analysis, content) or another_line_of_its_kind(cells[0], question):
         return None
     # "Gross revenues before client incentives are deducted": the adjustment's own row is not the figure asked.
     if any(label <= set(tokens(words)) for words in analysis.deducted):
