@@ -1061,6 +1061,9 @@ def test_more_standard_ratios_show_each_step_of_their_definition(corpus):
     fa = ask(corpus, "What was Tesla's EBITDA in 2024?")
     assert ("$12,444 million = operating income + depreciation and amortization = "
             "$7,076 million [F1] + $5,368 million [F2]") in fa.block
+    # Its margin is a share of revenue, not the amount.
+    fa = ask(corpus, "What was Tesla's EBITDA margin in 2024?")
+    assert "12.74% = (operating income + depreciation and amortization) / total revenue" in fa.block
     # No inventories on the balance sheet: the acid test has no defined input, so the facts give no figure.
     assert ask(corpus, "What was Adobe's acid-test ratio in fiscal 2024?") is None
 

@@ -485,6 +485,10 @@ METRICS: list[Metric] = [
     # operating income; a filer's own adjusted EBITDA is a non-GAAP figure its MD&A prints in words.
     _m("ebitda", "EBITDA (operating income + depreciation and amortization)", [r"ebitda"],
        derive=("add", "operating_income", "dna"), formula="operating income + depreciation and amortization"),
+    # Its margin: the share of revenue EBITDA is, asked by the name analysts give it.
+    _m("ebitda_margin", "EBITDA margin (EBITDA / total revenue)", [r"ebitda\s+margin"],
+       derive=("div", "ebitda", "revenue"), kind="percent",
+       formula="(operating income + depreciation and amortization) / total revenue"),
 ]
 METRIC_BY_KEY = {m.key: m for m in METRICS}
 # Fallback concepts whose meaning differs from the metric's label enough to say which was used.
