@@ -277,6 +277,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     amount = _HOW_MUCH.search(norm)
     if amount and not _ONLY_MONEY.match(amount.group(1)):
         plan.amount_named = amount.span(1)
+    _amount_margin(norm, plan)
     plan.share_part = _share_part(norm, plan, catalog)
     plan.source_part = _source_part(norm, plan, catalog)
     if _asks_what_is_left(plan, norm):
@@ -612,6 +613,26 @@ def _without_restated_inputs(mentions: list[MetricMention]) -> list[MetricMentio
 
 # What is left of a figure: "... did it have left", "... remains", "... still unused".
 _REMAINDER = re.compile(r"\b(?:left|remain\w*|unused|outstanding)\b")
+
+
+# "<amount> margin" ("operating cash flow margin", "SG&A margin"): the amount as a share of total revenue, which is
+# what a margin is; one the metric vocabulary defines itself ("gross margin", "EBITDA margin") is read as that.
+_MARGIN_AFTER = re.compile(r"\s+margins?\b")
+
+
+def _amount_margin(norm: str, plan: QuestionPlan) -> None:
+    """plan.metrics and plan.calculation for an amount asked as a margin: total revenue joins as the whole."""
+    if plan.calculation.share_of_end is not None:
+        return
+    for mention in plan.metrics:
+        after = _MARGIN_AFTER.match(norm, mention.end)
+        asked = metric(mention.metric_key)
+        if mention.vetoed or after is None or asked.kind != "money" or asked.period != "duration" or (
+                mention.metric_key == "revenue"):
+            continue
+        plan.metrics = plan.metrics + [MetricMention("revenue", after.end(), after.end(), ["revenue"])]
+        plan.calculation = replace(plan.calculation, share_of_end=after.end())
+        return
 
 
 def _asks_what_is_left(plan: QuestionPlan, norm: str) -> bool:

@@ -1064,6 +1064,9 @@ def test_more_standard_ratios_show_each_step_of_their_definition(corpus):
     # Its margin is a share of revenue, not the amount.
     fa = ask(corpus, "What was Tesla's EBITDA margin in 2024?")
     assert "12.74% = (operating income + depreciation and amortization) / total revenue" in fa.block
+    # So is the margin of any amount the vocabulary has no margin for.
+    fa = ask(corpus, "What was Apple's operating cash flow margin in fiscal 2024?")
+    assert "Operating cash flow as a percentage of total revenue = 30.24% = $118,254 million" in fa.block
     # No inventories on the balance sheet: the acid test has no defined input, so the facts give no figure.
     assert ask(corpus, "What was Adobe's acid-test ratio in fiscal 2024?") is None
 
