@@ -1114,6 +1114,13 @@ def test_a_label_inside_the_metric_phrase_asked_does_not_answer_for_it(corpus):
     assert ask(corpus, "What was Apple's net interest income in fiscal 2024?") is None
     assert "$391,035 million" in ask(corpus, "What were Apple's total net sales in fiscal 2024?").block
 
+
+def test_a_companys_tax_rate_is_its_effective_rate_and_the_statutory_rate_is_not(corpus):
+    fa = ask(corpus, "What was Apple's tax rate in fiscal 2024?")
+    assert "Effective tax rate" in fa.block and "24.1%" in fa.block
+    statutory = ask(corpus, "What was the statutory tax rate in Apple's fiscal 2024 10-K?")
+    assert statutory is None or "Effective tax rate" not in statutory.block
+
 def test_working_capital_is_current_assets_less_current_liabilities(corpus):
     fa = ask(corpus, "What was Apple's working capital at the end of fiscal 2024?")
     assert "Working capital" in fa.block and "as of September 28, 2024" in fa.block

@@ -134,7 +134,10 @@ METRICS: list[Metric] = [
         # "How much cash did it hand over in income taxes": cash that went to taxes, whatever the verb.
         r"cash\s+(?:did|does|do)\s+(?:[\w'’.&-]+\s+){1,4}?(?:in|for|on|toward)\s+(?:income\s+)?taxes"],
        [_G + "IncomeTaxesPaidNet", _G + "IncomeTaxesPaid"], outflow="{} paid in income taxes"),
-    _m("effective_tax_rate", "Effective tax rate", [r"effective\s+(?:income\s+)?tax\s+rate"],
+    # "Its tax rate" is the rate it paid on its pre-tax income; a statutory or marginal rate is the law's, not its own.
+    _m("effective_tax_rate", "Effective tax rate",
+       [r"effective\s+(?:income\s+)?tax\s+rate",
+        r"(?<!statutory\s)(?<!federal\s)(?<!marginal\s)(?<!state\s)(?<!local\s)(?<!foreign\s)(?:income\s+)?tax\s+rate"],
        [_G + "EffectiveIncomeTaxRateContinuingOperations"], kind="pure",
        fallback=("div", "income_tax", "pretax_income"), formula="income tax expense / income before income taxes"),
     _m("eps_diluted", "Diluted EPS",
