@@ -247,6 +247,18 @@ class _OneFilingStore:
         return self.rows
 
 
+
+def _answerer(filing: dict, rows: list[FactRow]):
+    """A function from a question to the facts block over one filing's rows (None when the facts give no figure)."""
+    layer = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows))
+    catalog = Catalog.build([filing])
+
+    def answer(question: str) -> str | None:
+        found = layer.answer_for(plan_question(question, catalog))
+        return found.block if found else None
+
+    return answer
+
 def test_a_class_of_stock_on_the_cover_is_named_by_its_class():
     filing = {"doc_id": "d", "ticker": "ACME", "company": "ACME HOLDINGS INC.", "form": "10-K", "fiscal_year": 2024,
               "fiscal_period": "FY", "fact_count": 3}
@@ -295,12 +307,7 @@ def test_a_parts_gross_margin_is_computed_from_its_tagged_revenue_and_cost():
                                                                  "us-gaap:ServiceMember"),
             year("us-gaap:CostOfGoodsAndServicesSold", 200e6, "us-gaap:ProductMember"),
             year("us-gaap:GrossProfit", 175e6, None)]
-    layer = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows))
-    catalog = Catalog.build([filing])
-
-    def answer(question: str) -> str | None:
-        found = layer.answer_for(plan_question(question, catalog))
-        return found.block if found else None
+    answer = _answerer(filing, rows)
 
     services = answer("What was Acme's services gross margin in fiscal 2024?")
     assert "Gross margin — Service ·" in services and "75.00% = gross profit / total revenue" in services
@@ -478,12 +485,7 @@ def test_parts_listed_for_a_sum_are_each_read_and_added():
             year(REVENUE, 250e6, {product: "acme:GadgetsMember"}, "Gadgets"),
             year(REVENUE, 400e6, {region: "acme:EuropeMember"}, "Europe"),
             year("us-gaap:ResearchAndDevelopmentExpense", 70e6), year("us-gaap:SellingGeneralAndAdministrativeExpense", 30e6)]
-    layer = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows))
-    catalog = Catalog.build([filing])
-
-    def answer(question: str) -> str | None:
-        found = layer.answer_for(plan_question(question, catalog))
-        return found.block if found else None
+    answer = _answerer(filing, rows)
 
     both = answer("What were Acme's widgets and gadgets revenues combined in fiscal 2024?")
     assert "= $750 million = $500 million [F1]" in both and "+ $250 million [F2]" in both
@@ -514,16 +516,11 @@ def test_a_segment_tagged_with_total_revenues_and_net_sales_is_read_by_the_conce
             year(REVENUE, 600e6, segment, "Total revenues"),
             year("us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax", 590e6, segment, "Net sales"),
             year("us-gaap:OperatingIncomeLoss", 60e6, segment, "Operating income")]
-    layer = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows))
-    catalog = Catalog.build([filing])
-
-    def answer(question: str) -> str | None:
-        found = layer.answer_for(plan_question(question, catalog))
-        return found.block if found else None
+    answer = _answerer(filing, rows)
 
     assert "$600 million" in answer("What were the Acme Stores segment's revenues in fiscal 2024?")
     assert "10.00% = operating income / total revenue = $60 million [F1] / $600 million [F2]" in answer(
         "What was the operating margin of the Acme Stores segment in fiscal 2024?")
     rows.append(year(REVENUE, 450e6, {"srt:StatementGeographicalAxis": "acme:AcmeStoresMember"}, "Acme Stores"))
-    layer = FactsLayer(get_settings(), store=_OneFilingStore(filing, rows))
+    answer = _answerer(filing, rows)
     assert answer("What were the Acme Stores segment's revenues in fiscal 2024?") is None
