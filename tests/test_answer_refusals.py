@@ -250,6 +250,24 @@ def test_a_year_before_the_reports_reach_named_only_in_passing_is_refused():
     assert not answer(question, found, settings_for(None), use_llm=False).refused
 
 
+
+def test_a_count_for_a_year_before_the_reports_reach_needs_that_year_beside_what_is_counted():
+    from dataclasses import replace
+
+    # "How many employees in <year>": a passage that names the year for a note due then states no headcount of
+    # it, so the year no report covers is refused; a sentence giving the count for that year answers.
+    question = "How many employees did Acme have in 2019?"
+    plan = QuestionPlan(tickers=["ACME"], fiscal_years=[2019], question=question, counted=["employees"])
+    passing = make_node("As of September 30, 2024, we had approximately 31,600 employees. Our 2.15% notes matured "
+                        "in 2019.", "c-passing", 0.03, section="Item 1")
+    found = replace(retrieval(question, [passing], plan), unavailable=["ACME FY2019"])
+    res = answer(question, found, settings_for(None), use_llm=False)
+    assert res.refused and res.refusal_reason == "period_not_covered" and "31,600" not in res.answer
+    stated = make_node("We grew our workforce from 19,500 employees in 2019 to 31,600 employees in 2024.", "c-stated",
+                       0.03, section="Item 1")
+    found = replace(retrieval(question, [stated], plan), unavailable=["ACME FY2019"])
+    assert not answer(question, found, settings_for(None), use_llm=False).refused
+
 def test_a_fourth_quarter_no_filing_gives_alone_is_refused_unless_a_passage_states_it(fake_ollama):
     from dataclasses import replace
 

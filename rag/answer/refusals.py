@@ -14,7 +14,7 @@ from ..facts.metrics import STATEMENT_BY_METRIC, metric
 from ..numbers import parse_numbers
 from ..schema import Citation, Filters, QuestionPlan
 from ..words import HEADCOUNT_NOUNS
-from .counts import states_count
+from .counts import counted_stems, names_counted, states_count
 from .quotable import quotable_units
 from .terms import GENERIC_TERMS, STOP_WORDS, is_covered, passage_words, stem, tokens
 
@@ -276,9 +276,14 @@ def _speaks_of_year(analysis: QuestionPlan, text: str, year: str) -> bool:
     if year not in text:
         return False
     phrases = [p for m in analysis.metrics if not m.vetoed for p in metric(m.metric_key).phrases]
-    if not phrases:
+    counted = counted_stems(analysis.counted)
+    if not phrases and not counted:
         return True
     pieces = (" ".join(piece.split()).lower() for piece in re.split(r"(?<=[.!?])\s+|\n", text))
+    if not phrases:
+        # A count asked ("employees in <year>"): a sentence that gives the year beside what is counted, not a
+        # year named in passing (a note due that year, a plan adopted then).
+        return any(year in low and names_counted(counted, set(tokens(low))) for low in pieces)
     return any(year in low and _prints_any(low, phrases) for low in pieces)
 
 
