@@ -120,7 +120,8 @@ _LINE_OVER_LINE = re.compile(
 # higher ratio" names no second line.
 _RATIO_OF = re.compile(r"\bratio\s+(?:of|between)\b|"
                        r"\bto\s+(?!(?:a|an|the|its|their|our|this|that)\b)(?:[a-z][\w'’&-]*\s+){1,4}?ratios?\b")
-_DIFFERENCE = re.compile(r"\bdifference\s+between\b")
+# "The difference between A and B", "A minus B": the first less the second.
+_DIFFERENCE = re.compile(r"\bdifference\s+between\b|\bminus\b")
 _COMPARED = re.compile(r"\bcompared?\b|\bversus\b|\bvs\b")
 # A count asked: the (up to five) words after "how many", the company's name left out ("how many <Company> class A
 # holders of record"), name what is counted, unless they count money. They end

@@ -1064,6 +1064,13 @@ def test_more_standard_ratios_show_each_step_of_their_definition(corpus):
     # Its margin is a share of revenue, not the amount.
     fa = ask(corpus, "What was Tesla's EBITDA margin in 2024?")
     assert "12.74% = (operating income + depreciation and amortization) / total revenue" in fa.block
+    # Debt-to-capital: term debt over term debt plus equity, the shared input cited once.
+    fa = ask(corpus, "What was Apple's debt-to-capital ratio at the end of fiscal 2024?")
+    assert ("62.93% = total term debt / (total term debt + stockholders' equity) = $96,662 million [F1] / "
+            "($96,662 million [F1] + $56,950 million [F2])") in fa.block
+    # "A minus B" is the first less the second.
+    fa = ask(corpus, "What were Apple's total current assets minus total current liabilities at the end of fiscal 2024?")
+    assert "= -$23,405 million = $152,987 million [F1] − $176,392 million [F2]" in fa.block
     # So is the margin of any amount the vocabulary has no margin for.
     fa = ask(corpus, "What was Apple's operating cash flow margin in fiscal 2024?")
     assert "Operating cash flow as a percentage of total revenue = 30.24% = $118,254 million" in fa.block
