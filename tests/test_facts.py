@@ -1219,3 +1219,16 @@ def test_a_figure_asked_per_item_is_the_tagged_amount_over_the_count_stated_in_p
     for part in ("The Services segment had approximately 20,000 employees in 2024.",
                  "In Greater China, the Company had approximately 20,000 employees in 2024."):
         assert layer.rate_per_item(plan, [("c-part", part, meta)]) is None
+
+
+def test_a_remainder_member_is_no_part_a_headcount_sentence_names(corpus):
+    # A filer that tags "Other countries" as a region: "employees in 38 countries" speaks of the whole company,
+    # not of that remainder, so its count divides the whole's revenue.
+    layer = corpus["layer"]
+    meta = {"doc_id": corpus["docs"][("NVDA", 2025)], "ticker": "NVDA", "company": "NVIDIA CORP", "form": "10-K",
+            "fiscal_year": 2025}
+    plan = plan_question("What was NVIDIA's revenue per employee in fiscal 2025?", Catalog.build(layer.filings()))
+    headcount = ("c-people", "As of the end of fiscal year 2025, we had approximately 36,000 employees in 38 "
+                 "countries; 27,100 were engaged in research and development.", meta)
+    found = layer.rate_per_item(plan, [headcount])
+    assert found is not None and "= $3,624,917 = $130,497 million [F1] / 36,000 employees [F2]" in found.block

@@ -81,7 +81,8 @@ class PerItemRates:
         parts: dict[str, tuple[set[str], str]] = {}
         for g in view.groups:
             for axis, member in g.dims.items():
-                if axis in _PART_AXES and member not in own:
+                # A remainder ("Other countries", "All other") is no part prose names: "in 38 countries" is not it.
+                if axis in _PART_AXES and member not in own and member_words(member)[:1] not in (["other"], ["all"]):
                     words = set(tokens(" ".join(member_words(member)))) - company
                     if words:
                         parts[member] = (words, "".join(member_words(member)))
