@@ -33,6 +33,10 @@ SPELLED_OUT = {
     "sbc": ["stock-based compensation"],
     "eps": ["earnings per share", "net income per share"],
     "hq": ["headquarters", "principal executive offices"],
+    # The officers by their initials: filings title them in full (the signatures, Item 401's executive officers).
+    "ceo": ["chief executive officer"],
+    "cfo": ["chief financial officer"],
+    "coo": ["chief operating officer"],
     # Retailers' comparable sales, as analysts shorten them.
     "comps": ["comparable sales"],
     # ASC 805 calls a deal's earnout "contingent consideration", and filings book it so.

@@ -1317,3 +1317,4 @@ def test_a_row_naming_the_same_head_noun_with_other_words_is_not_the_figure_aske
     assert "Figure read from the table" not in text
     assert "**123,216 million** for 2024" in _one_company(
         "What was Gamma Health's operating income in fiscal 2024?", statement)
+

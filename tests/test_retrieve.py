@@ -587,6 +587,8 @@ def test_keyword_search_looks_for_the_words_a_short_form_stands_for(tmp_path):
 
     assert "department of justice" in with_spelled_out("What is the DOJ suing Acme for?")
     assert with_spelled_out("Is the dojo open?") == "Is the dojo open?"  # only the short form as a word
+    # An officer by initials is found under the title filings print (signatures, the executive officers).
+    assert with_spelled_out("Who is Acme's CFO?").endswith("chief financial officer")
     store = IndexStore(get_settings(storage_dir=tmp_path / "storage"))
     acme = dict(ACME, unique_phrase="In September 2024 the Department of Justice filed a complaint alleging that "
                                     "Acme monopolized the zorblax market.")
