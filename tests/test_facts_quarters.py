@@ -219,3 +219,13 @@ def test_a_year_to_date_figure_in_an_answer_is_not_flagged_against_the_year(corp
     assert layer.check_answer(fine, ["AAPL"], [2025]) == []
     wrong = "Apple's total net sales for fiscal 2025 were $313,695 million [1]."
     assert layer.check_answer(wrong, ["AAPL"], [2025])
+
+
+def test_a_quarters_listed_parts_are_added_as_a_years_are(corpus):
+    # "<part> and <part> combined" in a quarter: the three months' figures of each, summed, and the share of the
+    # quarter's whole they make (Apple's Q3 FY2025 10-Q: iPhone 44,582, Mac 8,046, total net sales 94,036).
+    fa = ask(corpus, "What were Apple's iPhone and Mac net sales combined in Q3 fiscal 2025?")
+    assert "the three months ended June 28, 2025 (Q3 FY2025)" in fa.block
+    assert "= $52,628 million = $44,582 million [F1]" in fa.block and "+ $8,046 million [F2]" in fa.block
+    fa = ask(corpus, "What percentage of Apple's net sales came from iPhone and Mac combined in Q3 fiscal 2025?")
+    assert "= 55.97% = $52,628 million / $94,036 million" in fa.block

@@ -195,9 +195,13 @@ def answer_periods(layer, plan: QuestionPlan, tickers: list[str], specs: list[Me
     if share and len(specs) == 1 and not calc.growth and plan.share_part is not None:
         part = plan.share_part
         specs = [part, specs[0]] if part.start < specs[0].start else [specs[0], part]
-    if (share or calc.ratio) and len(specs) != 2:
+    # "<part> and <other part> combined" in a quarter: their sum (and its share of the whole), as for a year.
+    summing = calc.total and len(specs) >= 2 + share and len(tickers) == 1 and plan.latest_quarters <= 1
+    if (share or calc.ratio) and len(specs) != 2 and not summing:
         return None
-    if len(specs) == 2 and (share or calc.ratio or (calc.difference and len(tickers) == 1)):
+    if summing:
+        block.parts_total(specs, tickers, slots, share)
+    elif len(specs) == 2 and (share or calc.ratio or (calc.difference and len(tickers) == 1)):
         mode = "div_pct" if share else "div" if calc.ratio else "sub"
         den = next((s for s in specs if s.start >= (calc.share_of_end or 0)), specs[-1]) if share else specs[1]
         num = specs[0] if den is specs[1] else specs[1]
