@@ -524,3 +524,9 @@ def test_a_segment_tagged_with_total_revenues_and_net_sales_is_read_by_the_conce
     rows.append(year(REVENUE, 450e6, {"srt:StatementGeographicalAxis": "acme:AcmeStoresMember"}, "Acme Stores"))
     answer = _answerer(filing, rows)
     assert answer("What were the Acme Stores segment's revenues in fiscal 2024?") is None
+
+
+def test_the_metrics_own_kind_written_after_its_short_form_is_no_part():
+    # "SG&A expenses": the word "expenses" is the metric's own, not a part of it to narrow it to.
+    assert [(m.metric_key, m.after) for m in find_mentions("What were Acme's R&D and SG&A expenses in 2024?")] == [
+        ("rnd", []), ("sga", [])]

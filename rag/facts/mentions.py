@@ -302,7 +302,9 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
                 if not (len(nxt) > 1 and nxt[1][2] in ("the", "its", "their", "our")):
                     mention.after.append("per")
             elif (not any(ch in gap for ch in ",;:()?.") and not is_stop(first) and not inside_mention(nxt[0][0])
-                  and not _PAST_TENSE.fullmatch(first)):  # "retained earnings flipped negative": a verb, no part
+                  and not _PAST_TENSE.fullmatch(first)  # "retained earnings flipped negative": a verb, no part
+                  # "SG&A expenses", "R&D expense": the metric's own kind, written after its short form, is no part.
+                  and plain_word(first) not in {plain_word(w) for w in m.label.lower().split()}):
                 mention.after.append(plain_word(first))
         out.append(mention)
     return out
