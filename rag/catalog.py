@@ -233,7 +233,10 @@ def find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> li
         if ticker_only:
             hits = list(_standing_alone(name.upper(), q))
             if name in catalog.company_names:
-                hits += list(_standing_alone(name.capitalize(), q))
+                # A name is written with a capital somewhere, as its owner writes it ("Acme", "eBay"); all in
+                # lower case it may be a word, and is read as a ticker only as below.
+                hits += [m for m in re.finditer(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", q, re.I)
+                         if not m.group().islower() and not m.group().isupper()]
             # Written in lower case as analysts type tickers ("acme capex fy25", "xy opex 24"): any ticker of two
             # letters or more opening the question; later in it, one of three or more that the filings never use
             # as a word of their own, when the question names its companies by such tickers alone ("how does

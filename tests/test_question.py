@@ -217,6 +217,7 @@ def test_short_forms_of_company_names_are_recognised():
         {"ticker": "CEOX", "company": "Continental Energy Operations Inc.", "form": "10-K", "fiscal_year": 2024},
         {"ticker": "NIKE", "company": "Nike", "form": "10-K", "fiscal_year": 2019},
         {"ticker": "KO", "company": "Coca-Cola", "form": "10-K", "fiscal_year": 2017},
+        {"ticker": "EBAY", "company": "eBay Inc.", "form": "10-Q", "fiscal_year": 2023},
     ]
     catalog = Catalog.build(filings)
     for question, tickers in [
@@ -230,6 +231,8 @@ def test_short_forms_of_company_names_are_recognised():
         ("Was American Express able to retain Amex card members?", ["AXP"]),
         # A short name that is also the ticker, written as names are; a hyphenated name written with a space.
         ("What were Nike's total current assets in 2019? And Coca Cola's?", ["NIKE", "KO"]),
+        # A name that is its ticker, written with a capital inside as its owner writes it.
+        ("What was eBay's net income in Q2 2023?", ["EBAY"]),
         ("nike shoes are popular", []),
     ]:
         analysis = plan_question(question, catalog)
