@@ -1318,3 +1318,16 @@ def test_a_row_naming_the_same_head_noun_with_other_words_is_not_the_figure_aske
     assert "**123,216 million** for 2024" in _one_company(
         "What was Gamma Health's operating income in fiscal 2024?", statement)
 
+
+
+def test_an_amount_named_a_change_by_its_noun_is_not_the_level_asked():
+    # "a $181 million increase from rates" and "an increase of $41 million" are what revenue changed by, as
+    # "increased $222 million" is: none of them is the revenue asked, so no figure is read from the sentence.
+    text = _one_company(
+        "What were Gamma Health's operating revenues in 2024?",
+        "For 2024, operating revenues increased $222 million, primarily due to a $181 million increase from "
+        "authorized rate increases.")
+    assert not text.startswith("Figure read from prose")
+    text = _one_company("What were Gamma Health's operating revenues in 2024?",
+                        "For 2024, operating revenues rose $222 million, including an increase of $41 million in fees.")
+    assert not text.startswith("Figure read from prose")

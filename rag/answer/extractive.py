@@ -525,7 +525,7 @@ def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
             return None
         change_asked = analysis.calculation.growth or analysis.calculation.by_how_much
         picked = [n for n in money if not _compared_figure(best.text, n, year) and (
-            change_asked or not _CHANGED_BY.search(best.text[max(0, n.start - 40):n.start]))]
+            change_asked or not _change_amount(best.text, n))]
         quote = _clause_quote(best.text, picked[0], money, lead_words=12) if len(picked) == 1 < len(money) else ""
         quote = _TRAILING_CHANGE.sub("", quote).rstrip(" ,")  # "... during fiscal 2024", not "... increased by"
     if not quote:
@@ -540,6 +540,20 @@ _CHANGE_VERB = r"\b(?:increas|decreas|grew|grow|rose|rise|fell|fall|declin|drop)
 # the level asked.
 _CHANGED_BY = re.compile(r"(?:" + _CHANGE_VERB + r"|\b(?:up|down))\s+(?:by\s+)?(?:approximately\s+|about\s+|"
                          r"nearly\s+)?$", re.I)
+# The amount written as a change by its noun: "a $181 million increase from rates", "an increase of $2.1 billion".
+_CHANGE_NOUN = r"(?:increase|decrease|rise|decline|drop|reduction|growth)s?"
+_CHANGE_NOUN_AFTER = re.compile(r"\s*" + _CHANGE_NOUN + r"\b", re.I)
+_CHANGE_NOUN_BEFORE = re.compile(r"\b" + _CHANGE_NOUN + r"\s+of\s+(?:approximately\s+|about\s+|nearly\s+)?$", re.I)
+
+
+def _change_amount(text: str, figure: WrittenNumber) -> bool:
+    """Is the amount what something changed by, not a level: after a verb of change ("increased by $483 million"),
+    or named a change by its noun ("a $181 million increase", "an increase of $181 million")?"""
+    before = text[max(0, figure.start - 40):figure.start]
+    return bool(_CHANGED_BY.search(before) or _CHANGE_NOUN_BEFORE.search(before)
+                or _CHANGE_NOUN_AFTER.match(text, figure.end))
+
+
 # The same verb left at the end of a clause quoted up to that amount ("... during fiscal 2024 increased by").
 _TRAILING_CHANGE = re.compile(r"\s*" + _CHANGE_VERB + r"(?:\s+by)?\s*$", re.I)
 # The words that set another period's figure beside the one stated: "up from", "compared with", "versus", "than".
