@@ -1331,3 +1331,7 @@ def test_an_amount_named_a_change_by_its_noun_is_not_the_level_asked():
     text = _one_company("What were Gamma Health's operating revenues in 2024?",
                         "For 2024, operating revenues rose $222 million, including an increase of $41 million in fees.")
     assert not text.startswith("Figure read from prose")
+    text = _one_company("How much cash did Gamma Health have at the end of 2024?",
+                        "Net cash provided by operating activities decreased by $722 million in 2024, primarily "
+                        "driven by a decrease in net income of $693 million.")
+    assert not text.startswith("Figure read from prose: **$693")

@@ -540,16 +540,18 @@ _CHANGE_VERB = r"\b(?:increas|decreas|grew|grow|rose|rise|fell|fall|declin|drop)
 # the level asked.
 _CHANGED_BY = re.compile(r"(?:" + _CHANGE_VERB + r"|\b(?:up|down))\s+(?:by\s+)?(?:approximately\s+|about\s+|"
                          r"nearly\s+)?$", re.I)
-# The amount written as a change by its noun: "a $181 million increase from rates", "an increase of $2.1 billion".
+# The amount written as a change by its noun: "a $181 million increase from rates", "an increase of $2.1 billion",
+# "a decrease in net income of $693 million".
 _CHANGE_NOUN = r"(?:increase|decrease|rise|decline|drop|reduction|growth)s?"
 _CHANGE_NOUN_AFTER = re.compile(r"\s*" + _CHANGE_NOUN + r"\b", re.I)
-_CHANGE_NOUN_BEFORE = re.compile(r"\b" + _CHANGE_NOUN + r"\s+of\s+(?:approximately\s+|about\s+|nearly\s+)?$", re.I)
+_CHANGE_NOUN_BEFORE = re.compile(r"\b" + _CHANGE_NOUN + r"\s+(?:in\s+(?:[\w,&'’-]+\s+){1,5}?)?of\s+"
+                                 r"(?:approximately\s+|about\s+|nearly\s+)?$", re.I)
 
 
 def _change_amount(text: str, figure: WrittenNumber) -> bool:
     """Is the amount what something changed by, not a level: after a verb of change ("increased by $483 million"),
     or named a change by its noun ("a $181 million increase", "an increase of $181 million")?"""
-    before = text[max(0, figure.start - 40):figure.start]
+    before = text[max(0, figure.start - 60):figure.start]
     return bool(_CHANGED_BY.search(before) or _CHANGE_NOUN_BEFORE.search(before)
                 or _CHANGE_NOUN_AFTER.match(text, figure.end))
 
