@@ -1317,6 +1317,11 @@ def test_a_row_naming_the_same_head_noun_with_other_words_is_not_the_figure_aske
     assert "Figure read from the table" not in text
     assert "**123,216 million** for 2024" in _one_company(
         "What was Gamma Health's operating income in fiscal 2024?", statement)
+    # An income earned "on" what the question names is not it.
+    income = ("Investment income (in millions)\n| Years ended | 2024 | 2023\n"
+              "Interest and dividend income on cash and investments | 992 | 745")
+    assert "Figure read from the table" not in _one_company(
+        "What were Gamma Health's cash and investments at the end of fiscal 2024?", income)
 
 
 

@@ -138,10 +138,15 @@ def _names_asked(row: QuotableUnit, label: set[str], analysis: QuestionPlan, con
 
 def another_line_of_its_kind(label: str, question: str) -> bool:
     """Do the row's label and the question name one head noun with different words before it ("Net income" for
-    "interest income", "Operating expenses" for "interest expenses")? The row is another line of the same kind,
-    and its figure would answer a question not asked."""
-    printed = [t for t in tokens(label) if t.isalpha()]
+    "interest income", "Operating expenses" for "interest expenses"), or is the row an amount earned "on" what the
+    question names? The row is another line, and its figure would answer a question not asked."""
     asked = tokens(question)
+    # "Interest and dividend income on cash and investments" for "cash and investments": the line is an income
+    # earned on what the question names, and none of the words that name it is asked.
+    named, on, _ = label.partition(" on ")
+    if on and not set(t for t in tokens(named) if t.isalpha()) & set(asked):
+        return True
+    printed = [t for t in tokens(label) if t.isalpha()]
     if len(printed) < 2 or printed[-1] not in asked[1:]:
         return False
     before = asked[asked.index(printed[-1]) - 1]
