@@ -16,11 +16,13 @@ from .mentions import PART_KIND_WORDS, initials, plain_word, without_conjunction
 from .metrics import member_concepts, metric
 from .views import FilingView
 
+_WORD = re.compile(r"&|[A-Za-z0-9][A-Za-z0-9.&'’-]*")  # a word as a question or a member's name writes it
+
 
 def _words(text: str) -> list[str]:
     """Lower-case words without punctuation ("U.S." -> "us"), plural -s dropped: how members and questions compare."""
     out = []
-    for raw in re.findall(r"&|[A-Za-z0-9][A-Za-z0-9.&'’-]*", text or ""):
+    for raw in _WORD.findall(text or ""):
         w = re.sub(r"[^a-z0-9&]", "", raw.lower().removesuffix("'s").removesuffix("’s"))
         if w:
             # "Tools & Hardware" is the member ToolsAndHardware: an ampersand is the word "and".
@@ -142,8 +144,7 @@ def members_listed(question: str, mention: MetricMention, views: list[FilingView
                 (i for i in range(len(asked)) if "".join(asked[i:]).startswith("".join(m))), len(asked)))
         found += new
         taken = {w for m in new for w in m}
-        rest = re.sub(r"&|[A-Za-z0-9][A-Za-z0-9.&'’-]*",
-                      lambda word, taken=taken: " " if set(_words(word.group(0))) <= taken else word.group(0), rest)
+        rest = _WORD.sub(lambda word, taken=taken: " " if set(_words(word.group(0))) <= taken else word.group(0), rest)
 
 
 def members_holding(words: str, views: list[FilingView], concepts: Iterable[str]) -> list[tuple[str, ...]]:

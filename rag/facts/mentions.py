@@ -30,8 +30,8 @@ latest most recent last prior previous current this ended ending end period peri
 generate generated generating earn earned record recorded post posted book booked deliver delivered achieve
 achieved make made bring brought show shows showed give tell list me us please approximately about roughly exactly
 exact amount amounts value values level levels figure figures number numbers combined sum cumulative aggregate
-growth grow grew change changed changes increase increased decrease decreased decline declined difference cagr compound
-compounded
+growth grow grew change changed changes increase increased decrease decreased decline declined difference
+cagr compound compounded
 percentage percent share ratio margin proportion yoy rate
 year-over-year over across during through since until up down so also just only then there here
 attributable available common basic diluted reported stated disclosed statement statements income-statement

@@ -18,6 +18,16 @@ log = logging.getLogger(__name__)
 _PER_QUARTER = re.compile(r"\bquarterly\b|\bper\s+quarter\b|\beach\s+quarter\b", re.I)
 
 
+def summed(vals: list[Value]) -> Value | None:
+    """The sum of figures of one kind in one currency, read as the first one's metric; None when two cannot be added."""
+    total = vals[0]
+    for v in vals[1:]:
+        total = combine(total.metric, "add", total, v)
+        if total is None:
+            return None
+    return total
+
+
 @dataclass
 class FactAnswer:
     """Exact figures for a question: `block` is text whose lines cite [F1], [F2] ... = `citations` (answer.py's
@@ -195,7 +205,7 @@ class FactsBlock:
         amount and percent; also the compound annual growth rate over the years between them (calc.compound), or
         the later figure as a multiple of the earlier (calc.multiple), when the question asks for it."""
         self.operation = "growth"
-        from_to, compound = calc.year_range, calc.compound
+        from_to = calc.year_range
         rates: dict[str, float] = {}
         for t in tickers:
             ys = plan_years.get(t, [])
@@ -236,7 +246,7 @@ class FactsBlock:
                     line += f"; FY{target} is {b.amount / a.amount:.2f} times FY{base} = {b.display()} / {a.display()}"
                     self._result(f"{label}, {t} FY{target} as a multiple of FY{base}", b.amount / a.amount,
                                  f"{b.amount / a.amount:.2f}×", "later / earlier", [a, b])
-                if compound and b.amount > 0 and target - base >= 2:
+                if calc.compound and b.amount > 0 and target - base >= 2:
                     years = target - base
                     rates[t] = ((b.amount / a.amount) ** (1 / years) - 1) * 100
                     line += (f"; compound annual growth rate {rates[t]:+.2f}% a year over {years} years "
@@ -267,11 +277,7 @@ class FactsBlock:
             vals = [self._get(spec, t, y) for y in ys]
             if len(ys) < 2 or any(v is None for v in vals):
                 continue
-            total = vals[0]
-            for v in vals[1:]:
-                total = combine(m, "add", total, v)
-                if total is None:
-                    break
+            total = summed(vals)
             if total is None:
                 continue
             years = " + ".join(f"FY{y}" for y in ys)
@@ -296,9 +302,7 @@ class FactsBlock:
                 kinds = {(v.kind, currency_of(v.unit), v.member_axis) for v in vals if v is not None}
                 if any(v is None for v in vals) or len(kinds) != 1:
                     continue
-                total = vals[0]
-                for v in vals[1:]:
-                    total = combine(total.metric, "add", total, v) if total is not None else None
+                total = summed(vals)
                 if total is None or vals[0].kind not in ("money", "shares"):
                     continue
                 self.operation = "sum"
@@ -326,11 +330,9 @@ class FactsBlock:
                 self.lines.append(f"- {v.who()} · {v.label} · {v.when()}: {self.stated(v)}")
         if len(vals) < 2 or len({(v.kind, currency_of(v.unit)) for v in vals}) != 1:
             return
-        total = vals[0]
-        for v in vals[1:]:
-            total = combine(total.metric, "add", total, v)
-            if total is None:
-                return
+        total = summed(vals)
+        if total is None:
+            return
         who = " + ".join(f"{v.ticker} {v.period_label()}" for v in vals)
         self.lines.append(f"- Combined {lower_label(vals[0].label)} ({who}): {total.display()} = "
                           + " + ".join(self.expr(v) for v in vals))
