@@ -287,7 +287,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.statements = _statements(low, plan.prose_intent, plan.metrics)
     plan.sections = _sections(low, plan, catalog)
     if not plan.sections:
-        _topic_items(question, low, plan, spans)
+        _topic_items(question, low, plan, spans, catalog)
     if HEADCOUNT_WORDS in plan.topic_words and (plan.calculation.ranks or _SIZE_ASKED.search(norm)) and (
             not plan.counted or _GENERIC_COUNT & set(plan.counted)):
         plan.counted = list(HEADCOUNT_NOUNS)
@@ -411,7 +411,8 @@ def _name_phrases(question: str, unread: list[str]) -> list[str]:
     return list(dict.fromkeys(phrases))
 
 
-def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: list[tuple[int, int]]) -> None:
+def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: list[tuple[int, int]],
+                 catalog: Catalog) -> None:
     """plan.topic_sections and plan.topic_words: the Items whose required content the question asks about, and the
     regulation's words for that content."""
     asks_figure = bool(plan.metrics) or bool(re.search(r"\bhow\s+much\b", low))
@@ -424,8 +425,11 @@ def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: lis
              and not (words == BUSINESS_WORDS and (asks_figure or other))
              and not (words == CUSTOMER_WORDS and asks_figure)]
     term = _DEFINED_TERM.match(question)
+    # A brand or product the catalog learned from one company's text names that company too ("What is <brand>?"),
+    # but it is still a term that company's Item 1 describes; only the company's own name is no such term.
+    own_names = [(start, end) for start, end in company_spans if question[start:end].lower() in catalog.aliases]
     if term and not asks_figure and not any(
-            start < term.end(1) and term.start(1) < end for start, end in company_spans):
+            start < term.end(1) and term.start(1) < end for start, end in own_names):
         found.append(("Item 1", PRODUCT_WORDS))
     plan.topic_sections = list(dict.fromkeys(item for item, _words in found))
     plan.topic_words = list(dict.fromkeys(words for _item, words in found))

@@ -548,6 +548,11 @@ def test_a_brand_used_less_often_than_the_name_names_its_company_when_it_reads_a
     assert "Previous" not in catalog.distinctive and "Monster" not in catalog.distinctive
     assert plan_question("Why did Zest's sales grow in 2024?", catalog).tickers == ["MA"]
     assert plan_question("What was Monster's revenue?", catalog).tickers == []
+    # "What is <brand>": the brand names its company, and is still a product that company's Item 1 describes;
+    # the company's own name is no such term.
+    brand = plan_question("What is Zest?", catalog)
+    assert brand.tickers == ["MA"] and brand.topic_sections == ["Item 1"]
+    assert plan_question("What is Mastercard?", catalog).topic_sections == []
     # Typed in lower case, the brand names its company anywhere in a question that names no other.
     assert plan_question("why did zest's sales grow", catalog).tickers == ["MA"]
     assert plan_question("how did zest do at apple", catalog).tickers == ["AAPL"]
