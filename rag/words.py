@@ -1,5 +1,5 @@
 """Words as the extractive answer and the refusals compare a question with a passage: stop words, a crude stem,
-and a text's tokens. Imports nothing from rag, so any stage can read text the same way.
+a text's tokens and its sentences. Imports nothing from rag, so any stage can read text the same way.
 """
 
 from __future__ import annotations
@@ -182,3 +182,24 @@ def ends_sentence(text_before: str) -> bool:
     tail = text_before.rstrip()[-40:]
     return not (_ABBREVIATION.search(tail) or _INITIAL.search(tail))
 
+
+def split_sentences(line: str) -> list[str]:
+    """A line of prose as its sentences, in order; a piece under 25 characters stays with its neighbour ("Inc."
+    or a figure's footnote marker is no sentence of its own)."""
+    parts = []
+    start = 0
+    for m in re.finditer(r"[.!?][\"”’)]?\s+(?=[A-Z(“\"$\d])", line):
+        candidate = line[start: m.end()].strip()
+        if line[m.start()] == "." and not ends_sentence(line[start: m.start() + 1]):
+            continue
+        if len(candidate) < 25:
+            continue
+        parts.append(candidate)
+        start = m.end()
+    tail = line[start:].strip()
+    if tail:
+        if parts and len(tail) < 25:
+            parts[-1] = parts[-1] + " " + tail
+        else:
+            parts.append(tail)
+    return parts

@@ -10,7 +10,7 @@ from itertools import groupby
 
 from ..numbers import parse_numbers
 from ..schema import Citation
-from ..words import ends_sentence
+from ..words import split_sentences
 
 
 @dataclass
@@ -106,26 +106,6 @@ def _is_title_header(cells: list[str], following: list[str]) -> bool:
     return False
 
 
-def _split_sentences(line: str) -> list[str]:
-    parts = []
-    start = 0
-    for m in re.finditer(r"[.!?][\"”’)]?\s+(?=[A-Z(“\"$\d])", line):
-        candidate = line[start: m.end()].strip()
-        if line[m.start()] == "." and not ends_sentence(line[start: m.start() + 1]):
-            continue
-        if len(candidate) < 25:
-            continue
-        parts.append(candidate)
-        start = m.end()
-    tail = line[start:].strip()
-    if tail:
-        if parts and len(tail) < 25:
-            parts[-1] = parts[-1] + " " + tail
-        else:
-            parts.append(tail)
-    return parts
-
-
 def quotable_units(source: Citation) -> list[QuotableUnit]:
     """The source's sentences and table rows in text order, without the chunk's title line. Headings are not units:
     a row carries its group heading, and a bare "None." is quoted with the sentence or heading before it."""
@@ -181,7 +161,7 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
                 group = line.rstrip(":")
                 above = (above + [group])[-2:]
             first_in_line = len(units)
-            for sentence in _split_sentences(line):
+            for sentence in split_sentences(line):
                 if sentence.endswith(":") or (
                     len(sentence.split()) <= 5 and not any(ch.isdigit() for ch in sentence)
                     and not sentence.endswith((".", "!", "?"))
