@@ -415,7 +415,7 @@ def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: lis
                  catalog: Catalog) -> None:
     """plan.topic_sections and plan.topic_words: the Items whose required content the question asks about, and the
     regulation's words for that content."""
-    asks_figure = bool(plan.metrics) or bool(re.search(r"\bhow\s+much\b", low))
+    asks_figure = plan.asks_figure
     # Only beside a company the question does name: alone, the name may be the filer's own in words the
     # catalog does not know.
     other = [m for m in _KIND_OF_NAMED.finditer(question)

@@ -20,6 +20,7 @@ from .index import keyword_stemmer
 from .item_topics import BUSINESS_WORDS
 from .question import plan_question
 from .schema import MODES, Filters, QuestionPlan, RetrievalResult
+from .second_look import SentenceVectors
 from .words import COUNT_AFTER_NOUN_LINK, STOP_WORDS, spelled_out, stem
 
 # ==============================================================================================================
@@ -160,6 +161,7 @@ class Retriever:
         self.catalog = Catalog.build(list(index.filings.values()), index.nodes)
         self.indexed_sections = set(index.columns["section"]) | set(index.columns["merged_section"])
         self._signatures: dict[str, frozenset[str]] = {}  # chunk id -> words and figures, for drop_repeats
+        self._sentence_vectors = SentenceVectors(embed_model)
 
     def retrieve(
         self,
@@ -300,6 +302,11 @@ class Retriever:
             ticker = found[0].node.metadata.get("ticker")
             found = sorted(found, key=lambda r: (r.node.metadata.get("ticker") != ticker,
                                                  -int(r.node.metadata.get("fiscal_year") or 0)))
+        if mode != "keyword" and not plan.asks_figure:
+            # The Item's best few passages read again sentence by sentence: Item 1 states what a question asks in
+            # one sentence among others on neighbouring matters (rag.second_look). Not for a figure, which a table
+            # row states without a sentence around it.
+            found = self._sentence_vectors.by_best_sentence(found, bundle.embedding)
         # A figure asked per item ("revenue per employee") is divided by the count of the item the text states.
         counted = plan.counted or plan.per_item or plan.number_of
         best = _counting_first(found, counted, plan.topic_words)[:1]

@@ -7,6 +7,7 @@ imports another only for a type. Imports nothing from rag but config.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -204,6 +205,13 @@ class QuestionPlan:
     def narrative(self) -> bool:
         """The question asks about prose, quarters or adjusted figures: the facts layer leaves it to retrieval."""
         return bool(self.narrative_words)
+
+    @property
+    def asks_figure(self) -> bool:
+        """The question asks for an amount, a count or a figure per item: its answer is a number, which tables
+        print as often as sentences."""
+        return bool(self.metrics or self.counted or self.per_item or self.number_of or self.amount_named
+                    or re.search(r"\bhow\s+much\b", self.question.lower()))
 
     def question_without(self, drop) -> str:
         """The question with the detections `drop(dimension, value)` picks cut out (overlapping ones once), the

@@ -650,3 +650,21 @@ def test_a_query_embedding_is_reused_only_by_the_model_that_made_it():
     # Another model under the first's id (as when the first is gone and its id is reused) gets its own vectors.
     retrieve._QUERY_CACHE[id(second)] = retrieve._QUERY_CACHE[id(first)]
     assert retrieve._embed_query(second, "net sales") == [2.0] and second.calls == 1
+
+
+def test_the_items_passages_get_a_second_look_for_a_question_told_in_prose(small_index, monkeypatch):
+    """The Item prior's best passages are read again sentence by sentence (rag.second_look) when the question asks
+    about prose; a figure's question keeps the search's order, and keyword mode has no vectors to look with."""
+    retriever = Retriever(small_index.load(), small_index.embed_model())
+    looked = []
+
+    def spy(found, query_vector, k=5):
+        looked.append(query_vector is not None)
+        return found[::-1]  # last first: the passage that joins the top is the one the second look put first
+
+    monkeypatch.setattr(retriever._sentence_vectors, "by_best_sentence", spy)
+    prose = retriever.retrieve("What kind of company is Acme?", mode="hybrid", top_k=4)
+    assert prose.plan.topic_sections == ["Item 1"] and looked == [True]
+    retriever.retrieve("How many employees does Acme have?", mode="hybrid", top_k=4)
+    retriever.retrieve("What kind of company is Acme?", mode="keyword", top_k=4)
+    assert looked == [True]
