@@ -215,7 +215,7 @@ class Retriever:
                 fiscal_periods=group.fiscal_periods, without_exhibit_lists=not exhibits_asked,
             )
             found = _reordered(self._search(bundle, mode, depth, subset, extra), standards_last, plan.prose_intent)
-            lists.append(drop_repeats(found, top_k, self._signatures))
+            lists.append(_topic_items_forward(drop_repeats(found, top_k, self._signatures), plan, group))
             if plan.statements and group.tickers:  # one company's statements, not every company's
                 pages = self.index.subset(
                     tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms,
@@ -715,6 +715,25 @@ def _after_first(nodes: list, inserted: list, k: int) -> list:
     ids = {n.node.node_id for n in inserted}
     rest = [n for n in nodes if n.node.node_id not in ids]
     return (rest[:1] + inserted + rest[1:])[:k]
+
+
+# How many places a passage of the Items a question's topic points to moves up among a list's results (see
+# _topic_items_forward): enough to pass the MD&A and note passages that share the question's words.
+TOPIC_ITEM_LEAD = 2
+
+
+def _topic_items_forward(results: list, plan: QuestionPlan, group: Filters) -> list:
+    """A soft prior for the Items whose required content a question asks about without naming them (Regulation
+    S-K: what the business and its products are in Item 1, its properties in Item 2...): each of their passages
+    moves up TOPIC_ITEM_LEAD places, ahead of MD&A and notes that share the question's words. Only for a question
+    told in prose; a figure is as often printed in Item 7 or 8 as in the Item the topic names."""
+    topic_items = set(plan.topic_sections)
+    if not topic_items or plan.asks_figure or group.sections:
+        return results
+    lead = TOPIC_ITEM_LEAD + 0.5  # past that many others, never tying with one
+    order = sorted(range(len(results)), key=lambda i: i - (
+        lead if results[i].node.metadata.get("section") in topic_items else 0))
+    return [results[i] for i in order]
 
 
 def _round_robin(lists: list[list], k: int) -> list:
