@@ -43,6 +43,11 @@ ITEM_CONTENT = [
      r"(?:own\s+)?business\b|\bline\s+of\s+business\b|\bbusiness\s+model\b|"
      rf"\b(?:does|do|did)\s+{_NAME}\s+(?:actually\s+|currently\s+|mainly\s+|primarily\s+)?"
      r"(?:sell|make|produce|manufacture|offer|provide|develop|market|deliver)\b|"
+     # "What does Acme do?", "What business is Acme in?", "What is Acme's business?", "Describe Acme's business".
+     rf"\bwhat\s+(?:does|do)\s+{_NAME}\s+(?:actually\s+|really\s+)?do\b(?!\s+(?:to|about|with|for|if|when)\b)|"
+     rf"\bwhat\s+(?:line\s+of\s+)?business(?:es)?\s+(?:is|are)\s+{_NAME}\s+in\b|"
+     rf"\bwhat\s+(?:is|are)\s+{_NAME}(?:'s|’s|')\s+(?:main\s+|core\s+|primary\s+)?business(?:es)?\s*[?.]?\s*$|"
+     rf"\bdescrib\w*\s+{_NAME}(?:'s|’s|')\s+business\b|"
      rf"\b(?:fall|belong|sit)s?\s+(?:under|in|within)\s+{_NAME}\s+segment\b|"
      r"\b(?:reportable|operating|business|product)\s+segments\b|\bsegments\s+(?:does|do|did|make\s+up)\b|"
      r"\borgani[sz]e\w*\s+(?:its\s+|their\s+)?(?:operations|business(?:es)?)\b|\bwhich\s+(?:two\s+|three\s+)?"
