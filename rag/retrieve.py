@@ -319,22 +319,24 @@ class Retriever:
         if BUSINESS_WORDS in plan.topic_words:
             # What the company is and does: Item 1 opens with that description (Regulation S-K 101(c)), in the
             # filing's own words for its business, which seldom share the question's ("what kind of company").
-            opening = self._opening_passage(items, "Item 1")
-            if opening is not None and all(r.node.node_id != opening.node.node_id for r in best):
-                best.append(opening)
+            held = {r.node.node_id for r in best}
+            best += [r for r in self._opening_passages(items, "Item 1") if r.node.node_id not in held]
         return best
 
-    def _opening_passage(self, rows, section: str):
-        """The first chunk of `section` in the latest filing among `rows`; None when they hold none of it, or when
-        they span several companies (whose would it be?)."""
+    def _opening_passages(self, rows, section: str) -> list:
+        """The first chunk of `section` in the latest filing among `rows`, and the next one too when the first is
+        a short preamble (where the company was incorporated, what "we" and "our" mean: the description follows
+        it); none when the rows hold none of the section, or span several companies (whose would it be?)."""
         columns = self.index.columns
         rows = rows[columns["section"][rows] == section]
         if not len(rows) or len(set(columns["ticker"][rows])) > 1:
-            return None
+            return []
         latest = rows[columns["fiscal_year"][rows] == columns["fiscal_year"][rows].max()]
-        first = min((self.index.nodes[int(r)] for r in latest),
-                    key=lambda n: (n.metadata.get("doc_id", ""), int(n.metadata.get("char_start") or 0)))
-        return NodeWithScore(node=first, score=0.0)
+        ordered = sorted((self.index.nodes[int(r)] for r in latest),
+                         key=lambda n: (n.metadata.get("doc_id", ""), int(n.metadata.get("char_start") or 0)))
+        body_words = len(ordered[0].text.split("\n", 1)[-1].split())
+        opening = ordered[:2] if body_words < PREAMBLE_WORDS else ordered[:1]
+        return [NodeWithScore(node=n, score=0.0) for n in opening]
 
     def _effective_filters(self, plan: QuestionPlan, user: Filters, named: list[str]) -> Filters:
         """The user's own filters win, dimension by dimension; detected ones fill the rest (`named`: the company
@@ -716,6 +718,9 @@ def _after_first(nodes: list, inserted: list, k: int) -> list:
     rest = [n for n in nodes if n.node.node_id not in ids]
     return (rest[:1] + inserted + rest[1:])[:k]
 
+
+# Fewer words than this in Item 1's first chunk: a preamble, not yet the description of the business.
+PREAMBLE_WORDS = 80
 
 # How many places a passage of the Items a question's topic points to moves up among a list's results (see
 # _topic_items_forward): enough to pass the MD&A and note passages that share the question's words.

@@ -668,3 +668,33 @@ def test_the_items_passages_get_a_second_look_for_a_question_told_in_prose(small
     retriever.retrieve("How many employees does Acme have?", mode="hybrid", top_k=4)
     retriever.retrieve("What kind of company is Acme?", mode="keyword", top_k=4)
     assert looked == [True]
+
+
+def test_item_1s_opening_reads_past_a_short_preamble():
+    """Many a 10-K opens Item 1 with a preamble (where the company was incorporated, what "we" means) that the
+    chunker keeps apart; the description of the business (Regulation S-K 101(c)) is the chunk after it. A first
+    chunk that already describes the business is the opening alone."""
+    import numpy as np
+
+    head = "ACME (ACME) · 10-K · FY2024 · Item 1: Business\n"
+    preamble = head + 'Acme Inc. was incorporated in 1967 in Oregon. "We", "us" and "our" refer to Acme Inc.'
+    description = head + " ".join(["Our principal business is the design and sale of widgets."] * 12)
+    later = head + "Our widgets are sold through distributors in forty countries."
+    older = "ACME (ACME) · 10-K · FY2023 · Item 1: Business\nAcme makes widgets."
+
+    def opening(texts, years):
+        nodes = [TextNode(id_=f"n{i}", text=t, metadata={"char_start": i * 100, "doc_id": f"d{y}"})
+                 for i, (t, y) in enumerate(zip(texts, years))]
+        index = LoadedIndex("g", {}, nodes, None, None, None, columns={
+            "section": np.array(["Item 1"] * len(nodes)), "ticker": np.array(["ACME"] * len(nodes)),
+            "fiscal_year": np.array(years)})
+
+        class Holder:
+            pass
+        holder = Holder()
+        holder.index = index
+        rows = np.arange(len(nodes))
+        return [n.node.node_id for n in Retriever._opening_passages(holder, rows, "Item 1")]
+
+    assert opening([older, preamble, description, later], [2023, 2024, 2024, 2024]) == ["n1", "n2"]
+    assert opening([older, description, later], [2023, 2024, 2024]) == ["n1"]
