@@ -1340,3 +1340,47 @@ def test_an_amount_named_a_change_by_its_noun_is_not_the_level_asked():
                         "Net cash provided by operating activities decreased by $722 million in 2024, primarily "
                         "driven by a decrease in net income of $693 million.")
     assert not text.startswith("Figure read from prose: **$693")
+
+
+def test_what_a_company_does_is_answered_by_the_opening_of_its_item_1():
+    """'What does Acme do?' says nothing beyond the company: Item 1 opens with the description of the business
+    (Regulation S-K 101(c)), so its first sentences answer, past the preamble and the sentence defining "we";
+    the sentences that share most words with the regulation's description ("products", "services", "segments")
+    do not. A question with words of its own is answered by those words."""
+    catalog = Catalog.build([{"ticker": "AAA", "company": "Alpha Widgets Inc.", "fiscal_year": 2024}])
+    head = "Alpha Widgets Inc. (AAA) · 10-K · FY2024 · Item 1: Business\n"
+    preamble = head + "PART I Item 1. Business\nAlpha Widgets Inc. was incorporated in Delaware in 1990."
+    opening = head + ('The terms "we," "us" and "our" refer to Alpha Widgets Inc. and its subsidiaries. '
+                      "Alpha designs and sells industrial widgets to factories around the world. "
+                      "Its widgets keep assembly lines running. " + "More on the history of the firm follows. " * 12)
+    segments = head + ("Our principal products and services are sold through two reportable segments, and each "
+                       "product family earns revenue from services and products. We sell online too.")
+    sources = [Citation(number=i + 1, text=t, ticker="AAA", company="Alpha Widgets Inc.", form="10-K",
+                        fiscal_year=2024, section="Item 1", char_start=i * 1000)
+               for i, t in enumerate([preamble, opening, segments])]
+
+    def answered(question):
+        text, refused = extractive_answer(question, sources, plan_question(question, catalog))
+        assert not refused, text
+        return [line for line in text.splitlines() if line.startswith("- ")]
+
+    assert answered("What does Alpha Widgets do?") == [
+        "- Alpha designs and sells industrial widgets to factories around the world. [2]",
+        "- Its widgets keep assembly lines running. [2]"]
+    assert answered("What kind of company is Alpha Widgets?")[0].startswith("- Alpha designs and sells")
+    assert "We sell online too" in " ".join(answered("What does Alpha Widgets sell online?"))
+
+
+def test_a_question_that_says_nothing_beyond_its_company_is_matched_by_its_items_words():
+    """With no opening passage among the sources, 'What does Acme do?' is matched by the regulation's words for
+    the Item its topic points to (no word of the question is left to match), and never told that no passage
+    mentions words it did not write."""
+    catalog = Catalog.build([{"ticker": "AAA", "company": "Alpha Widgets Inc.", "fiscal_year": 2024}])
+    head = "Alpha Widgets Inc. (AAA) · 10-K · FY2024 · Item 1: Business\n"
+    segments = head + ("Our principal products and services are sold through two reportable segments, and each "
+                       "product family earns revenue from services and products.")
+    sources = [Citation(number=1, text=segments, ticker="AAA", company="Alpha Widgets Inc.", form="10-K",
+                        fiscal_year=2024, section="Item 1", char_start=5000)]
+    question = "What does Alpha Widgets do?"
+    text, refused = extractive_answer(question, sources, plan_question(question, catalog))
+    assert not refused and "two reportable segments" in text and "mentions" not in text

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..dates import MONTH_WORDS
 from ..facts.mentions import CHANGE_WORDS
+from ..item_topics import BUSINESS_WORDS
 from ..numbers import (
     WrittenNumber,
     listed_respectively,
@@ -19,7 +20,9 @@ from ..numbers import (
     respectively_end,
     worth_checking,
 )
+from ..retrieve import PREAMBLE_WORDS
 from ..schema import Citation, QuestionPlan
+from ..second_look import MIN_SENTENCE_WORDS
 from .counts import (
     YEAR,
     amounts_only,
@@ -662,6 +665,34 @@ def figure_source(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _opening_description(question: str, sources: list[Citation], analysis: QuestionPlan | None,
+                         sentences: int = 2) -> list[QuotableUnit]:
+    """"What does Acme do?", "What kind of company is Acme?": Item 1 opens with the description of the business
+    (Regulation S-K 101(c)). When the question says nothing beyond that (no word of its own), the answer is the
+    first sentences of each company's opening Item 1 passage among the sources, latest year, past a preamble on
+    incorporation and defined terms; not whichever sentences share the regulation's words."""
+    if analysis is None or BUSINESS_WORDS not in analysis.topic_words:
+        return []
+    regulation = set(tokens(" ".join(analysis.topic_words)))
+    if any(t not in regulation for t in content_terms(question, sources, analysis, regulation_words=False)):
+        return []  # "what does it sell online": the question's own words choose the sentences
+    openings: dict[str, Citation] = {}
+    for c in sources:
+        if c.section != "Item 1" or len(c.text.split("\n", 1)[-1].split()) < PREAMBLE_WORDS:
+            continue
+        held = openings.get(c.ticker or "")
+        if held is None or ((c.fiscal_year or 0), -(c.char_start or 0)) > ((held.fiscal_year or 0),
+                                                                          -(held.char_start or 0)):
+            openings[c.ticker or ""] = c
+    return [u for c in openings.values() for u in [
+        u for u in quotable_units(c) if u.kind == "sentence" and len(u.text.split()) >= MIN_SENTENCE_WORDS
+        and not _DEFINES_WE.search(u.text)][:sentences]]
+
+
+# The preamble's sentence that says what "we", "us" and "our" refer to: no description of anything.
+_DEFINES_WE = re.compile(r"[“\"'‘](?:we|us|our)[,.]?[”\"'’]", re.IGNORECASE)
+
+
 def _off_topic(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> bool:
     """No retrieved passage holds half of the question's topic words, nor two of them. A passage, not a sentence:
     an answer's words spread over a sentence, its neighbours and its table's header. Two words suffice in a longer
@@ -704,7 +735,7 @@ def extractive_answer(
     parts = [lead]
     chunk_sources = [c for c in sources if c.kind != "fact"]
     units = _score_units(question, chunk_sources, analysis)
-    chosen = _select_per_company(units, analysis)
+    chosen = _opening_description(question, chunk_sources, analysis) or _select_per_company(units, analysis)
     missing = coverage_gap(question, chunk_sources, analysis)
     # No passage says it: no unit matches, or no passage is on the question's topic (see _off_topic).
     if not chosen or _off_topic(question, chunk_sources, analysis):

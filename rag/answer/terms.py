@@ -83,9 +83,12 @@ SYNONYMS = {stem(k): v for k, v in (_SYNONYMS_PLAIN | SPELLED_OUT).items()}
 
 
 def question_terms(question: str, sources: list[Citation], analysis: QuestionPlan | None, *,
-                   topic_only: bool = False) -> list[str]:
+                   topic_only: bool = False, regulation_words: bool = True) -> list[str]:
     """Terms of the question: not company names or tickers (retrieval already chose the companies). With
-    `topic_only`, not the words the plan read as a period, year or form either (see topic_words)."""
+    `topic_only`, not the words the plan read as a period, year or form either (see topic_words). A question
+    that says nothing beyond its company ("What does Acme do?") asks what the Items its topic points to must
+    disclose: with `regulation_words`, the regulation's words for that content (QuestionPlan.topic_words) are
+    its terms then."""
     names: set[str] = set()
     for c in sources:
         for value in (c.company, c.ticker):
@@ -106,7 +109,15 @@ def question_terms(question: str, sources: list[Citation], analysis: QuestionPla
         if t in names or t in terms:
             continue
         terms.append(t)
+    if regulation_words and analysis is not None and analysis.topic_words and not any(
+            _says_something(t) for t in terms):
+        terms += [t for t in dict.fromkeys(tokens(" ".join(analysis.topic_words))) if t not in names and t not in terms]
     return terms
+
+
+def _says_something(term: str) -> bool:
+    """A term that tells what a question is about: no figure, no generic word, no two-letter fragment."""
+    return not (term[0].isdigit() or term in GENERIC_TERMS or len(term) < 3)
 
 
 def topic_words(question: str, analysis: QuestionPlan | None) -> str:
@@ -153,12 +164,14 @@ def synonym_phrases(term: str) -> list[tuple[str, ...]]:
 _PHRASAL_ING = re.compile(r"\b(\w{3,}ing)\s+(?:off|down|through|out|up)\b", re.I)
 
 
-def content_terms(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[str]:
+def content_terms(question: str, sources: list[Citation], analysis: QuestionPlan | None, *,
+                  regulation_words: bool = True) -> list[str]:
     """The question's words that say what it is about: no company names, figures, generic words, or the verb of
-    a phrasal verb (see _PHRASAL_ING)."""
+    a phrasal verb (see _PHRASAL_ING); for a question that says nothing beyond its company, the regulation's
+    words for what its topic's Items disclose (see question_terms)."""
     phrasal = {stem(m.group(1)) for m in _PHRASAL_ING.finditer(question or "")}
-    return [t for t in question_terms(question, sources, analysis, topic_only=True)
-            if not (t[0].isdigit() or t in GENERIC_TERMS or len(t) < 3 or t in phrasal)]
+    return [t for t in question_terms(question, sources, analysis, topic_only=True, regulation_words=regulation_words)
+            if _says_something(t) and t not in phrasal]
 
 
 def content_words(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[tuple[str, ...]]:
@@ -209,7 +222,8 @@ def coverage_gap(question: str, sources: list[Citation], analysis: QuestionPlan 
     named_by = {t for start, end, dimension, _value in (analysis.spans if analysis and analysis.question == question
                                                         else []) if dimension == "ticker"
                 for t in tokens(question[start:end])}
-    return [raw_words.get(t, t) for t in content_terms(question, sources, analysis)
+    # Only the question's own words: a passage need not print the regulation's ("revenue-generating activities").
+    return [raw_words.get(t, t) for t in content_terms(question, sources, analysis, regulation_words=False)
             if not is_covered(t, vocab) and t not in named_by]
 
 
