@@ -33,6 +33,9 @@ ITEM_TITLES = [
 # Item's best passage joins the results, it does not filter them, also beside the statements a figure's question
 # searches.
 _NAME = r"[\w.&'’-]+(?:\s+[\w.&'’-]+){0,4}?"  # a company or segment named inside the question
+# What a business does with what it offers, as a question asks it ("what does Acme sell"): Item 101(c)(1)'s
+# revenue-generating activities in everyday verbs.
+BUSINESS_VERBS = ("sell", "make", "produce", "manufacture", "offer", "provide", "develop", "market", "deliver")
 ITEM_CONTENT = [
     (r"\b(?:employees?|employ(?:s|ed)?|headcounts?|workforces?|human\s+capital|staff|personnel|workers)\b|"
      r"\bpeople\s+(?:\w+\s+){0,2}?(?:work|works|worked|working)\b", "1",
@@ -42,7 +45,7 @@ ITEM_CONTENT = [
     (r"\bwhat\s+(?:kind|type|sort)s?\s+of\s+(?:company|business)\b|\bdescrib\w*\s+(?:(?:its|their|the)\s+)?"
      r"(?:own\s+)?business\b|\bline\s+of\s+business\b|\bbusiness\s+model\b|"
      rf"\b(?:does|do|did)\s+{_NAME}\s+(?:actually\s+|currently\s+|mainly\s+|primarily\s+)?"
-     r"(?:sell|make|produce|manufacture|offer|provide|develop|market|deliver)\b|"
+     rf"(?:{'|'.join(BUSINESS_VERBS)})\b|"
      # "What does Acme do?", "What business is Acme in?", "What is Acme's business?", "Describe Acme's business".
      rf"\bwhat\s+(?:does|do)\s+{_NAME}\s+(?:actually\s+|really\s+)?do\b(?!\s+(?:to|about|with|for|if|when)\b)|"
      rf"\bwhat\s+(?:line\s+of\s+)?business(?:es)?\s+(?:is|are)\s+{_NAME}\s+in\b|"

@@ -1368,6 +1368,8 @@ def test_what_a_company_does_is_answered_by_the_opening_of_its_item_1():
         "- Alpha designs and sells industrial widgets to factories around the world. [2]",
         "- Its widgets keep assembly lines running. [2]"]
     assert answered("What kind of company is Alpha Widgets?")[0].startswith("- Alpha designs and sells")
+    # The verbs of what a business does are the topic's own words too.
+    assert answered("What products does Alpha Widgets make and sell?")[0].startswith("- Alpha designs and sells")
     assert "We sell online too" in " ".join(answered("What does Alpha Widgets sell online?"))
 
 

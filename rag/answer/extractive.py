@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ..dates import MONTH_WORDS
 from ..facts.mentions import CHANGE_WORDS
-from ..item_topics import BUSINESS_WORDS
+from ..item_topics import BUSINESS_VERBS, BUSINESS_WORDS
 from ..numbers import (
     WrittenNumber,
     listed_respectively,
@@ -667,13 +667,14 @@ def figure_source(text: str) -> int | None:
 
 def _opening_description(question: str, sources: list[Citation], analysis: QuestionPlan | None,
                          sentences: int = 2) -> list[QuotableUnit]:
-    """"What does Acme do?", "What kind of company is Acme?": Item 1 opens with the description of the business
-    (Regulation S-K 101(c)). When the question says nothing beyond that (no word of its own), the answer is the
-    first sentences of each company's opening Item 1 passage among the sources, latest year, past a preamble on
-    incorporation and defined terms; not whichever sentences share the regulation's words."""
+    """"What does Acme do?", "What kind of company is Acme?", "What does Acme sell?": Item 1 opens with the
+    description of the business (Regulation S-K 101(c)). When the question says nothing beyond that (no word but
+    the regulation's and the verbs of what a business does, BUSINESS_VERBS), the answer is the first sentences
+    of each company's opening Item 1 passage among the sources, latest year, past a preamble on incorporation
+    and defined terms; not whichever sentences share the regulation's words."""
     if analysis is None or BUSINESS_WORDS not in analysis.topic_words:
         return []
-    regulation = set(tokens(" ".join(analysis.topic_words)))
+    regulation = set(tokens(" ".join(analysis.topic_words + list(BUSINESS_VERBS))))
     if any(t not in regulation for t in content_terms(question, sources, analysis, regulation_words=False)):
         return []  # "what does it sell online": the question's own words choose the sentences
     openings: dict[str, Citation] = {}
