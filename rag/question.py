@@ -661,9 +661,9 @@ def _calculation(norm: str, defines_metric: bool = False) -> Calculation:
     if span:
         first, last = (int(g) + (2000 if len(g) == 2 else 0) for g in span.groups())
         year_range = (first, last)
+    compound = bool(_COMPOUND.search(norm))  # a compound rate is a change over the years as well
     return Calculation(
-        growth=bool(CHANGE_WORDS.search(norm) or (_COMPARED.search(norm) and _PRIOR_PERIOD.search(norm))
-                    or _COMPOUND.search(norm)),
+        growth=bool(CHANGE_WORDS.search(norm) or (_COMPARED.search(norm) and _PRIOR_PERIOD.search(norm))) or compound,
         compares=bool(_COMPARED.search(norm)),
         share_of_end=share.end() if share else None,
         amount_of=bool(share and share.group().startswith("how")),
@@ -674,7 +674,7 @@ def _calculation(norm: str, defines_metric: bool = False) -> Calculation:
         total=bool(_TOTAL.search(norm)),
         total_over=bool(_TOTAL_OVER.search(norm)),
         year_range=year_range,
-        compound=bool(_COMPOUND.search(norm)),
+        compound=compound,
         multiple=bool(_MULTIPLE.search(norm)),
     )
 

@@ -243,9 +243,10 @@ class FactsBlock:
                 self._result(f"Growth in {lower_label(label)}, {t} FY{base}→FY{target}", pct, f"{pct:+.2f}%",
                              "(later − earlier) / earlier", [a, b], change=d.amount, change_display=d.display())
                 if calc.multiple and b.amount > 0:
-                    line += f"; FY{target} is {b.amount / a.amount:.2f} times FY{base} = {b.display()} / {a.display()}"
-                    self._result(f"{label}, {t} FY{target} as a multiple of FY{base}", b.amount / a.amount,
-                                 f"{b.amount / a.amount:.2f}×", "later / earlier", [a, b])
+                    times = b.amount / a.amount
+                    line += f"; FY{target} is {times:.2f} times FY{base} = {b.display()} / {a.display()}"
+                    self._result(f"{label}, {t} FY{target} as a multiple of FY{base}", times, f"{times:.2f}×",
+                                 "later / earlier", [a, b])
                 if calc.compound and b.amount > 0 and target - base >= 2:
                     years = target - base
                     rates[t] = ((b.amount / a.amount) ** (1 / years) - 1) * 100
