@@ -24,6 +24,9 @@ Failures (`fake.fail`):
     "silent"    /api/chat reads the request and then sends nothing at all (no headers) until the server stops
     "hang"      every route, /api/tags included, reads the request and sends nothing until the server stops
     "drip"      /api/chat streams its pieces `drip_s` seconds apart
+    "endless"   /api/chat streams the reply's pieces over and over, never a done line, whatever num_predict says,
+                until the client hangs up or the server stops (a model or proxy that never stops writing),
+                `endless_gap_s` apart (0: as fast as it can)
 `fake.done_reason = "length"` ends the stream as a model that hit num_predict does.
 Thinking: `fake.thinking = "..."` sends that text first in "thinking" fields (content ""); a `reply` may itself
 contain <think>...</think>.
@@ -48,6 +51,7 @@ class FakeOllama:
         self.cut_after: int = 5
         self.slow_s: float = 5.0
         self.drip_s: float = 1.0
+        self.endless_gap_s: float = 0.0
         self.done_reason: str = "stop"
         self.requests: list[dict] = []
         self._stop = threading.Event()
@@ -224,6 +228,9 @@ class _Handler(BaseHTTPRequestHandler):
                     self._chunk({"model": model, "created_at": created, "done": False,
                                  "message": {"role": "assistant", "content": "",
                                              "thinking": fake.thinking[i : i + 8]}})
+            if fake.fail == "endless":
+                self._endless(model, created)
+                return
             for n, piece in enumerate(fake.pieces()):
                 if fake.fail == "cut" and n >= fake.cut_after:
                     # Close mid-body: no terminating zero-length chunk.
@@ -243,4 +250,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+    def _endless(self, model: str, created: str) -> None:
+        """Content lines without end: the reply's pieces, round and round, until the client or the server quits."""
+        fake = self.owner
+        pieces = fake.pieces() or ["x"]
+        n = 0
+        while not fake._stop.is_set():
+            if n and fake.endless_gap_s and fake._stop.wait(fake.endless_gap_s):
+                return
+            self._chunk({"model": model, "created_at": created, "done": False,
+                         "message": {"role": "assistant", "content": pieces[n % len(pieces)]}})
+            n += 1
 

@@ -1,7 +1,8 @@
 """Every wait is visible and bounded: a model that accepts the request and says nothing (the stream reports the
 wait, and stop() answers from the filings), a model that drips pieces just inside the timeout (cut at the
 whole-answer deadline, keeping what arrived), a server that never answers (the CLI falls back in seconds), and a
-second writer waiting for the index lock (it says for whom, and since when)."""
+second writer waiting for the index lock (it says for whom, and since when). A server that streams without end
+is bounded in memory and in length, and the deadline still ends an answer on time."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import re
 import subprocess
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from filelock import FileLock, Timeout
 
 from rag.__main__ import main
 from rag.answer import answer, answer_stream
+from rag.answer.llm import answer_tokens
 from rag.config import get_settings
 from rag.index import IndexStore
 from rag.index.writer_lock import WriterLock
@@ -104,6 +107,51 @@ def test_a_model_silent_until_the_deadline_gives_the_extractive_answer(fake_olla
     assert "sent no answer within the 1 s allowed for a whole answer (RAG_LLM_DEADLINE)" in res.warnings[0]
 
 
+ENDLESS = "Total net sales were $391,035 million in fiscal 2024 [1], up 2% from fiscal 2023 [1]. "
+
+
+def _endless(fake, piece_size: int = 64, gap_s: float = 0.0) -> None:
+    fake.fail, fake.reply, fake.piece_size, fake.endless_gap_s = "endless", ENDLESS * 4, piece_size, gap_s
+
+
+def _answer_traced(settings):
+    """(the answer, seconds it took, peak bytes Python allocated meanwhile)."""
+    tracemalloc.start()
+    try:
+        started = time.monotonic()
+        res = answer(QUESTION, retrieval("q"), settings)
+        took = time.monotonic() - started
+        return res, took, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_model_that_never_stops_is_cut_at_the_length_cap_in_bounded_memory(fake_ollama, monkeypatch):
+    _endless(fake_ollama)  # no done line, ever, whatever num_predict asks
+    monkeypatch.setenv("RAG_LLM_MAX_CHARS", "6000")
+    settings = settings_for(fake_ollama, llm_deadline_s=4.0)
+    res, took, peak = _answer_traced(settings)
+    assert took < 2.0, took  # the cap ends it long before the deadline
+    assert res.cut and res.cut_reason == "length" and not res.extractive
+    text = res.answer.split("\n\n*[", 1)[0]
+    assert 6000 - 200 <= len(text) <= 6000  # the cap's characters, not a piece more
+    assert text.startswith(ENDLESS.strip()) and "[1]" in text
+    assert any("6,000 characters allowed for one answer (RAG_LLM_MAX_CHARS)" in w for w in res.warnings)
+    # Each queued response carrying the whole text so far grows with the square of the answer (6 MB in 4 s here).
+    assert peak < 2_000_000, peak
+    assert fake_ollama.chat_requests()[0]["options"]["num_predict"] == answer_tokens(settings)
+
+
+def test_the_deadline_ends_a_model_that_never_stops_on_time_in_bounded_memory(fake_ollama):
+    _endless(fake_ollama, gap_s=0.01)  # slower than the length cap: only the deadline can end it
+    settings = settings_for(fake_ollama, llm_deadline_s=1.5, llm_max_chars=1_000_000)
+    res, took, peak = _answer_traced(settings)
+    assert 1.5 <= took < 2.5, took
+    assert res.cut and res.cut_reason == "deadline"
+    assert 1000 < len(res.answer) < 20_000
+    assert peak < 2_000_000, peak
+
+
 def test_the_deadline_setting_is_read_from_the_environment(monkeypatch):
     monkeypatch.setenv("RAG_LLM_DEADLINE", "45")
     assert get_settings().llm_deadline_s == 45.0
@@ -173,6 +221,18 @@ def test_cli_json_labels_an_answer_cut_at_the_deadline(storage, capsys, monkeypa
     result = json.loads(out)
     assert result["cut"] is True and result["cut_reason"] == "deadline"
     assert result["answer"].startswith("ACME's") and "RAG_LLM_DEADLINE" in result["answer"]
+
+
+def test_cli_against_a_model_that_never_stops_ends_at_the_cap(storage, capsys, monkeypatch, fake_ollama):
+    _ask(capsys, storage, "--no-llm")  # the embedding model loaded, so the time below is the answer's own
+    _endless(fake_ollama)
+    _use(monkeypatch, fake_ollama, RAG_LLM_DEADLINE="3", RAG_LLM_MAX_CHARS="5000")
+    code, out, err, took = _ask(capsys, storage)
+    assert code == 0, err
+    assert took < 3, took  # before the deadline: the cap ended it
+    answer_text = out.split("\n\nSources:", 1)[0]
+    assert 4000 < len(answer_text) < 5400
+    assert "5,000 characters allowed for one answer (RAG_LLM_MAX_CHARS)" in err
 
 
 # ------------------------------------------------------------------------------------------ the writer lock

@@ -65,14 +65,32 @@ class WaitState:
         return f"waiting for {self.model}, {int(self.seconds)} s"
 
 
+@dataclass(frozen=True)
+class _Piece:
+    """What the answer reads of one streamed response: its new text, whether it is the done line, and why."""
+
+    delta: str
+    hidden: bool = False  # it carried hidden reasoning (a "thinking" field)
+    done: bool = False
+    done_reason: str | None = None
+
+
 class _LLMFeed:
     """One streaming chat request, read in a thread into a queue. The answer then waits for each piece with a
     short timeout, so it can say how long it has waited, honour stop() and end at the deadline, where reading
-    the socket itself would block until the model spoke or the timeout passed."""
+    the socket itself would block until the model spoke or the timeout passed.
 
-    def __init__(self, llm, messages):
+    Memory stays bounded whatever the server sends: only each response's new text crosses the queue (a
+    llama-index ChatResponse carries the whole text so far, so queued responses held every prefix of the answer);
+    the queue is short, so a server faster than the answer's reader waits for it; and reading ends once
+    `max_chars` characters (hidden reasoning included) have come, with ("capped", None)."""
+
+    QUEUE_PIECES = 256
+
+    def __init__(self, llm, messages, max_chars: int):
         self._llm = llm
-        self._queue: queue.Queue = queue.Queue()
+        self._max_chars = max_chars
+        self._queue: queue.Queue = queue.Queue(maxsize=self.QUEUE_PIECES)
         self._cancelled = threading.Event()
         self._thread = threading.Thread(target=self._read, args=(messages,), name="ollama-answer", daemon=True)
         self._thread.start()
@@ -81,23 +99,52 @@ class _LLMFeed:
         try:
             responses = self._llm.stream_chat(messages)
             try:
-                for response in responses:
-                    if self._cancelled.is_set():
-                        return
-                    self._queue.put(("response", response))
+                self._pieces(responses)
             finally:
                 close = getattr(responses, "close", None)
                 if close is not None:
                     close()
-            self._queue.put(("end", None))
         except Exception as exc:  # noqa: BLE001 - handed to the answer, which says what went wrong
-            self._queue.put(("error", exc))
+            self._put(("error", exc))
         finally:
             with contextlib.suppress(Exception):
                 self._llm.client.close()
 
+    def _pieces(self, responses) -> None:
+        received = 0
+        for response in responses:
+            if self._cancelled.is_set():
+                return
+            raw = response.raw if isinstance(response.raw, dict) else {}
+            message = raw.get("message") or {}
+            hidden = (message.get("thinking") if hasattr(message, "get") else None) or ""
+            delta = response.delta or ""
+            received += len(delta) + len(hidden)
+            over = received - self._max_chars
+            if over > 0:
+                delta = delta[: max(0, len(delta) - over)]
+            piece = _Piece(delta, bool(hidden), bool(raw.get("done")), raw.get("done_reason"))
+            del response, raw, message  # the text so far goes with them
+            if not self._put(("piece", piece)):
+                return
+            if over > 0:
+                self._put(("capped", None))
+                return
+        self._put(("end", None))
+
+    def _put(self, item) -> bool:
+        """Queue an item, waiting while the queue is full; False once the answer no longer wants any."""
+        while not self._cancelled.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
     def next(self, timeout: float):
-        """("response", ChatResponse), ("end", None) or ("error", exception); None when nothing came in time."""
+        """("piece", _Piece), ("capped", None), ("end", None) or ("error", exception); None when nothing came in
+        time."""
         try:
             return self._queue.get(timeout=max(0.0, timeout))
         except queue.Empty:
@@ -123,6 +170,7 @@ class _Progress:
     done_reason: str | None = None
     error: Exception | None = None
     halted: str | None = None  # "stopped" (stop()) or "deadline": the answer stopped reading the model
+    capped: bool = False  # the model sent more than settings.llm_max_chars characters
     seconds: float = 0.0  # how long the model was asked
 
 
@@ -419,7 +467,7 @@ class AnswerStream:
         thinking_setting: bool | None = False
         try:
             for attempt in range(2):
-                feed = _LLMFeed(make_llm(settings, thinking=thinking_setting), messages)
+                feed = _LLMFeed(make_llm(settings, thinking=thinking_setting), messages, int(settings.llm_max_chars))
                 try:
                     yield from self._read_feed(feed, got, think, cites, emit, deadline)
                 finally:
@@ -450,16 +498,19 @@ class AnswerStream:
             if item is None:
                 yield ""
                 continue
-            kind, response = item
+            kind, piece = item
             if kind == "error":
-                got.error = response
+                got.error = piece
+                return
+            if kind == "capped":
+                got.capped = True
                 return
             if kind == "end":
                 return
-            raw = response.raw if isinstance(response.raw, dict) else {}
-            if raw.get("done"):
-                got.done, got.done_reason = True, raw.get("done_reason")
-            delta = response.delta or ""
+            if piece.done:
+                got.done, got.done_reason = True, piece.done_reason
+            got.raw_seen = got.raw_seen or piece.hidden
+            delta = piece.delta
             if not delta:
                 continue
             got.raw_seen = True
@@ -498,6 +549,9 @@ class AnswerStream:
         elif got.halted == "stopped":
             self._mark_cut(res, "stopped", f"You stopped the answer after {got.seconds:.0f} s; the text that "
                            "arrived is kept.")
+        elif got.capped:
+            self._mark_cut(res, "length", f"The model sent more than the {settings.llm_max_chars:,} characters allowed "
+                           "for one answer (RAG_LLM_MAX_CHARS); the answer is cut there.")
         elif not res.cut and not got.done:
             self._mark_cut(res, "connection", "The connection to Ollama ended before the answer was complete; the "
                            "text that arrived is kept.")
