@@ -17,6 +17,7 @@ from .terminal import (
     WaitNotice,
     clean_text,
     number_sources,
+    shown_name,
     source_lines,
     stop_on_interrupt,
     wants_style,
@@ -26,7 +27,7 @@ EMPTY_INDEX = "The index is empty: run `python -m rag download TICKER` or `pytho
 
 
 def _progress(name: str, stage: str, fraction: float) -> None:
-    print(f"  [{fraction * 100:5.1f}%] {name}: {stage}", file=sys.stderr, flush=True)
+    print(f"  [{fraction * 100:5.1f}%] {shown_name(name)}: {shown_name(stage)}", file=sys.stderr, flush=True)
 
 
 def _files_progress(paths) -> Callable[[str, str, float], None]:
@@ -66,7 +67,7 @@ def _fail(message: str, code: int = 1) -> int:
 def _print_report(report) -> None:
     for row in report.rows:
         extra = f"  {row.get('error')}" if row.get("error") else ""
-        print(clean_text(f"{row['status']:>8}  {row.get('chunks', 0):>5} chunks  {row['file']}{extra}"))
+        print(shown_name(f"{row['status']:>8}  {row.get('chunks', 0):>5} chunks  {row['file']}{extra}"))
     if report.errors:
         others = len(report.rows) - len(report.errors)
         print(f"{len(report.errors)} of {len(report.rows)} file(s) not indexed"
@@ -89,14 +90,14 @@ def cmd_download(args) -> int:
     ok = [o.record for o in outcomes if o.record is not None]
     for outcome in outcomes:
         if outcome.error:
-            print(f"failed  {outcome.ticker}: {outcome.error}", file=sys.stderr)
+            print(shown_name(f"failed  {outcome.ticker}: {outcome.error}"), file=sys.stderr)
     if not ok:
         print("nothing was downloaded", file=sys.stderr)
         return 1
     if args.no_index:
         for record in ok:
-            print(f"downloaded  {record.ticker} {record.form} {period_label(record.fiscal_year, record.fiscal_period)}"
-                  f"  {record.path}")
+            print(shown_name(f"downloaded  {record.ticker} {record.form} "
+                             f"{period_label(record.fiscal_year, record.fiscal_period)}  {record.path}"))
         return 0
     report = _writer(settings).add([r.path for r in ok], progress=_files_progress([r.path for r in ok]))
     _print_report(report)
@@ -140,7 +141,7 @@ def cmd_list(args) -> int:
         return 0
     print(f"{'ticker':<7} {'form':<6} {'FY':<5} {'period':<6} {'chunks':>6}  {'ends':<10}  {'doc id':<22} company")
     for f in filings:
-        print(clean_text(
+        print(shown_name(
             f"{f.get('ticker') or '-':<7} {f.get('form') or '-':<6} {f.get('fiscal_year') or '-':<5} "
             f"{fiscal_period_of(f) or '-':<6} {f.get('chunks', 0):>6}  {f.get('period_end') or '-':<10}  "
             f"{f['doc_id']:<22} {f.get('company') or ''}"

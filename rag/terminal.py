@@ -52,6 +52,14 @@ def clean_text(text: str) -> str:
     return _CONTROLS.sub("", _ESCAPES.sub("", text or ""))
 
 
+def shown_name(text) -> str:
+    """A name (a file's, a ticker, a company) for one line of a terminal: its escape sequences, newlines and other
+    control characters shown as Python writes them ("\\x1b[31m", "\\n") rather than acted on, so a name can
+    neither restyle the line it is printed in nor split it, and the user still sees what the name holds."""
+    text = str(text if text is not None else "").replace("\n", "\\n").replace("\t", "\\t")
+    return _CONTROLS.sub(lambda m: repr(m.group(0))[1:-1], text)
+
+
 def wants_style(stream) -> bool:
     """ANSI styling only on a terminal, and not when the user asked for none (the NO_COLOR convention)."""
     isatty = getattr(stream, "isatty", None)

@@ -165,3 +165,16 @@ def test_markdown_keeps_words_and_figures():
     assert render_inline("3 * 4 * 5 and file_name_here", style=False) == "3 * 4 * 5 and file_name_here"
     assert render_inline("**up 2%**", style=True) == "\x1b[1mup 2%\x1b[22m"
     assert clean_text("a\u202eb\x00c\td") == "abc\td"
+
+
+def test_file_names_reach_the_terminal_shown_not_acted_on(tmp_path, capsys):
+    """A file's name may hold an escape sequence (which would colour the line) or a newline (which would split
+    it): the progress lines and the report show both as written, each line naming the file whole."""
+    path = write_filing(tmp_path / "in", "acme\x1b[31mred\nnext.htm", **ACME)
+    code, out, err = _run(capsys, "index", str(path), "--storage", str(tmp_path / "storage"))
+    assert code == 0, err
+    assert "\x1b" not in out + err
+    shown = "acme\\x1b[31mred\\nnext.htm"
+    progress = [line for line in err.splitlines() if "%]" in line]
+    assert len(progress) >= 3 and all(f"] {shown}" in line for line in progress), err
+    assert [line for line in out.splitlines() if "indexed" in line][0].endswith(shown), out
