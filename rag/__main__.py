@@ -68,6 +68,8 @@ def _print_report(report) -> None:
     for row in report.rows:
         extra = f"  {row.get('error')}" if row.get("error") else ""
         print(shown_name(f"{row['status']:>8}  {row.get('chunks', 0):>5} chunks  {row['file']}{extra}"))
+        for note in row.get("notes") or []:
+            print(shown_name(f"note: {Path(row['file']).name}: {note}"), file=sys.stderr)
     if report.errors:
         others = len(report.rows) - len(report.errors)
         print(f"{len(report.errors)} of {len(report.rows)} file(s) not indexed"

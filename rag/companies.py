@@ -15,6 +15,17 @@ _CORP_SUFFIX = re.compile(
 # as a metric's qualifier).
 WORD_PATTERN = re.compile(r"[a-z0-9][a-z0-9&'’.-]*[a-z0-9&]|[a-z0-9]")
 
+# Exchange tickers: letters and digits, with a share-class suffix after "." or "-" ("ABC-B", "XY.A").
+_TICKER = re.compile(r"^[A-Z][A-Z0-9]{0,5}(?:[.-][A-Z0-9]{1,3})?$")
+TICKER_FORM = "1-6 letters or digits starting with a letter, with an optional share class after '.' or '-' (e.g. BRK-B)"
+
+
+def checked_ticker(value) -> str | None:
+    """A ticker as exchanges write it, upper-cased ("brk-b" -> "BRK-B"); None for anything else. The one rule for
+    a ticker, whether a user typed it (`rag edit`) or a filing's dei:TradingSymbol says it."""
+    ticker = str(value if value is not None else "").strip().upper()
+    return ticker if _TICKER.match(ticker) else None
+
 
 def short_names(company: str) -> set[str]:
     """'Acme Inc.' -> {'acme inc.', 'acme'}; 'ACME WIDGET, INC.' -> {'acme widget, inc.', 'acme widget'}."""

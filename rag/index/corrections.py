@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from ..companies import TICKER_FORM, checked_ticker
+
 # What a user may correct, in the order forms show them.
 EDITABLE_FIELDS = ("company", "ticker", "form", "fiscal_year", "fiscal_period")
 # The record's fields every chunk of the filing carries too: the record is their source of truth.
@@ -17,8 +19,6 @@ RECORD_FIELDS_ON_CHUNKS = EDITABLE_FIELDS + ("fiscal_year_source",)
 FISCAL_PERIODS = ("Q1", "Q2", "Q3", "FY")
 USER_SOURCE = "user"  # fiscal_year_source / fiscal_period_source of a corrected value
 
-# Exchange tickers: letters and digits, with a share-class suffix after "." or "-" ("ABC-B", "XY.A").
-_TICKER = re.compile(r"^[A-Z][A-Z0-9]{0,5}(?:[.-][A-Z0-9]{1,3})?$")
 # The SEC's periodic reports: the annual 10-K family and the foreign private issuer's 20-F and 40-F, the
 # quarterly 10-Q family (transition reports "T", small-business "SB"); "/A" amends any of them.
 _ANNUAL_FORM = re.compile(r"^(?:10-K(?:T|405|SB)?|20-F|40-F)(?:/A)?$")
@@ -40,12 +40,10 @@ def is_annual_form(form: str | None) -> bool:
 
 
 def _ticker(value, problems: list[str]) -> str | None:
-    ticker = str(value).strip().upper()
-    if _TICKER.match(ticker):
-        return ticker
-    problems.append(f"ticker {str(value).strip()!r} is not a ticker: 1-6 letters or digits starting with a letter, "
-                    "with an optional share class after '.' or '-' (e.g. BRK-B)")
-    return None
+    ticker = checked_ticker(value)
+    if ticker is None:
+        problems.append(f"ticker {str(value).strip()!r} is not a ticker: {TICKER_FORM}")
+    return ticker
 
 
 def _company(value, problems: list[str]) -> str | None:

@@ -316,6 +316,8 @@ class IndexStore:
                     shared = None if meta.get("ticker") else shared_ticker(meta, filings.values())
                     if shared:
                         meta["ticker"] = shared
+                    if meta.get("notes"):  # what the file says that was not used, and why
+                        row["notes"] = list(meta["notes"])
                     old = filings.get(meta["doc_id"])
                     reuse = self._reusable_vectors(old, manifest)
                     entry = self._build_shard(doc, meta, row, progress=progress, name=name, reuse=reuse)

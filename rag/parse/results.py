@@ -78,7 +78,8 @@ class ParsedFiling:
     # ("dei:DocumentFiscalYearFocus" | "period_end" | "fiscal_period" | "caller"), fiscal_period ("Q1" | "Q2" |
     # "Q3" | "FY"), fiscal_period_source (see rag.parse.period), period_end (ISO), ticker, accession,
     # filing_date, shares_outstanding; cover_fields: the keys read from the cover's words rather than from dei:
-    # tags or an EDGAR header. Keys absent when unknown.
+    # tags or an EDGAR header; notes: what the file says that was not used, and why, in words for the user. Keys
+    # absent when unknown.
     meta: dict
     facts: list[Fact] = field(default_factory=list)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from ..companies import TICKER_FORM, checked_ticker
 from ..dates import fiscal_year_from_period_end
 from .builder import WS_RE
 from .cover import read_date
@@ -16,7 +17,6 @@ _DEI_META = {
     "dei:entityregistrantname": "company",
     "dei:entitycentralindexkey": "cik",
     "dei:documenttype": "form",
-    "dei:tradingsymbol": "ticker",
 }
 _NUMBER_WORDS = {
     w: i
@@ -150,6 +150,21 @@ class FactCollector:
                 if fact.value is None and not fact.unit:
                     fact.text = text[start:end]  # a text fact spanning blocks keeps its block breaks
 
+    def _ticker(self, meta: dict) -> None:
+        """The first dei:TradingSymbol that is a ticker by the rule `rag edit` applies. One that is not (a payload,
+        a sentence) is never the filing's ticker: the cover's table or the company's other filings may name it, and
+        meta["notes"] says why the tag was passed over."""
+        symbols = [text for text, _ in self.dei.get("dei:tradingsymbol", []) if text.strip()]
+        ticker = next((t for s in symbols if (t := checked_ticker(s))), None)
+        if ticker:
+            meta["ticker"] = ticker
+        elif symbols:
+            shown = symbols[0].strip()
+            shown = shown if len(shown) <= 40 else shown[:40] + "..."
+            meta.setdefault("notes", []).append(
+                f"The filing's dei:TradingSymbol {shown!r} is not a ticker ({TICKER_FORM}), so it is not used as "
+                "one; the ticker comes from the cover page or the company's other filings, if they name one.")
+
     def meta(self) -> dict:
         meta: dict = {}
         for concept, key in _DEI_META.items():
@@ -157,6 +172,7 @@ class FactCollector:
                 if text:
                     meta[key] = text
                     break
+        self._ticker(meta)
         for text, _ in self.dei.get("dei:documentfiscalyearfocus", []):
             if re.fullmatch(r"\d{4}", text):
                 meta["fiscal_year"] = int(text)
