@@ -15,24 +15,38 @@ The schema is plain SQL a served database (PostgreSQL, MySQL) can take over unch
              role TEXT, content TEXT, result_json TEXT, created_at TEXT)
 
 Ids of conversations are random hex strings (safe in a URL, unguessable, and free of any per-database sequence);
-times are ISO 8601 in UTC. One connection per operation, WAL journal, a busy timeout: two app sessions (or the app
-and a script) can write at once. This module imports no streamlit.
+times are ISO 8601 in UTC. This module imports no streamlit.
+
+Many sessions of one process share one store, so writes never race inside the process: one writer connection per
+store, one write at a time behind a lock, each write a single SQL statement (atomic on its own; a trigger keeps
+the conversation's time), so the lock is held for one step of SQLite and not across Python code that may wait for
+the interpreter behind CPU-bound threads; reads take a connection of their own from a small pool (WAL readers
+neither wait for the writer nor block it). Another process (the CLI,
+a second app) is waited for with a short busy timeout and retried with backoff for up to `write_patience` seconds.
+A database that cannot be used (corrupt, read-only, unopenable, locked past that) raises `StoreUnavailable`,
+whose message names the file and what to do; the next operation opens it afresh, so a fixed file is used again
+without a restart.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import random
 import re
 import sqlite3
+import threading
+import time
 import uuid
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
 from .schema import citation_label
 
-SCHEMA_VERSION = 1
+log = logging.getLogger(__name__)
+SCHEMA_VERSION = 2  # 2: the trigger that keeps updated_at
 ROLES = ("user", "assistant")
 TITLE_CHARS = 80
 
@@ -53,6 +67,9 @@ CREATE TABLE IF NOT EXISTS messages (
 );
 CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages (conversation_id, id);
 CREATE INDEX IF NOT EXISTS conversations_by_update ON conversations (updated_at);
+CREATE TRIGGER IF NOT EXISTS messages_touch_conversation AFTER INSERT ON messages BEGIN
+    UPDATE conversations SET updated_at = NEW.created_at WHERE id = NEW.conversation_id;
+END;
 """
 
 _ID_RE = re.compile(r"^[0-9a-f]{32}$")
@@ -60,6 +77,38 @@ _ID_RE = re.compile(r"^[0-9a-f]{32}$")
 
 class ConversationError(RuntimeError):
     """A conversation operation a user should read about (unknown id, bad role)."""
+
+
+class StoreUnavailable(ConversationError):
+    """The database cannot be used now. `str()` says which file, why, and what to do; `kind` is "corrupt",
+    "read-only", "locked" or "unopenable"."""
+
+    def __init__(self, path: Path, kind: str, detail: str):
+        self.path, self.kind, self.detail = Path(path), kind, detail
+        super().__init__(f"The conversation history at {path} cannot be used ({detail}): {_REMEDY[kind](path)}")
+
+
+_REMEDY = {
+    "corrupt": lambda p: f"the file is damaged. Move it aside (for example to {p.name}.bad) and a new, empty "
+                         "history is started; the indexed filings are not affected.",
+    "read-only": lambda p: f"the app may not write there. Make {p.parent} writable for the user running the app, "
+                           "or set RAG_STORAGE_DIR to a writable folder.",
+    "unopenable": lambda p: f"check that {p.parent} is a folder the app can write to and {p.name} is a file, "
+                            "or set RAG_STORAGE_DIR to another folder.",
+    "locked": lambda p: "another program keeps it locked. Close the program writing to it (a script, a second "
+                        "app on the same storage folder); writes are retried.",
+}
+
+
+def _kind(exc: BaseException) -> str:
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        return "locked"
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return "corrupt"
+    if "readonly" in text or "read-only" in text or isinstance(exc, PermissionError):
+        return "read-only"
+    return "unopenable"
 
 
 def _now() -> str:
@@ -82,44 +131,141 @@ def valid_id(value: Any) -> bool:
 
 
 class ConversationStore:
-    def __init__(self, db_path: str | Path):
+    """Conversations in one SQLite file, shared by every thread of the process (see the module docstring).
+
+    write_patience: seconds a write keeps retrying while another process holds the database locked."""
+
+    BUSY_TIMEOUT_S = 2.0  # one wait inside SQLite; the retries around it add backoff and the overall patience
+    READERS = 4  # idle reader connections kept open
+
+    def __init__(self, db_path: str | Path, *, write_patience: float = 30.0):
         self.db_path = Path(db_path)
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version < SCHEMA_VERSION:
-                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        self.write_patience = write_patience
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._readers: list[sqlite3.Connection] = []  # idle reader connections, taken and given back
+        self._readers_lock = threading.Lock()
+        self._retrying(lambda db: None)  # a bad file is reported now, not at the first question
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    def _drop(self) -> None:
+        with self._readers_lock:
+            idle, self._readers = self._readers, []
+        for db in [self._db, *idle]:
+            if db is not None:
+                try:
+                    db.close()
+                except sqlite3.Error:
+                    pass
+        self._db = None
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            db = sqlite3.connect(self.db_path, timeout=self.BUSY_TIMEOUT_S, isolation_level=None,
+                                 check_same_thread=False)
+        except OSError as exc:
+            raise StoreUnavailable(self.db_path, _kind(exc), str(exc)) from exc
+        db.row_factory = sqlite3.Row
+        return db
+
+    def _connection(self) -> sqlite3.Connection:
+        """The open connection, opened (and the schema made) when there is none. Called with the lock held;
+        raises sqlite3 errors for _retrying to judge."""
+        if self._db is not None:
+            return self._db
+        try:
+            self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(self.db_path, _kind(exc), str(exc)) from exc
+        # Autocommit: transactions are begun explicitly, so none stays open by accident between operations.
+        db = self._open()
+        try:
+            db.execute("PRAGMA foreign_keys=ON")
+            if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
+                log.warning("%s: WAL journal not available; writers wait for readers", self.db_path)
+            if db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:  # a reader writes nothing
+                db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+        except BaseException:
+            db.close()
+            raise
+        self._db = db
+        return db
 
     @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        """One connection per operation, committed on success, rolled back on error, always closed."""
-        with closing(sqlite3.connect(self.db_path, timeout=15.0)) as db:
-            db.row_factory = sqlite3.Row
-            db.execute("PRAGMA foreign_keys=ON")
-            db.execute("PRAGMA busy_timeout=15000")
-            with db:
+    def _connect(self, write: bool = False) -> Iterator[sqlite3.Connection]:
+        """A connection for one operation: a reader from the pool, or the writer connection under the lock (a
+        write is one statement, committed by SQLite as it ends). Only for operations that can be retried whole:
+        see _retrying."""
+        if not write:
+            if self._db is None:
+                with self._lock:
+                    self._connection()  # the file opened and its schema made
+            with self._readers_lock:
+                db = self._readers.pop() if self._readers else None
+            if db is None:
+                db = self._open()
+                db.execute("PRAGMA query_only=ON")
+            try:
                 yield db
+            except BaseException:
+                db.close()
+                raise
+            with self._readers_lock:
+                if len(self._readers) < self.READERS and self._db is not None:
+                    self._readers.append(db)
+                    db = None
+            if db is not None:
+                db.close()
+            return
+        with self._lock:
+            yield self._connection()
+
+    def _retrying(self, operation, write: bool = False):
+        """operation(db), retried with backoff while another process holds the database locked (up to
+        write_patience seconds); any other database error, or a lock held past that, is StoreUnavailable."""
+        deadline = time.monotonic() + self.write_patience
+        delay = 0.05
+        while True:
+            try:
+                with self._connect(write) as db:
+                    return operation(db)
+            except ConversationError:
+                raise
+            except sqlite3.OperationalError as exc:
+                kind = _kind(exc)
+                if kind == "locked" and time.monotonic() < deadline:
+                    time.sleep(delay * (0.5 + random.random()))  # jitter: two waiting processes do not collide
+                    delay = min(delay * 2, 1.0)
+                    continue
+                with self._lock:
+                    self._drop()
+                raise StoreUnavailable(self.db_path, kind, str(exc)) from exc
+            except sqlite3.Error as exc:  # corrupt, read-only, I/O: the next operation opens the file afresh
+                with self._lock:
+                    self._drop()
+                raise StoreUnavailable(self.db_path, _kind(exc), str(exc)) from exc
 
     # ---- conversations
-    def create(self, title: str = "") -> dict:
+    def create(self, title: str = "", conversation_id: str | None = None) -> dict:
+        """A new conversation; `conversation_id` keeps the id a conversation was given while the store was
+        unavailable (an id already stored is kept as it is, so saving it again is harmless)."""
         now = _now()
-        conv = {"id": uuid.uuid4().hex, "title": make_title(title), "created_at": now, "updated_at": now}
-        with self._connect() as db:
-            db.execute(
-                "INSERT INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
-                (conv["id"], conv["title"], conv["created_at"], conv["updated_at"]),
-            )
-        return conv
+        cid = conversation_id if valid_id(conversation_id) else uuid.uuid4().hex
+        conv = {"id": cid, "title": make_title(title), "created_at": now, "updated_at": now}
+        self._retrying(lambda db: db.execute(
+            "INSERT OR IGNORE INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
+            (conv["id"], conv["title"], conv["created_at"], conv["updated_at"])), write=True)
+        return self.get(cid) or conv
 
     def get(self, conversation_id: str) -> dict | None:
         if not valid_id(conversation_id):
             return None
-        with self._connect() as db:
-            row = db.execute(
-                "SELECT id, title, created_at, updated_at FROM conversations WHERE id = ?", (conversation_id,)
-            ).fetchone()
+        row = self._retrying(lambda db: db.execute(
+            "SELECT id, title, created_at, updated_at FROM conversations WHERE id = ?", (conversation_id,)
+        ).fetchone())
         return dict(row) if row else None
 
     def list(self, limit: int | None = None) -> list[dict]:
@@ -133,13 +279,11 @@ class ConversationStore:
         if limit is not None:
             sql += " LIMIT ?"
             params = (int(limit),)
-        with self._connect() as db:
-            return [dict(r) for r in db.execute(sql, params).fetchall()]
+        return [dict(r) for r in self._retrying(lambda db: db.execute(sql, params).fetchall())]
 
     def delete(self, conversation_id: str) -> bool:
-        with self._connect() as db:
-            cur = db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
-            return cur.rowcount > 0
+        return self._retrying(lambda db: db.execute(
+            "DELETE FROM conversations WHERE id = ?", (conversation_id,)).rowcount > 0, write=True)
 
     # ---- messages
     def add_message(self, conversation_id: str, role: str, content: str, result: dict | None = None) -> int:
@@ -147,27 +291,27 @@ class ConversationStore:
             raise ConversationError(f"role must be one of {ROLES}, not {role!r}")
         now = _now()
         payload = json.dumps(result, ensure_ascii=False, default=str) if result is not None else None
-        with self._connect() as db:
-            exists = db.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
-            if not exists:
-                raise ConversationError(f"no conversation {conversation_id!r}")
+
+        def insert(db: sqlite3.Connection) -> int:
             cur = db.execute(
-                "INSERT INTO messages (conversation_id, role, content, result_json, created_at) VALUES (?, ?, ?, ?, ?)",
-                (conversation_id, role, content or "", payload, now),
+                "INSERT INTO messages (conversation_id, role, content, result_json, created_at) "
+                "SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?)",
+                (conversation_id, role, content or "", payload, now, conversation_id),
             )
-            db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
+            if cur.rowcount != 1:
+                raise ConversationError(f"no conversation {conversation_id!r}")
             return int(cur.lastrowid)
+
+        return self._retrying(insert, write=True)
 
     def messages(self, conversation_id: str) -> list[dict]:
         """Oldest first: id, role, content, result (the parsed result_json, or None), created_at."""
         if not valid_id(conversation_id):
             return []
-        with self._connect() as db:
-            rows = db.execute(
-                "SELECT id, role, content, result_json, created_at FROM messages WHERE conversation_id = ? "
-                "ORDER BY id",
-                (conversation_id,),
-            ).fetchall()
+        rows = self._retrying(lambda db: db.execute(
+            "SELECT id, role, content, result_json, created_at FROM messages WHERE conversation_id = ? ORDER BY id",
+            (conversation_id,),
+        ).fetchall())
         out = []
         for row in rows:
             item = dict(row)
