@@ -22,7 +22,8 @@ Order of events in one answer:
    best match the question, each with its [n].
 5. Checks on the final text: every [n] must name a given source (others are removed, with a warning); figures
    that appear in none of the cited sources are listed in warnings (`unverified_figures`); arithmetic written as
-   `a / b = c` is recomputed.
+   `a / b = c` is recomputed; an answer that recites the model's own instructions, or names nothing the question
+   asks about, is flagged as one a passage may have steered (`injection`).
 
 Exact figures from the facts layer: rag/engine.py asks rag/facts.py for them and passes them on as
     answer_stream(..., facts_block="Total revenue FY2024: $391,035 million [F1]", fact_citations=[Citation(...)])
@@ -33,8 +34,8 @@ it. For the citation and figure checks, a fact citation's evidence is its `text`
 cite it. Nothing is required of a fact Citation but `text` (and ideally company/ticker/form/fiscal_year/url).
 
 Modules: llm (the Ollama client, its errors and status), refusals, sources (the numbered citations), prompt,
-citations (the [n] markers), figures (numbers, arithmetic and the final check), terms, quotable and extractive
-(the extractive answer), stream (AnswerStream, answer_stream, answer).
+citations (the [n] markers), figures (numbers, arithmetic and the final check), injection (an answer a passage
+steered), terms, quotable and extractive (the extractive answer), stream (AnswerStream, answer_stream, answer).
 
 This package imports no streamlit: the CLI, the tests and the app share it.
 """

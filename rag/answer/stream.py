@@ -20,6 +20,7 @@ from ..schema import AnswerResult, Citation, QuestionPlan, RetrievalResult
 from .citations import CITATION_MARKER, CitationFilter, citation_numbers
 from .extractive import extractive_answer, figure_source
 from .figures import check_citations
+from .injection import steered_warnings
 from .llm import StreamBroken, answer_tokens, make_llm, translate_error
 from .prompt import SYSTEM_PROMPT, build_messages, fit_sources
 from .refusals import (
@@ -600,6 +601,8 @@ class AnswerStream:
             res.refused, res.refusal_reason = True, "not_in_sources"
         elif not cited and text.strip():
             res.warnings.append("The answer cites no source; treat it as unverified.")
+        if not res.refused:
+            res.warnings.extend(steered_warnings(self.question, text))
 
 
 def _rejects_think_field(exc: Exception | None) -> bool:
