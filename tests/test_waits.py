@@ -142,6 +142,14 @@ def test_a_model_that_never_stops_is_cut_at_the_length_cap_in_bounded_memory(fak
     assert fake_ollama.chat_requests()[0]["options"]["num_predict"] == answer_tokens(settings)
 
 
+def test_hidden_reasoning_counts_toward_the_length_cap(fake_ollama):
+    fake_ollama.thinking = "Let me think about the table once more. " * 500  # 20,500 characters, none shown
+    res = answer(QUESTION, retrieval("q"), settings_for(fake_ollama, llm_max_chars=3000))
+    assert res.extractive and "391,035" in res.answer  # answered from the filings instead
+    assert "only its hidden reasoning" in res.warnings[0]
+    assert "think" not in res.answer.lower()
+
+
 def test_the_deadline_ends_a_model_that_never_stops_on_time_in_bounded_memory(fake_ollama):
     _endless(fake_ollama, gap_s=0.01)  # slower than the length cap: only the deadline can end it
     settings = settings_for(fake_ollama, llm_deadline_s=1.5, llm_max_chars=1_000_000)
