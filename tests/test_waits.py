@@ -237,10 +237,11 @@ def test_cli_against_a_model_that_never_stops_ends_at_the_cap(storage, capsys, m
     _use(monkeypatch, fake_ollama, RAG_LLM_DEADLINE="3", RAG_LLM_MAX_CHARS="5000")
     code, out, err, took = _ask(capsys, storage)
     assert code == 0, err
-    assert took < 3, took  # before the deadline: the cap ended it
+    assert took < 8, took  # retrieval included; the model's part ends well inside its 3 s
     answer_text = out.split("\n\nSources:", 1)[0]
     assert 4000 < len(answer_text) < 5400
-    assert "5,000 characters allowed for one answer (RAG_LLM_MAX_CHARS)" in err
+    # The cap ended the answer, not the deadline (which would be named instead).
+    assert "5,000 characters allowed for one answer (RAG_LLM_MAX_CHARS)" in err and "RAG_LLM_DEADLINE" not in err
 
 
 # ------------------------------------------------------------------------------------------ the writer lock
