@@ -36,8 +36,8 @@ def _files_progress(paths) -> Callable[[str, str, float], None]:
 
     try:
         order = {Path(p).name: i for i, p in enumerate(filing_files(paths), start=1)}
-    except FileNotFoundError:
-        return _progress  # the store reports the missing path itself
+    except (FileNotFoundError, ValueError):
+        return _progress  # the store reports the missing path (or the FIFO) itself
 
     def progress(name: str, stage: str, fraction: float) -> None:
         position = order.get(Path(name).name)
@@ -101,7 +101,12 @@ def cmd_download(args) -> int:
             print(shown_name(f"downloaded  {record.ticker} {record.form} "
                              f"{period_label(record.fiscal_year, record.fiscal_period)}  {record.path}"))
         return 0
-    report = _writer(settings).add([r.path for r in ok], progress=_files_progress([r.path for r in ok]))
+    from .index import IndexError_
+
+    try:
+        report = _writer(settings).add([r.path for r in ok], progress=_files_progress([r.path for r in ok]))
+    except IndexError_ as exc:  # busy, or storage not writable: the downloads stay on disk for the next run
+        return _fail(str(exc), 2)
     _print_report(report)
     return 0 if len(ok) == len(outcomes) and not report.errors else 1
 
@@ -119,12 +124,12 @@ def _parse_years(raw: str) -> list[int]:
 
 
 def cmd_index(args) -> int:
-    from .index import IndexBusy
+    from .index import IndexError_, PathRefused
 
     overrides = {"ticker": args.ticker, "company": args.company, "form": args.form, "fiscal_year": args.fiscal_year}
     try:
         report = _writer(_settings(args)).add(args.paths, overrides=overrides, progress=_files_progress(args.paths))
-    except (IndexBusy, FileNotFoundError) as exc:
+    except (IndexError_, PathRefused, FileNotFoundError) as exc:  # busy, storage not writable, no such file
         print(f"error: {exc}", file=sys.stderr)
         return 2
     _print_report(report)

@@ -20,6 +20,7 @@ EMBED_BACKENDS = ("torch", "onnx", "onnx-int8")
 # The fastest backend whose dev-set evidence recall@5 is within 0.01 of PyTorch's: int8 embedded 1.8-3.4x
 # PyTorch's chunks/s in same-run `rag bench embed` comparisons, with equal dev recall@5 (hybrid and dense).
 DEFAULT_EMBED_BACKEND = "onnx-int8"
+DEFAULT_MAX_FILE_MB = 50
 
 
 def _env(name: str, default: str) -> str:
@@ -95,7 +96,13 @@ class Settings:
     llm_max_chars: int = field(default_factory=lambda: _env_int("RAG_LLM_MAX_CHARS", 12000))
     # SEC asks every client to identify itself as "Name email@example.com"; no default, so nobody sends ours.
     sec_user_agent: str = field(default_factory=lambda: _env("SEC_USER_AGENT", ""))
-    max_upload_mb: int = field(default_factory=lambda: _env_int("RAG_MAX_UPLOAD_MB", 200))
+    # The largest file one filing may be, indexed or uploaded. The largest real 10-K in the shared corpus is 4.0 MB
+    # (GE's inline XBRL); 50 MB leaves twelve times that, and keeps a run's memory and embedding time bounded.
+    max_file_mb: int = field(default_factory=lambda: _env_int("RAG_MAX_FILE_MB", DEFAULT_MAX_FILE_MB))
+    # The uploader's own limit: the file limit unless set apart (an upload the index would refuse helps nobody).
+    max_upload_mb: int = field(
+        default_factory=lambda: _env_int("RAG_MAX_UPLOAD_MB", _env_int("RAG_MAX_FILE_MB", DEFAULT_MAX_FILE_MB))
+    )
     # Who reads the engine's messages: "app" (its pages) or "cli" (its commands); they say where to add filings.
     audience: str = "app"
 

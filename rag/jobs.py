@@ -23,7 +23,7 @@ from typing import Callable
 
 from . import edgar
 from .config import Settings
-from .index import IndexBusy, IndexStore
+from .index import IndexBusy, IndexError_, IndexStore
 
 log = logging.getLogger(__name__)
 
@@ -201,6 +201,8 @@ class IndexJobs:
                     self._download(task)
                 else:
                     self._index(job.id, job.path, job.overrides, job.replace)
+            except IndexError_ as exc:  # busy too long, storage full or read-only: its message says it all
+                self._update(job.id, state="failed", detail=str(exc), finished=time.monotonic())
             except Exception as exc:  # noqa: BLE001 - the worker must outlive any one filing
                 log.exception("background job %s failed", job.label)
                 self._update(job.id, state="failed", detail=f"{type(exc).__name__}: {exc}",

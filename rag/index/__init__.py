@@ -5,6 +5,7 @@ Modules:
     filings       which files are filings; a filing's sha256 and metadata
     nodes         the chunk node and its nodes.jsonl line
     transforms    the IngestionPipeline steps (chunk, embed only what changed)
+    errors        the errors a user reads: a busy index, and storage that cannot be written (full, read-only)
     columns       per-row filter columns (incl. the statement a chunk belongs to) and the rows a filter selects
     vector_store  FilingVectorStore: FAISS as a LlamaIndex vector store, with exact filters and delete
     loaded        LoadedIndex: one generation, loaded
@@ -15,7 +16,8 @@ Modules:
 from .chunking import CHUNKER_VERSION, FilingChunker
 from .columns import FILTER_COLUMNS, fiscal_period_of, metadata_columns
 from .corrections import EDITABLE_FIELDS, FISCAL_PERIODS, InvalidCorrection, checked_corrections
-from .filings import FILING_META_KEYS, filing_files, filing_meta
+from .errors import StorageError
+from .filings import FILING_META_KEYS, PathRefused, filing_files, filing_meta
 from .loaded import LoadedIndex
 from .nodes import NODE_META_KEYS
 from .store import IndexBusy, IndexError_, IndexReport, IndexStore, Progress, keyword_stemmer
@@ -24,6 +26,6 @@ from .vector_store import FilingVectorStore
 __all__ = [
     "CHUNKER_VERSION", "EDITABLE_FIELDS", "FILING_META_KEYS", "FILTER_COLUMNS", "FISCAL_PERIODS", "NODE_META_KEYS",
     "FilingChunker", "FilingVectorStore", "IndexBusy", "IndexError_", "IndexReport", "IndexStore",
-    "InvalidCorrection", "LoadedIndex", "Progress", "checked_corrections", "fiscal_period_of", "filing_files",
-    "filing_meta", "keyword_stemmer", "metadata_columns",
+    "InvalidCorrection", "LoadedIndex", "PathRefused", "Progress", "StorageError", "checked_corrections",
+    "fiscal_period_of", "filing_files", "filing_meta", "keyword_stemmer", "metadata_columns",
 ]

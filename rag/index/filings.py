@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import stat
 from pathlib import Path
 from typing import Iterable
 
@@ -70,9 +72,40 @@ def filing_files(paths: Iterable[str | Path]):
                 if child.suffix.lower() in suffixes and not (child.parent / "filing.json").is_file():
                     yield child
         elif path.exists():
-            yield path
+            yield regular_file(path)
         else:
             raise FileNotFoundError(f"no such file or folder: {path}")
+
+
+class PathRefused(ValueError):
+    """A path named to be indexed that is no regular file (a FIFO, a device, a socket)."""
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def regular_file(path: Path) -> Path:
+    """`path` when it is a regular file (through any links); PathRefused otherwise. Only stat is used: opening a
+    FIFO for reading blocks until a writer comes, and /dev/zero or /dev/urandom never end, so a reader would hang
+    (holding the writer lock) rather than fail."""
+    mode = os.stat(path).st_mode
+    if stat.S_ISREG(mode):
+        return path
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    shown = f"{path} (a link to {os.path.realpath(path)})" if path.is_symlink() else str(path)
+    raise PathRefused(f"{shown} is {kind}; only regular files are read")
+
+
+def indexable(path: Path, max_mb: int) -> Path:
+    """`path` when it is a regular file of at most `max_mb` MB (0: no limit); PathRefused saying why otherwise.
+    Checked before a byte is read: a file far beyond any filing would cost gigabytes and hours to index."""
+    regular_file(path)
+    size = path.stat().st_size
+    if max_mb and size > max_mb * 1024 * 1024:
+        raise PathRefused(f"{path} is {size / 1024 / 1024:.1f} MB, over the {max_mb} MB limit for one filing "
+                          "(RAG_MAX_FILE_MB)")
+    return path
 
 
 def _recorded_primary(record: Path) -> Path | None:

@@ -28,6 +28,7 @@ import os
 import shutil
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -36,6 +37,7 @@ import bm25s
 import faiss
 import numpy as np
 import Stemmer
+from filelock import Timeout
 from llama_index.core import Document
 from llama_index.core.ingestion import IngestionPipeline
 
@@ -47,24 +49,22 @@ from ..parse import ParsedFiling
 from .chunking import FilingChunker, chunker_version
 from .columns import metadata_columns
 from .corrections import USER_SOURCE, checked_corrections, with_record
-from .filings import FILING_META_KEYS, filing_files, filing_meta, shared_ticker
+from .errors import IndexBusy, IndexError_, StorageError, storage_error
+from .filings import FILING_META_KEYS, PathRefused, filing_files, filing_meta, indexable, shared_ticker
 from .loaded import LoadedIndex
 from .nodes import node_to_json, read_nodes
 from .transforms import ChunkTransform, EmbedChangedChunks
 from .vector_store import FilingVectorStore
 from .writer_lock import LockWait, WriterLock
 
+__all__ = ["IndexBusy", "IndexError_", "IndexReport", "IndexStore", "StorageError", "keyword_stemmer"]
+
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, str, float], None]  # (filing name, stage, fraction of this filing done)
 
-
-class IndexError_(RuntimeError):
-    """A problem with the index a user should read (named with a trailing _ to keep the builtin usable)."""
-
-
-class IndexBusy(IndexError_):
-    pass
+# What a failed write leaves, said after the reason.
+UNCHANGED = "Nothing was published: the index and its facts are as they were."
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -106,13 +106,22 @@ _BUILD_DIR_PREFIX = ".tmp-"
 
 
 def _write_text_atomic(path: Path, content: str) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(content)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    os.replace(_written_beside(path, content), path)
     _fsync_dir(path.parent)
+
+
+def _written_beside(path: Path, content: str) -> Path:
+    """A temporary beside `path` holding `content`, on disk (fsynced); removed again if it cannot be written."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(content)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
 
 
 class IndexStore:
@@ -150,15 +159,36 @@ class IndexStore:
         lock = WriterLock(self.root, what=what, on_wait=self.on_lock_wait)
         try:
             lock.acquire(timeout)
-        except Exception as exc:  # filelock.Timeout
+        except Timeout as exc:
             raise IndexBusy("another indexing run holds the index; try again when it finishes") from exc
+        except OSError as exc:  # read-only storage, a full disk: no other writer is to blame
+            raise self._storage_error(exc, f"start the {what}", "Nothing was changed.") from exc
         return lock
+
+    def _storage_error(self, exc: BaseException, doing: str, outcome: str = UNCHANGED) -> BaseException:
+        """`exc` as the StorageError it amounts to, or `exc` itself when it is no failure to write."""
+        return storage_error(exc, self.settings.storage_dir, doing, outcome) or exc
+
+    @contextmanager
+    def _writes(self, doing: str, outcome: str = UNCHANGED):
+        """Around the index's writes: a full disk, read-only storage or an I/O error becomes one StorageError
+        that names the storage folder and its free space, rather than the writing library's own words."""
+        try:
+            yield
+        except StorageError:
+            raise
+        except Exception as exc:
+            problem = self._storage_error(exc, doing, outcome)
+            if problem is exc:
+                raise
+            raise problem from exc
 
     def _acquire(self, what: str, timeout: float) -> WriterLock:
         """The writer lock, held, with what a killed writer left cleared away (see _recover)."""
         lock = self._writer(what, timeout)
         try:
-            self._recover()
+            with self._writes(f"clear what an interrupted writer left before the {what}", "Nothing was changed."):
+                self._recover()
         except BaseException:
             lock.release()
             raise
@@ -282,7 +312,11 @@ class IndexStore:
         parsed: dict[str, ParsedFiling] | None = None,
     ) -> IndexReport:
         """Index files (folders are walked). Unchanged filings are skipped; failures are reported per filing and
-        the others go on. Publishes one new generation at the end, if anything changed."""
+        the others go on. Publishes one new generation at the end, if anything changed.
+
+        Raises, before taking the writer lock, FileNotFoundError for a path that does not exist and PathRefused
+        for one that is no regular file (a FIFO or a device would never finish reading). A write that fails (a
+        full disk, read-only storage) stops the run with StorageError and publishes nothing of it."""
         files = list(filing_files(paths))
         report = IndexReport()
         started = time.perf_counter()
@@ -299,6 +333,7 @@ class IndexStore:
                 row = {"file": str(path), "status": "skipped", "parse_s": 0.0, "chunks": 0, "embed_s": 0.0}
                 try:
                     t0 = time.perf_counter()
+                    indexable(path, self.settings.max_file_mb)  # stat only, before a byte is read
                     sha = parse_module.file_sha256(path)
                     if sha in by_hash:
                         row.update(doc_id=by_hash[sha], chunks=filings[by_hash[sha]].get("chunks", 0))
@@ -330,8 +365,10 @@ class IndexStore:
                     report.changed = True
                     if progress:
                         progress(name, "indexed", 1.0)
+                except StorageError:  # the disk, not the filing: every filing after it would fail alike
+                    raise
                 except Exception as exc:  # noqa: BLE001 - one bad filing must not stop the others
-                    if isinstance(exc, parse_module.ParseError):  # the file, not the code: its reason says it all
+                    if isinstance(exc, (parse_module.ParseError, PathRefused)):  # the file: its reason says it all
                         log.info("not indexed: %s", exc)
                     else:
                         log.exception("indexing %s failed", path)
@@ -395,7 +432,8 @@ class IndexStore:
             corrected = sorted(set(filings[doc_id].get("corrected") or ()) | {k for k in fields if k in changes})
             entry = {**filings[doc_id], **fields, "corrected": corrected}
             filings[doc_id] = entry
-            self._rewrite_shard_metadata(entry)
+            with self._writes("rewrite the filing's chunks"):
+                self._rewrite_shard_metadata(entry)
             self._publish(filings)
             self._facts_update(doc_id, fields)
         finally:
@@ -409,27 +447,33 @@ class IndexStore:
         _write_text_atomic(path, "".join(node_to_json(node) + "\n" for node in nodes))
 
     # ---- facts hook (rag/facts.py): each filing's inline XBRL facts in storage/facts.sqlite3, mapped to chunks.
-    # A failure here is logged and never stops indexing: answers then fall back to retrieval alone.
+    # A filing goes live with its facts or not at all; the other hooks only log a failure (the next writer settles).
     def _facts_record(self, doc: ParsedFiling, meta: dict, entry: dict, generation: str) -> None:
+        """Stage the filing's facts for `generation`: a failed write stops the run (StorageError), any other
+        failure fails this filing, so no filing is indexed without its facts."""
         try:
-            record_filing(self.settings, doc, meta, self.root / "shards" / entry["shard"], run=generation)
-        except Exception:  # noqa: BLE001
-            log.exception("storing the XBRL facts of %s failed", meta.get("doc_id"))
+            with self._writes("store the filing's XBRL facts"):
+                record_filing(self.settings, doc, meta, self.root / "shards" / entry["shard"], run=generation)
+        except StorageError:
+            raise
+        except Exception as exc:
+            raise IndexError_(f"its XBRL facts could not be stored ({exc})") from exc
 
     def _facts_backfill(self, entry: dict) -> None:
         """An unchanged filing indexed before facts were stored (or whose facts DB is gone) gets its facts."""
         try:
-            backfill_filing(self.settings, entry, self.root / "shards" / entry["shard"])
+            with self._writes("store the XBRL facts of an indexed filing"):
+                backfill_filing(self.settings, entry, self.root / "shards" / entry["shard"])
+        except StorageError:
+            raise
         except Exception:  # noqa: BLE001
             log.exception("storing the XBRL facts of %s failed", entry.get("doc_id"))
 
     def _facts_publish(self, generation: str) -> None:
-        """The facts staged for `generation`, made live right after it went live. A kill in between leaves them
-        staged; the next writer's _recover publishes them, as their generation is live."""
-        try:
-            FactStore.for_settings(self.settings).publish_run(generation)
-        except Exception:  # noqa: BLE001
-            log.exception("publishing the XBRL facts of generation %s failed", generation)
+        """The facts staged for `generation`, made live right after it went live (raises when they cannot be: see
+        _go_live). A kill in between leaves them staged; the next writer's _recover publishes them, as their
+        generation is live."""
+        FactStore.for_settings(self.settings).publish_run(generation)
 
     def _facts_settle(self, live: str | None) -> None:
         """The facts store brought in line with the live index (see FactStore.settle). The filings it holds are
@@ -446,8 +490,11 @@ class IndexStore:
             done = FactStore.for_settings(self.settings).settle(live, live_filings)
             if any(done.values()):
                 log.info("facts store settled after an interrupted run: %s", done)
-        except Exception:  # noqa: BLE001
-            log.exception("settling the XBRL facts with the live index failed")
+        except Exception as exc:  # noqa: BLE001
+            if self._storage_error(exc, "settle the XBRL facts") is exc:
+                log.exception("settling the XBRL facts with the live index failed")
+            else:  # the run's own first write will say so, once, in its own words
+                log.info("settling the XBRL facts with the live index failed: %s", exc)
 
     def _facts_forget(self, doc_ids: list[str]) -> None:
         try:
@@ -504,18 +551,19 @@ class IndexStore:
             row["reused"] = embedder.reused
             vectors = np.asarray([n.embedding for n in nodes], dtype="float32").reshape(len(nodes), -1)
             tmp = shards / f"{_BUILD_DIR_PREFIX}{key}-{uuid.uuid4().hex[:8]}"
-            tmp.mkdir(parents=True)
             try:
-                with open(tmp / "nodes.jsonl", "w", encoding="utf-8") as fh:
-                    for node in nodes:
-                        fh.write(node_to_json(node) + "\n")
-                np.save(tmp / "vectors.npy", vectors)
-                (tmp / "text.txt").write_text(doc.text, encoding="utf-8")
-                (tmp / "sections.json").write_text(json.dumps([s.__dict__ for s in doc.sections]))
-                if final.exists():
-                    shutil.rmtree(final)
-                os.replace(tmp, final)
-                _fsync_dir(shards)
+                with self._writes("write the filing's chunks"):
+                    tmp.mkdir(parents=True)
+                    with open(tmp / "nodes.jsonl", "w", encoding="utf-8") as fh:
+                        for node in nodes:
+                            fh.write(node_to_json(node) + "\n")
+                    np.save(tmp / "vectors.npy", vectors)
+                    (tmp / "text.txt").write_text(doc.text, encoding="utf-8")
+                    (tmp / "sections.json").write_text(json.dumps([s.__dict__ for s in doc.sections]))
+                    if final.exists():
+                        shutil.rmtree(final)
+                    os.replace(tmp, final)
+                    _fsync_dir(shards)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
             count = len(nodes)
@@ -532,10 +580,18 @@ class IndexStore:
         """Build the next generation from the shards, then switch CURRENT to it in one atomic step; the facts
         staged for it follow."""
         gens = self.root / "generations"
-        gens.mkdir(parents=True, exist_ok=True)
         name = name or self._new_generation_name()
         tmp = gens / f"{_BUILD_DIR_PREFIX}{name}"
-        tmp.mkdir()
+        with self._writes("write the next index generation"):
+            gens.mkdir(parents=True, exist_ok=True)
+            tmp.mkdir()
+            self._build_generation(filings, tmp, gens / name)
+        self._go_live(name)
+        self._prune(keep={name}, live_shards={f["shard"] for f in filings.values()})
+
+    def _build_generation(self, filings: dict, tmp: Path, final: Path) -> None:
+        """The index of `filings` (FAISS, nodes, BM25, manifest) built in `tmp`, then renamed to `final`."""
+        gens = final.parent
         try:
             nodes, vectors = [], []
             for doc_id in sorted(filings):
@@ -565,14 +621,42 @@ class IndexStore:
                 if path.is_file():
                     with open(path, "rb") as fh:
                         os.fsync(fh.fileno())
-            os.replace(tmp, gens / name)
+            os.replace(tmp, final)
             _fsync_dir(gens)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        _write_text_atomic(self.root / "CURRENT", name)
-        self._facts_publish(name)
-        self._prune(keep={name}, live_shards={f["shard"] for f in filings.values()})
+
+    def _go_live(self, name: str) -> None:
+        """Switch CURRENT to generation `name`, then publish the facts staged for it. Should the facts fail (a full
+        disk), CURRENT goes back to the generation it named, from a copy written before the switch so that going
+        back needs no room, and the run fails: an index never stays live without its facts."""
+        current = self.root / "CURRENT"
+        previous = self.current_generation()
+        with self._writes("switch the index to its next generation"):
+            undo = _written_beside(current, previous) if previous else None
+            try:
+                _write_text_atomic(current, name)
+            except BaseException:
+                if undo is not None:
+                    undo.unlink(missing_ok=True)
+                raise
+        try:
+            self._facts_publish(name)
+        except Exception as exc:  # a kill (or Ctrl-C) leaves this to the next writer's _recover instead
+            if undo is not None:
+                os.replace(undo, current)
+            else:
+                current.unlink(missing_ok=True)
+            _fsync_dir(self.root)
+            shutil.rmtree(self.root / "generations" / name, ignore_errors=True)
+            problem = self._storage_error(exc, "publish the XBRL facts of the new index")
+            if problem is exc:
+                raise IndexError_(f"the XBRL facts of the new index could not be published ({exc}). {UNCHANGED}"
+                                  ) from exc
+            raise problem from exc
+        if undo is not None:
+            undo.unlink(missing_ok=True)
 
     def _prune(self, keep: set[str], live_shards: set[str]) -> None:
         """Drop old generations (keeping the previous one for readers mid-load), leftovers of killed runs, and

@@ -89,7 +89,9 @@ class WriterLock:
             tmp.write_text(json.dumps(note), encoding="utf-8")
             os.replace(tmp, self.holder_path)
         except OSError as exc:  # the note only helps a waiting writer's message: never stop the work for it
-            log.warning("cannot note the index lock's holder in %s: %s", self.holder_path, exc)
+            tmp.unlink(missing_ok=True)
+            # Info, not a warning: on a full disk the run's own first write fails next and says so, in one line.
+            log.info("cannot note the index lock's holder in %s: %s", self.holder_path, exc)
 
     def release(self) -> None:
         if self._lock is None:
