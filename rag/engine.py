@@ -14,7 +14,7 @@ from llama_index.core.schema import NodeWithScore
 
 from .answer import answer_stream, make_llm, ollama_status
 from .config import Settings, get_settings
-from .facts import CheckedStream, FactsLayer
+from .facts import CheckedStream, FactsLayer, FactStoreUnavailable
 from .facts.restated import reported_values, restating
 from .index import IndexStore, LoadedIndex
 from .retrieve import Retriever
@@ -80,9 +80,14 @@ class Engine:
             question, mode=mode, top_k=k, filters=filters, use_analysis=use_analysis,
             llm=self._query_llm() if n > 0 else None, generated_queries=n,
         )
-        self._lead_with_fact_chunks(result, filters, k)
-        if self._fact_answer(result, filters) is None:
-            result.warnings.extend(self._unreported(result, filters))
+        problem = self._facts_problem()
+        if problem:  # answered from the passages, saying why there is no exact figure (and no traceback)
+            result.plan.facts_unreadable = True
+            result.warnings.append(problem)
+        else:
+            self._lead_with_fact_chunks(result, filters, k)
+            if self._fact_answer(result, filters) is None:
+                result.warnings.extend(self._unreported(result, filters))
         result.shown = shown if k > shown else None
         result.retrieval_ms = (time.perf_counter() - t0) * 1000
         return result
@@ -144,6 +149,8 @@ class Engine:
         never stop an answer). The user's own company and year filters override the plan's."""
         tickers, years = self._fact_scope(retrieval, filters)
         plan = retrieval.plan
+        if plan.facts_unreadable:
+            return None
         # Retrieval and the answer that follows it ask the same thing of the same passages: look it up once per
         # retrieval. Another retrieval of the same question may hold other passages, and a rate per item reads
         # its count from them.
@@ -156,6 +163,8 @@ class Engine:
             if found is None and plan.per_item:
                 passages = [(n.node.node_id, n.node.text, dict(n.node.metadata)) for n in retrieval.nodes]
                 found = self.facts().rate_per_item(plan, passages, tickers, years)
+        except FactStoreUnavailable:  # broken since retrieval looked: the answer's warning comes from retrieve()
+            return None
         except Exception:  # noqa: BLE001
             log.exception("facts lookup failed for %r", plan.question)
             return None
@@ -167,6 +176,8 @@ class Engine:
         tickers, years = self._fact_scope(retrieval, filters)
         try:
             return self.facts().unreported(retrieval.plan, tickers, years)
+        except FactStoreUnavailable:
+            return []
         except Exception:  # noqa: BLE001 - a note, not an answer: its failure must not stop one
             log.exception("facts notes failed for %r", retrieval.plan.question)
             return []
@@ -205,6 +216,13 @@ class Engine:
         not the whole answer timeout."""
         status = ollama_status(self.settings)
         return None if status.reachable and status.model_available else status.message
+
+    def _facts_problem(self) -> str | None:
+        """Why the fact store cannot be read now (its file, and how to rebuild it), or None."""
+        try:
+            return self.facts().store.problem()
+        except Exception as exc:  # noqa: BLE001 - a probe: whatever stops it, the facts are not readable
+            return f"The XBRL facts could not be read ({type(exc).__name__}: {exc}): answers come from the passages."
 
     def facts(self):
         """The facts layer over storage/facts.sqlite3, citing chunks of the live index."""

@@ -108,6 +108,9 @@ class QuestionPlan:
 
     question: str = ""
     tickers: list[str] = field(default_factory=list)
+    # The fact store could not be read for this question (rag.engine): a figure read from the text is then not
+    # said to be untagged, as nobody could tell.
+    facts_unreadable: bool = False
     # The fiscal years the figures or passages asked about belong to.
     fiscal_years: list[int] = field(default_factory=list)
     # Those of them the question writes as fiscal years ("fiscal 2026", "FY26"), not as bare years ("2026", which may

@@ -36,7 +36,7 @@ from .counts import (
 )
 from .figures import answer_figures
 from .quotable import QuotableUnit, column_heads, quotable_units
-from .table_figure import NUMERIC_Q, PERCENT_Q, negated, one_company, table_change, table_figure
+from .table_figure import NUMERIC_Q, PERCENT_Q, negated, one_company, table_change, table_figure, untagged
 from .table_share import table_share
 from .terms import (
     GENERIC_TERMS,
@@ -452,7 +452,7 @@ def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, cont
         return None
     quote = _respective_quote(unit.text, run, figure) if len(run) > 1 else _clause_quote(unit.text, figure, figures)
     return (f"Figure read from prose: **{figure.raw}**, as {unit.source.label()} states it: "
-            f"\"{quote}\" [{unit.source.number}]. It is not tagged XBRL data: the whole passage is under Sources.")
+            f"\"{quote}\" [{unit.source.number}]. {untagged(analysis)}: the whole passage is under Sources.")
 
 
 # "4,605 stores in the U.S.", "1,029 retail stores in China": where a count is, said right after its noun.
@@ -534,7 +534,7 @@ def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
     if not quote:
         return None
     return (f"Figure read from prose: **{picked[0].raw}** for {year}, as {best.source.label()} states it: "
-            f"\"{quote}\" [{best.source.number}]. It is not tagged XBRL data: the whole passage is under Sources.")
+            f"\"{quote}\" [{best.source.number}]. {untagged(analysis)}: the whole passage is under Sources.")
 
 
 # A verb of change: "increased", "grew", "declined", "dropped".

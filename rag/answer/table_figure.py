@@ -26,6 +26,14 @@ NUMERIC_Q = re.compile(
 )
 
 
+def untagged(analysis: QuestionPlan | None, claim: str = "It is not tagged XBRL data", subject: str = "it is") -> str:
+    """What a figure read from the text says of the XBRL data: `claim`, unless the fact store could not be read
+    (rag.engine), when nobody knows."""
+    if analysis is not None and analysis.facts_unreadable:
+        return f"The XBRL facts could not be read, so {subject} not checked against them"
+    return claim
+
+
 def negated(label: str, question: str) -> bool:
     """A label the question names only by the word it negates ("Non-GAAP diluted earnings per share" for "GAAP
     diluted EPS", "Noncurrent" for "current"): the other figure, unless the question says "non" too."""
@@ -260,7 +268,7 @@ def _roll_forward_balance(chosen: list[QuotableUnit], row: QuotableUnit, analysi
     word = _SCALE_NOTES.get(row.note, ("", 1.0))[0]
     stated = f"**{figure.raw} {word}**" if word else f"**{figure.raw}**"
     return (f"Figure read from the table: {stated} at the end of {year[0]}: `{row.group}`, column "
-            f"{heads[ends[0]]} [{row.source.number}]. It is not tagged XBRL data; the whole table is in the cited "
+            f"{heads[ends[0]]} [{row.source.number}]. {untagged(analysis)}; the whole table is in the cited "
             "passage.")
 
 
@@ -388,8 +396,8 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
         return None
     stated = _stated_cell(figure, row, bool(analysis.counted), scaled=analysis.counted or not (per_item_row or is_percent),
                           percent_row=percent_row)
-    return (f"Figure read from the table: {stated} for {period}: {_cell_place(row, cells[0], heads)}. It is not "
-            "tagged XBRL data; the whole table is in the cited passage.")
+    return (f"Figure read from the table: {stated} for {period}: {_cell_place(row, cells[0], heads)}. "
+            f"{untagged(analysis)}; the whole table is in the cited passage.")
 
 
 def _cell_asked(row: QuotableUnit, analysis: QuestionPlan, asked: set[str]) -> tuple[str, tuple[int, list[str]]] | None:
@@ -483,8 +491,9 @@ def table_change(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     return (f"Change read from the tables: `{last_label}` is {_stated_cell(last, last_row, False, scaled=True, percent_row=False)}"
             f" for {last_year} [{last_row.source.number}], against "
             f"{_stated_cell(first, first_row, False, scaled=True, percent_row=False)} for {first_year} "
-            f"[{first_row.source.number}]: a change of {'+' if change >= 0 else '-'}{amount}{rate}. Neither figure is "
-            "tagged XBRL data; each is in its cited passage's table.")
+            f"[{first_row.source.number}]: a change of {'+' if change >= 0 else '-'}{amount}{rate}. "
+            f"{untagged(analysis, 'Neither figure is tagged XBRL data', 'they are')}; each is in its cited passage's "
+            "table.")
 
 
 def _cell_place(row: QuotableUnit, label: str, heads: list[str]) -> str:

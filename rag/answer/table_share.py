@@ -10,7 +10,7 @@ from ..facts.metrics import METRIC_PATTERNS
 from ..numbers import parse_numbers
 from ..schema import QuestionPlan
 from .quotable import QuotableUnit
-from .table_figure import one_company, year_column
+from .table_figure import one_company, untagged, year_column
 from .terms import GENERIC_TERMS, tokens
 
 
@@ -89,6 +89,7 @@ def table_share(units: list[QuotableUnit], analysis: QuestionPlan | None) -> str
             continue
         share = 100 * part_figure.value / whole_figure.value
         return (f"Share computed from the table: **{share:.2f}%** for {years[0]} = `{_label(part)}` "
-                f"{part_figure.raw} / `{_label(total)}` {whole_figure.raw} [{part.source.number}]. The figures are "
-                "not tagged XBRL data; the whole table is in the cited passage.")
+                f"{part_figure.raw} / `{_label(total)}` {whole_figure.raw} [{part.source.number}]. "
+                f"{untagged(analysis, 'The figures are not tagged XBRL data', 'they are')}; the whole table is in "
+                "the cited passage.")
     return None

@@ -14,6 +14,7 @@ from ..numbers import parse_numbers, worth_checking
 from .labels import lower_label, precision_digits, unit_kind
 from .mentions import CHANGE_WORDS, COMPARE_WORDS, find_mentions, normalize
 from .render import FactAnswer
+from .store import FactStoreUnavailable
 from .views import Value
 
 log = logging.getLogger(__name__)
@@ -212,7 +213,11 @@ class CheckedStream:
         self._checked = True
         if res.refused or res.extractive or not (res.answer or "").strip():
             return
-        for w in self.layer.check_answer(res.answer, self.tickers, self.years):
+        try:
+            checked = self.layer.check_answer(res.answer, self.tickers, self.years)
+        except FactStoreUnavailable:  # the answer already says the facts could not be read (rag.engine)
+            return
+        for w in checked:
             if w not in res.warnings:
                 res.warnings.append(w)
 

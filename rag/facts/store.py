@@ -187,6 +187,18 @@ def map_to_chunks(facts, chunks: list[dict]) -> list[dict | None]:
     return out
 
 
+class FactStoreUnavailable(RuntimeError):
+    """The fact store's file cannot be read (corrupt, unopenable). `str()` names the file, says what answers lose
+    and how to rebuild it."""
+
+    def __init__(self, path: Path, detail: str):
+        self.path, self.detail = Path(path), detail
+        super().__init__(
+            f"The XBRL facts at {path} could not be read ({detail}): answers come from the passages alone, "
+            f"without exact figures. To rebuild them, move {Path(path).name} aside and index the filings again "
+            "(python -m rag index <folder>); unchanged filings are only read again for their facts.")
+
+
 class FactStore:
     """SQLite store of every filing's facts (storage/facts.sqlite3). Cheap to create; one connection per call,
     so it is safe across Streamlit threads and beside a CLI writer (WAL, busy timeout)."""
@@ -203,29 +215,58 @@ class FactStore:
     def exists(self) -> bool:
         return self.path.exists()
 
+    def problem(self) -> str | None:
+        """Why the store cannot be read now (FactStoreUnavailable's message), or None: one cheap read."""
+        if not self.exists():
+            return None
+        try:
+            with closing(self._connect()) as con:
+                con.execute("SELECT COUNT(*) FROM filings").fetchone()
+        except FactStoreUnavailable as exc:
+            return str(exc)
+        except sqlite3.DatabaseError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                return None  # a writer at work, not a broken file
+            return str(FactStoreUnavailable(self.path, str(exc)))
+        return None
+
     def _connect(self) -> sqlite3.Connection:
+        try:
+            return self._open()
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise
+            raise FactStoreUnavailable(self.path, str(exc)) from exc
+        except (sqlite3.DatabaseError, OSError) as exc:  # "file is not a database", a folder in its place
+            raise FactStoreUnavailable(self.path, str(exc)) from exc
+
+    def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         con = sqlite3.connect(str(self.path), timeout=30.0)
-        con.row_factory = sqlite3.Row
-        con.execute("PRAGMA foreign_keys = ON")
-        if not self._ready:
-            with self._lock:
-                try:
-                    con.execute("PRAGMA journal_mode = WAL")
-                except sqlite3.OperationalError:
-                    pass
-                con.executescript(SCHEMA + PENDING_SCHEMA)
-                cols = {r[1] for r in con.execute("PRAGMA table_info(facts)")}
-                if "row_label" not in cols:  # a store made before row labels were kept
-                    con.execute("ALTER TABLE facts ADD COLUMN row_label TEXT")
-                if "fiscal_period" not in {r[1] for r in con.execute("PRAGMA table_info(filings)")}:
-                    con.execute("ALTER TABLE filings ADD COLUMN fiscal_period TEXT")  # a version 1 store
-                stored = con.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()
-                if stored is None or stored[0] != str(SCHEMA_VERSION):  # a reader of a current store writes nothing
-                    con.execute("INSERT OR REPLACE INTO schema_info (key, value) VALUES ('version', ?)",
-                                (SCHEMA_VERSION,))
-                con.commit()
-                self._ready = True
+        try:
+            con.row_factory = sqlite3.Row
+            con.execute("PRAGMA foreign_keys = ON")
+            if not self._ready:
+                with self._lock:
+                    try:
+                        con.execute("PRAGMA journal_mode = WAL")
+                    except sqlite3.OperationalError:
+                        pass
+                    con.executescript(SCHEMA + PENDING_SCHEMA)
+                    cols = {r[1] for r in con.execute("PRAGMA table_info(facts)")}
+                    if "row_label" not in cols:  # a store made before row labels were kept
+                        con.execute("ALTER TABLE facts ADD COLUMN row_label TEXT")
+                    if "fiscal_period" not in {r[1] for r in con.execute("PRAGMA table_info(filings)")}:
+                        con.execute("ALTER TABLE filings ADD COLUMN fiscal_period TEXT")  # a version 1 store
+                    stored = con.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()
+                    if stored is None or stored[0] != str(SCHEMA_VERSION):  # a reader of a current store writes nothing
+                        con.execute("INSERT OR REPLACE INTO schema_info (key, value) VALUES ('version', ?)",
+                                    (SCHEMA_VERSION,))
+                    con.commit()
+                    self._ready = True
+        except BaseException:
+            con.close()
+            raise
         return con
 
     # ---- writing
