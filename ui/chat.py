@@ -10,7 +10,7 @@ import streamlit as st
 from rag.conversations import to_markdown
 from rag.schema import pages_label, period_label
 
-from . import core, waiting
+from . import core, history, waiting
 from .safe import download_name, join, md, plain
 from .text import (
     PAGE_DASH,
@@ -49,18 +49,19 @@ OLLAMA_DOWN_HELP = (
 def render(pages: dict) -> None:
     s = core.settings()
     conv_id = core.current_conversation_id()
-    store = core.conversations(s)
-    conv = store.get(conv_id) if conv_id else None
-    if conv_id and conv is None:
+    history.flush(s)  # what an earlier run could not save, tried again first (oldest first)
+    conv = history.get(conv_id, s) if conv_id else None
+    if conv_id and conv is None and not history.problem():
         core.open_conversation(None)
         st.warning("That conversation no longer exists (it was deleted). A new one starts with your next question.")
         conv_id = None
-    messages = store.messages(conv_id) if conv else []
+    messages = history.messages(conv_id, s) if conv else []
     known = core.filings(s)
     stopped = waiting.take_stopped(conv_id)  # an answer whose wait for the model was stopped: finished below
 
     _header(conv, messages)
     core.show_notice()
+    history.banner()
     _ollama_banner(s)
 
     if not known:
@@ -344,11 +345,10 @@ def render_citation(c: dict, mode: str | None = None) -> None:
 
 def ask(question: str, *, conv_id: str | None, use_analysis: bool = True) -> None:
     s = core.settings()
-    store = core.conversations(s)
-    if not conv_id or store.get(conv_id) is None:
-        conv_id = store.create(question)["id"]
+    if not conv_id or history.get(conv_id, s) is None:
+        conv_id = history.create(question, s)["id"]
         core.open_conversation(conv_id)
-    store.add_message(conv_id, "user", question)
+    history.add(conv_id, "user", question, s=s)  # kept in the session when it cannot be stored: never lost
     request = core.current_request(s)
     with st.chat_message("user", avatar=USER_AVATAR):
         st.markdown(safe_markdown(question, citation_color=None))
@@ -373,7 +373,7 @@ def ask(question: str, *, conv_id: str | None, use_analysis: bool = True) -> Non
             result, content = _failed(exc, question, started)
     result["request"] = {**request.to_dict(), "use_analysis": use_analysis}
     waiting.end()
-    store.add_message(conv_id, "assistant", content, result)
+    history.add(conv_id, "assistant", content, result, s=s)
     st.rerun()
 
 
@@ -406,5 +406,5 @@ def _finish_stopped(flight: waiting.Flight) -> None:
             result, content = _failed(exc, flight.question, started)
     result["request"] = flight.request
     waiting.end()
-    core.conversations(core.settings()).add_message(flight.conv_id, "assistant", content, result)
+    history.add(flight.conv_id, "assistant", content, result)
     st.rerun()

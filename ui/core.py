@@ -218,10 +218,14 @@ def recheck_ollama() -> None:
 
 @st.cache_resource(show_spinner=False)
 def _conversation_store(db_path: str) -> ConversationStore:
-    return ConversationStore(db_path)
+    # A question waits for a write at most this long; past it the chat answers anyway and ui/history.py keeps the
+    # message to save later.
+    return ConversationStore(db_path, write_patience=10.0)
 
 
 def conversations(s: Settings | None = None) -> ConversationStore:
+    """The process's one store for these settings. Raises rag.conversations.StoreUnavailable (not cached, so the
+    next run tries again): pages go through ui/history.py, which degrades instead."""
     return _conversation_store(str((s or settings()).db_path))
 
 

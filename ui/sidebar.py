@@ -9,7 +9,7 @@ from rag.embedding import backend_label
 from rag.index import fiscal_period_of
 from rag.schema import MODES
 
-from . import core
+from . import core, history
 from . import filings as filing_ui
 from . import jobs as jobs_ui
 from .safe import join, md, plain
@@ -58,11 +58,12 @@ def _go_to_chat(pages: dict, conversation_id: str | None) -> None:
 
 
 def _conversations(s, pages: dict) -> None:
-    store = core.conversations(s)
     current = core.current_conversation_id()
     if st.button("New chat", key="new_chat", icon=":material/add_comment:", type="primary", width="stretch"):
         _go_to_chat(pages, None)
-    items = store.list()
+    items = history.list_conversations(s)
+    if history.problem():  # the chat page says which file and what to do
+        st.caption(":material/history_toggle_off: History is not being saved (see the chat).")
     if not items:
         st.caption("Your conversations will be listed here.")
         return
@@ -77,7 +78,7 @@ def _conversations(s, pages: dict) -> None:
             st.caption(f"Delete “{safe_inline(title)}”?")
             left, right = st.columns(2)
             if left.button("Delete", key=f"conv_del_yes_{cid}", type="primary", width="stretch"):
-                store.delete(cid)
+                history.delete(cid, s)
                 st.session_state.pop(K_CONFIRM_DELETE, None)
                 if cid == current:
                     core.open_conversation(None)
