@@ -6,7 +6,7 @@
     store.add_message(conv["id"], "assistant", result.answer, result=result.to_dict())
     store.list()                      # newest first
     store.messages(conv["id"])        # oldest first, each with its parsed `result`
-    to_markdown(conv, messages)       # an export with every citation
+    to_markdown(conv, messages, escape=EXPORT_ESCAPER)   # an export with every citation (ui.text's escaper)
 
 The schema is plain SQL a served database (PostgreSQL, MySQL) can take over unchanged in meaning:
 
@@ -39,9 +39,10 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .schema import citation_label
 
@@ -73,6 +74,7 @@ END;
 """
 
 _ID_RE = re.compile(r"^[0-9a-f]{32}$")
+_STAMP = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d")
 
 
 class ConversationError(RuntimeError):
@@ -328,47 +330,66 @@ class ConversationStore:
 # Export
 
 
-def _quote(text: str, limit: int = 1200) -> str:
+@dataclass(frozen=True)
+class Escaper:
+    """How untrusted text enters the export (ui.text.EXPORT_ESCAPER, the page's own rules). Every function takes
+    untrusted text and returns Markdown that renders it as text: `block` for an answer or a question (words,
+    figures and lists render; links, images, HTML, formulas do not), `inline` for one literal line (a name, a
+    ticker, a label), `code` for an inline code span, `url` the address itself when it is a plain https URL fit to
+    link, else None."""
+
+    block: Callable[[str], str]
+    inline: Callable[[str], str]
+    code: Callable[[str], str]
+    url: Callable[[str], str | None]
+
+
+def _quote(text: str, escape: Escaper, limit: int = 1200) -> str:
+    """A cited passage as a block quote, each line literal (its text can open no heading, list, link or tag)."""
     body = (text or "").strip()
     if len(body) > limit:
         body = body[:limit].rstrip() + " …"
-    return "\n".join("> " + line if line.strip() else ">" for line in body.splitlines())
+    return "\n".join("> " + escape.inline(line) if line.strip() else ">" for line in body.splitlines())
 
 
-def to_markdown(conversation: dict, messages: list[dict]) -> str:
+def to_markdown(conversation: dict, messages: list[dict], *, escape: Escaper) -> str:
     """The conversation as Markdown: each question, each answer as written, and under it the passages it cites
-    (company, form, fiscal period, Item, page, link: rag.schema.citation_label) with their text quoted."""
-    lines = [f"# {conversation.get('title') or 'Conversation'}", ""]
-    lines.append(f"Exported {_now()[:16].replace('T', ' ')} UTC from the SEC filings workbench. "
-                 f"Started {str(conversation.get('created_at', ''))[:16].replace('T', ' ')} UTC.")
+    (company, form, fiscal period, Item, page, link: rag.schema.citation_label) with their text quoted. Everything
+    that did not come from the app (the title, questions, answers, names, labels, passages, addresses) goes
+    through `escape`, as on the page: the file renders as text in any Markdown reader and fetches nothing."""
+    lines = [f"# {escape.inline(conversation.get('title') or 'Conversation')}", ""]
+    started = str(conversation.get("created_at") or "")[:16].replace("T", " ")
+    lines.append(f"Exported {_now()[:16].replace('T', ' ')} UTC from the SEC filings workbench."
+                 + (f" Started {started} UTC." if _STAMP.fullmatch(started) else ""))  # the store's own time only
     lines.append("")
     for msg in messages:
         if msg["role"] == "user":
-            lines += ["---", "", f"## Q: {msg['content'].strip()}", ""]
+            lines += ["---", "", f"## Q: {escape.inline(msg['content'])}", ""]
             continue
         result = msg.get("result") or {}
-        lines += [msg["content"].strip(), ""]
+        lines += [escape.block(msg["content"].strip()), ""]
         facts = []
         if result.get("detected", {}).get("label"):
-            facts.append(f"Filters detected: {result['detected']['label']}")
+            facts.append(f"Filters detected: {escape.inline(result['detected']['label'])}")
         if result.get("mode"):
-            facts.append(f"retrieval: {result['mode']}")
+            facts.append(f"retrieval: {escape.inline(result['mode'])}")
         if result.get("model"):
-            facts.append(f"model: {result['model']}")
+            facts.append(f"model: {escape.inline(result['model'])}")
         elif result.get("extractive"):
             facts.append("extractive answer (no language model)")
         if facts:
             lines += ["*" + " · ".join(facts) + "*", ""]
         for warning in result.get("warnings") or []:
-            lines += [f"> **Warning:** {warning}", ""]
+            lines += [f"> **Warning:** {escape.inline(warning)}", ""]
         cited = result.get("citations") or []
         if cited:
             lines += ["**Citations**", ""]
             for c in cited:
-                head = f"**[{c.get('number')}]** {citation_label(c)}"
-                if c.get("url"):
-                    head += f" — <{c['url']}>"
-                elif c.get("source"):
-                    head += f" — `{c['source']}`"
-                lines += [head, "", _quote(c.get("text") or ""), ""]
+                head = f"**\\[{escape.inline(str(c.get('number')))}\\]** {escape.inline(citation_label(c))}"
+                url = escape.url(c.get("url"))
+                if url:
+                    head += f" — <{url}>"
+                elif c.get("url") or c.get("source"):
+                    head += f" — {escape.code(c.get('url') or c.get('source'))}"
+                lines += [head, "", _quote(c.get("text") or "", escape), ""]
     return "\n".join(lines).rstrip() + "\n"

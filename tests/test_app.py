@@ -309,10 +309,11 @@ def test_conversation_reopens_from_the_url_and_can_be_deleted(indexed):
     assert any(b.label.startswith("What were ACME") for b in buttons(again, "conv_open_"))
     # Export: Markdown with the citations.
     from rag.conversations import ConversationStore, to_markdown
+    from ui.text import EXPORT_ESCAPER
 
     store = ConversationStore(indexed / "storage" / "app.sqlite3")
-    exported = to_markdown(store.get(conv_id), store.messages(conv_id))
-    assert f"## Q: {ACME_Q}" in exported and "**[1]** Acme Widgets Inc. (ACME) · 10-K · FY2024" in exported
+    exported = to_markdown(store.get(conv_id), store.messages(conv_id), escape=EXPORT_ESCAPER)
+    assert f"## Q: {ACME_Q}" in exported and "**\\[1\\]** Acme Widgets Inc. (ACME) · 10-K · FY2024" in exported
     assert again.get("download_button"), "no export button"
     # Delete (with a confirmation).
     again.button(key=f"conv_del_{conv_id}").click().run()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 
@@ -9,6 +10,7 @@ import pytest
 
 from rag.conversations import ConversationError, ConversationStore, make_title, to_markdown, valid_id
 from rag.schema import AnswerResult, Citation
+from ui.text import EXPORT_ESCAPER
 
 QUESTION = "What were ACME's total net sales in fiscal 2024?"
 
@@ -126,19 +128,19 @@ def test_markdown_export_holds_questions_answers_and_cited_sources(store):
     result = answer_result(warnings=["A figure was not found in the sources."])
     store.add_message(conv["id"], "user", QUESTION)
     store.add_message(conv["id"], "assistant", result["answer"], result=result)
-    text = to_markdown(store.get(conv["id"]), store.messages(conv["id"]))
+    text = to_markdown(store.get(conv["id"]), store.messages(conv["id"]), escape=EXPORT_ESCAPER)
     assert text.startswith(f"# {QUESTION}\n")
     assert f"## Q: {QUESTION}" in text
-    assert "Total net sales were $391,035 million [1]." in text  # the answer as written
+    assert "Total net sales were \\$391,035 million \\[1\\]." in text  # the answer as written, "$" kept from LaTeX
     assert "Filters detected: ACME · FY2024" in text
     assert "extractive answer (no language model)" in text
     assert "> **Warning:** A figure was not found in the sources." in text
-    head = ("**[1]** Acme Widgets Inc. (ACME) · 10-K · FY2024 · Item 8 Financial Statements and Supplementary Data"
+    head = ("**\\[1\\]** Acme Widgets Inc. (ACME) · 10-K · FY2024 · Item 8 Financial Statements and Supplementary Data"
             " · p. 6-7 — <https://www.sec.gov/Archives/edgar/data/999999/acme-20240928.htm>")
     assert head in text
     # The cited passage is quoted line by line, so its text cannot start a heading or list of the export.
-    assert "> Total net sales $ 391,035 $ 383,285\n> Net loss on hedges (12) (9)" in text
-    assert text.index(f"## Q: {QUESTION}") < text.index("Total net sales were") < text.index("**[1]**")
+    assert "> Total net sales \\$ 391,035 \\$ 383,285\n> Net loss on hedges (12) (9)" in text
+    assert text.index(f"## Q: {QUESTION}") < text.index("Total net sales were") < text.index("**\\[1\\]**")
 
 
 def test_markdown_export_names_a_local_source_and_cuts_long_passages():
@@ -147,13 +149,13 @@ def test_markdown_export_names_a_local_source_and_cuts_long_passages():
              "text": long_text}
     messages = [{"role": "user", "content": "Q?"},
                 {"role": "assistant", "content": "A [2].", "result": {"citations": [cited], "model": "m:latest"}}]
-    text = to_markdown({"title": "T", "created_at": "2024-01-02T03:04:05+00:00"}, messages)
+    text = to_markdown({"title": "T", "created_at": "2024-01-02T03:04:05+00:00"}, messages, escape=EXPORT_ESCAPER)
     assert "Started 2024-01-02 03:04 UTC." in text
-    assert "model: m:latest" in text
-    assert "**[2]** BOLT · 10-K · FY2023 — `bolt-20231231.htm`" in text
-    assert "> # Not a heading" in text
+    assert "model: m\\:latest" in text  # escaped as on the page (a colon can open a directive)
+    assert "**\\[2\\]** BOLT · 10-K · FY2023 — `bolt-20231231.htm`" in text
+    assert "> \\# Not a heading" in text
     assert "\n# Not a heading" not in text
-    quoted = text.split("> # Not a heading\n> ", 1)[1].split("\n", 1)[0]
+    quoted = text.split("> \\# Not a heading\n> ", 1)[1].split("\n", 1)[0]
     assert quoted.endswith(" …") and len(quoted) < 1200
 
 
@@ -162,8 +164,8 @@ def test_markdown_export_names_the_quarter_of_a_quarterly_report():
              "fiscal_period": "Q3", "section": "Part I Item 2", "page_start": 21, "page_end": 21, "text": "Sales rose."}
     messages = [{"role": "user", "content": "Q?"},
                 {"role": "assistant", "content": "A [1].", "result": {"citations": [cited]}}]
-    text = to_markdown({"title": "T", "created_at": "2025-08-01T00:00:00+00:00"}, messages)
-    assert "**[1]** Acme Widgets Inc. (ACME) · 10-Q · Q3 FY2025 · Part I Item 2 · p. 21" in text
+    text = to_markdown({"title": "T", "created_at": "2025-08-01T00:00:00+00:00"}, messages, escape=EXPORT_ESCAPER)
+    assert "**\\[1\\]** Acme Widgets Inc. (ACME) · 10-Q · Q3 FY2025 · Part I Item 2 · p. 21" in text
 
 
 def test_sql_in_titles_and_questions_is_stored_as_text(store, db_path):
@@ -175,3 +177,38 @@ def test_sql_in_titles_and_questions_is_stored_as_text(store, db_path):
     with sqlite3.connect(db_path) as db:
         assert {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} >= {
             "conversations", "messages"}
+
+
+# What a filing, the model or the user could write to make an exported file's reader fetch or run something.
+HOST = "payload.invalid"
+PAYLOADS = [f"![i](http://{HOST}/img.png)", f"<img src=http://{HOST}/raw.gif>", f"[click](http://{HOST}/link)",
+            f"<http://{HOST}/auto>", f"http://{HOST}/bare", f"www.{HOST}/w", "<script>alert(1)</script>",
+            "[x](javascript:alert(1))", f"[ref][r]\n\n[r]: http://{HOST}/ref", f'<a href="http://{HOST}/a">a</a>']
+
+
+def test_markdown_export_renders_untrusted_text_as_text_and_fetches_nothing():
+    """Issue 45, item 4: the export carried the question, the answer, registrant names, tickers and quoted
+    passages unescaped; rendered as CommonMark it made requests to a payload host."""
+    from markdown_it import MarkdownIt
+
+    payload = " ".join(PAYLOADS)
+    cited = {"number": 1, "company": f"Evil {payload} Inc.", "ticker": f"![T](http://{HOST}/t.png)", "form": "10-K",
+             "fiscal_year": 2024, "section": "Item 1A", "section_title": f"Risk {payload}", "page_start": 3,
+             "text": f"Passage line one {payload}\n" + "\n".join(PAYLOADS),
+             "url": f"https://www.sec.gov/x.htm) ![p](http://{HOST}/url.png"}
+    local = dict(cited, number=2, url=None, source=f"![s](http://{HOST}/s.png).htm")
+    result = {"citations": [cited, local], "model": f"m ![m](http://{HOST}/m.png)", "mode": f"hybrid {payload}",
+              "detected": {"label": f"EVIL · {payload}"}, "warnings": [f"Check {payload}"]}
+    messages = [{"role": "user", "content": f"What about {payload}?"},
+                {"role": "assistant", "content": f"The answer [1] {payload}\n\n" + "\n\n".join(PAYLOADS),
+                 "result": result}]
+    text = to_markdown({"title": f"Title {payload}", "created_at": "2025-01-01T00:00:00+00:00"}, messages,
+                       escape=EXPORT_ESCAPER)
+    rendered = MarkdownIt("commonmark").render(text)  # CommonMark lets raw HTML through: nothing may reach it
+    addresses = re.findall(r'(?:href|src)="([^"]*)"', rendered)
+    assert all(a.startswith("https://www.sec.gov/") or a == "" for a in addresses), addresses
+    assert not any(HOST in a for a in addresses)
+    assert "<img" not in rendered and "<script" not in rendered and "<a href=\"http" not in rendered
+    assert "javascript:" not in "".join(addresses)
+    # The payloads are still there, as text to read.
+    assert rendered.count("payload.invalid") >= len(PAYLOADS)

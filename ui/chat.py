@@ -13,6 +13,7 @@ from rag.schema import pages_label, period_label
 from . import core, history, waiting
 from .safe import download_name, join, md, plain
 from .text import (
+    EXPORT_ESCAPER,
     PAGE_DASH,
     PASSAGE_CSS,
     code_inline,
@@ -102,7 +103,7 @@ def _header(conv: dict | None, messages: list[dict]) -> None:
     with right:
         if conv and messages:
             st.download_button(
-                "Export Markdown", data=to_markdown(conv, messages),
+                "Export Markdown", data=to_markdown(conv, messages, escape=EXPORT_ESCAPER),
                 file_name=download_name(conv["title"], ".md", fallback="conversation"),
                 mime="text/markdown", icon=":material/download:", key="export_md", on_click="ignore",
                 width="stretch", help="This conversation with every citation, as a Markdown file.",

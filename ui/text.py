@@ -20,6 +20,7 @@ import html
 import re
 from typing import Iterable, Iterator
 
+from rag.conversations import Escaper
 from rag.schema import citation_label, pages_label, period_label
 
 WORD_JOINER = "\u2060"
@@ -432,3 +433,9 @@ def timings_label(timings: dict | None) -> str:
     if t.get("total_ms") is not None:
         parts.append(f"total {ms_label(t.get('total_ms'))}")
     return " · ".join(parts)
+
+
+# The export (rag.conversations.to_markdown) escapes what it did not write by the page's own rules. Citation
+# markers stay plain "[n]": the theme's colour directive means nothing outside Streamlit.
+EXPORT_ESCAPER = Escaper(block=lambda text: safe_markdown(text, citation_color=None), inline=safe_inline,
+                         code=code_inline, url=safe_url)
