@@ -287,6 +287,11 @@ def cmd_eval(args) -> int:
 def cmd_bench(args) -> int:
     from . import bench
 
+    if args.what == "load":
+        from .load_bench import bench_load
+
+        return bench_load(args.paths, _settings(args), sessions=args.sessions, per_session=args.per_session,
+                          time_limit=args.time_limit, use_llm=args.llm)
     if not args.paths:
         what = "question files (.jsonl) to time" if args.what == "retrieve" else f"files or folders to {args.what}"
         return _fail(f"give {what}: python -m rag bench {args.what} PATH ...", 2)
@@ -416,7 +421,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _bench_options(p) -> None:
-    p.add_argument("what", choices=["index", "embed", "retrieve"])
+    p.add_argument("what", choices=["index", "embed", "retrieve", "load"])
+    p.add_argument("--sessions", type=int, default=20, help="load: browser sessions asking at once")
+    p.add_argument("--per-session", type=int, default=1, help="load: questions each session asks in turn")
+    p.add_argument("--time-limit", type=float, default=600.0, help="load: seconds the sessions may take in all")
+    p.add_argument("--llm", action="store_true", help="load: answer with Ollama (default: extractive answers)")
     p.add_argument("paths", nargs="*", help="files/folders to index or embed, or question files to time")
     p.add_argument("--backend", action="append", choices=list(EMBED_BACKENDS),
                    help="embedding backend (default RAG_EMBED_BACKEND); repeat to compare backends in one run")
