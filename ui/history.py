@@ -10,6 +10,7 @@ stored exactly once.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from datetime import datetime, timezone
 
@@ -25,6 +26,8 @@ log = logging.getLogger(__name__)
 K_OUTBOX = "history_outbox"  # conversation id -> {"conv": conv, "messages": [...]}, in the order written
 K_PROBLEM = "history_problem"  # the last StoreUnavailable's message, while the outbox waits or the store fails
 K_NEXT_ID = "history_next_id"  # ids of unsaved messages count down from -1 (stored ones are positive)
+K_LOCKED_AT = "history_locked_at"  # when the store was last found locked by another program (time.monotonic())
+RETRY_AFTER_S = 15.0  # a locked store costs a write its whole patience: the outbox is retried this often, not per run
 
 
 def _now() -> str:
@@ -36,6 +39,8 @@ def _outbox() -> dict:
 
 
 def _failed(exc: StoreUnavailable) -> None:
+    if exc.kind == "locked":
+        st.session_state[K_LOCKED_AT] = time.monotonic()
     if st.session_state.get(K_PROBLEM) != str(exc):
         log.warning("%s", exc)
     st.session_state[K_PROBLEM] = str(exc)
@@ -62,6 +67,8 @@ def unsaved_count() -> int:
 def flush(s=None) -> bool:
     """Try the outbox again, oldest first; True when nothing waits any more."""
     box = _outbox()
+    if box and time.monotonic() - st.session_state.get(K_LOCKED_AT, -RETRY_AFTER_S) < RETRY_AFTER_S:
+        return False
     store = _store(s)
     if store is None:
         return not box
