@@ -292,11 +292,11 @@ def cmd_bench(args) -> int:
 
         return bench_load(args.paths, _settings(args), sessions=args.sessions, per_session=args.per_session,
                           time_limit=args.time_limit, use_llm=args.llm)
-    if not args.paths:
+    if not args.paths and not (args.what == "index" and args.synthetic_mb):
         what = "question files (.jsonl) to time" if args.what == "retrieve" else f"files or folders to {args.what}"
         return _fail(f"give {what}: python -m rag bench {args.what} PATH ...", 2)
     if args.what == "index":
-        return bench.bench_index(args.paths, _settings(args), args.backend)
+        return bench.bench_index(args.paths, _settings(args), args.backend, synthetic_mb=args.synthetic_mb)
     if args.what == "embed":
         return bench.bench_embed(args.paths, _settings(args), args.backend, rounds=args.rounds)
     from .index import IndexStore
@@ -430,6 +430,8 @@ def _bench_options(p) -> None:
     p.add_argument("--backend", action="append", choices=list(EMBED_BACKENDS),
                    help="embedding backend (default RAG_EMBED_BACKEND); repeat to compare backends in one run")
     p.add_argument("--rounds", type=int, default=1, help="embed: times each backend embeds the chunks, in turns")
+    p.add_argument("--synthetic-mb", type=float, default=0.0, metavar="MB",
+                   help="index: also index a synthetic 10-K of this size; the peak memory printed is its")
     p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])
     p.add_argument("--top-k", type=int, default=10)
     p.set_defaults(func=cmd_bench)

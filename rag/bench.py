@@ -1,10 +1,13 @@
-"""Benchmarks that print numbers: `python -m rag bench index PATH...`, `python -m rag bench embed PATH...`,
-`python -m rag bench retrieve FILE...`."""
+"""Benchmarks that print numbers: `python -m rag bench index PATH...` (or `--synthetic-mb N`: a synthetic filing of
+N MB, for peak memory), `python -m rag bench embed PATH...`, `python -m rag bench retrieve FILE...`."""
 
 from __future__ import annotations
 
 import json
+import os
+import resource
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -12,11 +15,19 @@ import numpy as np
 
 from .config import Settings
 from .schema import Filters
+from .synthetic import write_synthetic_filing
 
 
-def bench_index(paths: list[str], settings: Settings, backends: list[str] | None = None) -> int:
+def bench_index(paths: list[str], settings: Settings, backends: list[str] | None = None,
+                synthetic_mb: float = 0.0) -> int:
     """Index PATHs once per backend (into --storage, or a fresh temporary folder), then again unchanged. Several
-    backends run one after the other, each in a fresh temporary folder."""
+    backends run one after the other, each in a fresh temporary folder. With synthetic_mb, a synthetic 10-K of
+    that size is indexed too (made in a temporary folder): the peak memory printed is that of a long filing."""
+    if synthetic_mb > 0:
+        with tempfile.TemporaryDirectory(prefix="rag-bench-synthetic-") as folder:
+            path = write_synthetic_filing(Path(folder) / "synthetic-10k.htm", synthetic_mb)
+            print(f"synthetic filing: {path.stat().st_size / 1024 / 1024:.1f} MB")
+            return bench_index([*paths, str(path)], settings, backends)
     if not paths:
         print("give files or folders to index")
         return 2
@@ -29,6 +40,49 @@ def bench_index(paths: list[str], settings: Settings, backends: list[str] | None
             print(f"\n=== backend {backend}")
             code = max(code, _bench_index_one(paths, settings.with_overrides(embed_backend=backend, storage_dir=tmp)))
     return code
+
+
+def _rss_mb() -> float | None:
+    """This process's resident memory now (Linux: /proc/self/statm), in MB."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1024 / 1024
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _peak_mb() -> float:
+    """The peak resident memory of this process so far (ru_maxrss is in KB on Linux), in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class _StagePeaks:
+    """Peak resident memory per indexing stage (parsing, chunking, embedding, publishing), sampled every 50 ms
+    while `progress` tells the stage."""
+
+    def __init__(self):
+        self.stage = "starting"
+        self.peaks: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def progress(self, _name: str, stage: str, _fraction: float) -> None:
+        word = stage.split()[0].rstrip(":")  # "embedding 3/10" -> embedding
+        self.stage = "publishing" if word == "indexed" else word  # the shard is written; the index is built next
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.05):
+            rss = _rss_mb()
+            if rss is not None:
+                self.peaks[self.stage] = max(rss, self.peaks.get(self.stage, 0.0))
+
+    def __enter__(self) -> "_StagePeaks":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def _bench_index_one(paths: list[str], settings: Settings) -> int:
@@ -45,7 +99,10 @@ def _bench_index_one(paths: list[str], settings: Settings) -> int:
     print(f"model load (and ONNX export into an empty storage): {time.perf_counter() - t0:.2f} s "
           f"(one-off, not counted below)")
     store.chunker()  # tokenizer load, one-off as well
-    report = store.add(paths)
+    start_mb = _rss_mb()
+    with _StagePeaks() as stages:
+        report = store.add(paths, progress=stages.progress)
+    peak_mb = _peak_mb()
     print(f"\n{'filing':<48} {'parse s':>8} {'chunks':>7} {'reused':>7} {'embed s':>8} {'chunks/s':>9} {'status':>8}")
     for row in report.rows:
         embedded = row["chunks"] - row.get("reused", 0)
@@ -67,6 +124,11 @@ def _bench_index_one(paths: list[str], settings: Settings) -> int:
     print(f"time outside embedding: {outside:.1f} s = {100 * outside / max(report.total_seconds, 1e-9):.1f}% of total")
     print(f"index backend={settings.embed_backend} chunks={chunks - reused} embed_s={embed:.1f} "
           f"chunks_per_s={(chunks - reused) / embed if embed else 0:.1f}")
+    # The process's own peak includes loading (an ONNX export peaks high, then frees): the stages are sampled.
+    by_stage = "  ".join(f"{stage} {mb:.0f}" for stage, mb in stages.peaks.items())
+    print(f"peak RSS while indexing: {max(stages.peaks.values(), default=0):.0f} MB (by stage, MB: "
+          f"{by_stage or 'not sampled'}); when indexing began: {start_mb or 0:.0f} MB; process peak, loading "
+          f"included: {peak_mb:.0f} MB")
 
     again = store.add(paths)
     skipped = sum(1 for r in again.rows if r["status"] == "skipped")

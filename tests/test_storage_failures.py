@@ -1,5 +1,5 @@
 """Indexing meets storage and inputs that fail it (issue 45, items 5-8): a full disk, read-only storage, a FIFO or
-a device named as a filing, a file far beyond any filing.
+a device named as a filing, a file far beyond any filing; and a long filing embedded a batch at a time.
 
 The disks here are real: a small tmpfs mounted for the test, filled with a real file, or remounted read-only
 (root only; the tests skip, saying so, elsewhere)."""
@@ -14,12 +14,14 @@ import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rag.__main__ import main
 from rag.config import get_settings
 from rag.facts import FactStore
 from rag.index import IndexStore, PathRefused, StorageError
+from rag.index import transforms as transforms_module
 from rag.index.writer_lock import WriterLock
 from rag.jobs import IndexJobs
 from tests.filings import ACME, BOLT, write_filing
@@ -219,3 +221,33 @@ def test_a_file_far_beyond_any_filing_is_refused_with_its_size_before_it_is_read
     assert get_settings().max_file_mb == 80 and get_settings().max_upload_mb == 80  # the uploader follows
     monkeypatch.setenv("RAG_MAX_UPLOAD_MB", "10")
     assert get_settings().max_upload_mb == 10
+
+
+def test_a_long_filing_is_embedded_and_written_a_batch_at_a_time(tmp_path, monkeypatch):
+    """Item 8: the embedder never holds more than a batch of chunks, whatever the filing's length, and the shard
+    written batch by batch holds every chunk's own vector, in order."""
+    monkeypatch.setattr(transforms_module, "STREAM_BATCH", 4)
+    seen = []
+    original = transforms_module.chunk_nodes
+
+    def recording(chunks, *args, **kwargs):  # the chunks made into nodes, and so held, at once
+        seen.append(len(chunks))
+        return original(chunks, *args, **kwargs)
+
+    monkeypatch.setattr(transforms_module, "chunk_nodes", recording)
+    store = IndexStore(get_settings(storage_dir=tmp_path / "storage", data_dir=tmp_path / "data"))
+    stages = []
+    path = write_filing(tmp_path / "in", "acme.htm", **ACME, business_paragraphs=40)
+    report = store.add([path], progress=lambda name, stage, fraction: stages.append(stage))
+    chunks = report.rows[0]["chunks"]
+    assert report.rows[0]["status"] == "indexed" and chunks > 8
+    assert max(seen) == 4 and sum(seen) == chunks, seen
+    counted = [tuple(map(int, s.split()[1].split("/"))) for s in stages if s.startswith("embedding ")]
+    assert {total for _, total in counted} == {chunks} and counted[-1][0] == chunks  # one count across batches
+
+    shard = store.root / "shards" / store.list_filings()[0]["shard"]
+    vectors = np.load(shard / "vectors.npy")
+    nodes = store.load().nodes
+    assert vectors.shape == (chunks, 384) and vectors.dtype == np.float32
+    expected = np.asarray(store.embed_model().get_text_embedding_batch([n.text for n in nodes]), dtype="float32")
+    assert np.allclose(vectors, expected, atol=1e-4)

@@ -4,7 +4,7 @@ Modules:
     chunking      FilingChunker: section-aware chunks sized with the embedding model's tokenizer
     filings       which files are filings; a filing's sha256 and metadata
     nodes         the chunk node and its nodes.jsonl line
-    transforms    the IngestionPipeline steps (chunk, embed only what changed)
+    transforms    the IngestionPipeline step that embeds only what changed, fed a batch of chunks at a time
     errors        the errors a user reads: a busy index, and storage that cannot be written (full, read-only)
     columns       per-row filter columns (incl. the statement a chunk belongs to) and the rows a filter selects
     vector_store  FilingVectorStore: FAISS as a LlamaIndex vector store, with exact filters and delete

@@ -17,6 +17,9 @@ Why shards: they are the embedding cache. An unchanged filing (same bytes, same 
 no embedding; adding one embeds only its chunks; removing one drops its shard, so no vector is left behind.
 FAISS and BM25 are rebuilt from the shards on every change: flat inner-product search and bm25s indexing of a
 few tens of thousands of chunks take seconds, far less than embedding.
+Why a write failure stops the run (StorageError, see errors.py): a full or read-only disk fails every filing after
+it alike; nothing of the run is published, and a generation whose facts cannot follow it live is taken back.
+A shard is embedded and written a batch of chunks at a time, so a long filing costs no more memory than a short one.
 """
 
 from __future__ import annotations
@@ -38,8 +41,6 @@ import faiss
 import numpy as np
 import Stemmer
 from filelock import Timeout
-from llama_index.core import Document
-from llama_index.core.ingestion import IngestionPipeline
 
 from .. import parse as parse_module
 from ..config import Settings, get_settings
@@ -53,7 +54,7 @@ from .errors import IndexBusy, IndexError_, StorageError, storage_error
 from .filings import FILING_META_KEYS, PathRefused, filing_files, filing_meta, indexable, shared_ticker
 from .loaded import LoadedIndex
 from .nodes import node_to_json, read_nodes
-from .transforms import ChunkTransform, EmbedChangedChunks
+from .transforms import EmbedChangedChunks, embedded_batches
 from .vector_store import FilingVectorStore
 from .writer_lock import LockWait, WriterLock
 
@@ -368,14 +369,7 @@ class IndexStore:
                 except StorageError:  # the disk, not the filing: every filing after it would fail alike
                     raise
                 except Exception as exc:  # noqa: BLE001 - one bad filing must not stop the others
-                    if isinstance(exc, (parse_module.ParseError, PathRefused)):  # the file: its reason says it all
-                        log.info("not indexed: %s", exc)
-                    else:
-                        log.exception("indexing %s failed", path)
-                    row.update(status="failed", error=str(exc))
-                    report.errors.append({"file": str(path), "error": str(exc)})
-                    if progress:
-                        progress(name, f"failed: {exc}", 1.0)
+                    _failed(report, row, path, exc, progress)
                 report.rows.append(row)
             if report.changed:
                 t0 = time.perf_counter()
@@ -531,42 +525,10 @@ class IndexStore:
 
     def _build_shard(self, doc: ParsedFiling, meta: dict, row: dict, *, progress, name,
                      reuse: dict[str, np.ndarray] | None = None) -> dict:
-        shards = self.root / "shards"
         key = f"{meta['sha256'][:16]}-{self.fingerprint}"
-        final = shards / key
-        if progress:
-            progress(name, "chunking", 0.15)
-        splitter = ChunkTransform(chunker=self.chunker(), parsed=doc)
-        document = Document(text=doc.text, id_=meta["doc_id"], metadata={k: meta.get(k) for k in FILING_META_KEYS})
+        final = self.root / "shards" / key
         if not (final / "vectors.npy").exists():
-            if progress:
-                progress(name, "embedding", 0.3)
-            t0 = time.perf_counter()
-            on_batch = (lambda done, total: progress(name, f"embedding {done}/{total}", 0.3 + 0.6 * done / total)
-                        ) if progress else None
-            embedder = EmbedChangedChunks(self.embed_model(), reuse or {}, on_batch)
-            pipeline = IngestionPipeline(transformations=[splitter, embedder], disable_cache=True)
-            nodes = pipeline.run(documents=[document])
-            row["embed_s"] = max(0.0, time.perf_counter() - t0 - splitter.seconds)
-            row["reused"] = embedder.reused
-            vectors = np.asarray([n.embedding for n in nodes], dtype="float32").reshape(len(nodes), -1)
-            tmp = shards / f"{_BUILD_DIR_PREFIX}{key}-{uuid.uuid4().hex[:8]}"
-            try:
-                with self._writes("write the filing's chunks"):
-                    tmp.mkdir(parents=True)
-                    with open(tmp / "nodes.jsonl", "w", encoding="utf-8") as fh:
-                        for node in nodes:
-                            fh.write(node_to_json(node) + "\n")
-                    np.save(tmp / "vectors.npy", vectors)
-                    (tmp / "text.txt").write_text(doc.text, encoding="utf-8")
-                    (tmp / "sections.json").write_text(json.dumps([s.__dict__ for s in doc.sections]))
-                    if final.exists():
-                        shutil.rmtree(final)
-                    os.replace(tmp, final)
-                    _fsync_dir(shards)
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
-            count = len(nodes)
+            count = self._write_shard(doc, meta, row, final, progress=progress, name=name, reuse=reuse or {})
         else:
             count = sum(1 for _ in open(final / "nodes.jsonl", encoding="utf-8"))
         row["chunks"] = count
@@ -575,6 +537,53 @@ class IndexStore:
                      embed_backend=self.settings.embed_backend, shard=key, chunks=count,
                      indexed_at=time.strftime("%Y-%m-%dT%H:%M:%S"))
         return entry
+
+    def _write_shard(self, doc: ParsedFiling, meta: dict, row: dict, final: Path, *, progress, name,
+                     reuse: dict[str, np.ndarray]) -> int:
+        """Chunk, embed and write one filing's shard in a temporary folder, then rename it to `final`. Chunks go
+        to the embedder and on to disk a batch at a time (nodes.jsonl line by line, vectors.npy row by row), so
+        memory holds one batch of nodes and vectors however long the filing. Returns the chunk count."""
+        if progress:
+            progress(name, "chunking", 0.15)
+        filing = {k: meta.get(k) for k in FILING_META_KEYS}
+        chunks = self.chunker().split(doc, filing)
+        if not chunks:
+            raise IndexError_("no text to index was found in it")
+        fresh = sum(1 for chunk in chunks if chunk["text"] not in reuse)
+        if progress:
+            progress(name, "embedding", 0.3)
+        on_batch = (lambda done, total: progress(name, f"embedding {done}/{total}", 0.3 + 0.6 * done / total)
+                    ) if progress else None
+        embedder = EmbedChangedChunks(self.embed_model(), reuse, on_batch, total=fresh)
+        tmp = final.parent / f"{_BUILD_DIR_PREFIX}{final.name}-{uuid.uuid4().hex[:8]}"
+        rows, embed_s = 0, 0.0
+        try:
+            with self._writes("write the filing's chunks"):
+                tmp.mkdir(parents=True)
+                with open(tmp / "nodes.jsonl", "w", encoding="utf-8") as nodes_fh, \
+                        open(tmp / "vectors.npy", "wb") as vectors_fh:
+                    t0 = time.perf_counter()
+                    for nodes, vectors in embedded_batches(chunks, filing, embedder):
+                        embed_s += time.perf_counter() - t0
+                        if not rows:  # the header of the .npy np.load reads: its shape is known from the first batch
+                            np.lib.format.write_array_header_1_0(vectors_fh, {
+                                "descr": "<f4", "fortran_order": False, "shape": (len(chunks), vectors.shape[1])})
+                        nodes_fh.writelines(node_to_json(node) + "\n" for node in nodes)
+                        vectors_fh.write(np.ascontiguousarray(vectors).tobytes())
+                        rows += len(nodes)
+                        t0 = time.perf_counter()
+                if rows != len(chunks):
+                    raise IndexError_(f"{rows} of its {len(chunks)} chunks were embedded")
+                (tmp / "text.txt").write_text(doc.text, encoding="utf-8")
+                (tmp / "sections.json").write_text(json.dumps([s.__dict__ for s in doc.sections]))
+                if final.exists():
+                    shutil.rmtree(final)
+                os.replace(tmp, final)
+                _fsync_dir(final.parent)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        row["embed_s"], row["reused"] = embed_s, embedder.reused
+        return rows
 
     def _publish(self, filings: dict, name: str | None = None) -> None:
         """Build the next generation from the shards, then switch CURRENT to it in one atomic step; the facts
@@ -673,6 +682,18 @@ class IndexStore:
             for path in shards.iterdir():
                 if path.name not in live_shards:
                     shutil.rmtree(path, ignore_errors=True)
+
+
+def _failed(report: IndexReport, row: dict, path: Path, exc: Exception, progress: Progress | None) -> None:
+    """One filing not indexed (called while handling `exc`): its row says why; the run goes on with the others."""
+    if isinstance(exc, (parse_module.ParseError, PathRefused)):  # the file, not the code: its reason says it all
+        log.info("not indexed: %s", exc)
+    else:
+        log.exception("indexing %s failed", path)
+    row.update(status="failed", error=str(exc))
+    report.errors.append({"file": str(path), "error": str(exc)})
+    if progress:
+        progress(path.name, f"failed: {exc}", 1.0)
 
 
 def keyword_stemmer():
