@@ -185,7 +185,12 @@ def cmd_edit(args) -> int:
 
 
 def cmd_remove(args) -> int:
-    removed = _writer(_settings(args)).remove(args.keys)
+    from .index import IndexError_
+
+    try:
+        removed = _writer(_settings(args)).remove(args.keys)
+    except IndexError_ as exc:  # busy, or storage not writable (full, read-only): nothing was removed
+        return _fail(str(exc), 2)
     if not removed:
         print("no indexed filing matches " + ", ".join(args.keys), file=sys.stderr)
         return 1

@@ -146,6 +146,9 @@ def test_read_only_storage_says_so_rather_than_blaming_another_writer(read_only,
 
     with pytest.raises(StorageError, match="is read-only"):
         store.remove(["ACME"])
+    assert main(["remove", "ACME", "--storage", str(storage)]) == 2
+    assert capsys.readouterr().err == f"error: the storage folder {storage} is read-only: could not start the " \
+                                      "removal. Nothing was changed.\n"
     assert {f["ticker"] for f in store.list_filings()} == {"ACME"}  # and readers still read it
 
 
