@@ -119,7 +119,7 @@ def label_or_vocabulary(plan: QuestionPlan, labelled: list[MetricMention]
     label_words = set(tokens(" ".join(w for mt in labelled for w in mt.words)))
     if labelled and not _in_label(qualifiers, label_words):
         labelled = []
-    # A figure asked per item ("net sales per retail square foot", "revenue per adjusted script") is a rate: only a
+    # A figure asked per item ("net sales per retail square foot", "revenue per processed claim") is a rate: only a
     # label that says "per" answers it, never the total the metric vocabulary names.
     if plan.per_item and not (labelled and "per" in {w.lower() for w in labelled[0].words}):
         return None

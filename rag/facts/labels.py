@@ -175,7 +175,7 @@ _NET_SUFFIX = re.compile(r"(?:\s*,\s*|\s+[—–-]\s*)net$", re.I)
 _FOOTNOTE_MARK = re.compile(r"\s*\((?:\d{1,2}|[a-z])\)(?=\s|$)")
 
 
-# A bracket of counts a balance-sheet line prints beside its name ("Treasury stock, at cost (160 and 146 shares,
+# A bracket of counts a balance-sheet line prints beside its name ("Treasury stock, at cost (212 and 198 shares,
 # respectively)"): no word a question names the line by.
 _COUNTS_IN_BRACKETS = re.compile(r"\s*\([^()]*\d[^()]*\)|\s*[—–;:]\s*[^—–;:]*\d[^—–;:]*\bshares\b.*$")
 
@@ -252,7 +252,7 @@ def format_money(value: float, scale: int = 6, places: int = 0, currency: str = 
 
 
 def format_amount(value: float, kind: str, *, scale: int = 0, places: int | None = None, unit: str = "") -> str:
-    """A value as an analyst writes it: '$391,035 million', '$6.08 per share', '15,115,823,000 shares', '24.1%'."""
+    """A value as an analyst writes it: '$48,210 million', '$6.98 per share', '9,482,316,000 shares', '26.4%'."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
     if kind == "money":

@@ -286,7 +286,7 @@ class FactsLayer(QuarterFacts, PerItemRates):
     def _printed_as_qualified(self, m: Metric, ticker: str, year: int, mention: MetricMention,
                               when: When | None) -> Value | None:
         """The figure tagged without a member when the row label the filing prints beside it names the qualifier
-        itself: "Repurchases of Class A common stock" answers "buying back Class A shares" for a filer that buys
+        itself: "Repurchases of Class B common stock" answers "buying back Class B shares" for a filer that buys
         back that class only and tags the cash-flow line without a class. None otherwise."""
         quals = without_conjunction(mention.before + mention.after)
         try:

@@ -215,7 +215,7 @@ def _qualifiers_before(question: str, low: str, tokens: list[tuple[int, int, str
         proper = question[ts:ts + 1].isupper() and before and question[taken_at:taken_at + 1].isupper()
         if inside_mention(ts) or len(without_conjunction(before)) >= 3:
             break
-        # A part's name that joins two words ("value-added services and solutions revenue") runs on back through
+        # A part's name that joins two words ("repair services and parts revenue") runs on back through
         # "and" to a word that could qualify the metric too; "sales and operating income" joins two metrics.
         joins = w in _CONJUNCTION and before and k > 0 and not (
             is_stop(prev[k - 1][2]) or inside_mention(prev[k - 1][0]) or prev[k - 1][2].endswith(("'s", "s'"))
@@ -225,7 +225,7 @@ def _qualifiers_before(question: str, low: str, tokens: list[tuple[int, int, str
         if w.endswith(("'s", "s'")):
             break  # "Acme's revenue": a possessive before the metric names its owner, not a qualifier
         gap = low[te:taken_at]
-        # "GOOG (Class C) shares": a bracket closed right before the metric holds the part it names.
+        # "ACMK (Class C) shares": a bracket closed right before the metric holds the part it names.
         bracketed = not before and gap.strip() == ")"
         if gap.strip(" -") and any(ch in gap for ch in ",;:()?") and not bracketed:
             break
@@ -287,7 +287,7 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
                     # "of the ...", "of Acme's North America segment": the owner is not the qualifier.
                     if base in ("the", "its", "their", "our") or (base in company_words and base != w):
                         continue
-                    # "from value-added services and solutions": a name that joins two words runs on through
+                    # "from repair services and parts": a name that joins two words runs on through
                     # "and" (member_matcher compares names without it); "and" before a clause word ends it.
                     joins = base in _CONJUNCTION and mention.after and k + 1 < len(nxt) and not (
                         is_stop(nxt[k + 1][2]) or inside_mention(nxt[k + 1][0]))

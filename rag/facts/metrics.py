@@ -71,8 +71,8 @@ def _activities(kind: str) -> list[str]:
             rf"(?:did|do|does)\s+(?:[\w&.'’-]+\s+){{0,3}}?{kind}\s+activities\s+{verb}\b"]
 
 
-# A balance of debt asked with a verb of paying it back or raising it is that year's cash flow ("how much term debt
-# did it pay down": the line "Repayments of term debt"), not the balance; the filing's label names that line.
+# A balance of debt asked with a verb of paying it back or raising it is that year's cash flow ("how much debt did
+# it pay down": the line "Repayments of notes payable"), not the balance; the filing's label names that line.
 _DEBT_FLOW_VERB = r"\b(?:pa(?:y|id|ying)\s+(?:down|off|back)|repa(?:y|id)|retir|issu|rais|borrow|redeem)"
 
 _G = "us-gaap:"
@@ -529,7 +529,7 @@ def labelled_key(concept: str, label: str, instant: bool) -> str:
 @lru_cache(maxsize=512)
 def _labelled(key: str) -> Metric:
     _prefix, period, concept, label = key.split("|", 3)
-    # Below zero, a line printed in two signs is worded in the other one: "$321 million of other expense, net".
+    # Below zero, a line printed in two signs is worded in the other one: "$294 million of other expense, net".
     below_zero = other_sign(label)
     if below_zero and _INCOME_POSITIVE.search(concept) and _EXPENSE_FIRST.match(first_sign(label)):
         # "Interest expense (income), net" tagged InterestIncomeExpense...Net: the concept counts income above zero,

@@ -1,4 +1,4 @@
-"""A figure asked per item that the filing counts only in prose ("revenue per adjusted script", "revenue per
+"""A figure asked per item that the filing counts only in prose ("revenue per processed claim", "revenue per
 employee"), as the facts layer answers it: the tagged amount over the count a retrieved passage of the same filing
 states (rag.facts.rates reads the count)."""
 
@@ -25,7 +25,7 @@ class PerItemRates:
 
     def rate_per_item(self, plan: QuestionPlan, passages: Iterable[tuple[str, str, dict]],
                       tickers: Iterable[str] | None = None, years: Iterable[int] | None = None) -> FactAnswer | None:
-        """A figure asked per item that the filing counts in prose only ("revenue per adjusted script", "revenue
+        """A figure asked per item that the filing counts in prose only ("revenue per processed claim", "revenue
         per employee"): the tagged amount of the fiscal year over the count a retrieved passage of the same filing
         states for that year (rag.facts.rates), both cited. `passages` are (chunk id, text, metadata) of the
         retrieved chunks. None unless one company's one amount and one such count are found."""

@@ -1,6 +1,6 @@
-"""A figure asked per item that the filing counts only in prose ("revenue per adjusted script", "revenue per
-employee"): the statements tag the amount and the text states the count ("<Segment> fulfilled 1,600 million and
-1,500 million adjusted scripts in 2024 and 2023, respectively"). The rate is the tagged amount over the count the
+"""A figure asked per item that the filing counts only in prose ("revenue per processed claim", "revenue per
+employee"): the statements tag the amount and the text states the count ("<Segment> processed 1,448 million and
+1,323 million claims in 2024 and 2023, respectively"). The rate is the tagged amount over the count the
 text gives for the same fiscal year, both cited; a count the text does not tie to that year gives no rate.
 """
 
@@ -27,8 +27,8 @@ _SENTENCE_END = re.compile(r"(?<=[.;])\s+(?=[A-Z(])|\n+")
 
 @dataclass(frozen=True)
 class StatedCount:
-    value: float  # the count, scaled ("1,623 million": 1.623e9)
-    raw: str  # as written, with the item: "1,623 million adjusted scripts"
+    value: float  # the count, scaled ("1,448 million": 1.448e9)
+    raw: str  # as written, with the item: "1,448 million processed claims"
     sentence: str
 
 
@@ -44,7 +44,7 @@ def _item_pattern(item: list[str]) -> str:
     filler = r"(?-i:(?:(?:[a-z]+-[a-z-]+(?:\s+equivalent)?|and)\s+){0,3}?)"
     noun = words[0]
     if f"{item[0].lower().rstrip('s')}s" in HEADCOUNT_NOUNS:
-        # A rate per employee divides by the workforce, however the filer names it ("470,100 associates").
+        # A rate per employee divides by the workforce, however the filer names it ("412,600 associates").
         noun = "(?:" + "|".join(re.escape(n.removesuffix("s")) for n in HEADCOUNT_NOUNS) + r")(?:s|es)?"
     return filler + noun + r"\b"
 
@@ -54,7 +54,7 @@ def stated_count(text: str, item: list[str], year: int, filing_year: int,
     """The one count of `item` the text ties to fiscal `year`: a single count in a sentence that names that year
     (or none, in the filing of that year), or one of counts listed with "respectively" beside as many years. None
     when no sentence, or two different ones, give it. A sentence `another_part` says is about another part of the
-    company than the amount's ("<Company> U.S. is our largest segment and operates 4,000 stores") is passed over."""
+    company than the amount's ("<Company> Domestic, our largest segment, operates 3,534 stores") is passed over."""
     # Shares are counted in the XBRL data (the cover, the balance sheet), and prose counts shares repurchased,
     # issued or reserved far more often than those outstanding: no rate per share is read from prose.
     if not item or item[-1] in ("share", "shares"):
@@ -70,7 +70,7 @@ def stated_count(text: str, item: list[str], year: int, filing_year: int,
             if any(_YEAR.fullmatch(raw) for _, raw in counts):
                 continue  # a year read as a count ("in 2024 employees")
             if _SUBJECT.fullmatch(sentence[:start]):
-                continue  # the count opens its sentence: a group doing something ("Over 240,000 employees have ...")
+                continue  # the count opens its sentence: a group doing something ("Over 215,000 employees have ...")
             if _CHANGE_BEFORE.search(sentence[:start]):
                 continue
             after = sentence[named.end():]
@@ -89,8 +89,8 @@ def stated_count(text: str, item: list[str], year: int, filing_year: int,
 
 
 def _listed_counts(sentence: str, noun: re.Pattern) -> list[tuple[list[WrittenNumber], re.Match]]:
-    """Each run of counts that the item's noun follows, with the noun's match: "1,623 million and 1,542 million
-    adjusted scripts" gives both counts. Money and percentages count no item."""
+    """Each run of counts that the item's noun follows, with the noun's match: "1,448 million and 1,323 million
+    processed claims" gives both counts. Money and percentages count no item."""
     counts = [n for n in parse_numbers(sentence) if not (n.money or n.pct)]
     out = []
     for run in listed_runs(sentence, counts):

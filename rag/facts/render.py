@@ -123,7 +123,7 @@ class FactsBlock:
 
     def _printed_per_quarter(self, v: Value) -> bool:
         """A per-share figure of more than a quarter that the filing prints as a quarter's ("Cash dividends declared
-        and paid, at a quarterly amount of $0.52 per class A common stock", tagged for the fiscal year): the tag's
+        and paid, at a quarterly amount of $0.37 per class A common share", tagged for the fiscal year): the tag's
         period is not what the figure measures."""
         f = v.fact
         if v.kind != "per_share" or v.months <= 3:
@@ -134,7 +134,7 @@ class FactsBlock:
         return at >= 0 and bool(_PER_QUARTER.search(text, max(0, at - 120), at))
 
     def stated(self, v: Value) -> str:
-        """A figure as the filing words it: a negative income line is a loss ("a net loss of $612 million"), a
+        """A figure as the filing words it: a negative income line is a loss ("a net loss of $574 million"), a
         negative cash flow is cash used, and a cash outflow line is an amount spent, never a negative number."""
         m = v.metric
         wording = m.outflow if m.outflow else (m.negative if v.amount < 0 else m.positive)

@@ -1,6 +1,6 @@
 """Where else a filing prints a figure the facts layer answers with: MD&A restates the statements' and the
 notes' tagged figures in tables and sentences of its own ("<Segment> | 120,000 | 110,000", "Corporate's operating
-loss ... was $5,252 million"), mostly untagged. An analyst checks a figure in either place, so the sources lead
+loss ... was $4,271 million"), mostly untagged. An analyst checks a figure in either place, so the sources lead
 with the tagged passage and then the passage that restates it.
 """
 
@@ -26,7 +26,7 @@ def reported_values(values: Iterable[Value]) -> list[Value]:
 
 
 def _printed(value: Value) -> re.Pattern | None:
-    """The figure as the filing prints it ("133,231", "5,252"), as a whole number in a text: not a part of a longer
+    """The figure as the filing prints it ("128,764", "4,271"), as a whole number in a text: not a part of a longer
     number. None for a figure too short to tell apart from others (a one- or two-digit amount)."""
     fact = value.fact
     text = (fact.text or "").strip() if fact else ""

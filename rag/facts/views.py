@@ -336,7 +336,7 @@ def primary_statement(chosen: FactGroup, candidates: list[FactGroup]) -> FactGro
     revenues' on its income statement as RevenueFromContractWithCustomer... and as Revenues only in a note, and
     the statement is the source an analyst checks."""
     # The same figure rounded twice differs by less than the two roundings together; one unit apart at the stated
-    # precision is another figure (a net loss of 612 beside 611 attributable to the company).
+    # precision is another figure (a net loss of 574 beside 571 attributable to the company).
     def agrees(g: FactGroup) -> bool:
         gap = abs(g.value - chosen.value)
         return gap <= 1e-9 * abs(chosen.value) or gap < tolerance(g.best.decimals) + tolerance(chosen.best.decimals)
@@ -453,7 +453,7 @@ class Value:
         return min(starts) if starts else None
 
     def display(self, magnitude: bool = False) -> str:
-        """'$391,035 million'; with `magnitude`, without its sign (a loss or an outflow worded as such)."""
+        """'$48,210 million'; with `magnitude`, without its sign (a loss or an outflow worded as such)."""
         amount = abs(self.amount) if magnitude else self.amount
         places = {"percent": 2, "ratio": 2, "days": 1}.get(self.kind, self.places)
         text = format_amount(amount, self.kind, scale=self.scale, places=places, unit=self.unit)
@@ -540,8 +540,8 @@ def combine(metric_: Metric, op: str, a: Value, b: Value) -> Value | None:
     return Value(
         metric=metric_, amount=amount, kind=kind, ticker=a.ticker, company=a.company, fiscal_year=a.fiscal_year,
         filing=a.filing, comparative=a.comparative or b.comparative, inputs=[a, b], op=op,
-        # Written at the finer scale of the two, with the decimals each input carries there ("$27.4 billion" is
-        # "$27,400 million": no decimal left).
+        # Written at the finer scale of the two, with the decimals each input carries there ("$30.1 billion" is
+        # "$30,100 million": no decimal left).
         scale=min(a.scale, b.scale), places=max(max(0, v.places - (v.scale - min(a.scale, b.scale))) for v in (a, b)),
         unit=a.unit,
     )
