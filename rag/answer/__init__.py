@@ -26,7 +26,7 @@ Order of events in one answer:
    asks about, is flagged as one a passage may have steered (`injection`).
 
 Exact figures from the facts layer: rag/engine.py asks rag/facts.py for them and passes them on as
-    answer_stream(..., facts_block="Total revenue FY2024: $391,035 million [F1]", fact_citations=[Citation(...)])
+    answer_stream(..., facts_block="Total revenue FY2024: $48,210 million [F1]", fact_citations=[Citation(...)])
 `facts_block` is plain text whose lines cite `[F1]`, `[F2]`, ... meaning `fact_citations[0]`, `[1]`, ... These
 citations are numbered after the retrieved sources (N+1, N+2, ...) and the markers are rewritten to match. The
 prompt puts the block before the sources as exact figures computed in code; the extractive answer leads with

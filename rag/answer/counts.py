@@ -22,16 +22,16 @@ from .terms import is_covered, tokens
 
 YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _CLAUSE = re.compile(r"[^,;:.()]*")  # from a figure to the next punctuation
-# "13,000 of our employees": a part of what is counted.
+# "13,559 of our employees": a part of what is counted.
 _PARTITIVE = re.compile(r"\s+of\s+(?:our|its|their|the|these|those|whom|which)\b", re.I)
 # A capitalised word right before a number, as a product's or model's name carries it ("<Product> 17").
 _NAME_BEFORE = re.compile(r"\b([A-Za-z]*[A-Z][\w-]*)\s+$")
-# The count stated after its noun: "our employee headcount worldwide was 125,665", "a workforce of about 228,000".
+# The count stated after its noun: "our employee headcount worldwide was 131,407", "a workforce of about 212,000".
 _CLAUSE_BEFORE = re.compile(r"(?P<subject>[^,;:.()]*?)\b" + COUNT_AFTER_NOUN_LINK + "$", re.I)
 
 
 def names_another_year(words: list[str], years: set[str]) -> bool:
-    """The words after a figure name a year, and not one asked: "28,800 in fiscal 2023" when 2024 is asked."""
+    """The words after a figure name a year, and not one asked: "27,324 in fiscal 2023" when 2024 is asked."""
     return bool(years) and any(YEAR.fullmatch(t) and t not in years for t in words)
 
 
@@ -46,32 +46,32 @@ def names_counted(stems: set[str], words: set[str]) -> bool:
 
 def counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[WrittenNumber]:
     """The figures a sentence gives as counts of what is counted: the noun follows its figure within the clause
-    ("approximately 470,100 associates", "36,000 full-time employees"), so "of whom approximately 50,600 were
-    salaried" and "employees in 38 countries" are not counts of employees; nor is a count whose clause names only
+    ("approximately 412,600 associates", "42,300 full-time employees"), so "of whom approximately 52,800 were
+    salaried" and "employees in 59 countries" are not counts of employees; nor is a count whose clause names only
     a year not asked, nor a number that is part of the thing's own name ("<product> 17, <product> 16 and ...": a
     count comes before its noun, not after it)."""
     stems = counted_stems(counted)
     out = []
-    # Counts listed before one noun ("69,700 and 79,100 employees") all count it: the list's last figure is read.
+    # Counts listed before one noun ("58,300 and 61,900 employees") all count it: the list's last figure is read.
     counts = [n for n in answer_figures(u.text) if not (n.pct or n.money)]
     parts = listed_parts(u.text, counts)
     for run in listed_runs(u.text, counts):
         n = run[-1]
         if n.start in parts:
-            continue  # "657, 215 and 353 holders of record of our class B-1, B-2 and C stock, respectively": parts
+            continue  # "426, 186 and 97 holders of record of our class X, Y and Z stock, respectively": parts
         if _PARTITIVE.match(u.text, n.end):
-            continue  # "13,000 of our employees took part": some of them, not how many there are
+            continue  # "13,559 of our employees took part": some of them, not how many there are
         name = _NAME_BEFORE.search(u.text, 0, run[0].start)
         if name and names_counted(stems, set(tokens(name.group(1)))):
             continue  # the thing's name with its number, not a count of it
-        # Four words: "164,000 full-time equivalent employees" counts employees.
+        # Four words: "171,500 full-time equivalent employees" counts employees.
         clause = _CLAUSE.match(u.text, n.end).group(0)
         after = tokens(clause)[:4]
         if names_another_year(after, years):
             continue
         before = _CLAUSE_BEFORE.search(u.text[:run[0].start])
-        # The noun as the filing words it: "842 registered shareholders" counts holders of record; in the plural,
-        # as a count of more than one is written ("the 767 factory", "a 737 airplane": a model's designation).
+        # The noun as the filing words it: "426 registered shareholders" counts holders of record; in the plural,
+        # as a count of more than one is written ("the 848 factory", "a 929 airplane": a model's designation).
         if _plural_named(stems, clause) or _named_by_its_of_phrase(counted, clause) or (
                 before and names_counted(stems, set(tokens(before.group("subject"))[-5:]))):
             out.extend(run)
@@ -79,8 +79,8 @@ def counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[W
 
 
 def counts_all_of_it(text: str, n: WrittenNumber, counted: list[str]) -> bool:
-    """Do the first words after a count name every word of what is counted ("101,000 holders of record" for
-    "holders of record"), not only its noun ("5,678,000 additional street name holders")?"""
+    """Do the first words after a count name every word of what is counted ("96,400 holders of record" for
+    "holders of record"), not only its noun ("4,912,000 additional street name holders")?"""
     after = set(tokens(_CLAUSE.match(text, n.end).group(0))[:4])
     return all(is_covered(s, after) for s in counted_stems(counted))
 
@@ -93,13 +93,13 @@ def _plural_named(stems: set[str], clause: str) -> bool:
     """Do the first four words of a figure's clause name what is counted, in the plural?"""
     words = re.findall(r"[A-Za-z][\w'-]*", clause)[:4]
     plural = [w.lower().endswith("s") or w.lower() in _IRREGULAR_PLURALS for w in words]
-    # The noun or a plural after it ("135 office locations": the word names the kind of thing counted).
+    # The noun or a plural after it ("151 office locations": the word names the kind of thing counted).
     return any(names_counted(stems, set(tokens(w))) and any(plural[i:]) for i, w in enumerate(words))
 
 
 def _named_by_its_of_phrase(counted: list[str], clause: str) -> bool:
     """Is a thing counted by a phrase with "of" ("holders of record") named in a figure's first words by the same
-    "of" phrase after a plural head noun ("176,283 shareowner accounts of record", "101,000 holders of record")? The
+    "of" phrase after a plural head noun ("183,517 member accounts of record", "96,400 holders of record")? The
     head noun is the filer's own word for the holder; the "of" phrase says which count it is (Item 201(b))."""
     asked = [w.lower() for w in counted]
     if "of" not in asked[:-1]:
@@ -110,8 +110,8 @@ def _named_by_its_of_phrase(counted: list[str], clause: str) -> bool:
 
 
 def listed_parts(text: str, figures: list[WrittenNumber]) -> set[int]:
-    """The starts of figures listed with "respectively" beside anything but years ("657, 215 and 353 holders of
-    record of our class B-1, B-2 and C common stock, respectively"): each is a part's, by its place in the list."""
+    """The starts of figures listed with "respectively" beside anything but years ("426, 186 and 97 holders of
+    record of our class X, Y and Z common stock, respectively"): each is a part's, by its place in the list."""
     return {n.start for run in listed_runs(text, figures) if len(run) > 1 and listed_respectively(text, run)
             and not respective_years(text, run) for n in run}
 
@@ -127,7 +127,7 @@ def only_amounts(figures: list[WrittenNumber]) -> bool:
 
 
 def amounts_only(row: str) -> bool:
-    """A table row whose figures are all money or percentages ("Revenue per membership | $17.20 | 6%")."""
+    """A table row whose figures are all money or percentages ("Revenue per subscriber | $14.14 | 6%")."""
     return only_amounts(row_figures(row))
 
 
@@ -149,7 +149,7 @@ def labelled_as_count(label: str, counted: list[str]) -> bool:
 def states_count(u: QuotableUnit, counted: list[str], years: set[str], asked: set[str] = frozenset()) -> bool:
     """Does a sentence or table row state a count of what is counted? A sentence, when one of its figures counts
     it (counts_named); a row, when its label, its group, its table's title or caption or its column heads name the
-    thing and its cells hold a figure that is neither an amount nor a percentage ("Number of stores | 2,347"). A
+    thing and its cells hold a figure that is neither an amount nor a percentage ("Number of stores | 2,146"). A
     row of a table of dollar amounts counts too: a table of a segment's results lists its deliveries among its
     amounts under a label of their own ("Deliveries"), which may name the thing no more than the question's verb
     does (see `asked`: the question's own words)."""

@@ -51,7 +51,7 @@ from .terms import (
     weighted_synonyms,
 )
 
-# A class of stock by its letter ("Class A", "class B-1", "Class C capital stock").
+# A class of stock by its letter ("Class A", "class A-2", "Class C common stock").
 _SHARE_CLASS = re.compile(r"\bclass\s+([a-z](?:-?\d)?)\b", re.I)
 
 
@@ -84,17 +84,17 @@ def _fit(u: QuotableUnit, toks: set[str], asked: _Asked) -> float:
     "how much", a figure at all, the class of stock named, nothing the question leaves out."""
     factor = 1.0
     if asked.counted and u.kind == "sentence" and counts_named(u, asked.counted, asked.years):
-        factor *= 1.5  # "how many stores": a sentence that gives a number of stores ("operated 2,347 stores")
+        factor *= 1.5  # "how many stores": a sentence that gives a number of stores ("operated 2,146 stores")
     if asked.counted and u.kind == "row" and amounts_only(u.text):
         factor *= 0.6  # "how many memberships": a row of dollars or percentages is not a count
     elif asked.counted and u.kind == "sentence" and only_amounts(
             [n for n in answer_figures(u.text) if worth_checking(n)]):
-        factor *= 0.6  # "total headcount": "total SBC expense was $22.8 billion" states no count
+        factor *= 0.6  # "total headcount": "total SBC expense was $19.3 billion" states no count
     elif asked.counted and u.kind == "row" and names_counted(
             set(tokens(" ".join(asked.counted))), set(tokens(f"{u.header} {u.caption} {u.title}"))):
         factor *= 1.5  # "how many associates in Canada": a row of a table of the number of associates
     if asked.amount and u.kind == "row" and _percentages_only(u.text):
-        factor *= 0.6  # "how much payments volume": a row of growth rates is not the amount
+        factor *= 0.6  # "how much freight volume": a row of growth rates is not the amount
     if u.kind == "row" and negated(u.text.split("|")[0], asked.question):
         factor *= 0.3  # "GAAP diluted EPS": the "Non-GAAP" row is the other figure
     if asked.share_classes and (named := {c.lower() for c in _SHARE_CLASS.findall(u.text)}) and not (
@@ -141,7 +141,7 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
     bigrams = {(a, b) for a, b in zip(words, words[1:], strict=False)}
     asked = _Asked.of(question or "", analysis, years)
     # No year or period named: the company as it is now. Its latest filing among the sources speaks first; an older
-    # one's sentence ("26,196 employees" two annual reports ago) counts less, though it is still quoted.
+    # one's sentence ("24,318 employees" two annual reports ago) counts less, though it is still quoted.
     latest: dict[str, int] = {}
     if analysis is not None and not (analysis.fiscal_years or analysis.periods or analysis.latest_quarters):
         for c in sources:
@@ -189,7 +189,7 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
 
 
 def _percentages_only(row: str) -> bool:
-    """A table row whose figures are all percentages ("Total payments volume growth | 9% | 11%")."""
+    """A table row whose figures are all percentages ("Total freight volume growth | 9% | 11%")."""
     figures = row_figures(row)
     return bool(figures) and all(n.pct for n in figures)
 
@@ -280,8 +280,8 @@ def _figure_text(value: float, money: bool, pct: bool) -> str:
 
 def _figures_about(u: QuotableUnit, content: list[str], percent_asked: bool, years: set[str]) -> list[WrittenNumber]:
     """The figures of a sentence that a word of the question's topic stands next to ("employed approximately
-    35,300 persons", "31,600 employees"): the counts of what was asked, not the other figures around them, nor
-    one the sentence gives for a year not asked ("from 28,800 in fiscal 2023 to 31,600 in fiscal 2024")."""
+    34,145 persons", "31,302 employees"): the counts of what was asked, not the other figures around them, nor
+    one the sentence gives for a year not asked ("from 27,324 in fiscal 2023 to 31,302 in fiscal 2024")."""
     out = []
     figures = answer_figures(u.text)
     parts = listed_parts(u.text, [n for n in figures if not n.pct])
@@ -339,14 +339,14 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
         own = [u for u in chosen if u.source.ticker == ticker and (year is None or u.source.fiscal_year == year)]
         years = {str(year)} if year else {str(y) for y in analysis.fiscal_years}
         # What is counted, when the question says ("how many stores", a headcount's employees), before any other
-        # word of the question: "29.7 million people" served is not a count of the people employed.
+        # word of the question: "31.4 million people" served is not a count of the people employed.
         stating = [(u, figures) for u in own if (figures := counts_named(u, analysis.counted, years))] or [
             (u, figures) for u in own if (figures := _figures_about(u, content, percent_asked, years))]
         if not stating or stating[0][0].kind != "sentence":
             return None
         unit, figures = stating[0]
         if analysis.counted:
-            # A total beside its parts ("26,196 employees ..., 19,532 were engaged in research and development"):
+            # A total beside its parts ("24,318 employees ..., 17,845 were engaged in research and development"):
             # the question's other words pick the part, as for one count (see _count_asked); else the total.
             every, kept = _figures_of_the_year(unit, years)
             part = _count_asked(unit, every, kept, analysis.counted, content) if len(kept) > 1 else None
@@ -386,12 +386,12 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
 def _figures_of_the_year(u: QuotableUnit, years: set[str], money: bool = False
                          ) -> tuple[list[WrittenNumber], list[WrittenNumber]]:
     """(every count a sentence states, or every amount with `money`; those whose own clause does not name only
-    another year). A clause runs from its figure to the next one: in "100 million people as of December 31, 2024
-    compared to 103 million people as of December 31, 2023" the second names 2023 alone. The year wanted is the one
+    another year). A clause runs from its figure to the next one: in "93 million people as of December 31, 2024
+    compared to 97 million people as of December 31, 2023" the second names 2023 alone. The year wanted is the one
     asked, else the filing's own."""
     figures = [n for n in answer_figures(u.text) if not n.pct and n.money == money]
     wanted = years or ({str(u.source.fiscal_year)} if u.source.fiscal_year else set())
-    # Counts listed with "respectively" ("69,700 and 79,100 employees, respectively", after "As of December 31,
+    # Counts listed with "respectively" ("58,300 and 61,900 employees, respectively", after "As of December 31,
     # 2024 and 2023"): each is the count of its year in the list of years.
     stated_for: dict[int, str] = {}
     paired_otherwise: set[int] = set()
@@ -400,7 +400,7 @@ def _figures_of_the_year(u: QuotableUnit, years: set[str], money: bool = False
         if years:
             stated_for.update((n.start, str(year)) for n, year in zip(run, years))
         elif listed_respectively(u.text, run):
-            # Listed with "respectively" beside anything else ("657, 215 and 353 holders of record of our class
+            # Listed with "respectively" beside anything else ("426, 186 and 97 holders of record of our class
             # B-1, B-2 and C common stock, respectively"): which figure is which part is the list's order, not a
             # clause's words, so none of them is read as the one asked.
             paired_otherwise.update(n.start for n in run)
@@ -421,7 +421,7 @@ def _figures_of_the_year(u: QuotableUnit, years: set[str], money: bool = False
 def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, content: list[str]) -> str | None:
     """One company's count (people served, stores, employees) from the best sentence that states several counts: a
     period trap in prose (the year asked, or the filing's own, beside another year) or a total beside its parts
-    ("36,000 employees; 27,100 were engaged in research and development"). The figure wanted is the answer, quoted
+    ("42,300 employees; 25,400 were engaged in research and development"). The figure wanted is the answer, quoted
     with its clause; the sentence itself is left out, as its other figures would read as further answers. Said only
     when exactly one figure is the one asked (see _count_asked); otherwise the sentence is quoted whole, never
     guessed at."""
@@ -455,12 +455,12 @@ def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, cont
             f"\"{quote}\" [{unit.source.number}]. {untagged(analysis)}: the whole passage is under Sources.")
 
 
-# "4,605 stores in the U.S.", "1,029 retail stores in China": where a count is, said right after its noun.
+# "3,714 stores in the U.S.", "1,109 retail stores in Canada": where a count is, said right after its noun.
 _IN_PLACE = re.compile(r"\s+(?:[a-z-]+\s+){0,3}?(?:in|across|throughout)\s+(?:the\s+)?([A-Z][A-Za-z.]*)")
 
 
 def _placed_elsewhere(text: str, figure: WrittenNumber, question: str) -> bool:
-    """Does the count's clause place it in one named place the question does not name ("operates 4,605 stores in
+    """Does the count's clause place it in one named place the question does not name ("operates 3,714 stores in
     the U.S." for "how many stores does it operate")? Then it is that place's count, not the company's; a clause
     that names several places ("throughout the U.S., Canada, and Mexico") counts them all."""
     m = _IN_PLACE.match(text, figure.end)
@@ -476,7 +476,7 @@ def _placed_elsewhere(text: str, figure: WrittenNumber, question: str) -> bool:
 
 def _respective_quote(text: str, run: list[WrittenNumber], figure: WrittenNumber) -> str:
     """The sentence up to the "respectively" that closes a list of figures, which pairs each with its year ("As of
-    December 31, 2024 and 2023, our Company had approximately 69,700 […] employees, respectively"), with the other
+    December 31, 2024 and 2023, our Company had approximately 58,300 […] employees, respectively"), with the other
     years' figures elided: quoted, they would read as further answers, and the years and the figure's place in the
     list still show which year it is. Its opening cut to the 30 words before the list."""
     stop = respectively_end(text, run) or len(text)
@@ -492,12 +492,12 @@ def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
                   content: list[str]) -> str | None:
     """One company's amount for one year from the best sentence, when that sentence also states the amount of
     another year: a period trap in prose, in either of two shapes.
-    - A list with "respectively" ("Medical costs in 2024, 2023 and 2022 included ... $700 million, $840 million and
-      $410 million, respectively"), asked "how much": the year asked, else the filing's own, picks the figure by
+    - A list with "respectively" ("Warranty costs in 2024, 2023 and 2022 included ... $705 million, $576 million and
+      $294 million, respectively"), asked "how much": the year asked, else the filing's own, picks the figure by
       its place in the list; said only when exactly one list in the sentence pairs amounts with years.
-    - A comparison ("ARR exiting fiscal 2024 was $3.48 billion, up from $2.84 billion at the end of fiscal 2023"),
+    - A comparison ("ARR exiting fiscal 2024 was $4.16 billion, up from $3.57 billion at the end of fiscal 2023"),
       asked for the figure (no why or how): the figure the comparison sets beside it for another year is left out
-      (see _compared_figure), and so is the amount it changed by ("increased by $483 million") unless a change is
+      (see _compared_figure), and so is the amount it changed by ("increased by $524 million") unless a change is
       asked; the one left is said only when it is the sentence's only other amount.
     Either way the sentence must hold every word the question asks with (an amount has no counted noun to check it
     by: a sentence about "acquisitions of businesses" is not about "selling businesses"). Quoting the whole
@@ -539,12 +539,12 @@ def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
 
 # A verb of change: "increased", "grew", "declined", "dropped".
 _CHANGE_VERB = r"\b(?:increas|decreas|grew|grow|rose|rise|fell|fall|declin|drop)\w*"
-# The words before an amount a figure changed by ("increased by $483 million", "down $1.2 billion"): a change, not
+# The words before an amount a figure changed by ("increased by $524 million", "down $1.2 billion"): a change, not
 # the level asked.
 _CHANGED_BY = re.compile(r"(?:" + _CHANGE_VERB + r"|\b(?:up|down))\s+(?:by\s+)?(?:approximately\s+|about\s+|"
                          r"nearly\s+)?$", re.I)
-# The amount written as a change by its noun: "a $181 million increase from rates", "an increase of $2.1 billion",
-# "a decrease in net income of $693 million".
+# The amount written as a change by its noun: "a $246 million increase from rates", "an increase of $2.1 billion",
+# "a decrease in net income of $705 million".
 _CHANGE_NOUN = r"(?:increase|decrease|rise|decline|drop|reduction|growth)s?"
 _CHANGE_NOUN_AFTER = re.compile(r"\s*" + _CHANGE_NOUN + r"\b", re.I)
 _CHANGE_NOUN_BEFORE = re.compile(r"\b" + _CHANGE_NOUN + r"\s+(?:in\s+(?:[\w,&'’-]+\s+){1,5}?)?of\s+"
@@ -552,8 +552,8 @@ _CHANGE_NOUN_BEFORE = re.compile(r"\b" + _CHANGE_NOUN + r"\s+(?:in\s+(?:[\w,&'�
 
 
 def _change_amount(text: str, figure: WrittenNumber) -> bool:
-    """Is the amount what something changed by, not a level: after a verb of change ("increased by $483 million"),
-    or named a change by its noun ("a $181 million increase", "an increase of $181 million")?"""
+    """Is the amount what something changed by, not a level: after a verb of change ("increased by $524 million"),
+    or named a change by its noun ("a $246 million increase", "an increase of $246 million")?"""
     before = text[max(0, figure.start - 60):figure.start]
     return bool(_CHANGED_BY.search(before) or _CHANGE_NOUN_BEFORE.search(before)
                 or _CHANGE_NOUN_AFTER.match(text, figure.end))
@@ -567,7 +567,7 @@ _COMPARED_WITH = re.compile(r"\b(?:from|compared\s+(?:to|with)|versus|vs\.?|than
 
 def _compared_figure(text: str, figure: WrittenNumber, year: str) -> bool:
     """A figure a comparison sets beside the one stated, for another year: it follows "from", "compared with",
-    "versus" or "than", and the next words name a year, not the one asked ("up from $2.84 billion at the end of
+    "versus" or "than", and the next words name a year, not the one asked ("up from $3.57 billion at the end of
     fiscal 2023"). A year named further on belongs to something else ("under the program authorized in 2021")."""
     if not _COMPARED_WITH.search(text[max(0, figure.start - 30):figure.start]):
         return False
@@ -575,8 +575,8 @@ def _compared_figure(text: str, figure: WrittenNumber, year: str) -> bool:
     return bool(named) and year not in named
 
 
-# A figure after a word of scope belongs to the clause before it ("36,000 employees in 38 countries"); any other
-# figure starts a clause of its own ("; 27,100 were engaged in ...", "compared to 103 million").
+# A figure after a word of scope belongs to the clause before it ("42,300 employees in 59 countries"); any other
+# figure starts a clause of its own ("; 25,400 were engaged in ...", "compared to 97 million").
 _SCOPE_WORD = re.compile(r"\b(?:in|of|across|at|over|among|within|throughout)\s*$", re.I)
 # A comma inside a date ("December 31, 2024") does not end a clause.
 _CLAUSE_COMMA = re.compile(r",(?!\s*(?:19|20)\d\d\b)")
@@ -619,12 +619,12 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
     """Which of a sentence's counts of the year wanted the question asks for. One count: that one. Several (a total
     and its parts): the question's words beyond the thing counted ("research and development" in "how many of its
     people work in research and development") pick the part whose clause holds every one of them the sentence
-    holds; with no such words, the total is the count its noun follows ("36,000 employees"). A question whose
+    holds; with no such words, the total is the count its noun follows ("42,300 employees"). A question whose
     other words the sentence never uses ("how many employees in Europe") gets no figure."""
-    # A size or a span ("24,000 additional square feet", "five years") measures something: it counts no stores.
+    # A size or a span ("31,000 additional square feet", "five years") measures something: it counts no stores.
     kept = [n for n in kept if not _MEASURE.match(unit.text, n.end)]
-    # The sentence must count the thing asked at all: "up to 150 million shares" counts no holders of record, and
-    # "the 767 factory" no airplanes. One count left is then the one; a part beside the total is picked below.
+    # The sentence must count the thing asked at all: "up to 175 million shares" counts no holders of record, and
+    # "the 848 factory" no airplanes. One count left is then the one; a part beside the total is picked below.
     named = {m.start for m in counts_named(unit, counted, set())}
     if not named:
         return None
@@ -639,8 +639,8 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
     if not asked:
         totals = [n for n in kept if n.start in named]
         if len(totals) > 1:
-            # A count of the whole thing asked ("101,000 holders of record") over a count of its noun alone, beside
-            # it ("and 5,678,000 additional street name holders"): a phrase counted is asked in all its words.
+            # A count of the whole thing asked ("96,400 holders of record") over a count of its noun alone, beside
+            # it ("and 4,912,000 additional street name holders"): a phrase counted is asked in all its words.
             totals = [n for n in totals if counts_all_of_it(unit.text, n, counted)] or totals
         return totals[0] if len(totals) == 1 else None
     in_sentence = {t for t in asked if is_covered(t, set(tokens(unit.text)))}
@@ -648,7 +648,7 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
         return None
     holding = [n for n in kept if {t for t in asked if is_covered(t, clause_words(n))} == in_sentence]
     if len(holding) > 1:
-        # The other words sit in every count's clause ("135 office locations in 83 countries around the world"):
+        # The other words sit in every count's clause ("151 office locations in 59 countries around the world"):
         # the count its noun follows is the one asked, the other counts where.
         holding = [n for n in holding if n.start in named]
     return holding[0] if len(holding) == 1 else None

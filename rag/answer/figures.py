@@ -19,7 +19,7 @@ _FACTORS = (1e-9, 1e-6, 1e-3, 1.0, 1e3, 1e6, 1e9)
 
 def same_number(a: WrittenNumber, b: WrittenNumber) -> bool:
     """Does b (from a source) support a (from the answer)? Absolute values; an unwritten scale may be any power
-    of 1000 ("$96.7 billion" ~ "96,773" in a table in millions); a difference below one unit of the last
+    of 1000 ("$52.4 billion" ~ "52,418" in a table in millions); a difference below one unit of the last
     written digit of either number counts as the same figure (rounding or truncation)."""
     av = a.value * a.scale
     if a.pct or b.pct:
@@ -75,7 +75,7 @@ def answer_figures(text: str) -> list[WrittenNumber]:
     return [n for n in parse_numbers(_blank(text, _SKIP_SPANS)) if worth_checking(n)]
 
 
-# ---- arithmetic written in the answer: "(96,773 - 81,462) / 81,462 = 18.8%"
+# ---- arithmetic written in the answer: "(52,418 - 47,305) / 47,305 = 10.8%"
 
 _EXPR_LEFT = re.compile(
     r"((?:[\d$(),.\s+\-−–*/×÷%]|million|billion|thousand)+)$", re.IGNORECASE
@@ -121,12 +121,12 @@ def _eval_expression(expr_text: str) -> float | None:
     expr = expr.replace("$", "").replace(",", "").replace("×", "*").replace("÷", "/")
     expr = expr.replace("−", "-").replace("–", "-").replace("%", "/100")
     if not re.search(r"\d\s*\)?\s*[+\-*/]\s*\(?\s*\d", expr):
-        return None  # no operator between numbers: "revenue = 391,035" is a statement, not arithmetic
+        return None  # no operator between numbers: "revenue = 48,210" is a statement, not arithmetic
     return _safe_eval(expr)
 
 
 def check_arithmetic(text: str) -> tuple[list[tuple[int, int]], list[str]]:
-    """Recompute `expression = result` written in the text ("(96,773 - 81,462) / 81,462 = 18.8%"). Returns
+    """Recompute `expression = result` written in the text ("(52,418 - 47,305) / 47,305 = 10.8%"). Returns
     (spans of results that check out, warnings for those that do not)."""
     ok_spans: list[tuple[int, int]] = []
     warnings: list[str] = []
@@ -207,7 +207,7 @@ def check_citations(
         if any(f.raw in w for w in arith_warnings):
             continue
         key = (f.value, f.pct)
-        if key in seen:  # "$81,462 million" and "81,462" again: one figure
+        if key in seen:  # "$47,305 million" and "47,305" again: one figure
             continue
         seen.add(key)
         unverified.append(f.raw)

@@ -17,8 +17,8 @@ from .prompt import SYSTEM_PROMPT, build_user_prompt
 # Words in a row the answer must share with the prompt to be reciting it: a whole clause of a rule, longer than
 # any phrase an answer about filings shares with the rules by chance ("the provided filings do not contain").
 RECITED_WORDS = 8
-# A question word and an answer word that differ only after this many letters are one word ("UnitedHealth",
-# "UnitedHealthcare"), as a stem would have them.
+# A question word and an answer word that differ only after this many letters are one word ("Acmehealth",
+# "Acmehealthcare"), as a stem would have them.
 SHARED_PREFIX = 6
 
 

@@ -30,7 +30,7 @@ class QuotableUnit:
     coverage: float = 0.0  # share of the question's content terms in this unit
     following: str = ""  # the next sentence of the same paragraph (context for the best sentence)
     # A row of a table that prints dollar signs: statements print "$" on a table's first and total rows only, so
-    # the unsigned cells between ("<product line> | 29,984") are amounts too.
+    # the unsigned cells between ("<product line> | 31,275") are amounts too.
     in_dollars: bool = False
 
     @property
@@ -96,7 +96,7 @@ def _is_title_header(cells: list[str], following: list[str]) -> bool:
     for line in following:
         if "|" not in line:
             if len(line.split()) <= 6 and not single:
-                continue  # a group heading between rows ("October 26—November 29, 2024")
+                continue  # a group heading between rows ("October 5—November 1, 2024")
             return False  # prose before any figure: not a table of amounts
         line_values = line.split("|")[1:]
         if single:
@@ -146,7 +146,7 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
             if m and not any(re.search(r"\d", c) for c in cells):
                 continue  # "| (in thousands, except per membership)": the table's unit note, kept as its note
             if not cells[0] and len(cells) > 2 and re.search(r"[A-Za-z]", cells[1]):
-                line = " | ".join(cells[1:])  # "| Total U.S. | 2,025": a label set one column in is still the label
+                line = " | ".join(cells[1:])  # "| Total U.S. | 1,929": a label set one column in is still the label
             above = []
             units.append(QuotableUnit(source, "row", line, pos, "\n".join(header_lines), note, group=group,
                                       caption=caption))

@@ -88,7 +88,7 @@ def year_column(row: QuotableUnit, year: str, asked: set[str], company: set[str]
             heads = heads[:-1]
         if len(values) != len(heads):
             # A comparison after the year columns printed in two cells under one head ("2024 vs. 2023" over
-            # "9,497 | 12%"): the year columns before it still line up from the first value cell.
+            # "8,607 | 12%"): the year columns before it still line up from the first value cell.
             years_first = next((k for k, h in enumerate(heads) if not _YEAR_HEAD.fullmatch(h)), len(heads))
             if len(values) > len(heads) and len(hits) == 1 and hits[0] < years_first and all(
                     _COMPARISON_HEAD.search(h) for h in heads[years_first:]):
@@ -134,7 +134,7 @@ def _date_column(lines: list[list[str]], values: list[str], fiscal_year: int | N
 
 def _names_asked(row: QuotableUnit, label: set[str], analysis: QuestionPlan, content: list[str]) -> bool:
     """Does the row name what is asked: what is counted, for a count, else the question's words? A row labelled in
-    generic words only ("Total") is named by its table's title ("Revenue Carloads Thousands"); a count of a part
+    generic words only ("Total") is named by its table's title ("Revenue Pallets Thousands"); a count of a part
     ("associates in Canada") by the part in its label and what is counted in a column head."""
     named_by = label | set(tokens(row.title)) if label <= GENERIC_TERMS else label
     wanted = set(tokens(" ".join(analysis.counted) if analysis.counted else " ".join(content)))
@@ -149,7 +149,7 @@ def another_line_of_its_kind(label: str, question: str) -> bool:
     "interest income", "Operating expenses" for "interest expenses"), or is the row an amount earned "on" what the
     question names? The row is another line, and its figure would answer a question not asked."""
     asked = tokens(question)
-    # "Interest and dividend income on cash and investments" for "cash and investments": the line is an income
+    # "Income earned on cash and investments" for "cash and investments": the line is an income
     # earned on what the question names, and none of the words that name it is asked.
     named, on, _ = label.partition(" on ")
     if on and not set(t for t in tokens(named) if t.isalpha()) & set(asked):
@@ -163,7 +163,7 @@ def another_line_of_its_kind(label: str, question: str) -> bool:
 
 def _counted_column(row: QuotableUnit, counted: list[str]) -> tuple[int, list[str]] | None:
     """The one value column of a table with no year column (a count at the filing's year end, "Geographic
-    Location | Number of Associates | % of Total Workforce") whose head names what the question counts."""
+    Region | Number of Associates | Share of Workforce") whose head names what the question counts."""
     values = row.text.split("|")[1:]
     stems = set(tokens(" ".join(counted)))
     for line in row.header.splitlines():
@@ -217,7 +217,7 @@ def _asks_figure(question: str, analysis: QuestionPlan) -> bool:
     return bool(NUMERIC_Q.search(question or "") or _WHAT_WAS.match(question or ""))
 
 
-# A row whose label says it prints a change: "Comparable sales (% change)", "Net sales growth", "Increase in ...".
+# A row whose label says it prints a change: "Same-store sales (% change)", "Net sales growth", "Increase in ...".
 _CHANGE_ROW = re.compile(r"%\s*change|\b(?:change|growth|increase|decrease)\b", re.I)
 
 
@@ -293,7 +293,7 @@ _NOTE_MARKS = re.compile(r"\s*\(\d\)|\s*[*†‡]")
 
 def _one_part_of_several(row: QuotableUnit, chosen: list[QuotableUnit], asked: set[str]) -> bool:
     """The row's label is printed in several tables, each under its own caption (one region's or segment's table
-    after another: "Paid memberships at end of period" under "<Region A>", "<Region B>", ...), and the question
+    after another: "Paid subscribers at end of period" under "<Region A>", "<Region B>", ...), and the question
     names none of the row's: the row is one part's figure, and which part (or the whole) is asked is a guess."""
     label = _NOTE_MARKS.sub("", row.text.split("|")[0]).strip().lower()
     captions = {u.caption for u in chosen if u.kind == "row" and u.caption
@@ -309,9 +309,9 @@ def _stated_cell(figure, row: QuotableUnit, counted: bool, *, scaled: bool, perc
     """A table cell as the answer states it, in bold: with its table's scale written beside it when `scaled`.
     The table's unit note scales a count or an amount, except an amount per item ("per share", "per member") or a
     percentage: a note "in millions, except percentages and per share data" scales neither. The scale is written
-    as a word beside the figure ("$12,387 million"): a bare "12,387" under "(in thousands)" is read as millions by
+    as a word beside the figure ("$13,962 million"): a bare "13,962" under "(in thousands)" is read as millions by
     anyone who skips the note. A count, and an amount in thousands, also get their whole in millions or billions."""
-    # The unit note, else a unit the table's title gives ("Revenue Carloads Thousands").
+    # The unit note, else a unit the table's title gives ("Revenue Pallets Thousands").
     note = row.note or next((n for n in _SCALE_NOTES if n.split()[1] in row.title.lower().split()), "")
     word, scale = _SCALE_NOTES.get(note, ("", 1.0))
     if word and scaled:
@@ -329,8 +329,8 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     """A figure asked whose best match is a table row of several columns (years, and groups of years): the cell
     of the year asked (else the filing's own year), named by its row label and the heads over it. Quoting the
     whole row instead puts the other years' figures beside the answer, and a reader (or a model) takes the wrong
-    column. A count printed under "(in thousands)" or "(in millions)" is stated in full, so "89,625" is not read
-    as 89,625 members. Said only when the row's label names what is asked (what is counted, for a count), the
+    column. A count printed under "(in thousands)" or "(in millions)" is stated in full, so "76,218" is not read
+    as 76,218 members. Said only when the row's label names what is asked (what is counted, for a count), the
     cell holds the kind of figure asked (a count, an amount, a percentage), and the header gives that year one
     column."""
     if analysis is None or not one_company(analysis, chosen) or not chosen or not _asks_figure(question, analysis):
