@@ -134,7 +134,7 @@ def _pdf_blocks(page_text: str) -> list[tuple[str, str | list[list[str]]]]:
     return blocks
 
 
-# One cell's worth of a row's tail: an amount ("8,187,301", "(174,812)", "46.2%", "—") or a sign set apart ("$", ")").
+# One cell's worth of a row's tail: an amount ("8,187,301", "(174,812)", "37.9%", "—") or a sign set apart ("$", ")").
 _AMOUNT_TOKEN = re.compile(r"^(?:[$€£¥]?\(?[$€£¥]?-?\d[\d,]*(?:\.\d+)?\)?%?\)?|[—–-]+|[$€£¥(]|\)|%)$")
 _YEAR_TOKEN = re.compile(r"^(?:19|20)\d\d$")
 _MIN_TABLE_ROWS = 2

@@ -54,7 +54,7 @@ class Fact:
 
     concept: str  # "us-gaap:Revenues"
     value: float | None  # scale and sign applied; None for non-numeric facts
-    text: str  # as displayed ("391,035")
+    text: str  # as displayed ("48,210")
     unit: str  # "usd", "shares", "usdPerShare", "" for non-numeric
     context_id: str
     period_start: str | None  # ISO date, None for an instant

@@ -23,7 +23,7 @@ _BULLET_RE = re.compile(
 
 
 def _tidy_amount_cell(cell: str) -> str:
-    """'$ 391,035' -> '$391,035', '( 1,234 )' -> '(1,234)', '46.2 %' -> '46.2%' (cells without words only)."""
+    """'$ 48,210' -> '$48,210', '( 1,234 )' -> '(1,234)', '37.9 %' -> '37.9%' (cells without words only)."""
     if LETTER_RE.search(cell):
         return cell
     cell = _CURRENCY_SPACE_RE.sub(r"\1", cell)
