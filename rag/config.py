@@ -97,7 +97,7 @@ class Settings:
     # SEC asks every client to identify itself as "Name email@example.com"; no default, so nobody sends ours.
     sec_user_agent: str = field(default_factory=lambda: _env("SEC_USER_AGENT", ""))
     # The largest file one filing may be, indexed or uploaded. The largest real 10-K in the shared corpus is 4.0 MB
-    # (GE's inline XBRL); 50 MB leaves twelve times that, and keeps a run's memory and embedding time bounded.
+    # (an inline XBRL one); 50 MB leaves twelve times that, and keeps a run's memory and embedding time bounded.
     max_file_mb: int = field(default_factory=lambda: _env_int("RAG_MAX_FILE_MB", DEFAULT_MAX_FILE_MB))
     # The uploader's own limit: the file limit unless set apart (an upload the index would refuse helps nobody).
     max_upload_mb: int = field(

@@ -89,9 +89,9 @@ def figures_in_unit(answer: str, unit: str | None) -> list[float]:
     """Every magnitude the answer states that can be read in the question's unit.
 
     The rule: signs are dropped (a loss or an outflow may be written negative, in parentheses or as "a net loss
-    of"); a scale word converts to the unit ("$1.2 billion" is 1,200 USD millions, "15.1 billion shares" is
-    15,100,000,000 shares); a bare number is read in the unit, as filing tables print it, or for a USD unit also
-    as whole dollars ("$94,036,000,000" is 94,036 USD millions); a percentage counts only for a `percent` unit, and
+    of"); a scale word converts to the unit ("$1.2 billion" is 1,200 USD millions, "12.6 billion shares" is
+    12,600,000,000 shares); a bare number is read in the unit, as filing tables print it, or for a USD unit also
+    as whole dollars ("$61,518,000,000" is 61,518 USD millions); a percentage counts only for a `percent` unit, and
     a number with a scale word never does. A unit that opens with a scale word ("million square feet"), or closes
     with one as "USD millions" does ("shares millions"), reads figures in that scale. Any other unit (shares,
     employees, USD per share) is a plain count.

@@ -26,7 +26,7 @@ ITEM_TITLES = [
 ]
 # What Regulation S-K requires each 10-K Item to disclose, as a question asks for it without naming the Item, and
 # the regulation's own words for it: an Item's passages are also searched by them, since a filing words its
-# disclosure after the rule ("we employed approximately 470,100 associates") more often than after the question
+# disclosure after the rule ("we employed approximately 412,600 associates") more often than after the question
 # ("how many employees"). Item 101(c)(2) human capital (the number of persons employed) in Item 1; Item 102 the
 # location and character of the principal physical properties in Item 2; Item 201 the approximate number of holders
 # of record, and Item 703 what may yet be purchased under the issuer's repurchase plans, in Item 5. Soft: the

@@ -1,4 +1,4 @@
-"""Numbers as a filing or an answer writes them: "$96.7 billion", "(1,234)", "18.8%", "1,623 million". One reader
+"""Numbers as a filing or an answer writes them: "$52.4 billion", "(1,234)", "10.8%", "1,448 million". One reader
 for every layer: the facts layer reads counts in prose and checks an answer's figures with it, the answer layer
 quotes and checks figures with it.
 """
@@ -46,7 +46,7 @@ _NUM_RE = re.compile(
 
 
 def parse_numbers(text: str) -> list[WrittenNumber]:
-    """Every number in the text, as written: "$96.7 billion", "(1,234)", "18.8%", "12M"."""
+    """Every number in the text, as written: "$52.4 billion", "(1,234)", "10.8%", "12M"."""
     out = []
     for m in _NUM_RE.finditer(text or ""):
         digits = m.group("int").replace(",", "")
@@ -59,7 +59,7 @@ def parse_numbers(text: str) -> list[WrittenNumber]:
         word = (m.group("scale") or m.group("scale2") or "").lower()
         scale = _SCALES.get(word, 1.0)
         raw, start = m.group(0), m.start()
-        if m.group("open") and not m.group("close"):  # "((96,773 - ...": the bracket is not the number's
+        if m.group("open") and not m.group("close"):  # "((52,418 - ...": the bracket is not the number's
             raw, start = raw[1:], start + 1
         elif m.group("close") and not m.group("open"):
             raw = raw.replace(")", "", 1)
@@ -79,7 +79,7 @@ def worth_checking(n: WrittenNumber) -> bool:
     return True
 
 
-# Figures written as one list: "69,700 and 79,100", "1,623 million, 1,542 million and 1,498 million".
+# Figures written as one list: "58,300 and 61,900", "1,448 million, 1,323 million and 1,232 million".
 _LIST_LINK = re.compile(r"\s*(?:,\s*and|,|and)\s*")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _YEAR_LIST = re.compile(r"\b(?:19|20)\d\d(?:\s*(?:,\s*and|,|and)\s*(?:19|20)\d\d)+\b")
@@ -117,9 +117,9 @@ def listed_respectively(text: str, run: list[WrittenNumber]) -> bool:
 
 def respective_years(text: str, run: list[WrittenNumber]) -> list[int]:
     """The fiscal years a list of figures is stated for, in order, when "respectively" closes its clause: the years
-    named between the figures and that word ("1,623 million and 1,542 million adjusted scripts in 2024 and 2023,
+    named between the figures and that word ("1,448 million and 1,323 million processed claims in 2024 and 2023,
     respectively"), else the list of years named last before the figures ("As of December 31, 2024 and 2023, we
-    had approximately 69,700 and 79,100 employees, respectively"). [] when no such word follows, or when the years
+    had approximately 58,300 and 61,900 employees, respectively"). [] when no such word follows, or when the years
     are not as many as the figures."""
     end = respectively_end(text, run)
     if end is None:

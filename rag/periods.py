@@ -1,7 +1,7 @@
 """Fiscal periods in a question: quarters, halves, year-to-date and trailing periods, and the latest quarters.
 
-Analysts name quarters many ways: "Q2 2025", "FY2025 Q2", "second quarter of fiscal 2026", "fiscal Q3", "the
-three months ended June 30, 2025", "the quarter ended July 27, 2025", "first half", "six / nine months ended",
+Analysts name quarters many ways: "Q2 2025", "FY2025 Q2", "second quarter of fiscal 2027", "fiscal Q3", "the
+three months ended June 30, 2025", "the quarter ended August 9, 2025", "first half", "six / nine months ended",
 "year to date", "trailing twelve months", "the latest quarter", "the last four quarters", "Q1 to Q3". Every one
 is fiscal, not calendar: a year written next to a quarter is the company's fiscal year, and a period-end date
 names the indexed filing whose period ends then (its own fiscal year and quarter). Imports nothing above the
@@ -112,7 +112,7 @@ def read_periods(low: str, filings: list[dict]) -> PeriodReading:
 
 
 def _periods_ended(low: str, filings: list[dict], out: PeriodReading, add, free) -> None:
-    """"the three months ended June 28, 2025", "the quarter ended July 27, 2025", "six months ending ...": the
+    """"the three months ended June 21, 2025", "the quarter ended August 9, 2025", "six months ending ...": the
     filing whose period ends on that date gives the fiscal year and quarter; the words give the length."""
     dates = dates_named(low)
     for m in _PERIOD_ENDED.finditer(low):

@@ -35,7 +35,7 @@ from .words import AMOUNT_VERBS, HEADCOUNT_NOUNS
 from .words import STOP_WORDS as FUNCTION_WORDS
 
 # A headcount asked in other words ("how many people", "the bigger headcount", "the size of its workforce") counts
-# the persons employed as filings name them (HEADCOUNT_NOUNS): "29.7 million people" served is not a headcount.
+# the persons employed as filings name them (HEADCOUNT_NOUNS): "31.4 million people" served is not a headcount.
 _GENERIC_COUNT = {"people", "individuals"}
 _SIZE_ASKED = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bhow\s+(?:big|large)\b|\bsize\b|\bheadcount\b")
 _DEFINED_TERM = re.compile(r"^\s*(?i:what)\s+(?i:is|are)\s+([A-Z][\w&-]*(?:\s+[A-Z][\w&-]*)*)(?![\w'’])")
@@ -266,7 +266,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
         plan.spans.append((start, end, "deducted", words))
     per_start, per_end, plan.per_item = _per_item(norm, plan.metrics, catalog.words)
     if plan.per_item:
-        # The item's own words ask nothing of their own: "per adjusted script" is no adjusted figure.
+        # The item's own words ask nothing of their own: "per adjusted claim" is no adjusted figure.
         inside = {m.group(0) for m in _NARRATIVE.finditer(norm) if per_start <= m.start() < per_end}
         plan.narrative_words = [w for w in plan.narrative_words if w not in inside]
     plan.unread_names = _unread_names(question, plan, catalog)
@@ -373,7 +373,7 @@ _SHARE_CLASS = re.compile(r"^(?:Class|Series)\s+[A-Z0-9]{1,2}(?:-\d)?$")
 # question word opens it ("..., and how does that affect ...", "...; what reserve ...").
 _FOLLOW_UP = re.compile(r"(?:[,;]\s*and\s+|;\s*|\?\s+(?:and\s+)?)(?=(?:what|how|why|which|when|where|who|does|did|is|"
                         r"are|was|were|has|have)\b)", re.I)
-# "and why did it buy it?" names nothing of its own to search (its one word, "buy", is the first question's
+# "and why did it sell it?" names nothing of its own to search (its one word, "sell", is the first question's
 # subject again): a later question is searched only when it holds this many words beyond function words.
 _FOLLOW_UP_MIN_WORDS = 2
 
@@ -697,7 +697,7 @@ def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMentio
     if not metric(whole.metric_key).members:
         return None
     left_out = _left_out_spans(plan)
-    # A part's name may hold a bracket ("China (including Hong Kong)"): read without it, at the same places.
+    # A part's name may hold a bracket ("Northern Europe (including Iceland)"): read without it, at the same places.
     unbracketed = re.sub(r"[()]", " ", norm)
     after = max(calc.share_of_end, whole.end)
     said = [_SHARE_SUBJECT.match(unbracketed)] + sorted(

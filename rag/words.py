@@ -159,8 +159,8 @@ def _unclitic(word: str) -> str:
 # employed", and filers write employees, associates, colleagues or workers.
 HEADCOUNT_NOUNS = ["employees", "persons", "associates", "colleagues", "workers"]
 
-# What joins a count to its noun when the noun comes first ("our headcount was 125,665", "a workforce of about
-# 228,000"): a linking verb or "of", and a word of approximation. Retrieval and the extractive answer read it alike.
+# What joins a count to its noun when the noun comes first ("our headcount was 131,407", "a workforce of about
+# 212,000"): a linking verb or "of", and a word of approximation. Retrieval and the extractive answer read it alike.
 COUNT_AFTER_NOUN_LINK = (r"(?:was|were|totaled|totalled|numbered|stood\s+at|reached|of)\s+(?:approximately\s+|"
                          r"about\s+|around\s+|roughly\s+|over\s+|nearly\s+|almost\s+|more\s+than\s+)?")
 

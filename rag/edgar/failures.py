@@ -16,7 +16,7 @@ import threading
 log = logging.getLogger(__name__)
 
 # sec-edgar-downloader 5.1.0 prints failures as:
-#   Error occurred while downloading filing for accession number {}: {} 0000320193-24-000123 <exception text>
+#   Error occurred while downloading filing for accession number {}: {} 0000987654-24-000321 <exception text>
 _FAILURE_RE = re.compile(
     r"Error occurred while downloading filing for accession number\s+(?:\{\}: \{\}\s+)?"
     r"(?P<acc>\d{10}-\d{2}-\d{6}):?\s+(?P<why>.*)"

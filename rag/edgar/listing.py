@@ -71,7 +71,7 @@ class Listing:
 
 
 def fiscal_year_end_of(submissions: dict) -> tuple[int, int] | None:
-    """(month, day) from the JSON's "fiscalYearEnd": "0926"; None when absent or malformed."""
+    """(month, day) from the JSON's "fiscalYearEnd": "0630"; None when absent or malformed."""
     m = _MMDD_RE.match(str(submissions.get("fiscalYearEnd") or "").strip())
     return (int(m.group(1)), int(m.group(2))) if m else None
 

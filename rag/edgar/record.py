@@ -47,7 +47,7 @@ class FilingRecord:
     path: Path  # the primary document to parse (.htm/.html/.pdf)
     ticker: str | None = None
     company: str | None = None
-    cik: str | None = None  # digits without leading zeros, e.g. "320193"
+    cik: str | None = None  # digits without leading zeros, e.g. "987654"
     form: str | None = None  # "10-K", "10-Q", ...
     fiscal_year: int | None = None
     fiscal_year_source: str | None = None  # "dei:DocumentFiscalYearFocus" | "period_end" | "fiscal_period" | "caller"
@@ -56,7 +56,7 @@ class FilingRecord:
     fiscal_period_source: str | None = None
     period_end: str | None = None  # ISO date
     filing_date: str | None = None  # ISO date
-    accession: str | None = None  # "0000320193-24-000123"
+    accession: str | None = None  # "0000987654-24-000321"
     url: str | None = None  # the primary document on sec.gov, when known
     source: str = "edgar"  # "edgar" | "upload" | "path"
     sha256: str | None = None  # of the primary document
@@ -150,7 +150,7 @@ def list_downloaded(settings: Settings | None = None) -> list[FilingRecord]:
 
 
 def norm_cik(value: Any) -> str | None:
-    """A CIK as digits without leading zeros ("0000320193" -> "320193"); None when there is none."""
+    """A CIK as digits without leading zeros ("0000987654" -> "987654"); None when there is none."""
     if value in (None, ""):
         return None
     digits = re.sub(r"\D", "", str(value))

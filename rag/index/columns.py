@@ -26,7 +26,7 @@ def _merged_item(section_title: str) -> str:
 # "Stock Incentive Plan") match questions about employees or stock that the index itself never answers.
 _EXHIBIT_LINE = re.compile(r"^(?:exhibit\s+)?\d{1,3}(?:\.\d{1,3})+(?:\s*\([a-z0-9]+\))?\*?\s*(?:\||[A-Z†*])",
                            re.M | re.I)
-# ... or the form an exhibit was first filed with, as a cell of the index's table ("| 8-K | 001-33977 | 10.1 |").
+# ... or the form an exhibit was first filed with, as a cell of the index's table ("| 8-K | 001-47813 | 10.1 |").
 _EXHIBIT_REFERENCE = re.compile(
     r"incorporated\s+(?:herein\s+)?by\s+reference|\bexhibit\b|\bform\s+(?:8-K|10-K|10-Q|S-\d)\b"
     r"|\|\s*(?:8-K|10-K|10-Q|S-\d+|DEF\s*14A)(?:/A)?\s*\|", re.I)
