@@ -39,6 +39,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  # Every session is a page in front of its user: none may have its timers slowed as a background tab.
                  "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
                  "--disable-backgrounding-occluded-windows"]
+BROWSER_NICENESS = 10
 WARM_LINE = "engine warm-up finished"  # what ui/core.py logs once the model, index and fact views are loaded
 CHAT_INPUT = '[data-testid="stChatInput"] textarea'
 MESSAGE = '[data-testid="stChatMessage"]'
@@ -179,6 +180,10 @@ async def _drive(url: str, questions: list[list[str]], time_limit: float, server
     """Each session's outcome, and the CPU the server and the whole machine used while the sessions asked."""
     from playwright.async_api import async_playwright
 
+    if hasattr(os, "nice"):
+        # The sessions' browsers stand in for users' own machines: on one machine their 20 pages would take the
+        # cores from the app, so they (and this driver) run at a lower priority than the app's server.
+        os.nice(BROWSER_NICENESS)
     async with async_playwright() as pw:
         launch = {"args": CHROMIUM_ARGS}
         if CHROMIUM.exists():
