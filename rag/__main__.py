@@ -1,4 +1,4 @@
-"""The command line: python -m rag download|index|list|edit|remove|ask|eval|bench|facts."""
+"""The command line: python -m rag download|index|list|edit|remove|ask|eval|bench|facts|census."""
 
 from __future__ import annotations
 
@@ -314,6 +314,19 @@ def cmd_bench(args) -> int:
     return bench.bench_retrieve(args.paths, settings, mode=args.mode, top_k=args.top_k, filters=_filters(args))
 
 
+def cmd_census(args) -> int:
+    """Prints the engine's hand-written language rules per module and in all, beside the committed ceiling."""
+    from .census import KINDS, ceiling, census, report, totals
+
+    per_module = census()
+    print(report(per_module, top=args.top))
+    whole, most = totals(per_module), ceiling()
+    over = [kind for kind in KINDS if getattr(whole, kind) > most[kind]]
+    if over:
+        return _fail(f"above the ceiling in rag/data/census_ceiling.json: {', '.join(over)}")
+    return 0
+
+
 def cmd_facts(args) -> int:
     from .facts import print_facts
 
@@ -414,6 +427,10 @@ def _question_parsers(sub) -> None:
 
     p = _period(_fusion(_common(sub.add_parser("bench", help="benchmarks that print numbers"))))
     _bench_options(p)
+
+    p = sub.add_parser("census", help="count the engine's regex alternatives, word lists and phrase branches")
+    p.add_argument("--top", type=int, default=None, metavar="N", help="list only the N modules with most rules")
+    p.set_defaults(func=cmd_census)
 
 
 def build_parser() -> argparse.ArgumentParser:
