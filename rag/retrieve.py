@@ -17,6 +17,7 @@ from llama_index.retrievers.bm25 import BM25Retriever
 
 from .catalog import Catalog
 from .index import keyword_stemmer
+from .intent import read_intent
 from .item_topics import BUSINESS_WORDS
 from .question import plan_question
 from .schema import MODES, Filters, QuestionPlan, RetrievalResult
@@ -189,7 +190,8 @@ class Retriever:
                                 f"the question alone was searched.")
         elif generated_queries > 0:
             warnings.append("Query generation needs Ollama, which is not available; the question alone was searched.")
-        plan = plan_question(question, self.catalog) if use_analysis else QuestionPlan(question=question)
+        plan = read_intent(plan_question(question, self.catalog), self.embed_model) if use_analysis else (
+            QuestionPlan(question=question))
         # A compound question's later questions are searched beside it, fused as generated queries are.
         generated, extra = extra, extra + [q for q in plan.follow_ups if q not in extra]
         named_by = None if (filters and filters.tickers) or plan.tickers else self._company_by_name(plan)
@@ -600,7 +602,7 @@ def _signature(node) -> frozenset[str]:
 
 
 _COUNT = re.compile(r"\d[\d,]*(?:\.\d+)?(?:\s+(?:thousand|million))?\s+(?:[a-z][\w-]*\s+){0,2}?(\w[\w-]*)", re.I)
-# The count after its noun: "our employee headcount worldwide was 125,665", "a workforce of approximately 228,000".
+# The count after its noun: "our employee headcount worldwide was 48,310", "a workforce of approximately 91,000".
 # Found by its link and figure first, then the three words before it: a pattern that starts at every word to look
 # ahead for a link costs most of a millisecond per passage.
 _LINKED_COUNT = re.compile(r"\b" + COUNT_AFTER_NOUN_LINK + r"\d", re.I)
@@ -610,10 +612,10 @@ _OF_RECORD = re.compile(r"(?:\s+[a-z][\w-]*){0,2}?\s+of\s+record\b", re.I)
 
 def _counted_nouns(text: str):
     """The words that a figure in the text counts: the word after it ("36,000 employees"), and the three words
-    before a figure stated after its noun ("headcount worldwide was 125,665")."""
+    before a figure stated after its noun ("headcount worldwide was 48,310")."""
     for m in _COUNT.finditer(text):
         yield m.group(1)
-        # A noun that runs on into what it is of ("176,283 shareowner accounts of record"): the holders of record
+        # A noun that runs on into what it is of ("52,140 stockholder accounts of record"): the holders of record
         # Item 201 asks for, whatever the filer calls them.
         if _OF_RECORD.match(text, m.end()):
             yield "record"
@@ -623,7 +625,7 @@ def _counted_nouns(text: str):
 
 def _counting(nodes: list, counted: list[str], topic_words: list[str]) -> set[str]:
     """The ids of the passages where a number counts what the question counts (`counted`, QuestionPlan.counted:
-    "employees", "holders of record"): "nearly 400,000 employees", "194,162 holders of record"; a passage that only
+    "employees", "holders of record"): "nearly 62,000 employees", "8,415 holders of record"; a passage that only
     shares the words ("Employee Retirement Income Security Act") states no count. The counted words are the
     question's own and the regulation's words for the Item."""
     words = counted + " ".join(topic_words).split()

@@ -100,6 +100,19 @@ class Calculation:
     multiple: bool = False  # "how many times", "by what multiple", "-fold": the later figure over the earlier
 
 
+@dataclass(frozen=True)
+class Intent:
+    """What a question asks, as the intent model (rag.intent) reads it from labelled examples: `label` the most
+    probable kind (figure, count, calculation, prose, list; advice, market_data, forecast, off_topic), `share` its
+    probability, `in_scope` the probability that the filings can answer it, and `refused_as` the out-of-scope kind
+    when that probability is too low to answer, else None."""
+
+    label: str
+    share: float
+    in_scope: float
+    refused_as: str | None = None
+
+
 @dataclass
 class QuestionPlan:
     """What the question asks, read once (rag.question.plan_question) and shared by retrieval, the facts layer and
@@ -178,12 +191,12 @@ class QuestionPlan:
     # "The number of shareholders of record": the (up to three) words after "number of", what a question counts
     # without saying "how many".
     number_of: list[str] = field(default_factory=list)
-    # "How much favorable reserve development did it book in medical costs": the span (in the normalized question)
+    # "How much favorable warranty adjustment did it book in cost of sales": the span (in the normalized question)
     # of the words between "how much" and the question's verb, which name the amount asked; None when there are
     # none ("how much did it spend on R&D") or they name money only ("how much cash", "how much money").
     amount_named: tuple[int, int] | None = None
-    # The item a figure is asked per, in the question's words ("net sales per retail square foot": "retail square
-    # foot"; "revenue per adjusted script": "adjusted script"): the figure is a rate, and the total it divides is no
+    # The item a figure is asked per, in the question's words ("net sales per selling square foot": "selling square
+    # foot"; "revenue per billed visit": "billed visit"): the figure is a rate, and the total it divides is no
     # answer. Empty when none; a per-share figure the metric vocabulary names (EPS, dividends per share) is not one.
     per_item: list[str] = field(default_factory=list)
     # What the question rules out of what it asks, in its own words ("not counting cash": "cash"; "excluding the
@@ -203,6 +216,8 @@ class QuestionPlan:
     # "what reserve does it carry"): each is searched as well, so the passage answering it is not outranked by
     # those that answer the first.
     follow_ups: list[str] = field(default_factory=list)
+    # What the question intends, classified from labelled examples (rag.intent); None where no model read it.
+    intent: Intent | None = None
 
     @property
     def narrative(self) -> bool:

@@ -1,7 +1,6 @@
-"""Refusals decided before any LLM is called: from the question alone (word patterns, not a list of questions:
-predictions, investment advice, market data, companies that are not indexed, and questions that have nothing to do
-with filings), and from what retrieval found (a disclosure left to the proxy statement, a name no passage
-mentions).
+"""Refusals decided before any LLM is called: from the question alone (what the intent model reads as a
+prediction, investment advice, market data or something unrelated to filings; companies that are not indexed), and
+from what retrieval found (a disclosure left to the proxy statement, a name no passage mentions).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from ..schema import Citation, Filters, QuestionPlan
 from ..words import HEADCOUNT_NOUNS
 from .counts import counted_stems, names_counted, states_count
 from .quotable import quotable_units
-from .terms import GENERIC_TERMS, STOP_WORDS, is_covered, passage_words, stem, tokens
+from .terms import GENERIC_TERMS, is_covered, passage_words, stem, tokens
 
 
 @dataclass
@@ -26,127 +25,6 @@ class Refusal:
     # forecast / advice / market_data / unknown_company / off_topic / incorporated_by_reference / name_not_found
     kind: str
     message: str
-
-
-_RX = re.IGNORECASE | re.VERBOSE
-
-# The question attributes the content to the filing: "what does Acme say / expect", "according to the 10-K".
-_ATTRIBUTION = re.compile(
-    r"""
-    \b(?:do|does|did|has|have|had)\s+(?:[\w.&'’-]+\s+){0,6}?
-        (?:say|said|state|stated|describe|described|disclose|disclosed|report|reported|mention|mentioned|discuss|
-           discussed|explain|explained|note|noted|expect|expected|anticipate|anticipated|project|projected|estimate|
-           estimated|plan|planned|intend|intended|forecast|guide|identify|list|cite|warn|believe|outline|highlight|
-           assume|assumed|indicate|indicated|consider|see|show|shown|compare|present|include|contain)\b
-    | \baccording\s+to\b
-    | \bas\s+(?:stated|described|reported|disclosed|discussed)\b
-    | \b(?:in|from|per|within)\s+(?:its|their|the|this|that|these|those|his|her)\s+(?:[\w.&'’-]+\s+){0,3}?
-        (?:10-?k|10-?q|filings?|annual\s+report|quarterly\s+report|report|md&a|risk\s+factors|disclosures?)\b
-    | \brisk\s+factors?\b | \bforward[-\s]looking\b | \bmanagement'?s?\s+(?:expectations?|outlook|discussion|view)\b
-    """,
-    _RX,
-)
-
-_PREDICT_WORDS = re.compile(
-    r"""\b(?:forecast(?:s|ed|ing)?|predict(?:s|ed|ion|ions|ing)?|prognos\w*|crystal\s+ball|
-        what\s+(?:is|are)\s+the\s+odds)\b""",
-    _RX,
-)
-_FUTURE_MODAL = re.compile(
-    r"\b(?:will|won't|wont|shall|going\s+to|gonna|likely\s+to|(?:is|are)\s+(?:it|they|\w+)\s+likely)\b", _RX
-)
-_HORIZON = re.compile(
-    r"""\b(?:next|coming|upcoming|following)\s+(?:\d+\s+|few\s+|several\s+|twelve\s+|two\s+|three\s+|five\s+|
-        ten\s+)?(?:years?|quarters?|months?|decades?|fiscal\s+years?|weeks?)\b
-      | \bin\s+the\s+(?:future|long\s+run|years\s+ahead|months\s+ahead|coming\s+\w+)\b
-      | \bfrom\s+now\b | \bgoing\s+forward\b""",
-    _RX,
-)
-# Things a prediction is usually about: results, prices, performance.
-_PERFORMANCE = re.compile(
-    r"""\b(?:revenues?|sales|earnings|eps|profits?|profitab\w*|income|margins?|growth|grow|rise|fall|drop|decline|
-        increase|decrease|double|shrink|recover|stock|shares?|valuation|market\s+share|deliveries|demand|dividends?|
-        beat|miss|outperform\w*|underperform\w*|succeed|fail|bankrupt\w*|go\s+up|go\s+down|cash\s+flows?|guidance|
-        price|prices|return|returns|worth)\b""",
-    _RX,
-)
-# Future amounts a filing does state: contractual schedules and recognition periods.
-_SCHEDULED = re.compile(
-    r"""\b(?:matur\w*|expir\w*|vest\w*|recogni[sz]\w*|amortiz\w*|obligations?|commitments?|payable|due|
-        remaining\s+performance|backlog|lease\s+payments?|contractual|scheduled|redeem\w*|repay\w*)\b""",
-    _RX,
-)
-_ADVICE = re.compile(
-    r"""
-    \bshould\s+(?:i|we|you|one|investors?|an?\s+investor|my\s+\w+|our\s+\w+)\s+(?:\w+\s+){0,2}?
-        (?:buy|sell|hold|invest|own|short|purchase|avoid|trade|keep|dump|add|accumulate|exit|get\s+in)\b
-    | \b(?:is|are|was|would)\s+(?:it|now|this|they|[\w.&'’-]+(?:\s+[\w.&'’-]+)?)\s+(?:a\s+|an\s+)?
-        (?:good|bad|great|smart|wise|safe|risky|sound|solid|better|worse|attractive)\s+
-        (?:time\s+to\s+(?:buy|sell|invest)|investment|buy|stock|bet|pick|idea|purchase|holding)\b
-    | \bworth\s+(?:buying|investing|owning|holding|selling|the\s+investment|a\s+buy)\b
-    | \b(?:buy|sell|hold)\s*(?:,|/|or)\s*(?:sell|hold|buy)\b
-    | \b(?:recommend|advise|suggest)\w*\b[^?.]{0,40}\b(?:buy|sell|invest\w*|stocks?|shares|portfolio|position)\b
-    | \b(?:undervalued|overvalued|fairly\s+valued|bullish|bearish|strong\s+buy|good\s+buy)\b
-    | \b(?:beat|outperform|underperform)\w*\s+the\s+(?:market|s&p|index|nasdaq|dow)\b
-    | \bmy\s+(?:portfolio|money|savings|retirement|401\(?k\)?|investments?)\b
-    | \b(?:invest|put\s+(?:my|our)\s+money)\s+in\b[^?.]{0,60}\b(?:or|vs\.?|versus)\b
-    | \b(?:go|going)\s+long\b | \bshort\s+(?:the\s+)?(?:stock|shares)\b
-    | \b(?:which|what)\s+(?:stock|shares|company)\s+(?:should|to)\s+(?:i\s+)?(?:buy|invest|own|pick)\b
-    """,
-    _RX,
-)
-# A price target is a judgement on the stock that no filing states, whatever filing the question says it follows
-# from ("what price target follows from its 10-K"); the stock price goals of a performance award are stated.
-_PRICE_TARGET = re.compile(r"\bprice\s+targets?\b|\btarget\s+(?:stock\s+|share\s+)?prices?\b", re.I)
-# Prices a filing does state: repurchases, awards, offerings, conversions.
-_FILING_PRICES = re.compile(
-    r"\b(?:repurchas\w*|buybacks?|bought\s+back|exercis\w*|grant\w*|awards?|options?|offering|conver\w*|issued|"
-    r"issuance|fair\s+value|black-scholes|performance\s+graph|cumulative\s+(?:total\s+)?return)\b",
-    re.IGNORECASE,
-)
-_RISK = re.compile(r"\brisks?\b|\buncertaint", re.IGNORECASE)
-_OUTPERFORM = re.compile(r"\b(?:outperform|underperform)\w*\b", _RX)
-_PAST_TENSE = re.compile(r"\b(?:did|has|have|had|was|were)\b", _RX)
-_MARKET_DATA = re.compile(
-    r"""
-    \b(?:stock|share)\s+prices?\b | \bprice\s+(?:of|per)\s+(?:the\s+|a\s+|its\s+)?(?:stock|shares?)\b
-    | \b(?:stock|shares?)\s+(?:trade|trades|trading|traded)\s+at\b | \btrading\s+(?:price|volume)\b
-    | \bmarket\s+(?:cap|capitali[sz]ation)\b | \b(?:p/?e|price[-\s]to[-\s]earnings|price[-\s]earnings)\s+(?:ratio|multiple)\b
-    | \bdividend\s+yield\b | \b52[-\s]week\b | \bshort\s+interest\b | \bimplied\s+volatility\b
-    | \b(?:stock|shares)\s+(?:go|goes|went|move|moves|moved|jump\w*|drop\w*|fall|falls|fell|rise|rises|rose|rall\w*|
-        surg\w*|plung\w*|crash\w*|react\w*|perform\w*)\b
-    | \b(?:current|today'?s|latest|live|real[-\s]time|intraday)\s+(?:stock\s+|share\s+)?(?:price|quote|valuation)\b
-    | \banalysts?'?\s+(?:rating|ratings|estimates?|consensus|targets?|expectations?)\b | \bconsensus\s+estimates?\b
-    | \b(?:wall\s+street|analysts?|the\s+market|investors)\s+(?:\w+\s+){0,2}?(?:say|saying|think|thinking|expect\w*|
-        predict\w*|rate|rating|recommend\w*|feel|view)\b
-    | \bstock\s+(?:chart|quote)\b | \bhow\s+(?:much|high|low)\s+(?:is|was|will)\s+[\w.&'’-]+(?:'s|’s)?\s+stock\b
-    """,
-    _RX,
-)
-# Everyday topics: off topic in a question that names no company and no business word ("what's the weather
-# tomorrow?"), not in one that does ("Can bad weather hurt Acme's sales?" is a risk factor).
-_EVERYDAY = re.compile(r"\b(?:weather|horoscope|lottery|recipe|recipes)\b", _RX)
-_CHITCHAT = re.compile(
-    r"""
-    \b(?:write|compose|make\s+up|create)\s+(?:me\s+)?(?:a|an|some)\s+(?:poem|song|story|essay|joke|haiku|limerick|
-        rap|lyrics|novel)\b
-    | \btell\s+(?:me\s+)?(?:a\s+)?joke\b
-    | \bwho\s+won\s+the\b | \btranslate\b | ^\s*(?:hi|hello|hey|thanks|thank\s+you)\b[\s!.?]*$
-    """,
-    _RX,
-)
-# Words that make a question about a company or its filings (stems are fine: matched as word prefixes).
-_DOMAIN = re.compile(
-    r"""\b(?:compan|business|corporat|firm|revenue|sales|income|earning|profit|loss|margin|cash|debt|asset|
-        liabilit|equity|share|stock|dividend|repurchase|buyback|segment|product|service|customer|supplier|employee|
-        headcount|workforce|staff|risk|litigation|legal|lawsuit|regulat|tax|audit|account|financ|fiscal|quarter|
-        annual|filing|10-?k|10-?q|sec\b|item|report|disclos|md&a|management|executive|officer|ceo|cfo|director|board|
-        compensation|acquisition|merger|lease|property|properties|headquarter|facilit|factor|plant|operation|expense|
-        cost|capital|invest|research|r&d|patent|intellectual|competition|competitor|market|brand|subscription|
-        contract|obligation|goodwill|impairment|depreciation|amortization|inventor|receivable|payable|deferred|
-        pension|guidance|outlook|strategy|growth|vehicle|deliver|store|bank|loan|deposit|credit|interest)""",
-    _RX,
-)
 
 
 def _future_years(question: str) -> list[int]:
@@ -361,7 +239,7 @@ def count_not_stated(analysis: QuestionPlan | None, sources: list[Citation]) -> 
 def names_not_found(analysis: QuestionPlan | None, sources: list[Citation]) -> Refusal | None:
     """The question names someone or something (a person, a product, a deal: plan.unread_names) that none of the
     retrieved passages mentions. The passages that match its other words are about something else, and a figure
-    quoted from them ("endorsement contract obligations of $16.2 billion" for what one athlete was paid) would
+    quoted from them ("sponsorship obligations of $3.1 billion" for what one team was paid) would
     answer another question. A name is written alike in the question and the filing, unlike the ordinary words a
     question may put differently, so its absence says the filings do not discuss it."""
     if analysis is None or not sources:
@@ -372,8 +250,8 @@ def names_not_found(analysis: QuestionPlan | None, sources: list[Citation]) -> R
     named = list(dict.fromkeys(name for name in analysis.unread_names
                                if len(name) >= 3 and any(ch.islower() for ch in name) and tokens(name)))
     absent = [name for name in named if not all(is_covered(w, vocab) for w in tokens(name))]
-    # One name among several the passages do mention ("the EU fine under the Digital Markets Act over <product>
-    # steering ... what did Brussels order") is one word of the question, not what it is about.
+    # One name among several the passages do mention ("the fine under <a named act> over <product>
+    # bundling ... what did <a regulator's city> order") is one word of the question, not what it is about.
     if not absent or len(absent) * 2 < len(named):
         return None
     names = ", ".join(f"'{n}'" for n in dict.fromkeys(absent))
@@ -433,18 +311,17 @@ def payment_not_stated(analysis: QuestionPlan | None, sources: list[Citation]) -
 def check_refusal(
     question: str, analysis: QuestionPlan | None = None, filters: Filters | None = None, *, audience: str = "app"
 ) -> Refusal | None:
-    """A refusal decided from the question alone (no LLM), or None. General word patterns, not a list of
-    questions: predictions, investment advice, market data, companies that are not indexed, chit-chat.
-    `audience` ("app" or "cli") picks the wording of where to add filings.
-    `filters` (what retrieval applied) only keeps a short follow-up about chosen companies from looking
+    """A refusal decided from the question alone (no LLM), or None: what the intent model (rag.intent) reads as
+    investment advice, market data, a forecast or something unrelated to filings, a fiscal year no report can have
+    reached yet, and companies that are not indexed. `audience` ("app" or "cli") picks the wording of where to add
+    filings. `filters` (what retrieval applied) only keeps a short follow-up about chosen companies from looking
     unrelated."""
     q = " ".join((question or "").split())
     if not q:
         return Refusal("off_topic", "Please type a question about the indexed filings.")
-    attributed = bool(_ATTRIBUTION.search(q))
-
-    if _ADVICE.search(q) or (_PRICE_TARGET.search(q) and not _FILING_PRICES.search(q)) or (
-            _OUTPERFORM.search(q) and (_FUTURE_MODAL.search(q) or not _PAST_TENSE.search(q))):
+    intent = analysis.intent if analysis else None
+    refused_as = intent.refused_as if intent else None
+    if refused_as == "advice":
         return Refusal(
             "advice",
             "I can't answer this: it asks for investment advice or a judgement on a stock (whether to buy, sell or "
@@ -452,7 +329,7 @@ def check_refusal(
             "recommendations, and this app gives none. Ask what the filings report instead, for example revenue, "
             "margins, cash flow or the risks the company describes.",
         )
-    if _MARKET_DATA.search(q) and not attributed and not _FILING_PRICES.search(q):
+    if refused_as == "market_data":
         return Refusal(
             "market_data",
             "I can't answer this from the filings: stock prices, price movements, valuation multiples and other "
@@ -460,15 +337,9 @@ def check_refusal(
             "what the filings report, for example results, share repurchases or dividends declared.",
         )
     future_years = _future_years(q)
-    forecast = _PREDICT_WORDS.search(q) and not attributed
-    modal = (
-        _FUTURE_MODAL.search(q)
-        and not attributed
-        and not _SCHEDULED.search(q)
-        and not _RISK.search(q)
-        and (_PERFORMANCE.search(q) or _HORIZON.search(q) or future_years)
-    )
-    if forecast or modal or (future_years and not attributed and not _SCHEDULED.search(q)):
+    # A year no report can have reached is a forecast unless the model reads the question as one the filings
+    # answer (a debt maturity, an obligation's schedule, what the company says it expects).
+    if refused_as == "forecast" or (future_years and (intent is None or intent.in_scope < 0.5)):
         when = f" ({', '.join(map(str, future_years))} has not been reported)" if future_years else ""
         return Refusal(
             "forecast",
@@ -486,9 +357,11 @@ def check_refusal(
             f"The indexed filings do not include {names}, so I can't answer about {'them' if plural else 'it'} "
             f"without guessing. {add_filings_hint(audience, 'their' if plural else 'its')}, then ask again.",
         )
+    # Something unrelated, unless the question names what filings hold (a company, an Item, a form) or asks
+    # within companies chosen as filters: "can a storm hurt <company>'s sales" is a risk factor.
     about_filings = bool(analysis and (analysis.tickers or analysis.sections or analysis.forms)) or bool(
-        filters and filters.tickers) or bool(_DOMAIN.search(q))
-    if _CHITCHAT.search(q) or (not about_filings and (_EVERYDAY.search(q) or _looks_unrelated(q))):
+        filters and filters.tickers)
+    if refused_as == "off_topic" and not about_filings:
         return Refusal(
             "off_topic",
             "This question does not seem to be about the indexed SEC filings, so I can't answer it from them. "
@@ -509,12 +382,3 @@ def partial_company_note(analysis: QuestionPlan | None) -> str | None:
         return None
     return (f"Note: the indexed filings do not include {', '.join(unknown)}; this answer covers only "
             f"{', '.join(analysis.tickers)}.\n\n")
-
-
-def _looks_unrelated(q: str) -> bool:
-    """No word of the question (beyond stop words) has anything to do with companies or filings, and it names
-    nothing (no capitalised word after the first, no figure). Only the clearest cases: short general questions."""
-    if re.search(r"\d", q) or re.search(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-zA-Z]+", q.strip()):
-        return False
-    words = [w for w in re.findall(r"[a-z]+", q.lower()) if w not in STOP_WORDS and len(w) > 2]
-    return bool(words) and len(words) <= 8
