@@ -185,7 +185,7 @@ def _clean_overrides(raw: dict, shown: str) -> dict:
         elif key == "accession":
             value = str(value).strip()
             if not ACCESSION_RE.match(value):
-                raise EdgarError(f"{shown}: an accession number looks like 0000320193-24-000123, got {value!r}.")
+                raise EdgarError(f"{shown}: an accession number looks like 0001234567-24-000123, got {value!r}.")
         else:
             value = str(value).strip()
         out[key] = value
