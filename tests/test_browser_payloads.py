@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 HOST = "payload.invalid"
 NAME = f"Payload ![c](http://{HOST}/name.png) :red[RED] <img src=http://{HOST}/name.gif> $x^2$ Inc."
-TICKER = f"![T](http://{HOST}/t.png)"  # the index upper-cases tickers: "![T](HTTP://PAYLOAD.INVALID/T.PNG)"
+TICKER = f"![T](http://{HOST}/t.png)"  # no ticker by the rule rag edit applies: the index drops it, with a note
 ITEM_1A = f"Risk Factors :red[RISK] ![i](http://{HOST}/item.png) [link](javascript:alert(1))"
 BODY = (f"Payload text <script>alert(1)</script> <img src=http://{HOST}/body.png onerror=alert(1)> "
         f"[click](javascript:alert(1)) ![b](http://{HOST}/b.png) :red[BODY] $x^2$ and $y$.")
@@ -119,17 +119,17 @@ def test_filing_payloads_stay_text_and_call_no_server(payload_index, tmp_path):
             sidebar = page.locator('[data-testid="stSidebar"]')
             main = page.locator('[data-testid="stMainBlockContainer"]')
             seen.check(page, "chat, before a question")
-            assert "![T](HTTP:" in _text(main), "the welcome line lists the ticker as it is"
+            assert "![T](HTTP:" not in _text(main), "a trading symbol that is no ticker is never listed as one"
 
             # Chat: the question, the model's answer, citation buttons and the sources' titles.
             ask(page, QUESTION)
             page.locator('[data-testid="stChatMessage"]').filter(has_text="lists supply risks").last.wait_for()
-            cite = main.locator("button").filter(has_text=re.compile(r"\[1\] !\[T\]")).first
+            cite = main.locator("button").filter(has_text=re.compile(r"\[1\] Payload")).first
             cite.wait_for()
             seen.check(page, "chat answer")
             shown = _text(main)
             for literal in (":red[MODEL]", "![m](http:", "<img src=http:", ":red[ASKED]", "![q](http:",
-                            ":red[RED]", "$x^2$", "![T](HTTP:"):
+                            ":red[RED]", "$x^2$"):
                 assert literal in shown, f"{literal!r} is not shown as text in the chat"
             assert ":red[ASKED]" in _text(sidebar), "the conversation's title is listed as typed"
 
@@ -152,7 +152,9 @@ def test_filing_payloads_stay_text_and_call_no_server(payload_index, tmp_path):
             assert name.endswith(".md") and "/" not in name and "\\" not in name and ":red" not in name, name
 
             _go(page, sidebar, "Financials")
-            page.get_by_text("Sources", exact=True).first.wait_for()
+            # A filer without a ticker has no row there yet (its figures are keyed by ticker): the page itself is
+            # what is checked.
+            page.get_by_role("heading", name="Financials").first.wait_for()
             seen.check(page, "financials")
 
             # Library: the reader, then the re-index and remove notices.
@@ -166,7 +168,7 @@ def test_filing_payloads_stay_text_and_call_no_server(payload_index, tmp_path):
             notice = main.locator('[data-testid="stAlert"]').filter(has_text="Re-indexed")
             notice.first.wait_for(timeout=90_000)
             seen.check(page, "re-index notice")
-            assert ":red[RED]" in _text(notice.first) and "![T](HTTP:" in _text(notice.first)
+            assert ":red[RED]" in _text(notice.first)
 
             _open_tab(page, "Manage")
             _button(main, "Remove…").click()
