@@ -10,13 +10,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-_WORDS = (
-    "revenue customers products services markets competition regulation supply chain manufacturing capacity "
-    "pricing demand inventory segment operating margin liquidity capital expenditures debt interest currency "
-    "exchange rates tax litigation intellectual property patents employees retention cybersecurity data centers "
-    "software subscriptions licensing distribution retail wholesale partners suppliers logistics commodity costs "
-    "energy climate sustainability acquisitions integration goodwill impairment restructuring leases pension"
-).split()
+# Filler vocabulary for the paragraphs: words a 10-K uses everywhere, so chunks embed like real ones.
+_WORDS = (Path(__file__).parent / "data" / "synthetic_words.txt").read_text(encoding="utf-8").split()
 
 _HEAD = """<?xml version="1.0" encoding="utf-8"?>
 <html xmlns="http://www.w3.org/1999/xhtml" xmlns:ix="http://www.xbrl.org/2013/inlineXBRL"
