@@ -164,6 +164,10 @@ class Retriever:
         self._signatures: dict[str, frozenset[str]] = {}  # chunk id -> words and figures, for drop_repeats
         self._sentence_vectors = SentenceVectors(embed_model)
 
+    def plan(self, question: str) -> QuestionPlan:
+        """The question read once: its plan, with the intent the model reads in it."""
+        return read_intent(plan_question(question, self.catalog), self.embed_model)
+
     def retrieve(
         self,
         question: str,
@@ -190,8 +194,7 @@ class Retriever:
                                 f"the question alone was searched.")
         elif generated_queries > 0:
             warnings.append("Query generation needs Ollama, which is not available; the question alone was searched.")
-        plan = read_intent(plan_question(question, self.catalog), self.embed_model) if use_analysis else (
-            QuestionPlan(question=question))
+        plan = self.plan(question) if use_analysis else QuestionPlan(question=question)
         # A compound question's later questions are searched beside it, fused as generated queries are.
         generated, extra = extra, extra + [q for q in plan.follow_ups if q not in extra]
         named_by = None if (filters and filters.tickers) or plan.tickers else self._company_by_name(plan)
