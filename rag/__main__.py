@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from .companies import TICKER_FORM, checked_ticker
 from .config import EMBED_BACKENDS, get_settings
 from .schema import period_label
 from .terminal import (
@@ -126,6 +127,8 @@ def _parse_years(raw: str) -> list[int]:
 def cmd_index(args) -> int:
     from .index import IndexError_, PathRefused
 
+    if args.ticker and checked_ticker(args.ticker) is None:
+        return _fail(f"{shown_name(args.ticker)!s} is not a ticker: {TICKER_FORM}", 2)
     overrides = {"ticker": args.ticker, "company": args.company, "form": args.form, "fiscal_year": args.fiscal_year}
     try:
         report = _writer(_settings(args)).add(args.paths, overrides=overrides, progress=_files_progress(args.paths))

@@ -178,3 +178,22 @@ def test_file_names_reach_the_terminal_shown_not_acted_on(tmp_path, capsys):
     progress = [line for line in err.splitlines() if "%]" in line]
     assert len(progress) >= 3 and all(f"] {shown}" in line for line in progress), err
     assert [line for line in out.splitlines() if "indexed" in line][0].endswith(shown), out
+
+
+def test_a_typed_ticker_that_is_no_ticker_is_refused_before_anything_is_indexed(tmp_path, capsys):
+    filing = write_filing(tmp_path / "in", "acme.htm", **ACME)
+    code = main(["index", str(filing), "--ticker", "![x](http://h/x.png)", "--storage", str(tmp_path / "s")])
+    assert code == 2
+    assert "is not a ticker" in capsys.readouterr().err
+    assert not (tmp_path / "s" / "index").exists() or not IndexStore(
+        get_settings(storage_dir=tmp_path / "s")).list_filings()
+
+
+def test_an_uploaded_filing_with_a_typed_ticker_that_is_no_ticker_is_refused(tmp_path):
+    from rag.edgar import EdgarError
+    from rag.edgar.local import add_local_file
+
+    filing = write_filing(tmp_path / "in", "acme.htm", **ACME)
+    with pytest.raises(EdgarError, match="is not a ticker"):
+        add_local_file(filing, settings=get_settings(data_dir=tmp_path / "data"), ticker="<b>AC</b>")
+    assert not (tmp_path / "data" / "uploads").exists() or not any((tmp_path / "data" / "uploads").iterdir())

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import parse
+from ..companies import TICKER_FORM, checked_ticker
 from ..config import Settings, get_settings
 from .record import (
     ACCESSION_RE,
@@ -168,7 +169,11 @@ def _clean_overrides(raw: dict, shown: str) -> dict:
                 value = int(value)
             except (TypeError, ValueError):
                 raise EdgarError(f"{shown}: the fiscal year must be a year like 2024, got {value!r}.") from None
-        elif key in ("ticker", "form"):
+        elif key == "ticker":
+            value = checked_ticker(value)
+            if value is None:
+                raise EdgarError(f"{shown}: {raw[key]!r} is not a ticker: {TICKER_FORM}.")
+        elif key == "form":
             value = str(value).strip().upper()
         elif key == "fiscal_period":
             value = str(value).strip().upper()
