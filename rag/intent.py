@@ -172,7 +172,8 @@ def classifier_for(embed_model) -> IntentModel:
 
 
 def read_intent(plan: QuestionPlan, embed_model) -> QuestionPlan:
-    """The plan with its `intent` read (in place, and returned)."""
-    if plan.question.strip():
+    """The plan with its `intent` read (in place, and returned); a retriever without an embedding model (keyword
+    search only) leaves it None, and only the closed-vocabulary refusals apply."""
+    if embed_model is not None and plan.question.strip():
         plan.intent = classifier_for(embed_model).classify(plan)
     return plan
