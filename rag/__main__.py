@@ -445,8 +445,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+BENCHES = {
+    "index": "indexing speed per backend, or peak memory for a synthetic filing",
+    "embed": "embedding speed (chunks per second)",
+    "retrieve": "retrieval latency over question files",
+    "load": "the app under concurrent browser sessions",
+}
+
+
 def _bench_options(p) -> None:
-    p.add_argument("what", choices=["index", "embed", "retrieve", "load"])
+    p.add_argument("what", choices=list(BENCHES), help="; ".join(f"{k}: {v}" for k, v in BENCHES.items()))
     p.add_argument("--sessions", type=int, default=20, help="load: browser sessions asking at once")
     p.add_argument("--per-session", type=int, default=1, help="load: questions each session asks in turn")
     p.add_argument("--time-limit", type=float, default=600.0, help="load: seconds the sessions may take in all")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import shutil
 import socket
 import sqlite3
@@ -34,11 +35,12 @@ from .config import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run", "--disable-dev-shm-usage",
-                 # Every session is a page in front of its user: none may have its timers slowed as a background tab.
-                 "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-                 "--disable-backgrounding-occluded-windows"]
+# Chromium's command line. The last three flags: every session is a page in front of its user, so none may have its
+# timers slowed as a background tab.
+CHROMIUM_ARGS = shlex.split(
+    "--headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update "
+    "--no-first-run --disable-dev-shm-usage --disable-background-timer-throttling --disable-renderer-backgrounding "
+    "--disable-backgrounding-occluded-windows")
 BROWSER_NICENESS = 10
 WARM_LINE = "engine warm-up finished"  # what ui/core.py logs once the model, index and fact views are loaded
 CHAT_INPUT = '[data-testid="stChatInput"] textarea'
