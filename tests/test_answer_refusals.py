@@ -88,11 +88,26 @@ def test_refusals_cite_nothing_and_call_no_llm(fake_ollama, embed_model, questio
         "What stock price targets must be met for the CEO performance award to vest, according to the 10-K?",
         "Can bad weather hurt Coca-Cola's sales?",
         "What debt does Apple have maturing in 2031?",
+        "What is Apple's dividend per share?",
+        "What is Tesla's market share in China?",
     ],
 )
 def test_historical_questions_are_not_refused(embed_model, question):
     analysis = planned(question, embed_model)
     assert check_refusal(question, analysis) is None, analysis.intent
+
+
+def test_a_figure_the_facts_vocabulary_names_is_never_market_data():
+    """Whatever the model reads in the wording, a reported figure (here dividends per share) is no market data."""
+    from rag.schema import Intent, MetricMention
+
+    question = "What's Apple's dividend per share?"
+    market = Intent("market_data", 0.9, 0.1, "market_data")
+    mention = MetricMention(metric_key="dps", start=13, end=31, words=["dividend", "per", "share"])
+    assert check_refusal(question, QuestionPlan(question=question, tickers=["AAPL"], metrics=[mention],
+                                                intent=market)) is None
+    assert check_refusal(question, QuestionPlan(question=question, tickers=["AAPL"], intent=market)).kind == (
+        "market_data")
 
 
 def test_an_everyday_word_in_a_question_about_a_company_is_no_chit_chat():

@@ -62,7 +62,7 @@ def test_out_of_scope_questions_are_told_apart_from_questions_the_filings_answer
     wrongly_refused = refused[inside].mean()
     wrongly_answered = (~refused[outside]).mean()
     assert wrongly_refused <= 0.04, wrongly_refused
-    assert wrongly_answered <= 0.10, wrongly_answered
+    assert wrongly_answered <= 0.12, wrongly_answered
 
 
 def test_the_companies_a_question_names_become_the_examples_stand_ins():

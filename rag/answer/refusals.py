@@ -329,7 +329,9 @@ def check_refusal(
             "recommendations, and this app gives none. Ask what the filings report instead, for example revenue, "
             "margins, cash flow or the risks the company describes.",
         )
-    if refused_as == "market_data":
+    # Market data is what no filing reports: a question naming a figure the facts vocabulary knows (dividends per
+    # share, a segment's revenue) asks for a reported one, whatever the model makes of its wording.
+    if refused_as == "market_data" and not (analysis and any(not m.vetoed for m in analysis.metrics)):
         return Refusal(
             "market_data",
             "I can't answer this from the filings: stock prices, price movements, valuation multiples and other "
