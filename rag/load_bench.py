@@ -68,7 +68,7 @@ def bench_load(paths: list[str], settings: Settings, *, sessions: int = 20, per_
             env["OLLAMA_HOST"] = f"127.0.0.1:{_free_port()}"
         log_path = root / "app.log"
         port = _free_port()
-        server = _start_app(env, port, log_path)
+        server = start_app(env, port, log_path)
         try:
             _wait_for_log(server, log_path, WARM_LINE, 180.0)
             outcomes, usage = asyncio.run(_drive(f"http://127.0.0.1:{port}", questions, time_limit, server.pid))
@@ -126,15 +126,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start_app(env: dict, port: int, log_path: Path) -> subprocess.Popen:
+def start_app(env: dict, port: int, log_path: Path | None, timeout: float = 120.0) -> subprocess.Popen:
+    """The app as `python -m ui.serve` on 127.0.0.1:`port`, its output in `log_path` (or discarded), once it
+    answers its health check; the one launcher of the benchmark and of the browser tests."""
     cmd = [sys.executable, "-m", "ui.serve", "--server.headless", "true", "--server.port", str(port),
            "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
-    with open(log_path, "wb") as log:
+    with open(log_path or os.devnull, "wb") as log:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"the app exited with code {proc.returncode}: {log_path.read_text()[-2000:]}")
+            tail = log_path.read_text(errors="replace")[-2000:] if log_path else ""
+            raise RuntimeError(f"the app exited with code {proc.returncode}: {tail}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as resp:
                 if resp.read().strip() == b"ok":
@@ -143,7 +146,7 @@ def _start_app(env: dict, port: int, log_path: Path) -> subprocess.Popen:
             pass
         time.sleep(0.3)
     proc.kill()
-    raise RuntimeError("the app did not answer /_stcore/health within 120 s")
+    raise RuntimeError(f"the app did not answer /_stcore/health within {timeout:.0f} s")
 
 
 def _wait_for_log(proc: subprocess.Popen, log_path: Path, text: str, timeout: float) -> None:

@@ -15,14 +15,11 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = Path("/usr/bin/chromium")
-WARM_LINE = "engine warm-up finished"  # what ui/core.py logs when the model, index and fact views are loaded
+from rag.load_bench import CHROMIUM, start_app
+
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run"]
 
@@ -56,31 +53,14 @@ class AppServer:
         self.log_path = log_path
         self.start_timeout = start_timeout
         self.proc: subprocess.Popen | None = None
-        self._log = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> "AppServer":
-        cmd = [sys.executable, "-m", "ui.serve", "--server.headless", "true",
-               "--server.port", str(self.port), "--server.address", "127.0.0.1",
-               "--browser.gatherUsageStats", "false"]
-        self._log = open(self.log_path, "wb") if self.log_path else subprocess.DEVNULL
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with code {self.proc.returncode}; see {self.log_path}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as resp:
-                    if resp.read().strip() == b"ok":
-                        return self
-            except OSError:
-                pass
-            time.sleep(0.3)
-        self.stop()
-        raise RuntimeError(f"streamlit did not answer /_stcore/health within {self.start_timeout:.0f} s")
+        self.proc = start_app(self.env, self.port, self.log_path, self.start_timeout)
+        return self
 
     def wait_for_log(self, text: str, timeout: float = 120.0) -> float:
         """Until the server's log (log_path) shows `text`; returns the seconds waited."""
@@ -104,9 +84,6 @@ class AppServer:
                 self.proc.kill()
                 self.proc.wait(timeout=5)
         self.proc = None
-        if self._log not in (None, subprocess.DEVNULL):
-            self._log.close()
-        self._log = None
 
     def __enter__(self) -> "AppServer":
         return self.start()
