@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from rag.load_bench import WARM_LINE
 from tests.app_server import (
     CHAT_INPUT,
-    WARM_LINE,
     AppServer,
     ask,
     browser,
