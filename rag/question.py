@@ -30,6 +30,7 @@ from .facts import (
 from .item_topics import BUSINESS_WORDS, CUSTOMER_WORDS, HEADCOUNT_WORDS, ITEM_CONTENT, ITEM_TITLES, PRODUCT_WORDS
 from .parse.items import TENK_ITEMS, TENQ_ITEMS
 from .periods import read_periods
+from .phrasing import PhraseList
 from .schema import Calculation, MetricMention, QuestionPlan
 from .words import AMOUNT_VERBS, HEADCOUNT_NOUNS
 from .words import STOP_WORDS as FUNCTION_WORDS
@@ -74,40 +75,32 @@ _CAUSE_OR_ACTION = (
     # What a filing says or comments on about a topic ("what did it say about demand") is its prose on the topic.
     r"|\b(?:sa(?:y|ys|id)|comment(?:s|ed)?)\s+(?:about|on|regarding)\b"
 )
-# One thing's effect on a figure ("how much did inventory provisions drag on gross margin") is told in prose beside
-# the figure (MD&A), not by it: the figure itself is no answer.
-_EFFECT_VERBS = r"drag(?:s|ged|ging)?|weigh(?:s|ed|ing)?\s+(?:on|down)|hurt(?:s|ing)?|dent(?:s|ed|ing)?"
-# A question about prose, quarters or adjusted figures: a consolidated annual fact does not answer it.
-_NARRATIVE = re.compile(
-    r"\b(?:why|explain\w*|describ\w*|discuss\w*|polic(?:y|ies)|recogni[sz]\w*|risks?|drivers?|drove|driven|"
-    r"reasons?|strateg\w*|how\s+does|how\s+do|what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|"
-    r"forecast\w*|project(?:ed|ion|ions)|expect\w*|anticipat\w*|non-gaap|adjusted|pro\s+forma|"
-    r"covenants?|maturit\w*|interest\s+rates?|fair\s+value|accounting\s+for|defin\w+|methodolog\w*|"
-    r"employees?|headcount|customers?|" + _EFFECT_VERBS + r")\b|" + _CAUSE_OR_ACTION
-)
+_CAUSE_OR_ACTION_RE = re.compile(_CAUSE_OR_ACTION)
+_EFFECT = PhraseList("effect")
+_NARRATIVE_WORDS = PhraseList("narrative")
+_PROSE_WORDS = PhraseList("prose_intent")
+
+
+def _narrative(text: str) -> list:
+    """Where the question asks about prose, quarters or adjusted figures (rag/data/lexicon.toml's narrative words),
+    an effect on a figure, or a cause or an action: a consolidated annual fact does not answer it."""
+    found = _NARRATIVE_WORDS.finditer(text) + _EFFECT.finditer(text) + list(_CAUSE_OR_ACTION_RE.finditer(text))
+    return sorted(found, key=lambda m: m.start())
+
+
+def _asks_prose(text: str) -> bool:
+    """Does the question ask for prose about a figure rather than the figure ("what drove gross margin")?"""
+    return bool(_PROSE_WORDS.search(text) or _EFFECT.search(text) or _CAUSE_OR_ACTION_RE.search(text))
+
+
 # A part of the company (a segment, a region): its figure is a dimension member's, answered only when the question
 # names a member the filing tags (rag.facts.members), never with the consolidated figure.
 _PART_WORDS = re.compile(r"\b(?:segments?|geograph\w*|regions?|regional|breakdown|broken\s+down)\b")
 # Quarter words: a quarterly figure is the facts layer's when the plan reads the period (plan.periods or
 # latest_quarters); otherwise the question is left to retrieval.
 _QUARTER_WORDS = re.compile(r"\b(?:quarter\w*|q[1-4]|three\s+months|six\s+months|nine\s+months)\b")
-# Words that ask for prose about a figure rather than the figure ("what drove gross margin"). Narrower than
-# _NARRATIVE: a segment or quarterly figure still sits on a statement's pages, and a question that defines its
-# metric ("defined as") wants figures. A habit ("which quarter is usually its biggest for sales") is a pattern
-# over years that the business description tells (seasonality), not one period's statement figure.
-_PROSE_INTENT = re.compile(
-    r"\b(?:why|explain\w*|describ\w*|discuss\w*|polic(?:y|ies)|risks?|drivers?|drove|driven|reasons?|strateg\w*|"
-    r"what\s+factors|factors?|impact\w*|affect\w*|guidance|outlook|forecast\w*|expect\w*|anticipat\w*|"
-    r"usually|typically|generally|normally|historically|seasonal\w*|tends?\s+to|" + _EFFECT_VERBS + r")\b|"
-    + _CAUSE_OR_ACTION
-)
 # "How much of its revenue did it put into R&D" asks for a share as surely as "what share of".
-_SHARE_OF = re.compile(
-    r"\b(?:percent(?:age)?|share|proportion|portion|fraction)\s+of\b|%\s+of\b|\bhow\s+much\s+of\b|"
-    # The colloquial words for a share: "what chunk of its revenue", "how big a slice of sales".
-    r"\b(?:chunk|slice)\s+of\b|\b(?:what|how\s+big\s+a|how\s+large\s+a)\s+part\s+of\b|"
-    r"\bas\s+an?\s+(?:percent(?:age)?|share|proportion|fraction)\s+of\b"
-)
+_SHARE_OF = PhraseList("share_of")
 # One line over another ("medical costs over premiums", "R&D divided by revenue") is a share too, unless it
 # defines a computed metric the question names ("net margin, taking net income over net sales"); "over" a period or
 # an amount ("over the prior year", "over 2023"), or after a verb it belongs to ("hand over"), is none.
@@ -121,8 +114,8 @@ _LINE_OVER_LINE = re.compile(
 _RATIO_OF = re.compile(r"\bratio\s+(?:of|between)\b|"
                        r"\bto\s+(?!(?:a|an|the|its|their|our|this|that)\b)(?:[a-z][\w'’&-]*\s+){1,4}?ratios?\b")
 # "The difference between A and B", "A minus B": the first less the second.
-_DIFFERENCE = re.compile(r"\bdifference\s+between\b|\bminus\b")
-_COMPARED = re.compile(r"\bcompared?\b|\bversus\b|\bvs\b")
+_DIFFERENCE = PhraseList("difference")
+_COMPARED = PhraseList("compared")
 # A count asked: the (up to five) words after "how many", the company's name left out ("how many <Company> class A
 # holders of record"), name what is counted, unless they count money. They end
 # where the question's verb or a preposition of place or time starts ("how many employees does it have", "how many
@@ -160,11 +153,8 @@ _TITLE_WORDS = {
 # Reporting abbreviations and accounting standards ("FYE May 31", "under ASC 606", "non-GAAP"): they say how a figure
 # is reported, not which part of the company it is.
 _REPORTING_TERMS = {"fye", "ye", "asc", "asu", "ifrs", "gaap", "non-gaap", "ttm", "ltm", "yoy", "usd", "eps"}
-# A question that ranks figures against each other: which is larger, or by how much.
-_RANKS = re.compile(r"\b(?:more|fewer|less|larger|bigger|higher|lower|greater|smaller|difference|gap|exceed\w*|"
-                    r"outnumber\w*|highest|lowest|largest|biggest|smallest|greatest|rank(?:s|ed|ing)?)\b|"
-                    r"\bby\s+how\s+much\b")
-_BY_HOW_MUCH = re.compile(r"\bby\s+how\s+much\b")
+_RANKS = PhraseList("ranks")
+_BY_HOW_MUCH = PhraseList("by_how_much")
 # The period before, as a comparison names it: "compared with a year earlier / the prior year / last year's".
 _PRIOR_PERIOD = re.compile(r"\b(?:(?:a|the)\s+year\s+(?:earlier|ago|before)|(?:the\s+)?(?:prior|previous|preceding)\s+"
                            r"(?:fiscal\s+)?(?:year|quarter|period)|last\s+year)\b")
@@ -177,14 +167,9 @@ _YEARS_COUNTED = {"two": 2, "2": 2, "three": 3, "3": 3}
 # Years counted back from a year named right after ("the year before FY25"): see _fiscal_years.
 _YEARS_BEFORE = re.compile(r"\b(?:the|a|one|(two|2|three|3))\s+(?:fiscal\s+)?years?\s+(?:before|prior\s+to|preceding)"
                            r"\s+(?:the\s+)?$")
-# The growth rate per year that compounds to a change over several years (CAGR), asked by its name or its short form.
-_COMPOUND = re.compile(r"\b(?:compound(?:ed)?\s+annual(?:\s+growth)?|cagr|annuali[sz]ed\s+(?:growth|rate)|"
-                       r"average\s+annual\s+growth)\b")
-# A figure as a multiple of another ("how many times larger", "by what multiple", "grew three-fold"). With two
-# years of one figure asked, the later over the earlier.
-_MULTIPLE = re.compile(r"\bhow\s+many\s+times\b|\bmultiples?\b|\b(?:[a-z]+-)?fold\b|"
-                       r"\btimes\s+(?:as\s+(?:large|big|high|much)|larger|bigger|greater|higher|more)\b")
-_TOTAL = re.compile(r"\b(?:combined|sum|cumulative|aggregate|altogether|in\s+total|together|add(?:ed)?\s+up)\b")
+_COMPOUND = PhraseList("compound")
+_MULTIPLE = PhraseList("multiple")
+_TOTAL = PhraseList("total")
 _TOTAL_OVER = re.compile(r"\btotal\b.*\b(?:over|across)\b")
 _FROM_TO = re.compile(
     r"\bfrom\s+(?:fiscal\s+(?:year\s+)?|fy\s*)?'?(\d{2,4})\b.{0,40}?\bto\s+(?:fiscal\s+(?:year\s+)?|fy\s*)?'?(\d{2,4})\b"
@@ -239,8 +224,8 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     # for a change or for prose.
     named = "".join(" " if any(m.start <= i < m.end for m in plan.metrics if not m.vetoed) else ch
                     for i, ch in enumerate(norm))
-    plan.narrative_words = [m.group(0) for m in _NARRATIVE.finditer(named)]
-    plan.prose_intent = bool(_PROSE_INTENT.search(named))
+    plan.narrative_words = [m.group(0) for m in _narrative(named)]
+    plan.prose_intent = _asks_prose(named)
     if quarter_words and not (plan.periods or plan.latest_quarters):
         plan.narrative_words += [m.group(0) for m in _QUARTER_WORDS.finditer(norm)]
     defines = any(metric(m.metric_key).derive for m in plan.metrics)
@@ -267,7 +252,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     per_start, per_end, plan.per_item = _per_item(norm, plan.metrics, catalog.words)
     if plan.per_item:
         # The item's own words ask nothing of their own: "per adjusted claim" is no adjusted figure.
-        inside = {m.group(0) for m in _NARRATIVE.finditer(norm) if per_start <= m.start() < per_end}
+        inside = {m.group(0) for m in _narrative(norm) if per_start <= m.start() < per_end}
         plan.narrative_words = [w for w in plan.narrative_words if w not in inside]
     plan.unread_names = _unread_names(question, plan, catalog)
     plan.name_phrases = _name_phrases(question, plan.unread_names)

@@ -19,6 +19,7 @@ from .catalog import Catalog
 from .index import keyword_stemmer
 from .intent import read_intent
 from .item_topics import BUSINESS_WORDS
+from .phrasing import PhraseList
 from .question import plan_question
 from .schema import MODES, Filters, QuestionPlan, RetrievalResult
 from .second_look import SentenceVectors
@@ -42,9 +43,7 @@ def search_text(question: str, plan: QuestionPlan, applied: Filters) -> str:
 
 # Questions about the documents a filing lists as exhibits (agreements, charters, indentures, certifications), and
 # the Items that hold the exhibit index: only these search it.
-_EXHIBIT_QUESTION = re.compile(
-    r"\bexhibits?\b|\bagreements?\b|\bindentures?\b|\bcertificat(?:e|ion)s?\b|\bby-?laws\b|\barticles\s+of\b|"
-    r"\bincorporated\s+by\s+reference\b|\bamendments?\b|\bcharter\b", re.I)
+_EXHIBIT_QUESTION = PhraseList("exhibit_question")
 _EXHIBIT_ITEMS = ("Item 15", "Item 16", "Part II Item 6", "Signatures")
 # A note on an accounting standard the FASB issued ("In November 2023, the FASB issued ASU 2023-07, Segment
 # Reporting ..."), opening its passage, under its heading or not: every filer repeats one, and it describes what the
@@ -55,9 +54,7 @@ _STANDARD_NOTE = re.compile(
     r"^(?:[A-Z][\w ,-]{0,80}?(?:pronouncements?|standards?|guidance)[\w ,-]{0,40}?\s+)?"
     r"(?:In\s+\w+\s+\d{4},\s+the\s+(?:FASB|Financial\s+Accounting\s+Standards\s+Board)\b|"
     r"(?:ASU|Accounting\s+Standards\s+Update)\b)", re.I)
-_STANDARDS_QUESTION = re.compile(
-    r"\b(?:asu|fasb|asc\s+\d{3}|topic\s+\d{3}|pronouncements?|standards?\s+updates?|adopt\w*|"
-    r"accounting\s+(?:standards?|guidance|rules?|changes?|principles?)|new\s+(?:standards?|guidance))\b", re.I)
+_STANDARDS_QUESTION = PhraseList("standards_question")
 
 
 def is_standard_note(node) -> bool:
@@ -211,9 +208,9 @@ class Retriever:
         lists, statement_lists, item_lists = [], [], []
         depth = top_k * 2  # room for the repeats that drop_repeats takes out
         # An exhibit index answers only a question about the documents filed (see is_exhibit_list).
-        exhibits_asked = bool(_EXHIBIT_QUESTION.search(question)) or any(
+        exhibits_asked = bool(_EXHIBIT_QUESTION.search(question.lower())) or any(
             s in _EXHIBIT_ITEMS for s in applied.sections)
-        standards_last = not _STANDARDS_QUESTION.search(question)
+        standards_last = not _STANDARDS_QUESTION.search(question.lower())
         for group in groups:
             subset = self.index.subset(
                 tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms, sections=group.sections,

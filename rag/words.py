@@ -6,18 +6,12 @@ from __future__ import annotations
 
 import re
 
-# The adverbs that only hedge or stress what a question asks ("how much cash did it actually pay", "roughly what
-# share"): none names a figure, a part of a company or a word a passage must hold.
-HEDGE_WORDS = set("""actually really truly indeed roughly approximately approx exactly precisely nearly almost around
-    overall altogether basically essentially""".split())
-STOP_WORDS = HEDGE_WORDS | set(
-    """a an the of in on at to for from by with about as and or but if then than that this these those is are was
-    were be been being do does did done has have had having what which who whom whose when where why how much many
-    any some all each per it its it's itself their them they he she his her our we us you your i me my can could
-    would should will shall may might must not no nor so such there here into over under between during through up
-    down out off again further once more most other own same too very just also only both either neither s t vs via
-    tell show give list describe explain according say says said please mention mentioned regarding""".split()
-)
+from .lexicon import word_set
+
+# The adverbs that only hedge or stress what a question asks, and the function words no passage need hold
+# (rag/data/lexicon.toml).
+HEDGE_WORDS = word_set("hedge")
+STOP_WORDS = HEDGE_WORDS | word_set("stop")
 
 
 # Short forms analysts type and filings spell out: the agencies by their initials, the statement lines by their

@@ -36,7 +36,7 @@ from .counts import (
 )
 from .figures import answer_figures
 from .quotable import QuotableUnit, column_heads, quotable_units
-from .table_figure import NUMERIC_Q, PERCENT_Q, negated, one_company, table_change, table_figure, untagged
+from .table_figure import PERCENT_Q, negated, numeric_question, one_company, table_change, table_figure, untagged
 from .table_share import table_share
 from .terms import (
     GENERIC_TERMS,
@@ -72,7 +72,7 @@ class _Asked:
         return cls(
             question=question, years=years, counted=analysis.counted if analysis else [],
             amount=bool(_AMOUNT_Q.search(question)) and not PERCENT_Q.search(question),
-            numeric=bool(NUMERIC_Q.search(question)),
+            numeric=numeric_question(question),
             share_classes={c.lower() for c in _SHARE_CLASS.findall(question)},
             ruled_out=[set(tokens(words)) - GENERIC_TERMS
                        for words in ((analysis.excluded + analysis.deducted) if analysis else [])],

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from ..facts.metrics import STATEMENT_BY_METRIC, metric
+from ..facts.metrics import STATEMENT_BY_METRIC, metric, prints_metric
 from ..numbers import parse_numbers
 from ..schema import Citation, Filters, QuestionPlan
 from ..words import HEADCOUNT_NOUNS
@@ -153,21 +153,16 @@ def _speaks_of_year(analysis: QuestionPlan, text: str, year: str) -> bool:
     a note's effective date) states no figure of it."""
     if year not in text:
         return False
-    phrases = [p for m in analysis.metrics if not m.vetoed for p in metric(m.metric_key).phrases]
+    asked = [metric(m.metric_key) for m in analysis.metrics if not m.vetoed]
     counted = counted_stems(analysis.counted)
-    if not phrases and not counted:
+    if not asked and not counted:
         return True
     pieces = (" ".join(piece.split()).lower() for piece in re.split(r"(?<=[.!?])\s+|\n", text))
-    if not phrases:
+    if not asked:
         # A count asked ("employees in <year>"): a sentence that gives the year beside what is counted, not a
         # year named in passing (a note due that year, a plan adopted then).
         return any(year in low and names_counted(counted, set(tokens(low))) for low in pieces)
-    return any(year in low and _prints_any(low, phrases) for low in pieces)
-
-
-def _prints_any(low: str, phrases: list[str]) -> bool:
-    """Does lower-cased text print one of a metric's phrases as words of their own?"""
-    return any(re.search(r"(?<![\w&-])(?:" + p + r")(?![\w&-])", low) for p in phrases)
+    return any(year in low and prints_metric(low, asked) for low in pieces)
 
 
 def figure_not_printed(analysis: QuestionPlan | None, sources: list[Citation]) -> Refusal | None:
@@ -187,7 +182,7 @@ def figure_not_printed(analysis: QuestionPlan | None, sources: list[Citation]) -
     if any(f.derive or f.fallback or f.formula for f in figures):
         return None
     text = " ".join(" ".join((c.text or "").split()) for c in sources).lower()
-    if _prints_any(text, [p for f in figures for p in f.phrases]):
+    if prints_metric(text, figures):
         return None
     names = ", ".join(dict.fromkeys(f.label.lower() for f in figures))
     return Refusal(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from ollama import ResponseError
 
 from ..config import Settings
+from ..phrasing import PhraseList
 from ..schema import AnswerResult, Citation, QuestionPlan, RetrievalResult
 from .citations import CITATION_MARKER, CitationFilter, citation_numbers
 from .extractive import extractive_answer, figure_source
@@ -225,11 +226,7 @@ class _ThinkFilter:
         return rest
 
 
-_NOT_FOUND = re.compile(
-    r"\b(?:do(?:es)?\s+not|don't|doesn't|cannot|can't|no)\s+(?:\w+\s+){0,2}?(?:contain|include|provide|hold|"
-    r"mention|state|disclose|address|cover|answer|say|specify|information|data|details)\b",
-    re.IGNORECASE,
-)
+_NOT_FOUND = PhraseList("not_found")
 
 
 class AnswerStream:
@@ -597,7 +594,7 @@ class AnswerStream:
         res.unverified_figures = unverified
         by_number = {c.number: c for c in given}
         res.citations = [by_number[n] for n in sorted(cited)]
-        if not cited and _NOT_FOUND.search(text):
+        if not cited and _NOT_FOUND.search(text.lower()):
             res.refused, res.refusal_reason = True, "not_in_sources"
         elif not cited and text.strip():
             res.warnings.append("The answer cites no source; treat it as unverified.")

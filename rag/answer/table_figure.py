@@ -6,24 +6,20 @@ from __future__ import annotations
 import re
 
 from ..dates import MONTH_PATTERN
-from ..facts.metrics import METRIC_PATTERNS, STATEMENT_BY_METRIC
+from ..facts.metrics import PHRASEBOOK, STATEMENT_BY_METRIC
 from ..numbers import parse_numbers
+from ..phrasing import PhraseList
 from ..schema import QuestionPlan
-from ..words import AMOUNT_VERBS
 from .counts import labelled_as_count
 from .quotable import QuotableUnit, column_heads
 from .terms import GENERIC_TERMS, tokens
 
-# A question that asks for a figure: by its asking words, or by a noun that names an amount, a count or a measured
-# quantity (a network's payments "volume", an order "backlog").
-NUMERIC_Q = re.compile(
-    r"\b(?:how\s+much|how\s+many|how\s+(?:big|large)\s+(?:was|were|is|are)|"
-    r"what\s+(?:was|were|is|are)\s+(?:the\s+)?(?:total|amount|number|value|level)|amount|"
-    r"total|percent|percentage|ratio|margin|revenues?|sales|income|earnings|cash|debt|expenses?|costs?|shares|"
-    r"employees|headcount|figure|eps|dividend|growth|increase|decrease|change|volumes?|backlogs?|"
-    + AMOUNT_VERBS + r")\b|\$|%",
-    re.I,
-)
+# A question that asks for a figure (rag/data/lexicon.toml): by its asking words, or by a noun that names an amount.
+_NUMERIC_WORDS = PhraseList("numeric_question")
+
+
+def numeric_question(question: str) -> bool:
+    return bool(_NUMERIC_WORDS.search((question or "").lower()))
 
 
 def untagged(analysis: QuestionPlan | None, claim: str = "It is not tagged XBRL data", subject: str = "it is") -> str:
@@ -183,7 +179,7 @@ def _heads_the_figure_asked(group: str, analysis: QuestionPlan) -> bool:
     question asks, or asks no other? The rows under it are that figure's parts ("Advertising services" under net
     sales), named by their own labels; under a part's heading ("<region>") they are that part's lines."""
     heading = re.sub(r"[:\s]+$", "", group.strip().lower())
-    keys = {m.key for m, pattern in METRIC_PATTERNS if m.key in STATEMENT_BY_METRIC and pattern.fullmatch(heading)}
+    keys = {p.names.key for p in PHRASEBOOK.fullmatch(heading) if p.names.key in STATEMENT_BY_METRIC}
     asked = {m.metric_key for m in analysis.metrics if not m.vetoed}
     return bool(keys) and (not asked or bool(keys & asked))
 
@@ -199,9 +195,7 @@ def _names_group(group: str, asked: set[str]) -> bool:
 _WHAT_WAS = re.compile(r"\s*what\s+(?:was|were|is|are)\b", re.I)
 # A question's asking words: a query with none of them that names one year is typed as terms ("<region> ebit
 # fiscal 2025", "treasury stock at cost, year-end 2024"), and asks that year's figure.
-_ASKING_WORD = re.compile(
-    r"\b(?:what|how|why|which|who|whom|whose|when|where|does|did|do|is|are|was|were|can|could|should|would|will|"
-    r"has|have|had|tell|show|give|list|describe|explain|summari[sz]e|compare|discuss)\b", re.I)
+_ASKING_WORD = PhraseList("asking_words")
 # Narrative words that name what is counted ("how many employees") rather than ask why or how.
 _COUNTED_TOPICS = {"employee", "employees", "headcount", "customer", "customers"}
 
@@ -212,9 +206,9 @@ def _asks_figure(question: str, analysis: QuestionPlan) -> bool:
         return True
     if any(w.lower() not in _COUNTED_TOPICS for w in analysis.narrative_words):
         return False
-    if len(analysis.fiscal_years) == 1 and not _ASKING_WORD.search(question or ""):
+    if len(analysis.fiscal_years) == 1 and not _ASKING_WORD.search((question or "").lower()):
         return True
-    return bool(NUMERIC_Q.search(question or "") or _WHAT_WAS.match(question or ""))
+    return numeric_question(question) or bool(_WHAT_WAS.match(question or ""))
 
 
 # A row whose label says it prints a change: "Same-store sales (% change)", "Net sales growth", "Increase in ...".

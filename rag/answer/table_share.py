@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ..facts.metrics import METRIC_PATTERNS
+from ..facts.metrics import PHRASEBOOK
 from ..numbers import parse_numbers
 from ..schema import QuestionPlan
 from .quotable import QuotableUnit
@@ -50,7 +50,7 @@ def _a_parts_table(row: QuotableUnit, asked: set[str]) -> bool:
     """Is the row's table captioned by a part of the company the question does not name ("NORTH AMERICA" over a
     region's revenues by channel)? Its "Total revenues" row is then the part's total, not the company's."""
     caption = re.sub(r"\([^)]*\)", " ", f"{row.caption} {row.title}").strip()
-    if not caption or _WHOLE_CAPTION.search(caption) or any(p.search(caption.lower()) for _m, p in METRIC_PATTERNS):
+    if not caption or _WHOLE_CAPTION.search(caption) or PHRASEBOOK.search(caption.lower()):
         return False
     company = set(tokens(row.source.company or "")) | ({row.source.ticker.lower()} if row.source.ticker else set())
     return bool(set(tokens(caption)) - GENERIC_TERMS - asked - company)

@@ -7,26 +7,15 @@ from __future__ import annotations
 import re
 
 from ..dates import MONTH_WORDS
+from ..lexicon import word_set
 from ..schema import Citation, QuestionPlan
 from ..words import HEADCOUNT_NOUNS, SPELLED_OUT, STOP_WORDS, TOKEN_RE, stem, tokens
 
 __all__ = ["STOP_WORDS", "TOKEN_RE", "stem", "tokens"]  # re-exported: the answer package's callers use them here
 
 # Words of a question that say what kind of answer is wanted, or that every filing uses, and the light verbs a
-# question is phrased with ("where does it keep", "what did it bring in"), which a filing words its own way: they
-# count little in scoring and a passage need not contain them.
-_GENERIC_PLAIN = """total amount number value figure overall primary main reason type kind percent percentage
-    change changed changes compare compared big large small size level state states stated report reports reported
-    company companies filing filings annual form fiscal year years fy quarter quarterly disclose disclosed discuss
-    discussed note noted provide provided related relating current currently latest last recent period ended
-    end as of name named names identify identified include includes including
-    keep keeps kept get gets got make makes made take takes took go goes went come comes came bring brings brought
-    give gives gave find finds found look looks back
-    highest lowest largest biggest smallest greatest best worst rank ranks ranked ranking
-    higher lower larger bigger smaller greater behind
-    generate generates generated generating post posts posted book books booked achieve achieves achieved
-    put puts putting hand hands handed hit hits run runs ran see sees saw past
-    early late mid""".split()
+# question is phrased with (rag/data/lexicon.toml): they count little in scoring and a passage need not contain them.
+_GENERIC_PLAIN = sorted(word_set("generic"))
 # Plain words; keys are stemmed below, values go through tokens (which stems them).
 _SYNONYMS_PLAIN = {
     # What an asset was written down by is booked as its impairment (ASC 350, 360).

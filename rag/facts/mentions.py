@@ -9,58 +9,25 @@ from typing import Callable, Iterable
 
 from ..companies import WORD_PATTERN
 from ..dates import MONTH_WORDS
+from ..lexicon import word_set
 from ..schema import MetricMention
 from ..words import HEDGE_WORDS
 from .labels import class_words, group_words, member_words
-from .metrics import BROUGHT_IN_ALONE, EARNED_ALONE, METRIC_PATTERNS, Metric
-
-_VERB_ALONE = re.compile(EARNED_ALONE + "|" + BROUGHT_IN_ALONE)
+from .metrics import PHRASEBOOK, VERB_PHRASINGS, VETOES, Metric
+from ..phrasing import PhraseList, follows
 
 
 # Words that never qualify a metric: question words, units, periods, verbs of reporting and change.
-STOP_WORDS = set("""
-a an the its it their his her our your my this that these those of in for to from by on at as with and or vs versus
-what was were is are be been being how much many did does do which who whose whom when where had has have
-more less higher lower greater larger bigger smaller than compare compared comparing comparison between back new
-plus minus according
-highest lowest greatest largest biggest smallest best worst strongest weakest top bottom rank ranks ranked ranking
-total net consolidated annual annualized reported report reports reporting gaap overall full whole year years yearly
-fiscal fy company company's companies firm firms corporation business each both all respective respectively same
-latest most recent last prior previous current this ended ending end period periods
-generate generated generating earn earned record recorded post posted book booked deliver delivered achieve
-achieved make made bring brought show shows showed give tell list me us please approximately about roughly exactly
-exact amount amounts value values level levels figure figures number numbers combined sum cumulative aggregate
-growth grow grew change changed changes increase increased decrease decreased decline declined difference
-cagr compound compounded
-percentage percent share ratio margin proportion yoy rate
-year-over-year over across during through since until up down so also just only then there here
-attributable available common basic diluted reported stated disclosed statement statements income-statement
-million millions billion billions thousand thousands usd dollars dollar
-fiscal-year report-period filing filings 10-k 10-q form annual-report
-came come comes coming went go goes going totaled totalled totaling amounted reached stood derived generate rise rose fall fell
-put puts spend spends spent invest invests invested pay pays paid into onto toward towards
-balance balances
-""".split()) | HEDGE_WORDS
+STOP_WORDS = word_set("metric_stop") | HEDGE_WORDS
 # Words that never narrow a metric, even capitalised ("Total Revenue").
-_CORE_STOP = set("""
-a an the its their of in for to from by on at as with and or what was were is are how much many did does do which
-total net consolidated annual reported gaap overall full year fiscal fy company company's
-""".split())
+_CORE_STOP = word_set("metric_core_stop")
 _PREPS = {"from", "in", "by", "of", "for", "within", "at", "on"}
 # A verb that ties a part of a figure to what it comes from: "... is attributed to", "attributable to", "related to".
 _ATTRIBUTED = re.compile(r"\s+(?:(?:is|was|were|are)\s+)?(?:attribut(?:ed|able)|allocated|relat(?:ed|ing)|due)\s+"
                          r"(?=to\b)")
-# After "revenue in/from/by ...": only these words (and companies, years, dates) leave the metric unqualified.
-_AFTER_OK = set("""
-the its their our his her fiscal year years fy calendar latest most recent last prior previous current ended ending
-end period both each and or to compared vs versus respectively company company's companies whole full entire
-reported total a an this that same as per share
-million millions billion billions thousand thousands usd dollars dollar
-""".split()) | {
-    # Where the filing prints the figure ("outstanding on the cover", "per its balance sheet", "in the 10-K"): the
-    # place the question reads it from, not a part of it.
-    "cover", "page", "balance", "sheet", "statement", "statements", "report", "filing", "form", "10-k", "10-q",
-    "annual", "quarterly"}
+# After "revenue in/from/by ...": only these words (and companies, years, dates) leave the metric unqualified, and
+# the words for where the filing prints it ("on the cover", "per its balance sheet").
+_AFTER_OK = word_set("metric_after_ok") | word_set("metric_after_place")
 # Up to five words of what is left out, none a question's clause word; several are listed with commas, "and" or
 # "or" ("excluding <segment> and <product>"): all of them are left out, and none is the part asked.
 _LEFT_OUT_WORDS = (r"(?:(?!(?:how|what|which|when|where|who|did|does|do|was|were|is|are|in|during|for|at|by|and|or)\b)"
@@ -91,16 +58,8 @@ _PERIOD_WORDS = re.compile(
     # A year named relative to the latest ("two years ago", "a year earlier").
     r"(?:a|one|two|three|\d)\s+(?:fiscal\s+)?years?\s+(?:ago|earlier|before|prior))\b")
 
-CHANGE_WORDS = re.compile(
-    r"\b(?:grow|grew|growth|grown|increase[sd]?|decrease[sd]?|decline[sd]?|declining|change[sd]?|rise|rose|risen|"
-    r"fell|fall|fallen|drop(?:ped)?|jump(?:ed)?|yoy|year[\s-]over[\s-]year|"
-    # The other verbs analysts write for a change: "by how much did net revenue climb", "how far did it slip".
-    r"climb(?:s|ed)?|slip(?:s|ped)?|slid(?:e)?|surge[sd]?|soar(?:s|ed)?|plunge[sd]?|tumble[sd]?|shr[iau]nk|"
-    r"shrinks|widen(?:s|ed)?|narrow(?:s|ed)|dip(?:s|ped)?|(?:go|goes|went|gone)\s+(?:up|down)|"
-    # Said of a margin or a ratio: "did its gross margin improve or deteriorate".
-    r"improv(?:e|es|ed|ement)|deteriorat(?:e|es|ed|ion)|worsen(?:s|ed)?)\b"
-)
-COMPARE_WORDS = re.compile(r"\b(?:from|compared|versus|vs\.?|prior|previous|preceding|last\s+year|a\s+year\s+earlier)\b")
+CHANGE_WORDS = PhraseList("change")
+COMPARE_WORDS = PhraseList("compare")
 
 
 def normalize(text: str) -> str:
@@ -168,20 +127,15 @@ def _metric_phrases(low: str) -> tuple[list[tuple[int, int, Metric]], list[tuple
     it, and it becomes the qualifier, so only a figure the filing gives that class answers."""
     classes = [(c.start(), c.end()) for c in _CLASS_OF_STOCK.finditer(low)]
     masked = _CLASS_OF_STOCK.sub(lambda c: " " * len(c.group()), low)
-    cands = []
-    for m, rx in METRIC_PATTERNS:
-        for hit in rx.finditer(masked):
-            span = hit.group()
-            cands.append((hit.start() + len(span) - len(span.lstrip()), hit.end(), m))  # from its first word
-    cands.sort(key=lambda c: (-(c[1] - c[0]), c[0]))
-    chosen: list[tuple[int, int, Metric]] = []
-    for s, e, m in cands:
-        if not any(s < ce and cs < e for cs, ce, _ in chosen):
-            chosen.append((s, e, m))
-    chosen.sort()
-    if len(chosen) > 1:  # "how much revenue did it earn": the verb names no figure beside its object
-        chosen = [c for c in chosen if not _VERB_ALONE.fullmatch(low, c[0], c[1])]
-    return chosen, classes
+    cands = sorted(PHRASEBOOK.find(masked), key=lambda c: (-(c[1] - c[0]), c[0]))
+    picked: list[tuple[int, int, object]] = []
+    for s, e, p in cands:
+        if not any(s < ce and cs < e for cs, ce, _ in picked):
+            picked.append((s, e, p))
+    picked.sort(key=lambda c: c[:2])
+    if len(picked) > 1:  # "how much revenue did it earn": the verb names no figure beside its object
+        picked = [c for c in picked if id(c[2]) not in VERB_PHRASINGS]
+    return [(s, e, p.names) for s, e, p in picked], classes
 
 
 def _no_qualifier(word: str, company_words: set[str]) -> bool:
@@ -259,7 +213,7 @@ def find_mentions(question: str, company_words: set[str] = frozenset()) -> list[
         inner = [(cs, ce) for cs, ce in classes if s < cs and ce < e]
         words = [t[2] for t in tokens if s <= t[0] < e and not any(cs <= t[0] < ce for cs, ce in inner)]
         # Words right after the phrase that give it another meaning ("how much cash did it return").
-        vetoed = bool(m.veto and re.search(m.veto, low[e:e + 60])) or any(ds <= s < de for ds, de in deducted)
+        vetoed = (m.key in VETOES and follows(VETOES[m.key], low, e)) or any(ds <= s < de for ds, de in deducted)
         mention = MetricMention(m.key, s, e, words, vetoed=vetoed)
         portion = _PORTION_BEFORE.search(low, 0, s)
         if portion and m.period == "instant":
@@ -390,5 +344,4 @@ def _abbreviates(words: list[str], name: list[str]) -> bool:
 
 def is_metric_phrase(text: str) -> bool:
     """Is the whole text one of the metric phrases ('EBITDA' is not, 'COGS', 'ROE' and 'SG&A' are)."""
-    low = normalize(text).strip()
-    return any(rx.fullmatch(low) for _, rx in METRIC_PATTERNS)
+    return bool(PHRASEBOOK.fullmatch(normalize(text).strip()))

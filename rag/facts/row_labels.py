@@ -10,34 +10,22 @@ import re
 from functools import lru_cache
 from typing import Callable, Iterable
 
+from ..phrasing import PhraseList
 from ..schema import MetricMention
-from ..words import AMOUNT_VERBS, spelled_out, tokens
+from ..words import spelled_out, tokens
 from .labels import label_readings
 from .mentions import CHANGE_WORDS, normalize
 from .metrics import labelled_key
 from .store import FactRow
 from .views import FilingView, concept_words
 
-# A question that asks for a figure (how much, how many, what was the ...): a label match answers only those.
-# "How big / large / high was ...", "what did it come to / owe" ask for a figure's size.
-_ASKS_FIGURE = re.compile(r"\b(?:how\s+(?:much|many|big|large|high|low|small)|what\s+(?:was|were|is|are)|amount|value|"
-                          r"figure)\b|\$|\bwhat\s+(?:did|does|do)\b.*\b(?:come\s+to|amount(?:ed)?\s+to|total(?:led|ed)?|"
-                          r"owe[sd]?|stand\s+at|stood\s+at|set\s+aside|(?:get|got)\s+from|report(?:ed)?\s+(?:on|for)|"
-                          + AMOUNT_VERBS + r")\b", re.I)
+_ASKS_FIGURE = PhraseList("asks_figure")
 # A question written as the name of what it wants ("Acme's total comprehensive income for 2024?", "ACME 2024
 # cash used for investing activities"): no word asks or requests anything else, so it asks for the figure it names.
-_ASKS_ANYTHING = re.compile(
-    r"\b(?:what|which|who|whom|whose|why|how|when|where|whether|do|does|did|is|are|was|were|has|have|had|can|could|"
-    r"will|would|should|describe|explain|summari[sz]e|list|tell|discuss|compare|give|show|outline)\b", re.I)
+_ASKS_ANYTHING = PhraseList("asking_words")
 # A label of one word ("Dividends", "Total") is too common across statements to name one figure.
 _MIN_LABEL_WORDS = 2
-# "How much did it spend on advertising", "its bill for medical care": what a company spends or pays is printed as
-# an expense or a cost.
-# Money spent, said with the verb or the place it went ("put into marketing", "went to research", "devoted to"):
-# what is spent on is printed as an expense or a cost.
-_SPENDING = re.compile(r"\bsp(?:end|ends|ent|ending)\b|\bbills?\b|\boutlays?\b|"
-                       r"\b(?:put|puts|putting|pour(?:s|ed|ing)?)\s+(?:[\w'’-]+\s+){0,2}?into\b|"
-                       r"\b(?:went|goes|go|going|devot(?:e|es|ed|ing))\s+(?:in)?to(?:wards?)?\b", re.I)
+_SPENDING = PhraseList("spending")
 _SPENDING_WORDS = set(tokens("expense expenses cost costs"))
 # The two words an "and" joins in a label ("Marketing and advertising expense", "Selling, general and
 # administrative"): a question may name the figure by one of them.
@@ -68,7 +56,7 @@ def labelled_mentions(question: str, views: Iterable[FilingView], company_words:
     `min_words`: 1 reads a label of one word ("Premiums") too, for a text that names one figure alone (the whole
     after "as a percentage of"). `part_of_figure`: the text is a piece of a question already read as asking for a
     figure (the part of a share), so its own words need not ask for one."""
-    if not part_of_figure and not (_ASKS_FIGURE.search(question or "") or not _ASKS_ANYTHING.search(question or "")):
+    if not part_of_figure and not (_ASKS_FIGURE.search((question or "").lower()) or not _ASKS_ANYTHING.search((question or "").lower())):
         return []
     asked = _asked_words(question, company_words)
     best: dict[str, tuple[float, str, bool, bool]] = {}  # concept -> (label words, label, instant, on a statement)
@@ -168,7 +156,7 @@ def _asked_words(question: str, company_words: set[str]) -> set[str]:
         asked |= set(tokens("repayments"))
     if _SET_ASIDE.search(question or ""):
         asked |= _PROVISION_WORDS
-    return asked | _SPENDING_WORDS if _SPENDING.search(question or "") else asked
+    return asked | _SPENDING_WORDS if _SPENDING.search((question or "").lower()) else asked
 
 
 # "Other" is a stop word to tokens(), but a label that says it names what is left over ("Other income, net",

@@ -27,7 +27,7 @@ from .labels import (
     tolerance,
 )
 from .mentions import normalize
-from .metrics import METRIC_PATTERNS, Metric
+from .metrics import PHRASEBOOK, Metric
 from .store import FactRow
 
 log = logging.getLogger(__name__)
@@ -304,13 +304,11 @@ def _label_score(m: Metric, g: FactGroup) -> int:
     for label in labels:
         text = re.sub(r"\s+", " ", normalize(label)).strip(" :,")
         text = re.sub(r"\s*\(\d\)$", "", text)  # a footnote mark: 'Depreciation and amortization (1)'
-        for mm, rx in METRIC_PATTERNS:
-            if mm is not m:
-                continue
-            if rx.fullmatch(text) or rx.fullmatch(re.sub(r"\s*\(.*?\)\s*", " ", text).strip()):
-                best = max(best, 2)
-            elif rx.match(text):
-                best = max(best, 1)
+        if PHRASEBOOK.fullmatch(text, only=m) or PHRASEBOOK.fullmatch(re.sub(r"\s*\(.*?\)\s*", " ", text).strip(),
+                                                                      only=m):
+            best = max(best, 2)
+        elif PHRASEBOOK.starts(text, only=m):
+            best = max(best, 1)
     return best
 
 
