@@ -197,3 +197,32 @@ def test_an_uploaded_filing_with_a_typed_ticker_that_is_no_ticker_is_refused(tmp
     with pytest.raises(EdgarError, match="is not a ticker"):
         add_local_file(filing, settings=get_settings(data_dir=tmp_path / "data"), ticker="<b>AC</b>")
     assert not (tmp_path / "data" / "uploads").exists() or not any((tmp_path / "data" / "uploads").iterdir())
+
+
+def test_facts_finds_a_figure_by_its_usual_concept_name_when_the_filer_tags_another(tmp_path, capsys):
+    """The README's `rag facts AAPL --fy 2024 --concept Revenues`: Apple tags its total net sales
+    RevenueFromContractWithCustomerExcludingAssessedTax, never us-gaap:Revenues, so a plain search of concept names
+    found nothing and the command exited 1. The usual name, with its taxonomy prefix or without, now reaches the
+    figure as this filer tags it (the income statement's Total net sales: 391,035 for fiscal 2024, 383,285 for 2023)."""
+    from rag.facts import FactStore
+
+    from .filings import SHARED, store_facts
+
+    path = SHARED / "corpus" / "filings" / "AAPL" / "aapl-20240928.htm"
+    if not path.exists():
+        pytest.skip(f"{path} is absent: the shared corpus (../shared beside the project) is needed")
+    settings = get_settings(storage_dir=tmp_path / "storage")
+    store_facts(FactStore.for_settings(settings), IndexStore(settings).chunker(), path, {})
+    storage = str(tmp_path / "storage")
+    for name in ("Revenues", "us-gaap:Revenues"):
+        code, out, err = _run(capsys, "facts", "AAPL", "--fy", "2024", "--concept", name, "--storage", storage)
+        assert code == 0, out + err
+        assert "is tagged here as us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax" in out
+        first = next(line for line in out.splitlines() if line.startswith("  us-gaap:"))
+        assert "$391,035 million" in first and "2023-10-01 to 2024-09-28" in first
+        assert "$383,285 million" in out
+    # A name that is in the filing is read as before, and one that names nothing still exits 1.
+    code, out, _ = _run(capsys, "facts", "AAPL", "--fy", "2024", "--concept", "GrossProfit", "--storage", storage)
+    assert code == 0 and "Facts matching 'GrossProfit'" in out and "$180,683 million" in out
+    code, out, _ = _run(capsys, "facts", "AAPL", "--fy", "2024", "--concept", "NoSuchConcept", "--storage", storage)
+    assert code == 1 and "Facts matching 'NoSuchConcept': 0" in out
