@@ -199,6 +199,34 @@ def test_an_uploaded_filing_with_a_typed_ticker_that_is_no_ticker_is_refused(tmp
     assert not (tmp_path / "data" / "uploads").exists() or not any((tmp_path / "data" / "uploads").iterdir())
 
 
+def _arguments(parser, path: str = "python -m rag"):
+    """(where, argument) for every option and positional of `parser` and of its subcommands, all the way down."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            listed = {choice.dest: choice for choice in action._choices_actions}  # each subcommand's own help line
+            for name, sub in action.choices.items():
+                yield path, listed.get(name) or argparse.Action([name], dest=name)
+                yield from _arguments(sub, f"{path} {name}")
+        elif not isinstance(action, argparse._HelpAction):
+            yield path, action
+
+
+def test_every_command_option_and_argument_has_help():
+    """`python -m rag <command> --help` explains everything it accepts: no option, positional or subcommand is listed
+    bare."""
+    import argparse
+
+    from rag.__main__ import build_parser
+
+    seen = list(_arguments(build_parser()))
+    bare = [f"{where}: {'/'.join(a.option_strings) or a.dest}" for where, a in seen
+            if a.help is None or a.help == argparse.SUPPRESS or not str(a.help).strip()]
+    assert len(seen) > 60  # the walk reached every subcommand's arguments
+    assert not bare, "without help text:\n" + "\n".join(bare)
+
+
 def test_facts_finds_a_figure_by_its_usual_concept_name_when_the_filer_tags_another(tmp_path, capsys):
     """The README's `rag facts AAPL --fy 2024 --concept Revenues`: Apple tags its total net sales
     RevenueFromContractWithCustomerExcludingAssessedTax, never us-gaap:Revenues, so a plain search of concept names
