@@ -338,7 +338,7 @@ def cmd_facts(args) -> int:
 
 def _edit_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("doc_id", help="the filing's doc id (accession), as `list` shows it")
-    p.add_argument("--ticker", help="the company's ticker, e.g. AAPL")
+    p.add_argument("--ticker", help=f"the company's ticker: {TICKER_FORM}")
     p.add_argument("--company", help="the company's name as it should be shown")
     p.add_argument("--form", help="10-K, 10-Q, 10-K/A, ...")
     p.add_argument("--fiscal-year", help="the company's own fiscal year label, e.g. 2025")
