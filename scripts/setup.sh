@@ -53,7 +53,7 @@ fi
 
 if ! up_to_date app; then
   rm -f "$VENV/.installed-app"
-  say "installing the app's Python packages into $VENV (about 2.3 GB: 5-15 minutes the first time, seconds after)..."
+  say "installing the app's Python packages into $VENV (about 2.3 GB: 3-15 minutes the first time)..."
   started=$SECONDS
   # torch goes first and pinned: its CPU build; an unpinned torch pulled in by another package would download
   # several GB of CUDA libraries.
