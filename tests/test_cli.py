@@ -254,3 +254,25 @@ def test_facts_finds_a_figure_by_its_usual_concept_name_when_the_filer_tags_anot
     assert code == 0 and "Facts matching 'GrossProfit'" in out and "$180,683 million" in out
     code, out, _ = _run(capsys, "facts", "AAPL", "--fy", "2024", "--concept", "NoSuchConcept", "--storage", storage)
     assert code == 1 and "Facts matching 'NoSuchConcept': 0" in out
+
+
+def test_every_readme_example_is_a_command_the_cli_accepts():
+    """The README's `python -m rag ...` lines, as written, parse: a renamed option or a made-up syntax such as
+    `[--split tune|blind]` fails here rather than in a newcomer's terminal."""
+    import shlex
+    from pathlib import Path
+
+    from rag.__main__ import build_parser
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    lines = [line.strip() for line in readme.splitlines() if line.strip().startswith("python -m rag ")]
+    assert len(lines) >= 15, lines
+    commands = set()
+    for line in lines:
+        argv = shlex.split(line, comments=True)[3:]
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit:
+            pytest.fail(f"the CLI refuses the README's example: {line}")
+        commands.add(args.command)
+    assert {"index", "list", "ask", "facts", "eval", "bench", "remove"} <= commands
