@@ -338,8 +338,8 @@ def cmd_facts(args) -> int:
 
 def _edit_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("doc_id", help="the filing's doc id (accession), as `list` shows it")
-    p.add_argument("--ticker")
-    p.add_argument("--company")
+    p.add_argument("--ticker", help=f"the company's ticker: {TICKER_FORM}")
+    p.add_argument("--company", help="the company's name as it should be shown")
     p.add_argument("--form", help="10-K, 10-Q, 10-K/A, ...")
     p.add_argument("--fiscal-year", help="the company's own fiscal year label, e.g. 2025")
     p.add_argument("--period", help="Q1, Q2, Q3 or FY")
@@ -368,6 +368,14 @@ def _fusion(p):
     return p
 
 
+def _search_options(p, top_k: int | None) -> None:
+    """--mode and --top-k: how ask, eval and bench retrieve."""
+    p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"],
+                   help="hybrid: dense and keyword search fused (default); dense: embeddings only; keyword: BM25 only")
+    p.add_argument("--top-k", type=int, default=top_k, metavar="K",
+                   help=f"passages retrieved per question (default: {top_k or 'RAG_TOP_K or 8'})")
+
+
 def _filing_parsers(sub) -> None:
     """download, index, list, edit, remove, facts: the commands that manage filings."""
     p = _common(sub.add_parser("download", help="download filings from EDGAR and index them"))
@@ -379,50 +387,53 @@ def _filing_parsers(sub) -> None:
     p.set_defaults(func=cmd_download)
 
     p = _common(sub.add_parser("index", help="index filing files or folders (.htm, .html, .txt, .pdf)"))
-    p.add_argument("paths", nargs="+")
-    p.add_argument("--ticker")
-    p.add_argument("--company")
-    p.add_argument("--form")
-    p.add_argument("--fiscal-year", type=int)
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="filing files, or folders searched all the way down for .htm, .html, .txt and .pdf files")
+    p.add_argument("--ticker", help="ticker of every file named, instead of what is read from them")
+    p.add_argument("--company", help="company name of every file named, instead of what is read from them")
+    p.add_argument("--form", help="form of every file named (10-K, 10-Q, ...), instead of what is read from them")
+    p.add_argument("--fiscal-year", type=int, help="the company's own fiscal year label of every file named, e.g. 2024")
     p.set_defaults(func=cmd_index)
 
     p = _common(sub.add_parser("list", help="list indexed filings"))
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the filings' records as JSON")
     p.set_defaults(func=cmd_list)
 
     _edit_parser(_common(sub.add_parser("edit", help=cmd_edit.__doc__)))
     p = _common(sub.add_parser("remove", help="remove filings by accession (doc id) or path"))
-    p.add_argument("keys", nargs="+")
+    p.add_argument("keys", nargs="+", metavar="DOC_ID_OR_PATH",
+                   help="a filing's doc id (accession) as `list` shows it, or the path of its file")
     p.set_defaults(func=cmd_remove)
 
     p = _common(sub.add_parser("facts", help="print inline XBRL facts of a company"))
-    p.add_argument("ticker")
-    p.add_argument("--fy", type=int)
-    p.add_argument("--concept")
+    p.add_argument("ticker", help="an indexed company's ticker")
+    p.add_argument("--fy", type=int, help="only the filing of this fiscal year (the company's own label, e.g. 2024)")
+    p.add_argument("--concept", metavar="NAME",
+                   help="every fact whose XBRL concept or label contains NAME (us-gaap: prefix optional), e.g. "
+                        "Revenues; a usual concept name the filer does not use lists the concept it tags that figure "
+                        "with. Without it: the key figures and the consolidated facts of the filing's own year")
     p.set_defaults(func=cmd_facts)
 
 
 def _question_parsers(sub) -> None:
     """ask, eval, bench: the commands that retrieve."""
     p = _period(_fusion(_common(sub.add_parser("ask", help="ask a question"))))
-    p.add_argument("question")
-    p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])
-    p.add_argument("--top-k", type=int)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("question", help="the question, in quotes")
+    _search_options(p, top_k=None)
+    p.add_argument("--json", action="store_true", help="print the whole result (answer, citations, scores) as JSON")
     p.add_argument("--no-llm", action="store_true", help="extractive answer, no Ollama")
-    p.add_argument("--ticker", action="append")
-    p.add_argument("--fy", action="append", type=int)
-    p.add_argument("--form", action="append")
+    p.add_argument("--ticker", action="append", help="only this company's filings (repeatable)")
+    p.add_argument("--fy", action="append", type=int, help="only filings of this fiscal year (repeatable)")
+    p.add_argument("--form", action="append", help="only filings of this form, e.g. 10-K or 10-Q (repeatable)")
     p.set_defaults(func=cmd_ask)
 
     p = _period(_fusion(_common(sub.add_parser("eval", help="score a question set against the index"))))
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--questions")
+    src.add_argument("--questions", metavar="FILE", help="a question set (.jsonl) over the indexed filings")
     src.add_argument("--financebench", help="FinanceBench folder: questions.jsonl, documents.jsonl, pdfs/")
-    p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])
-    p.add_argument("--top-k", type=int, default=10)
+    _search_options(p, top_k=10)
     p.add_argument("--json", help="write the full report here")
-    p.add_argument("--no-llm", action="store_true")
+    p.add_argument("--no-llm", action="store_true", help="score extractive answers, no Ollama")
     p.add_argument("--no-analysis", action="store_true", help="turn query analysis off (to measure its gain)")
     p.add_argument("--split", default="all", choices=["all", "tune", "blind"],
                    help="score one half of the set's companies (tune on one, report the other)")
@@ -465,8 +476,7 @@ def _bench_options(p) -> None:
     p.add_argument("--rounds", type=int, default=1, help="embed: times each backend embeds the chunks, in turns")
     p.add_argument("--synthetic-mb", type=float, default=0.0, metavar="MB",
                    help="index: also index a synthetic 10-K of this size; the peak memory printed is its")
-    p.add_argument("--mode", default="hybrid", choices=["hybrid", "dense", "keyword"])
-    p.add_argument("--top-k", type=int, default=10)
+    _search_options(p, top_k=10)
     p.set_defaults(func=cmd_bench)
 
 

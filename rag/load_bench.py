@@ -54,7 +54,8 @@ def bench_load(paths: list[str], settings: Settings, *, sessions: int = 20, per_
     try:
         from playwright.async_api import async_playwright  # noqa: F401 - a dev dependency, checked up front
     except ImportError:
-        print("the load benchmark drives a browser: pip install -r requirements-dev.txt")
+        print("the load benchmark drives a browser: bash scripts/setup.sh --dev installs its tools into .venv "
+              "(or pip install -r requirements-dev.txt into the Python that runs this)")
         return 2
     with tempfile.TemporaryDirectory(prefix="rag-bench-load-") as tmp:
         root = Path(tmp)

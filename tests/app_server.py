@@ -31,7 +31,7 @@ def chromium_missing_reason() -> str | None:
     try:
         import playwright  # noqa: F401
     except ImportError:
-        return "the playwright package is not installed (pip install -r requirements-dev.txt)"
+        return "the playwright package is not installed (bash scripts/test.sh installs it into .venv)"
     return None
 
 

@@ -197,3 +197,82 @@ def test_an_uploaded_filing_with_a_typed_ticker_that_is_no_ticker_is_refused(tmp
     with pytest.raises(EdgarError, match="is not a ticker"):
         add_local_file(filing, settings=get_settings(data_dir=tmp_path / "data"), ticker="<b>AC</b>")
     assert not (tmp_path / "data" / "uploads").exists() or not any((tmp_path / "data" / "uploads").iterdir())
+
+
+def _arguments(parser, path: str = "python -m rag"):
+    """(where, argument) for every option and positional of `parser` and of its subcommands, all the way down."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            listed = {choice.dest: choice for choice in action._choices_actions}  # each subcommand's own help line
+            for name, sub in action.choices.items():
+                yield path, listed.get(name) or argparse.Action([name], dest=name)
+                yield from _arguments(sub, f"{path} {name}")
+        elif not isinstance(action, argparse._HelpAction):
+            yield path, action
+
+
+def test_every_command_option_and_argument_has_help():
+    """`python -m rag <command> --help` explains everything it accepts: no option, positional or subcommand is listed
+    bare."""
+    import argparse
+
+    from rag.__main__ import build_parser
+
+    seen = list(_arguments(build_parser()))
+    bare = [f"{where}: {'/'.join(a.option_strings) or a.dest}" for where, a in seen
+            if a.help is None or a.help == argparse.SUPPRESS or not str(a.help).strip()]
+    assert len(seen) > 60  # the walk reached every subcommand's arguments
+    assert not bare, "without help text:\n" + "\n".join(bare)
+
+
+def test_facts_finds_a_figure_by_its_usual_concept_name_when_the_filer_tags_another(tmp_path, capsys):
+    """The README's `rag facts AAPL --fy 2024 --concept Revenues`: Apple tags its total net sales
+    RevenueFromContractWithCustomerExcludingAssessedTax, never us-gaap:Revenues, so a plain search of concept names
+    found nothing and the command exited 1. The usual name, with its taxonomy prefix or without, now reaches the
+    figure as this filer tags it (the income statement's Total net sales: 391,035 for fiscal 2024, 383,285 for 2023)."""
+    from rag.facts import FactStore
+
+    from .filings import SHARED, store_facts
+
+    path = SHARED / "corpus" / "filings" / "AAPL" / "aapl-20240928.htm"
+    if not path.exists():
+        pytest.skip(f"{path} is absent: the shared corpus (../shared beside the project) is needed")
+    settings = get_settings(storage_dir=tmp_path / "storage")
+    store_facts(FactStore.for_settings(settings), IndexStore(settings).chunker(), path, {})
+    storage = str(tmp_path / "storage")
+    for name in ("Revenues", "us-gaap:Revenues"):
+        code, out, err = _run(capsys, "facts", "AAPL", "--fy", "2024", "--concept", name, "--storage", storage)
+        assert code == 0, out + err
+        assert "is tagged here as us-gaap:RevenueFromContractWithCustomerExcludingAssessedTax" in out
+        first = next(line for line in out.splitlines() if line.startswith("  us-gaap:"))
+        assert "$391,035 million" in first and "2023-10-01 to 2024-09-28" in first
+        assert "$383,285 million" in out
+    # A name that is in the filing is read as before, and one that names nothing still exits 1.
+    code, out, _ = _run(capsys, "facts", "AAPL", "--fy", "2024", "--concept", "GrossProfit", "--storage", storage)
+    assert code == 0 and "Facts matching 'GrossProfit'" in out and "$180,683 million" in out
+    code, out, _ = _run(capsys, "facts", "AAPL", "--fy", "2024", "--concept", "NoSuchConcept", "--storage", storage)
+    assert code == 1 and "Facts matching 'NoSuchConcept': 0" in out
+
+
+def test_every_readme_example_is_a_command_the_cli_accepts():
+    """The README's `python -m rag ...` lines, as written, parse: a renamed option or a made-up syntax such as
+    `[--split tune|blind]` fails here rather than in a newcomer's terminal."""
+    import shlex
+    from pathlib import Path
+
+    from rag.__main__ import build_parser
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    lines = [line.strip() for line in readme.splitlines() if line.strip().startswith("python -m rag ")]
+    assert len(lines) >= 15, lines
+    commands = set()
+    for line in lines:
+        argv = shlex.split(line, comments=True)[3:]
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit:
+            pytest.fail(f"the CLI refuses the README's example: {line}")
+        commands.add(args.command)
+    assert {"index", "list", "ask", "facts", "eval", "bench", "remove"} <= commands

@@ -72,9 +72,12 @@ def _print_facts(ticker: str, settings, fiscal_year: int | None, concept: str | 
             print(f"\n  Consolidated facts for the period ending {own_end} ({len(groups)}; --concept NAME lists every "
                   "fact of a concept, dimensions and prior years included):", file=out)
         else:
-            groups = [g for g in view.groups
-                      if pattern in g.concept.lower() or pattern in concept_label(g.concept).lower()]
-            print(f"\n  Facts matching {concept!r}: {len(groups)}", file=out)
+            groups, figure = _matching(view.groups, pattern)
+            if figure:
+                print(f"\n  No concept or label here contains {concept!r}; {figure}: {len(groups)}",
+                      file=out)
+            else:
+                print(f"\n  Facts matching {concept!r}: {len(groups)}", file=out)
         groups.sort(key=lambda g: (g.concept, g.dims != {}, -(int((g.period_end or '0000')[:4])),
                                    g.period_end or "", json.dumps(g.dims, sort_keys=True)))
         for g in groups:
@@ -90,3 +93,25 @@ def _print_facts(ticker: str, settings, fiscal_year: int | None, concept: str | 
         print(file=out)
     return 0 if shown else 1
 
+
+def _matching(groups, pattern: str) -> tuple[list, str]:
+    """The fact groups `--concept` names, and how they were found ("" for the plain reading).
+
+    The plain reading: every group whose concept or label contains `pattern`, with or without its taxonomy prefix.
+    When none does and `pattern` names a figure of the facts vocabulary (one of its concepts, prefix or not, or its
+    label), the groups of every concept that figure is tagged with: filers tag one figure under different concepts
+    (total revenue as `Revenues` or as `RevenueFromContractWithCustomerExcludingAssessedTax`), and someone asking for
+    the usual name wants this filer's own."""
+    found = [g for g in groups if pattern in g.concept.lower() or pattern in concept_label(g.concept).lower()]
+    if found or not pattern:
+        return found, ""
+    local = pattern.rsplit(":", 1)[-1]
+    figures = [m for m in METRICS if m.concepts and (
+        m.label.lower() == pattern or any(c.rsplit(":", 1)[-1].lower() == local for c in m.concepts))]
+    tagged = {c for m in figures for c in m.concepts}
+    found = [g for g in groups if g.concept in tagged]
+    if not found:
+        return [], ""
+    held = sorted({g.concept for g in found})
+    names = " or ".join(m.label for m in figures)
+    return found, f"{names}, the figure it names, is tagged here as {', '.join(held)}"
