@@ -334,6 +334,11 @@ class PhraseList:
             return None
         return PhraseMatch(text, found[0].start() + pos, found[0].end() + pos)
 
+    def ends(self, text: str) -> bool:
+        """Does one of the phrasings run to the text's end (trailing spaces aside)?"""
+        low = _lower(text).rstrip()
+        return any(end == len(low) for _start, end, _p in self.book.find(low))
+
     def fullmatch(self, text: str) -> PhraseMatch | None:
         ok = text.strip() == text and self.book.fullmatch(_lower(text))
         return PhraseMatch(text, 0, len(text)) if ok else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from ..phrasing import PhraseList
 from ..schema import MetricMention, QuestionPlan
 from ..words import tokens
 from .mentions import attributed, normalize, plain_word
@@ -22,9 +23,7 @@ _RUNS_ON = re.compile(r"\s+(?!(?:Inc|Corp|Co|Corporation|Company|Ltd|Plc)\b)[A-Z
 
 # A deal in a holding: "from selling equity method investments", "the sale of marketable securities", "purchases of
 # property", "acquiring businesses", "proceeds from".
-_TRADED = re.compile(r"\b(?:sell(?:s|ing)?|sold|sales?\s+of|buy(?:s|ing)?|bought|purchas(?:e|es|ed|ing)(?:\s+of)?|"
-                     r"acquir(?:e|es|ed|ing)|acquisitions?\s+of|dispos(?:e|ed|ing|als?)\s+of|divest(?:s|ed|ing)?|"
-                     r"proceeds\s+from|invest(?:s|ed|ing)?\s+in)\s+(?:the\s+|its\s+|their\s+)?(?:[\w&'’-]+,?\s+){0,4}$")
+_TRADED = PhraseList("traded")
 
 
 def traded(mention: MetricMention, plan: QuestionPlan) -> bool:
@@ -35,7 +34,7 @@ def traded(mention: MetricMention, plan: QuestionPlan) -> bool:
         return False
     text = normalize(plan.question)
     start = mention.start if mention.end > mention.start else text.find(" ".join(mention.words))
-    return start > 0 and bool(_TRADED.search(text[max(0, start - 80):start]))
+    return start > 0 and _TRADED.ends(text[max(0, start - 80):start])
 
 
 def names_the_amount(mention: MetricMention, plan: QuestionPlan) -> bool:

@@ -10,18 +10,16 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from ..lexicon import word_set
 from ..numbers import WrittenNumber, listed_runs, parse_numbers, respective_years
+from ..phrasing import PhraseList
 from ..words import HEADCOUNT_NOUNS
 
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 # Nothing before a count but words of size: the count is its sentence's subject.
-_SUBJECT = re.compile(r"\s*(?:(?:over|approximately|about|around|roughly|nearly|almost|some|more\s+than|"
-                      r"fewer\s+than|less\s+than)\s+)*", re.I)
+_SIZE_WORDS = word_set("size_words")
 # A count of a change or of a part, not of what there is: "opened 12 stores", "repurchased 50 million shares".
-_CHANGE_BEFORE = re.compile(r"\b(?:open|clos|add|acquir|hir|train|repurchas|buy|bought|issu|grant|reserv|divest|"
-                            r"exit|eliminat|reduc|cut|laid|lay|terminat|sold|sell|convert|retir|relocat|remodel)\w*"
-                            r"(?:\s+(?:a\s+total\s+of|approximately|about|over|nearly|some|more\s+than))?\s*$",
-                            re.I)
+_CHANGE_BEFORE = PhraseList("change_before_count")
 _SENTENCE_END = re.compile(r"(?<=[.;])\s+(?=[A-Z(])|\n+")
 
 
@@ -69,9 +67,9 @@ def stated_count(text: str, item: list[str], year: int, filing_year: int,
             start = listed[0].start
             if any(_YEAR.fullmatch(raw) for _, raw in counts):
                 continue  # a year read as a count ("in 2024 employees")
-            if _SUBJECT.fullmatch(sentence[:start]):
+            if all(w in _SIZE_WORDS for w in sentence[:start].lower().split()):
                 continue  # the count opens its sentence: a group doing something ("Over 215,000 employees have ...")
-            if _CHANGE_BEFORE.search(sentence[:start]):
+            if _CHANGE_BEFORE.ends(sentence[:start]):
                 continue
             after = sentence[named.end():]
             if len(counts) == 1:
