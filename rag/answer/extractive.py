@@ -20,6 +20,7 @@ from ..numbers import (
     respectively_end,
     worth_checking,
 )
+from ..phrasing import PhraseList
 from ..retrieve import PREAMBLE_WORDS
 from ..schema import Citation, QuestionPlan
 from ..second_look import MIN_SENTENCE_WORDS
@@ -267,8 +268,7 @@ _AMOUNT_Q = re.compile(r"\bhow\s+much\b(?!\s+of\b)(?!.*\b(?:grow|grew|growth|inc
                        r"fall|drop|change|higher|lower|more|less)\w*)", re.I)
 # A passage that leaves something out itself ("growth excluding currency", "on a constant-currency basis") is the
 # figure a question with the same exclusion asks for, not the part left out.
-_EXCLUDES = re.compile(r"\b(?:exclud\w*|excl\.|except|other\s+than|ex-|net\s+of|without|constant[\s-]currency)",
-                       re.I)
+_EXCLUDES = PhraseList("excludes")
 
 
 def _figure_text(value: float, money: bool, pct: bool) -> str:
@@ -577,7 +577,7 @@ def _compared_figure(text: str, figure: WrittenNumber, year: str) -> bool:
 
 # A figure after a word of scope belongs to the clause before it ("42,300 employees in 59 countries"); any other
 # figure starts a clause of its own ("; 25,400 were engaged in ...", "compared to 97 million").
-_SCOPE_WORD = re.compile(r"\b(?:in|of|across|at|over|among|within|throughout)\s*$", re.I)
+_SCOPE_WORD = PhraseList("scope_words")
 # A comma inside a date ("December 31, 2024") does not end a clause.
 _CLAUSE_COMMA = re.compile(r",(?!\s*(?:19|20)\d\d\b)")
 _LINK_WORD = re.compile(r"\b(?:and|or|while|but|compared\s+(?:to|with)|versus|than)\b", re.I)
@@ -589,7 +589,7 @@ def _clause_quote(text: str, figure: WrittenNumber, figures: list[WrittenNumber]
     """The words of a sentence that state one of its figures: from the start of the figure's clause (after the last
     semicolon, comma or "and" before it, at most `lead_words` words back) to the next figure that starts a clause of its
     own, cut back to the last comma before that figure, or to the semicolon or the sentence's end."""
-    ahead = [n for n in figures if n.start > figure.start and not _SCOPE_WORD.search(text[:n.start])]
+    ahead = [n for n in figures if n.start > figure.start and not _SCOPE_WORD.ends(text[:n.start])]
     end = ahead[0].start if ahead else len(text)
     semicolon = text.find(";", figure.end, end)
     if semicolon >= 0:

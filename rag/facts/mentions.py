@@ -10,12 +10,11 @@ from typing import Callable, Iterable
 from ..companies import WORD_PATTERN
 from ..dates import MONTH_WORDS
 from ..lexicon import word_set
+from ..phrasing import PhraseList, follows
 from ..schema import MetricMention
 from ..words import HEDGE_WORDS
 from .labels import class_words, group_words, member_words
 from .metrics import PHRASEBOOK, VERB_PHRASINGS, VETOES, Metric
-from ..phrasing import PhraseList, follows
-
 
 # Words that never qualify a metric: question words, units, periods, verbs of reporting and change.
 STOP_WORDS = word_set("metric_stop") | HEDGE_WORDS

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .labels import first_sign, other_sign
 from ..phrasing import Phrasebook, Phrasing
+from .labels import first_sign, other_sign
 
 log = logging.getLogger(__name__)
 
