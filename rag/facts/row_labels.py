@@ -96,8 +96,7 @@ def labelled_mentions(question: str, views: Iterable[FilingView], company_words:
 
 # A rate or ratio named after a line's label ("medical cost ratio", "payout rate", "R&D as a % of sales"): a share
 # of the line, so the line's amount is not the figure asked.
-_RATE = re.compile(r"\b(?:ratios?|rates?|margins?|percent(?:age)?s?|proportions?|yields?|multiples?|per\s+share)\b|%",
-                   re.I)
+_RATE = PhraseList("rate_words")
 
 
 def asks_rate_of(question: str, mention: MetricMention) -> bool:
