@@ -412,7 +412,7 @@ def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: lis
     term = _DEFINED_TERM.match(question)
     # A brand or product the catalog learned from one company's text names that company too ("What is <brand>?"),
     # but it is still a term that company's Item 1 describes; only the company's own name is no such term.
-    own_names = [(start, end) for start, end in company_spans if question[start:end].lower() in catalog.aliases]
+    own_names = [(start, end) for start, end in company_spans if catalog.is_own_name(question[start:end])]
     if term and not asks_figure and not any(
             start < term.end(1) and term.start(1) < end for start, end in own_names):
         found.append(("Item 1", PRODUCT_WORDS))
