@@ -1,7 +1,7 @@
 """Which indexed filer a question names: the longest name any filer goes by (its registrant name with and without its
 legal suffix, its ticker, the leading words of its name), so a filer whose name shares a word with another's is still
-found, and a word several filers' names share is said to be ambiguous rather than guessed. Every company here is
-invented."""
+found, and a word several filers' names share is said to be ambiguous rather than guessed. And a date that closes a
+fiscal year is read in the named filer's own fiscal calendar. Every company here is invented."""
 
 from __future__ import annotations
 
@@ -130,3 +130,29 @@ def test_a_name_without_its_legal_suffix():
     assert "larkspur outfitters" in short_names("The Larkspur Outfitters Company")
     assert "brightwater" in short_names("BRIGHTWATER N.V.")
     assert {"acme", "acme.com"} <= short_names("ACME.COM, INC.") and "wells fargo" in short_names("WELLS FARGO & CO/MN")
+
+
+@pytest.mark.parametrize(
+    "question, years",
+    [
+        # Named by its own label, in every filer's calendar.
+        ("What was Northwind Energy's revenue in fiscal 2024?", [2024]),
+        ("Compare Larkspur's and Northwind Energy's revenue for fiscal 2024", [2024]),
+        # A date that closes the filer's fiscal year, a few days off its 52/53-week end: the year it closes.
+        ("What were Northwind Energy's revenues for the year ended June 30, 2024?", [2024]),
+        ("What were Larkspur's net sales for the year ended January 31, 2025?", [2024]),
+        # A year end before any indexed filing: still the filer's label for it, not the calendar year.
+        ("What were Larkspur's net sales for the fiscal year ended February 3, 2024?", [2023]),
+        ("What was Quillfeather's revenue for the year ended September 30, 2023?", [2023]),
+        # A date exactly on an indexed filing's period end names that filing's year, whoever is named.
+        ("What were net sales for the year ended February 1, 2025?", [2024]),
+    ],
+)
+def test_a_fiscal_year_is_read_in_the_filers_own_calendar(catalog, question, years):
+    assert plan_question(question, catalog).fiscal_years == years, question
+
+
+def test_each_company_gets_the_year_its_own_calendar_gives_the_date_named_after_it(catalog):
+    plan = plan_question("Which sold more: Larkspur in the year ended January 31, 2025, or Quillfeather in fiscal "
+                         "2023?", catalog)
+    assert plan.tickers == ["LRKS", "QFTR"] and plan.year_of_company == {"LRKS": 2024, "QFTR": 2023}
