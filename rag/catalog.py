@@ -56,9 +56,9 @@ class Catalog:
     periods_by_ticker: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)
     indexed_periods: set[str] = field(default_factory=set)
     # Every name the filers go by, in full and by leading words (rag.companies.CompanyNames); the words of those
-    # names the indexed text writes as names (capitalised, mostly in the filings of the filers whose names hold
-    # them, more often than in lower case); and those it also writes in lower case (every one, when no text is
-    # known), which a question's lower-case leading words then do not name a filer by.
+    # names the indexed text writes as names (nearly always capitalised, mostly in the filings of the filers whose
+    # names hold them: see _name_like); and those it also writes in lower case (every one, when no text is known),
+    # which a question's lower-case leading words then do not name a filer by.
     names: CompanyNames = field(default_factory=lambda: CompanyNames([]))
     name_like: set[str] = field(default_factory=set)
     lowercase_names: set[str] = field(default_factory=set)
@@ -308,12 +308,11 @@ def find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> li
         return any(s <= pos < e for s, e in spans)
 
     for match in catalog.names.find(q, lambda m, words: _names_a_filer(q, m, words, catalog)):
-        owners = match.entry.owners()
-        if len(owners) == 1:
-            take(match.start, match.end, owners[0])
-        else:
+        if len(match.entry.owners()) == 1:
+            take(match.start, match.end, match.entry.owners()[0])
+        else:  # a name several filers go by: asked back, not guessed
             spans.append((match.start, match.end))
-            plan.ambiguous_companies.setdefault(q[match.start:match.end], owners)
+            plan.ambiguous_companies.setdefault(q[match.start:match.end], match.entry.owners())
     lower_later: list[tuple[re.Match, str]] = []
     for name in sorted((a for a, t in catalog.aliases.items() if a == t.lower()), key=len, reverse=True):
         pattern = r"(?<![\w-])" + re.escape(name) + r"(?![\w-])"
@@ -325,7 +324,8 @@ def find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> li
             if name in catalog.company_names:
                 # A name is written with a capital somewhere, as its owner writes it ("Acme", "eBay"); all in
                 # lower case it may be a word, and is read as a ticker only as below.
-                hits += [m for m in re.finditer(pattern, q, re.I) if not m.group().islower() and not m.group().isupper()]
+                hits += [m for m in re.finditer(pattern, q, re.I)
+                         if not m.group().islower() and not m.group().isupper()]
             # Written in lower case as analysts type tickers ("acme capex fy25", "xy opex 24"): any ticker of two
             # letters or more opening the question; later in it, one of three or more that the filings never use
             # as a word of their own, when the question names its companies by such tickers alone ("how does

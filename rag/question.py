@@ -744,7 +744,8 @@ def _year_of_company(question: str, plan: QuestionPlan, catalog: Catalog) -> dic
     if len(plan.tickers) < 2 or len(set(plan.fiscal_years)) != len(plan.tickers):
         return {}
     marks = [(start, dimension, value) for start, _end, dimension, value in plan.spans
-             if dimension in ("ticker", "fiscal_year")] + [(start, "date", iso) for start, _e, iso in dates_named(question)]
+             if dimension in ("ticker", "fiscal_year")]
+    marks += [(start, "date", iso) for start, _end, iso in dates_named(question)]
     pairs: dict[str, int] = {}
     current = None
     for _, kind, value in sorted(marks):

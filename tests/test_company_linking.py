@@ -46,7 +46,7 @@ NODES = [
     _Node("NWEP", "Northwind Energy runs pipelines, and energy prices fell. Northwind paid distributions. " * 20),
     _Node("LRKS", "Larkspur stores sell gear in the United States. General and administrative costs rose. " * 20),
     _Node("QFTR", "Quillfeather licenses software. Our General Counsel reviewed the United States contracts. " * 20),
-    _Node("GNWC", "General Widget makes widgets. In general, demand rose. " * 20 + "Sales in the European Union. " * 10),
+    _Node("GNWC", "General Widget makes widgets. In general, demand rose. " * 20 + "Sold in the European Union. " * 10),
     _Node("UFLX", "United Ferry runs ferries. Each ferry sails daily. " * 20 + "Routes in the European Union. " * 10),
     _Node("ULWX", "Union Loom weaves cloth. Union Loom ships it. " * 20),
 ]
