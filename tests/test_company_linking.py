@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from rag.answer import check_refusal
+from rag.answer import answer, check_refusal
 from rag.catalog import Catalog
 from rag.companies import short_names
 from rag.question import plan_question
 from rag.schema import Filters, QuestionPlan
+from tests.answer_samples import make_node, retrieval, settings_for
 
 
 def _filing(ticker, company, year, period_end):
@@ -117,6 +118,10 @@ def test_an_ambiguous_name_is_answered_with_a_question_back(catalog):
     refusal = check_refusal(plan.question, plan)
     assert refusal is not None and refusal.kind == "ambiguous_company"
     assert "Northwind" in refusal.message and "NWHX" in refusal.message and "NWEP" in refusal.message
+    # The answer asks back and cites nothing, though a passage of one of them was found.
+    found = [make_node("Northwind reported revenue of $41.0 million in 2024.", "c1", ticker="NWHX")]
+    res = answer(plan.question, retrieval(plan.question, found, plan), settings_for(None), use_llm=False)
+    assert res.refused and res.refusal_reason == "ambiguous_company" and res.citations == []
     # A company chosen as a filter says which one is meant.
     assert check_refusal(plan.question, plan, Filters(tickers=["NWEP"])) is None
     # A name that is no indexed filer's at all is still a company not indexed.
