@@ -1,6 +1,7 @@
-"""What the index holds, as a question names it: the indexed companies (tickers, names, short forms, the proper
+"""What the index holds, as a question names it: the indexed companies (tickers, every name they go by, the proper
 nouns one company's filings own, abbreviations) with their fiscal years and periods, and which of them a question
-names, or names without their being indexed. The question plan (rag.question) reads companies through it."""
+names (the longest name first; a name several filers share is ambiguous), or names without their being indexed.
+The question plan (rag.question) reads companies through it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from .companies import WORD_PATTERN, company_words, short_names
+from .companies import WORD_PATTERN, CompanyNames, NameMatch, company_words, name_words, short_names
 from .dates import MONTH_WORDS
 from .facts import is_metric_phrase, normalize
 from .index import fiscal_period_of
@@ -33,7 +34,7 @@ class Catalog:
     """What the index holds, for turning words in a question into exact filters."""
 
     filings: list[dict]
-    aliases: dict[str, str]  # lower-case name -> ticker
+    aliases: dict[str, str]  # lower-case ticker, or a name one filer alone goes by -> ticker
     years_by_ticker: dict[str, list[int]]
     distinctive: dict[str, str]  # capitalised word that one company's filings own -> ticker
     name_words: dict[str, list[str]] = field(default_factory=dict)  # ticker -> words of its shortest name
@@ -54,30 +55,43 @@ class Catalog:
     # period the index holds ("Q1".."Q3", "FY").
     periods_by_ticker: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)
     indexed_periods: set[str] = field(default_factory=set)
+    # Every name the filers go by, in full and by leading words (rag.companies.CompanyNames); the words of those
+    # names the indexed text writes as names (nearly always capitalised, mostly in the filings of the filers whose
+    # names hold them: see _name_like); and those it also writes in lower case (every one, when no text is known),
+    # which a question's lower-case leading words then do not name a filer by.
+    names: CompanyNames = field(default_factory=lambda: CompanyNames([]))
+    name_like: set[str] = field(default_factory=set)
+    lowercase_names: set[str] = field(default_factory=set)
+
+    def is_own_name(self, text: str) -> bool:
+        """Is the text a name an indexed filer goes by (not a brand its filings own)?"""
+        return " ".join(w for w, _start, _end in name_words(text)) in self.aliases
 
     @classmethod
     def build(cls, filings: list[dict], nodes=()) -> "Catalog":
         aliases: dict[str, str] = {}
         years: dict[str, set[int]] = defaultdict(set)
         name_words: dict[str, list[str]] = {}
-        company_names: set[str] = set()
+        names = CompanyNames(filings)
         for f in filings:
             ticker = (f.get("ticker") or "").upper()
             if not ticker:
                 continue
             aliases[ticker.lower()] = ticker
-            names = short_names(f.get("company") or "")
-            for name in names:
-                aliases.setdefault(name, ticker)
-                aliases.setdefault(name.replace("-", " "), ticker)  # "Acme-Jones" is also written "Acme Jones"
-                company_names.add(name.replace("-", " "))
-                company_names.add(name)
-            if names:
-                name_words.setdefault(ticker, re.findall(r"[a-z0-9]+|&", min(names, key=len)))
+            short = short_names(f.get("company") or "")
+            if short:
+                name_words.setdefault(ticker, re.findall(r"[a-z0-9]+|&", min(short, key=len)))
             if f.get("fiscal_year"):
                 years[ticker].add(int(f["fiscal_year"]))
+        for key, entry in names.entries.items():
+            if len(entry.owners()) == 1:
+                aliases.setdefault(" ".join(key), entry.owners()[0])
+        # A ticker that is also a filer's name or its name's first word ("Acme" of ACME): a name as written.
+        company_names = {key[0] for key, entry in names.entries.items()
+                         if len(key) == 1 and any(t.lower() == key[0] for t in entry.full | entry.leading)}
         words, word_aliases = company_words(filings)
         uses = _word_uses(nodes)
+        name_like, lowercase_names = _name_like(names, uses)
         # Tickers the text also uses as everyday lower-case words name no company in lower case.
         lowercase = {t.lower() for t in aliases.values() if t.isalpha()} & uses.lowercase
         periods: dict[str, set[tuple[str, int, str]]] = defaultdict(set)
@@ -101,6 +115,9 @@ class Catalog:
             text_words=uses.every if len(uses.capitalised) >= 2 else set(),
             periods_by_ticker={t: sorted(held) for t, held in periods.items()},
             indexed_periods={p for held in periods.values() for _e, _y, p in held},
+            names=names,
+            name_like=name_like,
+            lowercase_names=lowercase_names,
         )
 
 
@@ -122,13 +139,14 @@ class _WordUses:
 
     capitalised: dict[str, Counter]  # ticker -> capitalised word -> uses
     lowercase: set[str]  # words written in lower case somewhere
+    lowercase_uses: Counter  # how often each of them is
     entity_heads: set[str]  # capitalised words that open a company's name
     every: set[str]  # every word of the text, in lower case
 
 
 def _word_uses(nodes) -> _WordUses:
     capitalised: dict[str, Counter] = defaultdict(Counter)
-    lowercase: set[str] = set()
+    lowercase: Counter = Counter()
     heads: set[str] = set()
     every: set[str] = set()
     for node in nodes:
@@ -139,7 +157,35 @@ def _word_uses(nodes) -> _WordUses:
         ticker = (node.metadata.get("ticker") or "").upper()
         if ticker:
             capitalised[ticker].update(_CAPITALISED_WORD.findall(text))
-    return _WordUses(capitalised, lowercase, heads, every)
+    return _WordUses(capitalised, set(lowercase), lowercase, heads, every)
+
+
+# A name is capitalised at least this many times for each time the text writes it in lower case ("advanced" of
+# "Advanced ..." is an everyday word too; a filer's coined name is almost never written in lower case).
+_NAME_CASE_RATIO = 20
+
+
+def _name_like(names: CompanyNames, uses: _WordUses) -> tuple[set[str], set[str]]:
+    """(the words of the filers' names that the indexed text writes as names, those of them it also writes in lower
+    case). A word reads as a name when the text capitalises it nearly always (_NAME_CASE_RATIO) and at least half of
+    its capitalised uses are in the filings of the filers whose names hold it: "Northwind" of two Northwind filers
+    is a name; "General" (of "General and administrative") or "United" (of "United States") that opens one filer's
+    name is not. A word the text never writes reads as a name (no text says otherwise)."""
+    owners: dict[str, set[str]] = defaultdict(set)
+    for key, entry in names.entries.items():
+        for word in key:
+            owners[word].update(entry.full)
+    capitalised, own = Counter(), Counter()
+    for ticker, counts in uses.capitalised.items():
+        for word, n in counts.items():
+            low = word.lower()
+            if low in owners:
+                capitalised[low] += n
+                own[low] += n if ticker in owners[low] else 0
+    lower = uses.lowercase_uses
+    like = {w for w in owners if (capitalised[w] >= _NAME_CASE_RATIO * lower[w] and 2 * own[w] >= capitalised[w] > 0)
+            or not (capitalised[w] or lower[w])}
+    return like, {w for w in owners if w in uses.lowercase or not uses.capitalised}
 
 
 def _distinctive_words(uses: _WordUses) -> dict[str, str]:
@@ -201,14 +247,52 @@ def _abbreviated_company(token: str, catalog: Catalog) -> str | None:
     return hits.pop() if len(hits) == 1 else None
 
 
+def _names_a_filer(q: str, match: NameMatch, words: list[tuple[str, int, int]], catalog: Catalog) -> bool:
+    """Does a name the filers go by name one where the question writes it? A full name does (one of four letters or
+    fewer that is also its filer's ticker is read as tickers are). Leading words do when one of them reads as a name
+    in the indexed text (Catalog.name_like), or when the question capitalises each of two or more, and they are not
+    part of another name written in capitals ("Union" of "European Union", "Acme" of "Acme Rail" when Acme Rail
+    is not indexed); typed in lower case, only when the indexed text never writes that name in lower case."""
+    written = q[match.start:match.end]
+    if len(match.words) == 1 and len(written) <= 4 and written.lower() in catalog.company_names:
+        return False
+    if match.entry.full:
+        return True
+    if _inside_another_name(q, match, words):
+        return False
+    named = [w for w in match.words if w in catalog.name_like]
+    if written.islower():
+        return bool(named) and not any(w in catalog.lowercase_names for w in named)
+    capitalised = all(not q[start].islower() for _w, start, _e in words[match.index:match.index + len(match.words)])
+    return bool(named) or (len(match.words) > 1 and capitalised)
+
+
+def _inside_another_name(q: str, match: NameMatch, words: list[tuple[str, int, int]]) -> bool:
+    """Leading words of a filer's name written capitalised right after a capitalised word, or one such word right
+    before one (not a question's word, a metric's or a word in capitals): they are part of another name."""
+    if q[match.start].islower():
+        return False
+    last = match.index + len(match.words) - 1
+    beside = [words[match.index - 1]] if match.index else []
+    beside += [words[last + 1]] if len(match.words) == 1 and last + 1 < len(words) else []
+    for _word, start, end in beside:
+        gap = q[end:match.start] if end <= match.start else q[match.end:start]
+        other = q[start:end]
+        if not gap.strip() and other[:1].isupper() and not other.isupper() and other not in STOP_CAPS \
+                and not is_metric_phrase(other):
+            return True
+    return False
+
+
 def _standing_alone(word: str, text: str):
     """The places `text` writes `word` as a word of its own, case as given (not inside a word or a hyphenation)."""
     return re.finditer(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])", text)
 
 
 def find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> list[tuple[int, int]]:
-    """Companies by name or ticker (longest names first), then by a word one company owns, then by a short form:
-    fills plan.tickers in question order and the ticker spans; returns every span taken by a company."""
+    """Companies by name (the longest any filer goes by at each place; one several filers go by is ambiguous), then
+    by ticker, by a word one company owns, by a short form: fills plan.tickers in question order, the ticker spans
+    and plan.ambiguous_companies; returns every span taken by a company's name or ticker."""
     found: list[str] = []
     first_at: dict[str, int] = {}
     spans: list[tuple[int, int]] = []
@@ -223,11 +307,16 @@ def find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> li
     def taken(pos: int) -> bool:
         return any(s <= pos < e for s, e in spans)
 
+    for match in catalog.names.find(q, lambda m, words: _names_a_filer(q, m, words, catalog)):
+        if len(match.entry.owners()) == 1:
+            take(match.start, match.end, match.entry.owners()[0])
+        else:  # a name several filers go by: asked back, not guessed
+            spans.append((match.start, match.end))
+            plan.ambiguous_companies.setdefault(q[match.start:match.end], match.entry.owners())
     lower_later: list[tuple[re.Match, str]] = []
-    for name in sorted(catalog.aliases, key=len, reverse=True):
-        # A space in a name matches a hyphen too: "Acme Jones" is written "Acme-Jones" and the other way round.
-        pattern = r"(?<![\w-])" + re.escape(name).replace(r"\ ", r"[\s-]") + r"(?![\w-])"
-        ticker_only = len(name) <= 4 and name.upper() == catalog.aliases[name]
+    for name in sorted((a for a, t in catalog.aliases.items() if a == t.lower()), key=len, reverse=True):
+        pattern = r"(?<![\w-])" + re.escape(name) + r"(?![\w-])"
+        ticker_only = len(name) <= 4
         # Short tickers must be written in capitals ('MA', 'V'), or they match ordinary words; a short name that
         # is also the ticker ('Acme' of ACME) counts when capitalised, as names are written.
         if ticker_only:
@@ -235,7 +324,7 @@ def find_companies(q: str, low: str, catalog: Catalog, plan: QuestionPlan) -> li
             if name in catalog.company_names:
                 # A name is written with a capital somewhere, as its owner writes it ("Acme", "eBay"); all in
                 # lower case it may be a word, and is read as a ticker only as below.
-                hits += [m for m in re.finditer(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", q, re.I)
+                hits += [m for m in re.finditer(pattern, q, re.I)
                          if not m.group().islower() and not m.group().isupper()]
             # Written in lower case as analysts type tickers ("acme capex fy25", "xy opex 24"): any ticker of two
             # letters or more opening the question; later in it, one of three or more that the filings never use

@@ -81,7 +81,7 @@ def masked_question(plan: QuestionPlan) -> str:
         last = end
     out.append(question[last:])
     masked = "".join(out)
-    for name in plan.unknown_companies:
+    for name in [*plan.unknown_companies, *plan.ambiguous_companies]:
         if name and name in masked:
             masked = masked.replace(name, STAND_INS[min(len(stand_in), len(STAND_INS) - 1)])
     return masked

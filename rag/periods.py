@@ -203,6 +203,20 @@ def _quarter_closing_on(iso: str, filings: list[dict]) -> tuple[int, int] | None
     return months_after // 3 + 1, (year if month <= closes else year + 1) + offset
 
 
+def fiscal_year_of_date(iso: str, filings: list[dict], tickers: list[str]) -> int:
+    """The fiscal year a date names: that of an indexed filing whose period ends on it (one of the companies named,
+    when the question names any); else, in the named companies' own fiscal calendar, the fiscal year that closes in
+    the date's month (a retailer's fiscal 2024 closes in January 2025; a 52/53-week year ends a few days off the
+    month's end); else the date's calendar year."""
+    named = [f for f in filings if str(f.get("ticker") or "").upper() in tickers]
+    exact = [f for f in named or filings if f.get("period_end") == iso and f.get("fiscal_year")]
+    if exact:
+        return int(exact[0]["fiscal_year"])
+    year, month = _closing_month(iso)
+    offsets = {offset for closes, offset in _year_ends(named) if closes == month}
+    return year + offsets.pop() if len(offsets) == 1 else int(iso[:4])
+
+
 def _quarter_of(filing: dict) -> int | None:
     period = str(filing.get("fiscal_period") or "").upper()
     if period in ("Q1", "Q2", "Q3", "Q4"):

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from .catalog import STOP_CAPS, Catalog, find_companies, unknown_companies
 from .companies import WORD_PATTERN
-from .dates import FISCAL_YEAR_MENTION, dates_named, fiscal_years_named, mentioned_year
+from .dates import FISCAL_YEAR_MENTION, dates_named, mentioned_year
 from .facts import (
     CHANGE_WORDS,
     MONTH_WORDS,
@@ -29,7 +29,7 @@ from .facts import (
 )
 from .item_topics import BUSINESS_WORDS, CUSTOMER_WORDS, HEADCOUNT_WORDS, ITEM_CONTENT, ITEM_TITLES, PRODUCT_WORDS
 from .parse.items import TENK_ITEMS, TENQ_ITEMS
-from .periods import read_periods
+from .periods import fiscal_year_of_date, read_periods
 from .phrasing import PhraseList
 from .schema import Calculation, MetricMention, QuestionPlan
 from .words import AMOUNT_VERBS, HEADCOUNT_NOUNS
@@ -268,7 +268,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.source_part = _source_part(norm, plan, catalog)
     if _asks_what_is_left(plan, norm):
         plan.calculation = replace(plan.calculation, share_of_end=None, amount_of=False)
-    plan.year_of_company = _year_of_company(norm, plan.tickers, plan.fiscal_years, catalog)
+    plan.year_of_company = _year_of_company(question, plan, catalog)
     plan.statements = _statements(low, plan.prose_intent, plan.metrics)
     plan.sections = _sections(low, plan, catalog)
     if not plan.sections:
@@ -412,7 +412,7 @@ def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: lis
     term = _DEFINED_TERM.match(question)
     # A brand or product the catalog learned from one company's text names that company too ("What is <brand>?"),
     # but it is still a term that company's Item 1 describes; only the company's own name is no such term.
-    own_names = [(start, end) for start, end in company_spans if question[start:end].lower() in catalog.aliases]
+    own_names = [(start, end) for start, end in company_spans if catalog.is_own_name(question[start:end])]
     if term and not asks_figure and not any(
             start < term.end(1) and term.start(1) < end for start, end in own_names):
         found.append(("Item 1", PRODUCT_WORDS))
@@ -441,9 +441,8 @@ def _fiscal_years(low: str, catalog: Catalog, plan: QuestionPlan) -> list[int]:
     latest indexed year when the question asks for the latest and names none."""
     years: list[int] = []
     date_spans = []
-    for start, end, iso in dates_named(low):  # a period-end date names one filing exactly
-        match = [f for f in catalog.filings if f.get("period_end") == iso and f.get("fiscal_year")]
-        year = int(match[0]["fiscal_year"]) if match else int(iso[:4])
+    for start, end, iso in dates_named(low):  # a date names a filing, or a fiscal year in the companies' calendar
+        year = fiscal_year_of_date(iso, catalog.filings, plan.tickers)
         date_spans.append((start, end))  # kept in the search text: "as of January 31, 2025" is worded so in filings
         if year not in years:
             years.append(year)
@@ -739,31 +738,21 @@ def _source_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
     return []
 
 
-def _year_of_company(norm: str, tickers: list[str], years: list[int], catalog: Catalog) -> dict[str, int]:
+def _year_of_company(question: str, plan: QuestionPlan, catalog: Catalog) -> dict[str, int]:
     """'Acme (fiscal 2024) or Globex (fiscal 2025)': each company with the year named right after it, when
-    every named company gets its own year."""
-    if len(tickers) < 2 or len(set(years)) != len(tickers):
+    every named company gets its own year. A date is read in the calendar of the company named before it."""
+    if len(plan.tickers) < 2 or len(set(plan.fiscal_years)) != len(plan.tickers):
         return {}
-    marks = []
-    for name, t in catalog.word_aliases.items():
-        if t in tickers:
-            # A name's words may be joined by a hyphen in the question ("Acme-Jones") and a space in the catalog.
-            words = r"[\s-]+".join(re.escape(w) for w in name.split())
-            marks += [(m.start(), "c", t) for m in re.finditer(r"(?<![\w-])" + words + r"(?![\w-])", norm)]
-    for start, end, _iso in dates_named(norm):
-        marks.append((start, "y", fiscal_years_named(norm[start:end], catalog.filings)[0]))
-    date_spans = [(s, e) for s, e, _ in dates_named(norm)]
-    for m in FISCAL_YEAR_MENTION.finditer(norm):
-        if not any(s <= m.start() < e for s, e in date_spans):
-            marks.append((m.start(), "y", mentioned_year(m)))
-    marks.sort()
+    marks = [(start, dimension, value) for start, _end, dimension, value in plan.spans
+             if dimension in ("ticker", "fiscal_year")]
+    marks += [(start, "date", iso) for start, _end, iso in dates_named(question)]
     pairs: dict[str, int] = {}
     current = None
-    for _, kind, val in marks:
-        if kind == "c":
-            current = val
+    for _, kind, value in sorted(marks):
+        if kind == "ticker":
+            current = value
         elif current is not None and current not in pairs:
-            pairs[current] = val
-    if set(pairs) == set(tickers) and set(pairs.values()) == set(years):
+            pairs[current] = value if kind == "fiscal_year" else fiscal_year_of_date(value, catalog.filings, [current])
+    if set(pairs) == set(plan.tickers) and set(pairs.values()) == set(plan.fiscal_years):
         return pairs
     return {}

@@ -136,6 +136,9 @@ class QuestionPlan:
     sections: list[str] = field(default_factory=list)  # "Item 1A", "Item 7", ...
     # Names the question treats as a company that match no indexed filing (e.g. "Globex" with no GBX indexed).
     unknown_companies: list[str] = field(default_factory=list)
+    # Names, as the question writes them, that several indexed filers go by ("Northwind" with Northwind Holdings and
+    # Northwind Energy indexed) -> those filers' tickers: the question is asked back which one it means.
+    ambiguous_companies: dict[str, list[str]] = field(default_factory=dict)
     # Primary statements the question names ("income statement", "balance sheet", "cash flow statement"), or that
     # print the figures it asks for: their pages are searched as a list of their own, ranked first.
     statements: list[str] = field(default_factory=list)
@@ -413,7 +416,8 @@ class AnswerResult:
     # Why a cut answer ended early: deadline (RAG_LLM_DEADLINE), stopped (by the user), connection, length
     cut_reason: str | None = None
     model: str | None = None  # the Ollama model that wrote the answer; None when extractive or refused
-    refusal_reason: str | None = None  # forecast / advice / market_data / unknown_company / off_topic / no_evidence
+    # forecast / advice / market_data / unknown_company / ambiguous_company / off_topic / no_evidence
+    refusal_reason: str | None = None
     unverified_figures: list[str] = field(default_factory=list)  # figures found in none of the cited sources
     generated_queries: list[str] = field(default_factory=list)  # search queries the LLM wrote for the question
 

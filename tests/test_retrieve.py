@@ -332,7 +332,9 @@ def test_the_item_a_question_points_to_joins_the_top(small_index):
     assert result.plan.topic_sections == ["Item 1"]
     sections = [n.node.metadata["section"] for n in result.nodes]
     assert sections[0] != "Item 1" and sections[1] == "Item 1"
-    plain = retriever.retrieve("How does Acme's supply of widget parts look?", mode="keyword", top_k=4)
+    # A question asking no Item's content joins nothing to the top. Asked of every filer: within Acme's few
+    # passages alone, its Item 1 ranks second on the question's words anyway.
+    plain = retriever.retrieve("How does the supply of widget parts look?", mode="keyword", top_k=4)
     assert not plain.plan.topic_sections and "Item 1" not in [n.node.metadata["section"] for n in plain.nodes[:2]]
 
 

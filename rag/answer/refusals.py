@@ -22,7 +22,8 @@ from .terms import GENERIC_TERMS, is_covered, passage_words, stem, tokens
 class Refusal:
     """Why a question is not answered, and the message that says so."""
 
-    # forecast / advice / market_data / unknown_company / off_topic / incorporated_by_reference / name_not_found
+    # forecast / advice / market_data / unknown_company / ambiguous_company / off_topic / incorporated_by_reference /
+    # name_not_found
     kind: str
     message: str
 
@@ -353,6 +354,14 @@ def check_refusal(
             "unknown_company",
             f"The indexed filings do not include {names}, so I can't answer about {'them' if plural else 'it'} "
             f"without guessing. {add_filings_hint(audience, 'their' if plural else 'its')}, then ask again.",
+        )
+    ambiguous = analysis.ambiguous_companies if analysis else {}
+    if ambiguous and not analysis.tickers and not (filters and filters.tickers):
+        said = "; ".join(f"“{name}” could be {' or '.join(tickers)}" for name, tickers in ambiguous.items())
+        return Refusal(
+            "ambiguous_company",
+            f"Several indexed companies go by that name: {said}. Which one do you mean? Ask again with its full "
+            "name or its ticker, or choose the company as a filter.",
         )
     # Something unrelated, unless the question names what filings hold (a company, an Item, a form) or asks
     # within companies chosen as filters: "can a storm hurt <company>'s sales" is a risk factor.
