@@ -1,7 +1,8 @@
 """Phrasings: how an analyst words a figure, written as data (rag/data/metrics.toml) and matched word by word.
 
 The notation is small on purpose, so that a new way of asking is one line of data:
-- a word matches itself or its plural ("revenue" matches "revenues"; "liability" matches "liabilities");
+- a word matches itself or its plural ("revenue" matches "revenues"; "liability" matches "liabilities"); a word
+  ending in `=` matches itself only ("share=" of "share of" is not the "shares" of "shares of common stock");
 - a word ending in `*` matches any word it begins ("repurchas*");
 - `a/b/c` is one word of several;
 - `[a b]` is an optional run of words (each may be `a/b`);
@@ -60,7 +61,7 @@ def tokens(low: str) -> list[Token]:
 
 def _is_word(word: str) -> bool:
     """Is a phrasing's word one the text's words can be (a prefix ends in "*")?"""
-    return bool(_TOKEN.fullmatch(word.removesuffix("*")))
+    return bool(_TOKEN.fullmatch(word.removesuffix("*").removesuffix("=")))
 
 
 def _word_matches(pattern: str, word: str) -> bool:
@@ -146,13 +147,13 @@ class Phrasing(Generic[T]):
         out: list[str] = []
         for step in self.steps:
             if step.kind == "word":
-                out.append(step.words[0].rstrip("*"))
+                out.append(step.words[0].rstrip("*="))
             elif step.kind == "optional":
-                out.extend(sub.words[0].rstrip("*") for sub in step.run)
+                out.extend(sub.words[0].rstrip("*=") for sub in step.run)
             elif step.kind == "gap":
                 out.append(filler)
             elif step.kind in ("before", "after") and not step.negated:
-                out.append(step.words[0].rstrip("*"))
+                out.append(step.words[0].rstrip("*="))
         return " ".join(out)
 
     def ends(self, t: _Text, i: int) -> Iterator[int]:
@@ -260,7 +261,9 @@ class Phrasebook(Generic[T]):
 
 
 def _forms(word: str) -> set[str]:
-    """A word as a text may write it: itself and its plurals (see _word_matches)."""
+    """A word as a text may write it: itself and its plurals (see _word_matches), or itself alone (`word=`)."""
+    if word.endswith("="):
+        return {word[:-1]}
     forms = {word, word + "s", word + "es"}
     if word.endswith("y"):
         forms.add(word[:-1] + "ies")

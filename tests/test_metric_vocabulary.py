@@ -44,6 +44,10 @@ def test_phrasings_match_plurals_possessives_and_punctuation_but_not_inside_a_co
     assert [p.names for *_, p in book.find("total liabilities were up")] == ["L"]
     assert [p.names for *_, p in book.find("selling, general and administrative")] == ["S"]
     assert book.find("non-operating income rose") == []
+    # A word marked "=" is itself only: "share of" asks a share, "shares of common stock" names the stock.
+    share_of = Phrasebook([Phrasing("share=/percent of", "S")])
+    assert share_of.find("what share of revenue") and share_of.find("what percents of revenue")
+    assert share_of.find("how many shares of common stock") == []
     assert book.find("operating incomes") and not book.find("operating income-tax")
 
 
