@@ -1163,7 +1163,7 @@ def test_a_superlative_ranks_the_companies_rather_than_naming_a_part(corpus):
     fa = ask(corpus, "Which company had the highest operating margin in their latest fiscal years: Adobe or "
                      "Salesforce?")
     assert fa is not None and fa.operation == "compare"
-    assert "Comparison: ADOBE INC. (ADBE) had the higher operating margin" in fa.block
+    assert "Comparison: Adobe Inc. (ADBE) had the higher operating margin" in fa.block
 
 
 def test_a_line_printed_in_two_signs_is_worded_in_the_sign_of_its_figure(corpus):

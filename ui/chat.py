@@ -7,6 +7,7 @@ import time
 
 import streamlit as st
 
+from rag.companies import reader_name
 from rag.conversations import to_markdown
 from rag.schema import pages_label, period_label
 
@@ -272,7 +273,7 @@ def _warnings(result: dict) -> None:
 def _source_meta(c: dict, mode: str | None) -> None:
     bits = []
     if c.get("company") or c.get("ticker"):
-        who = c.get("company") or ""
+        who = reader_name(c.get("company"))
         if c.get("ticker"):
             who = f"{who} ({c['ticker']})" if who else c["ticker"]
         bits.append(safe_inline(who))
@@ -302,7 +303,7 @@ def show_citation(c: dict, mode: str | None = None) -> None:
 
 
 def render_citation(c: dict, mode: str | None = None) -> None:
-    st.markdown(md("#### \\[{}\\] {}", c.get("number"), c.get("company") or c.get("ticker") or "Unknown company"))
+    st.markdown(md("#### \\[{}\\] {}", c.get("number"), reader_name(c.get("company")) or c.get("ticker") or "Unknown company"))
     _source_meta(c, mode)
     if safe_url(c.get("url")):
         st.link_button("Open the filing on sec.gov", safe_url(c.get("url")), icon=":material/open_in_new:")

@@ -10,6 +10,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from ..companies import reader_name
 from ..schema import period_label
 from ..words import tokens
 from .labels import (
@@ -460,7 +461,7 @@ class Value:
         return text
 
     def who(self) -> str:
-        return f"{self.company} ({self.ticker})" if self.company else self.ticker
+        return f"{reader_name(self.company)} ({self.ticker})" if self.company else self.ticker
 
     def period_label(self) -> str:
         """'FY2024'; 'Q3 FY2025', 'H1 FY2025' (six months), '9M FY2025' for a quarter or a year to date."""

@@ -1,0 +1,60 @@
+"""How an answer's sentences read to an analyst (issue 46, "Answers"): companies named as a reader writes them,
+ratios of two figures worded as multiples, no XBRL vocabulary in the sentences. Over real 10-Ks of the shared
+corpus, parsed and chunked in place (no embedding)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.catalog import Catalog
+from rag.companies import reader_name
+from rag.config import get_settings
+from rag.facts import FactsLayer, FactStore
+from rag.question import plan_question
+from tests.filings import SHARED, store_facts
+
+CORPUS = SHARED / "corpus" / "filings"
+FILES = {("KO", 2024): "KO/ko-20241231.htm", ("ADBE", 2024): "ADBE/adbe-20241129.htm"}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    if not CORPUS.exists():
+        pytest.skip(f"{CORPUS} is absent: the shared corpus (../shared beside the project) is needed for this test")
+    from rag.index import IndexStore
+
+    settings = get_settings(storage_dir=tmp_path_factory.mktemp("wording-storage"))
+    chunker = IndexStore(settings).chunker()
+    store = FactStore.for_settings(settings)
+    chunks: dict[str, tuple[str, dict]] = {}
+    for rel in FILES.values():
+        store_facts(store, chunker, CORPUS / rel, chunks)
+    layer = FactsLayer(settings, store=store, chunk_lookup=chunks.get)
+    return {"layer": layer, "chunks": chunks}
+
+
+def ask(corpus, question: str):
+    layer = corpus["layer"]
+    return layer.answer_for(plan_question(question, Catalog.build(layer.filings())))
+
+
+def test_conformed_edgar_names_are_written_as_a_reader_writes_them():
+    assert reader_name("COCA COLA CO") == "Coca Cola Co."
+    assert reader_name("WELLS FARGO & COMPANY/MN") == "Wells Fargo & Company"
+    assert reader_name("AMAZON.COM, INC.") == "Amazon.com, Inc."
+    assert reader_name("COLGATE-PALMOLIVE COMPANY") == "Colgate-Palmolive Company"
+    assert reader_name("ACME HOLDINGS PLC") == "Acme Holdings PLC"
+    assert reader_name("3M CO") == "3M Co."
+    assert reader_name("BANK OF AMERICA CORP /DE/") == "Bank of America Corp."
+    assert reader_name("ACME N.V.") == "Acme N.V."
+    # The filer's own mixed-case name is kept as it is.
+    assert reader_name("Kraft Heinz Co") == "Kraft Heinz Co"
+    assert reader_name("NIKE, Inc.") == "NIKE, Inc."
+    assert reader_name(None) == ""
+
+
+def test_a_figure_answer_names_the_company_as_written_not_as_edgar_conforms_it(corpus):
+    fa = ask(corpus, "What was Coca-Cola's total revenue in fiscal 2024?")
+    assert "$47,061 million" in fa.block
+    assert "Coca Cola Co. (KO)" in fa.block
+    assert "COCA COLA CO" not in fa.block
