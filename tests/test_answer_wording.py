@@ -58,3 +58,18 @@ def test_a_figure_answer_names_the_company_as_written_not_as_edgar_conforms_it(c
     assert "$47,061 million" in fa.block
     assert "Coca Cola Co. (KO)" in fa.block
     assert "COCA COLA CO" not in fa.block
+
+
+def test_a_figure_is_named_by_the_line_its_filer_prints(corpus):
+    # The vocabulary calls it "Total revenue"; Coca-Cola's income statement prints "Net Operating Revenues".
+    fa = ask(corpus, "What was Coca-Cola's total revenue in fiscal 2024?")
+    assert "· Net Operating Revenues · FY2024" in fa.block
+
+
+def test_no_xbrl_concept_names_in_the_answer_only_in_its_citation(corpus):
+    fa = ask(corpus, "How much revenue did Adobe's Digital Media segment generate in fiscal 2024?")
+    assert "$15,864 million" in fa.block
+    assert "Digital Media" in fa.block
+    assert "us-gaap:" not in fa.block and "XBRL" not in fa.block.split("\n")[0]
+    # The concept stays where a reader checks the figure: the citation.
+    assert "us-gaap:Revenues" in fa.citations[0].text

@@ -108,11 +108,12 @@ class FactsBlock:
         if v.reported:
             note = ""
             f = v.fact
+            # The XBRL concept is the citation's to show: the sentence names the breakdown or the filer's line.
             if v.member:
-                note = f" (XBRL {f.concept}, {dims_label(f.dimensions)})"
+                note = f" ({dims_label(f.dimensions)})"
             elif (f.concept in NOTE_CONCEPTS and f.concept != v.metric.concepts[0]) or \
                     not f.concept.startswith(("us-gaap:", "dei:")):
-                note = f" (reported as {f.concept}: {concept_label(f.concept)})"
+                note = f" (reported as “{(f.row_label or '').strip(' :') or concept_label(f.concept)}”)"
             if self._printed_per_quarter(v):
                 note += (" (the filing prints this as a quarterly amount, though it is tagged for the whole period: "
                          "the period's total is not tagged)")
@@ -155,7 +156,7 @@ class FactsBlock:
                 if v is None:
                     continue
                 per_ticker.setdefault(t, []).append(v)
-                self.lines.append(f"- {v.who()} · {v.label} · {v.when()}: {self.stated(v)}")
+                self.lines.append(f"- {v.who()} · {v.named} · {v.when()}: {self.stated(v)}")
                 if not v.reported:
                     self._result(f"{v.label}, {v.ticker} {v.period_label()}", v.amount, v.display(),
                                  v.metric.formula, v.reported_leaves())
@@ -220,8 +221,8 @@ class FactsBlock:
             for y in sorted(set(ys) - {base, target}):
                 mid = self._get(spec, t, y)
                 if mid is not None:
-                    self.lines.append(f"- {mid.who()} · {mid.label} · {mid.when()}: {self.full(mid)}")
-            label = a.label
+                    self.lines.append(f"- {mid.who()} · {mid.named} · {mid.when()}: {self.full(mid)}")
+            label = a.named
             if a.kind in ("percent", "pure"):
                 pts = (b.amount - a.amount) * 100
                 self.lines.append(
@@ -328,7 +329,7 @@ class FactsBlock:
             v = self._get(spec, t, plan_years[t][0])
             if v is not None:
                 vals.append(v)
-                self.lines.append(f"- {v.who()} · {v.label} · {v.when()}: {self.stated(v)}")
+                self.lines.append(f"- {v.who()} · {v.named} · {v.when()}: {self.stated(v)}")
         if len(vals) < 2 or len({(v.kind, currency_of(v.unit)) for v in vals}) != 1:
             return
         total = summed(vals)

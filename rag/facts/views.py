@@ -438,6 +438,16 @@ class Value:
         return f"{self.metric.label} — {self.member}" if self.member else self.metric.label
 
     @property
+    def named(self) -> str:
+        """The figure under the label its filer prints on the cited row ("Total net sales") where that row shows one
+        of a few words, else `label`; a member's figure keeps the member it names."""
+        printed = (self.fact.row_label or "").strip(" :") if self.group and not self.printed_label else ""
+        words = len(printed.split())
+        if not 2 <= words <= 8 or any(ch.isdigit() for ch in printed):
+            return self.label
+        return f"{printed} — {self.member}" if self.member else printed
+
+    @property
     def period_end(self) -> str | None:
         if self.group:
             return self.group.period_end
