@@ -60,6 +60,14 @@ def test_a_figure_answer_names_the_company_as_written_not_as_edgar_conforms_it(c
     assert "COCA COLA CO" not in fa.block
 
 
+def test_one_figure_several_times_another_is_a_multiple_not_a_percentage(corpus):
+    fa = ask(corpus, "Which had more total revenue in fiscal 2024, Coca-Cola or Adobe, and by how much?")
+    line = next(ln for ln in fa.block.splitlines() if ln.startswith("- Comparison"))
+    # $47,061 million against $21,505 million: 2.19 times, not "118.84% higher".
+    assert "(2.2 times as much)" in line
+    assert "% higher" not in line
+
+
 def test_a_figure_is_named_by_the_line_its_filer_prints(corpus):
     # The vocabulary calls it "Total revenue"; Coca-Cola's income statement prints "Net Operating Revenues".
     fa = ask(corpus, "What was Coca-Cola's total revenue in fiscal 2024?")

@@ -18,6 +18,13 @@ log = logging.getLogger(__name__)
 _PER_QUARTER = re.compile(r"\bquarterly\b|\bper\s+quarter\b|\beach\s+quarter\b", re.I)
 
 
+def relative_size(hi: float, lo: float) -> str:
+    """How much larger one positive figure is than another, as an analyst words it: a percentage while the larger is
+    less than twice the smaller ("41.34% higher"), a multiple from twice on ("7.8 times")."""
+    ratio = hi / lo
+    return f"{(ratio - 1) * 100:.2f}% higher" if ratio < 2 else f"{ratio:.1f} times as much"
+
+
 def summed(vals: list[Value]) -> Value | None:
     """The sum of figures of one kind in one currency, read as the first one's metric; None when two cannot be added."""
     total = vals[0]
@@ -193,7 +200,7 @@ class FactsBlock:
                     f"{lo.display()} for {lo.who()} ({years[lo.ticker]}); difference {diff_text} "
                     f"= {hi.display()} − {lo.display()}")
             if hi.kind == "money" and lo.amount > 0:
-                line += f" ({(hi.amount / lo.amount - 1) * 100:.2f}% higher)"
+                line += f" ({relative_size(hi.amount, lo.amount)})"
             if len(ranked) > 2:
                 line += "; ranking: " + " > ".join(f"{v.ticker} {v.display()}" for v in ranked)
             self.lines.append(line + ".")
