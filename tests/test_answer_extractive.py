@@ -1407,3 +1407,11 @@ def test_passages_are_numbered_in_the_order_the_answer_cites_them():
     assert [(c.number, c.chunk_id) for c in res.sources] == [(1, "c-2025"), (2, "c-2023")]
     # Search's ranking itself is left as it was.
     assert [n.node.node_id for n in found.nodes] == ["c-2023", "c-2025"]
+
+
+def test_a_figure_read_from_the_text_says_how_it_was_read_not_that_it_is_untagged():
+    # The facts layer finding no match does not make a figure untagged: the answer says where this one was read.
+    text = _one_company("How many paid members did Gamma Health have in Region North at the end of 2023?", _MEMBERS)
+    assert "**80,128 thousand**" in text
+    assert "not tagged" not in text
+    assert "read from the filing's text, not from its XBRL data" in text

@@ -672,5 +672,5 @@ def test_a_sources_caption_says_what_kind_of_source_it_is():
 
     assert source_kind({"kind": "fact"}) == "exact XBRL fact"
     # A passage the facts layer read a count from is no XBRL fact.
-    assert "not tagged XBRL data" in source_kind({"kind": "passage"})
+    assert "read from this passage's text" in source_kind({"kind": "passage"})
     assert source_kind({"kind": "chunk"}) == "" and source_kind({}) == ""

@@ -375,7 +375,7 @@ PAGE_DASH = "–"  # page ranges on the page read "p. 5–6"
 
 def source_kind(c: dict) -> str:
     """What a cited source is, for its caption: "" for a retrieved passage (its score says how it ranked)."""
-    return {"fact": "exact XBRL fact", "passage": "a figure read from this passage's text, not tagged XBRL data"}.get(
+    return {"fact": "exact XBRL fact", "passage": "a figure read from this passage's text"}.get(
         c.get("kind") or "chunk", "")
 
 
