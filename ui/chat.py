@@ -206,17 +206,28 @@ def _answer_details(msg_id: int, result: dict, previous: dict | None) -> None:
     _warnings(result)
 
     if sources:
-        cited = {c.get("number") for c in citations}
-        st.caption(f"Sources · {len(sources)} passage{'s' if len(sources) != 1 else ''} retrieved"
-                   + (f", {len(cited)} cited" if cited else ""))
-        for c in sources:
-            icon = ":material/format_quote:" if c.get("number") in cited else ":material/description:"
-            score = f" · score {float(c.get('score') or 0):.3f}" if c.get("kind", "chunk") == "chunk" else ""
-            with st.expander(md("\\[{}\\] {}{}", c.get("number"), long_label(c), score), icon=icon):
-                _source_meta(c, result.get("mode"))
-                st.code(c.get("text") or "", language=None, wrap_lines=True)
-                if st.button("Show in filing", key=f"src_{msg_id}_{c.get('number')}", icon=":material/open_in_new:",
-                             type="tertiary"):
+        _sources(msg_id, result, sources, {c.get("number") for c in citations})
+
+
+def _sources(msg_id: int, result: dict, sources: list[dict], cited: set) -> None:
+    """The cited sources first, one line each (company · form · period · Item · page), opened in place; the
+    passages retrieved but not cited folded under "N more passages", each a line that opens the citation panel.
+    No score on the lines: fused ranks and exact figures have no common scale (the panel gives a passage's)."""
+    used = [c for c in sources if c.get("number") in cited]
+    rest = [c for c in sources if c.get("number") not in cited]
+    st.caption(f"Sources · {len(used)} cited" if used else "Sources · none cited")
+    for c in used:
+        with st.expander(md("\\[{}\\] {}", c.get("number"), long_label(c)), icon=":material/format_quote:"):
+            _source_meta(c, result.get("mode"))
+            st.code(c.get("text") or "", language=None, wrap_lines=True)
+            if st.button("Show in filing", key=f"src_{msg_id}_{c.get('number')}", icon=":material/open_in_new:",
+                         type="tertiary"):
+                show_citation(c, result.get("mode"))
+    if rest:
+        with st.expander(f"{len(rest)} more passage{'s' if len(rest) != 1 else ''}", icon=":material/description:"):
+            for c in rest:
+                if st.button(md("\\[{}\\] {}", c.get("number"), long_label(c)), key=f"src_{msg_id}_{c.get('number')}",
+                             type="tertiary", icon=":material/description:"):
                     show_citation(c, result.get("mode"))
 
 

@@ -20,6 +20,7 @@ import html
 import re
 from typing import Iterable, Iterator
 
+from rag.companies import reader_name
 from rag.conversations import Escaper
 from rag.schema import citation_label, pages_label, period_label
 
@@ -403,6 +404,7 @@ def long_label(c: dict) -> str:
 
     rag.schema.citation_label with the UI's en dash, and the section named by section_label: a title that already
     names the part ('Cover page and table of contents', 'Signatures') stands alone."""
+    c = {**c, "company": reader_name(c.get("company")) or None}
     if c.get("section"):
         c = {**c, "section": section_label(c["section"], c.get("section_title")), "section_title": None}
     return citation_label(c, page_dash=PAGE_DASH)
