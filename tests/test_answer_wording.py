@@ -81,3 +81,29 @@ def test_no_xbrl_concept_names_in_the_answer_only_in_its_citation(corpus):
     assert "us-gaap:" not in fa.block and "XBRL" not in fa.block.split("\n")[0]
     # The concept stays where a reader checks the figure: the citation.
     assert "us-gaap:Revenues" in fa.citations[0].text
+
+
+def test_a_citation_links_its_filing_on_edgar_when_the_accession_is_known():
+    from rag.edgar.record import filing_index_url
+    from rag.schema import Citation
+
+    c = Citation.from_chunk(1, "x:1", "text", {"cik": "0000021344", "accession": "0000021344-25-000010",
+                                               "source": "/srv/data/ko-20241231.htm"})
+    assert filing_index_url(c.cik, c.accession) == \
+        "https://www.sec.gov/Archives/edgar/data/21344/000002134425000010/0000021344-25-000010-index.htm"
+    # A file indexed from disk has no accession (its id is the index's own): no address is made up.
+    assert filing_index_url("0000021344", "local-03e0f59ce1b6115d") is None
+    assert filing_index_url(None, "0000021344-25-000010") is None
+
+
+def test_a_figures_citation_carries_the_row_that_prints_it_and_the_panel_marks_that_row_alone(corpus):
+    from ui.text import highlight_html
+
+    fa = ask(corpus, "What was Coca-Cola's total revenue in fiscal 2024?")
+    row = fa.citations[0].quote
+    assert row and row.startswith("Net Operating Revenues") and "47,061" in row
+    passage = "Consolidated statements of income\n" + row + "\nCost of goods sold | <b>x</b>"
+    shown = highlight_html("before ", passage, " after", quote=row)
+    marked = shown.split('<mark class="wb-mark">')[1].split("</mark>")[0]
+    assert marked == row.replace("&", "&amp;")
+    assert "Cost of goods sold" not in marked and "&lt;b&gt;x&lt;/b&gt;" in shown and "<b>" not in shown

@@ -71,3 +71,13 @@ def test_cited_sources_come_first_and_the_rest_are_folded(built_index, tmp_path)
             lines = message.locator('[data-testid="stExpander"]').nth(1).locator("button")
             assert lines.count() == int(folded.group(1))
             page.screenshot(path=str(tmp_path / "sources.png"), full_page=True)
+
+            # The citation panel names the filing; a file indexed from disk is named, never its server path.
+            message.locator("button").filter(has_text=re.compile(r"^\S*\[1\] ACME")).first.click()
+            dialog = page.locator('[role="dialog"]')
+            dialog.wait_for()
+            dialog.get_by_text("File: acme-20240928.htm").wait_for()
+            # The row that prints the figure is marked, not the whole passage around it.
+            assert dialog.locator("mark").first.inner_text().strip() == "Total net sales | $391,035 | $383,285"
+            assert str(built_index) not in dialog.inner_text()
+            page.screenshot(path=str(tmp_path / "citation.png"))

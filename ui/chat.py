@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import PurePath
 
 import streamlit as st
 
 from rag.companies import reader_name
 from rag.conversations import to_markdown
+from rag.edgar.record import filing_index_url
 from rag.schema import pages_label, period_label
 
 from . import core, history, waiting
@@ -316,10 +318,13 @@ def show_citation(c: dict, mode: str | None = None) -> None:
 def render_citation(c: dict, mode: str | None = None) -> None:
     st.markdown(md("#### \\[{}\\] {}", c.get("number"), reader_name(c.get("company")) or c.get("ticker") or "Unknown company"))
     _source_meta(c, mode)
-    if safe_url(c.get("url")):
-        st.link_button("Open the filing on sec.gov", safe_url(c.get("url")), icon=":material/open_in_new:")
+    # The filing on sec.gov: its document, else its index page from the CIK and accession; without either, the
+    # file's name only (the server's folders are no business of the reader's).
+    link = safe_url(c.get("url")) or safe_url(filing_index_url(c.get("cik"), c.get("accession")))
+    if link:
+        st.link_button("Open the filing on sec.gov", link, icon=":material/open_in_new:")
     elif c.get("source"):
-        st.caption(f"File: {safe_inline(c['source'])}")
+        st.caption(f"File: {safe_inline(PurePath(str(c['source']).replace(chr(92), '/')).name)}")
 
     text = ""
     if c.get("doc_id"):
@@ -333,7 +338,7 @@ def render_citation(c: dict, mode: str | None = None) -> None:
     if span:
         before, passage, after, cut_before, cut_after = context_window(text, *span)
         st.caption("The cited passage, highlighted in its filing's text:")
-        st.html(PASSAGE_CSS + highlight_html(before, passage, after, cut_before, cut_after))
+        st.html(PASSAGE_CSS + highlight_html(before, passage, after, cut_before, cut_after, quote=c.get("quote")))
     else:
         if c.get("kind") == "fact":
             st.caption("An exact figure read from the filing's inline XBRL:")

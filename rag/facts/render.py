@@ -433,7 +433,16 @@ class FactsBlock:
             text=(text.strip() + "\n\n" + xbrl).strip() if text else xbrl,
             char_start=meta.get("char_start"), char_end=meta.get("char_end"),
             source=filing.get("source") or filing.get("path"), url=filing.get("url"), kind="fact",
+            cik=filing.get("cik"), accession=filing.get("accession"), quote=_row_of(text, f),
         )
+
+
+def _row_of(text: str, f) -> str | None:
+    """The line of a chunk that prints a fact's figure, its row label first where the filing prints one (the
+    table row 'Total net sales | $391,035 | ...'); None when no line shows the figure as tagged."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if f.text and f.text in ln]
+    label = (f.row_label or "").strip()
+    return next((ln for ln in lines if label and ln.startswith(label)), lines[0] if lines else None)
 
 
 def _quarter_prefix(filing: dict) -> str:
