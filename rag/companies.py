@@ -32,6 +32,8 @@ LEGAL_FORMS = frozenset(_NAME_DATA["legal_forms"])
 _ORGANISATION_WORDS = frozenset(_NAME_DATA["organisation_words"])
 _ARTICLES = frozenset(_NAME_DATA["articles"])
 _JOINERS = frozenset(_NAME_DATA["joiners"])
+# The legal forms written as abbreviations with a dot ('Inc.'): the others are words ('Company') or capitals ('LLC').
+_ABBREVIATED_FORMS = frozenset(_NAME_DATA["abbreviated_forms"])
 _WEB_SUFFIXES = tuple("." + suffix for suffix in _NAME_DATA["web_suffixes"])
 # A word of a name as written: letters and digits, joined inside by an apostrophe, a dot or "&" ("mcdonald's",
 # "amazon.com", "l.p", "at&t"), or "&" alone. A hyphen or a comma parts words ("Coca-Cola" is "coca cola").
@@ -137,6 +139,36 @@ class CompanyNames:
             else:
                 i += 1
         return out
+
+
+def reader_name(company: str | None) -> str:
+    """A filer's name as a reader writes it. EDGAR's conformed names are upper case with abbreviated legal forms
+    and state tags ('ACME WIDGET CO', 'ACME & COMPANY/MN'); such a name is put in title case, a joiner in lower
+    case ('Bank of Acme'), and its closing legal form written as companies abbreviate it ('Co.', 'Corp.', 'Inc.'),
+    as a word ('Company'), or in capitals ('LLC', 'PLC', 'N.V.'). Words with digits or '&' in them ('3M', 'AT&T')
+    stay as they are. A name in mixed case is the filer's own: unchanged."""
+    name = " ".join((company or "").split())
+    if not name or any(ch.islower() for ch in name):
+        return name
+    head, slash, state = name.rstrip("/").rpartition("/")
+    if slash and len(state) == 2 and state.isalpha():  # EDGAR's state tag
+        name = head.strip()
+    words = name.split(" ")
+    return " ".join(_reader_word(word, i, len(words)) for i, word in enumerate(words))
+
+
+def _reader_word(word: str, i: int, count: int) -> str:
+    core = word.rstrip(".,")
+    tail, low = word[len(core):], core.lower()
+    if any(ch.isdigit() or ch == "&" for ch in core):
+        return word
+    if i == count - 1 and _plain(low) in LEGAL_FORMS:
+        if _plain(low) in _ABBREVIATED_FORMS:
+            return core.capitalize() + "." + tail.lstrip(".")
+        return core.capitalize() + tail if len(low) > 4 else core + tail
+    if i and low in _JOINERS:
+        return low + tail
+    return "-".join(part[:1] + part[1:].lower() for part in core.split("-")) + tail
 
 
 def company_words(filings: list[dict]) -> tuple[set[str], dict[str, str]]:

@@ -317,6 +317,11 @@ class Citation:
     kind: str = "chunk"
     # The filing's fiscal period: "Q1".."Q3" for a 10-Q, "FY" for an annual report; None when not recorded.
     fiscal_period: str | None = None
+    # The filing's EDGAR keys, when known: with both, the citation links to the filing on sec.gov.
+    cik: str | None = None
+    accession: str | None = None
+    # The line of `text` that supports the answer (an exact figure's table row), for the panel to highlight.
+    quote: str | None = None
 
     @classmethod
     def from_chunk(cls, number: int, chunk_id: str | None, text: str, meta: dict, *, score: float = 0.0,
@@ -332,7 +337,8 @@ class Citation:
             page_start=_int_or_none(meta.get("page_start")), page_end=_int_or_none(meta.get("page_end")),
             score=score, text=text, char_start=_int_or_none(meta.get("char_start")),
             char_end=_int_or_none(meta.get("char_end")), source=_str_or_none(meta.get("source")),
-            url=_str_or_none(meta.get("url")), kind=kind,
+            url=_str_or_none(meta.get("url")), kind=kind, cik=_str_or_none(meta.get("cik")),
+            accession=_str_or_none(meta.get("accession")),
         )
 
     def label(self) -> str:

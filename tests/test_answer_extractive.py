@@ -59,7 +59,8 @@ def test_extractive_prose_question_picks_the_right_sentence():
     res = answer("Why is Tesla dependent on Elon Musk?", retrieval("q", nodes, QuestionPlan(tickers=["TSLA"])),
                  settings_for(None), use_llm=False)
     assert "highly dependent on the services of Elon Musk" in res.answer
-    assert "[2]" in res.answer and [c.number for c in res.citations] == [2]
+    # Search ranked it second; the passage the answer cites is [1] under it.
+    assert "[1]" in res.answer and [(c.number, c.chunk_id) for c in res.citations] == [(1, "t-risk")]
 
 
 def test_extractive_says_so_when_passages_do_not_answer():
@@ -1386,3 +1387,31 @@ def test_a_question_that_says_nothing_beyond_its_company_is_matched_by_its_items
     question = "What does Alpha Widgets do?"
     text, refused = extractive_answer(question, sources, plan_question(question, catalog))
     assert not refused and "two reportable segments" in text and "mentions" not in text
+
+
+def test_passages_are_numbered_in_the_order_the_answer_cites_them():
+    # Search ranked the older filing first; with no year asked the latest filing speaks first, so it is [1] under
+    # the answer, and the answer's markers count up from [1] in the order a reader meets them.
+    catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2023},
+                             {"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2025}])
+    question = "How many employees does Gamma Health have?"
+    nodes = [make_node(f"Gamma Health Inc. (CCC) · 10-K · FY{year} · Item 1\nAs of the end of fiscal {year}, we had "
+                       f"approximately {count} employees.", f"c-{year}", score, ticker="CCC",
+                       company="Gamma Health Inc.", fiscal_year=year, section="Item 1")
+             for year, count, score in [(2023, "26,196", 0.033), (2025, "36,000", 0.031)]]
+    found = retrieval(question, nodes, plan_question(question, catalog))
+    res = answer(question, found, settings_for(None), use_llm=False)
+    marks = [int(n) for n in re.findall(r"\[(\d+)\]", res.answer)]
+    assert marks and marks == sorted(marks) and marks[0] == 1
+    assert res.answer.index("36,000 employees. [1]") < res.answer.index("26,196 employees. [2]")
+    assert [(c.number, c.chunk_id) for c in res.sources] == [(1, "c-2025"), (2, "c-2023")]
+    # Search's ranking itself is left as it was.
+    assert [n.node.node_id for n in found.nodes] == ["c-2023", "c-2025"]
+
+
+def test_a_figure_read_from_the_text_says_how_it_was_read_not_that_it_is_untagged():
+    # The facts layer finding no match does not make a figure untagged: the answer says where this one was read.
+    text = _one_company("How many paid members did Gamma Health have in Region North at the end of 2023?", _MEMBERS)
+    assert "**80,128 thousand**" in text
+    assert "not tagged" not in text
+    assert "read from the filing's text, not from its XBRL data" in text

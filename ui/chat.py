@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import PurePath
 
 import streamlit as st
 
+from rag.companies import reader_name
 from rag.conversations import to_markdown
+from rag.edgar.record import filing_index_url
 from rag.schema import pages_label, period_label
 
 from . import core, history, waiting
@@ -205,17 +208,28 @@ def _answer_details(msg_id: int, result: dict, previous: dict | None) -> None:
     _warnings(result)
 
     if sources:
-        cited = {c.get("number") for c in citations}
-        st.caption(f"Sources · {len(sources)} passage{'s' if len(sources) != 1 else ''} retrieved"
-                   + (f", {len(cited)} cited" if cited else ""))
-        for c in sources:
-            icon = ":material/format_quote:" if c.get("number") in cited else ":material/description:"
-            score = f" · score {float(c.get('score') or 0):.3f}" if c.get("kind", "chunk") == "chunk" else ""
-            with st.expander(md("\\[{}\\] {}{}", c.get("number"), long_label(c), score), icon=icon):
-                _source_meta(c, result.get("mode"))
-                st.code(c.get("text") or "", language=None, wrap_lines=True)
-                if st.button("Show in filing", key=f"src_{msg_id}_{c.get('number')}", icon=":material/open_in_new:",
-                             type="tertiary"):
+        _sources(msg_id, result, sources, {c.get("number") for c in citations})
+
+
+def _sources(msg_id: int, result: dict, sources: list[dict], cited: set) -> None:
+    """The cited sources first, one line each (company · form · period · Item · page), opened in place; the
+    passages retrieved but not cited folded under "N more passages", each a line that opens the citation panel.
+    No score on the lines: fused ranks and exact figures have no common scale (the panel gives a passage's)."""
+    used = [c for c in sources if c.get("number") in cited]
+    rest = [c for c in sources if c.get("number") not in cited]
+    st.caption(f"Sources · {len(used)} cited" if used else "Sources · none cited")
+    for c in used:
+        with st.expander(md("\\[{}\\] {}", c.get("number"), long_label(c)), icon=":material/format_quote:"):
+            _source_meta(c, result.get("mode"))
+            st.code(c.get("text") or "", language=None, wrap_lines=True)
+            if st.button("Show in filing", key=f"src_{msg_id}_{c.get('number')}", icon=":material/open_in_new:",
+                         type="tertiary"):
+                show_citation(c, result.get("mode"))
+    if rest:
+        with st.expander(f"{len(rest)} more passage{'s' if len(rest) != 1 else ''}", icon=":material/description:"):
+            for c in rest:
+                if st.button(md("\\[{}\\] {}", c.get("number"), long_label(c)), key=f"src_{msg_id}_{c.get('number')}",
+                             type="tertiary", icon=":material/description:"):
                     show_citation(c, result.get("mode"))
 
 
@@ -272,7 +286,7 @@ def _warnings(result: dict) -> None:
 def _source_meta(c: dict, mode: str | None) -> None:
     bits = []
     if c.get("company") or c.get("ticker"):
-        who = c.get("company") or ""
+        who = reader_name(c.get("company"))
         if c.get("ticker"):
             who = f"{who} ({c['ticker']})" if who else c["ticker"]
         bits.append(safe_inline(who))
@@ -302,12 +316,15 @@ def show_citation(c: dict, mode: str | None = None) -> None:
 
 
 def render_citation(c: dict, mode: str | None = None) -> None:
-    st.markdown(md("#### \\[{}\\] {}", c.get("number"), c.get("company") or c.get("ticker") or "Unknown company"))
+    st.markdown(md("#### \\[{}\\] {}", c.get("number"), reader_name(c.get("company")) or c.get("ticker") or "Unknown company"))
     _source_meta(c, mode)
-    if safe_url(c.get("url")):
-        st.link_button("Open the filing on sec.gov", safe_url(c.get("url")), icon=":material/open_in_new:")
+    # The filing on sec.gov: its document, else its index page from the CIK and accession; without either, the
+    # file's name only (the server's folders are no business of the reader's).
+    link = safe_url(c.get("url")) or safe_url(filing_index_url(c.get("cik"), c.get("accession")))
+    if link:
+        st.link_button("Open the filing on sec.gov", link, icon=":material/open_in_new:")
     elif c.get("source"):
-        st.caption(f"File: {safe_inline(c['source'])}")
+        st.caption(f"File: {safe_inline(PurePath(str(c['source']).replace(chr(92), '/')).name)}")
 
     text = ""
     if c.get("doc_id"):
@@ -321,7 +338,7 @@ def render_citation(c: dict, mode: str | None = None) -> None:
     if span:
         before, passage, after, cut_before, cut_after = context_window(text, *span)
         st.caption("The cited passage, highlighted in its filing's text:")
-        st.html(PASSAGE_CSS + highlight_html(before, passage, after, cut_before, cut_after))
+        st.html(PASSAGE_CSS + highlight_html(before, passage, after, cut_before, cut_after, quote=c.get("quote")))
     else:
         if c.get("kind") == "fact":
             st.caption("An exact figure read from the filing's inline XBRL:")

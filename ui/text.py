@@ -20,6 +20,7 @@ import html
 import re
 from typing import Iterable, Iterator
 
+from rag.companies import reader_name
 from rag.conversations import Escaper
 from rag.schema import citation_label, pages_label, period_label
 
@@ -339,14 +340,22 @@ def context_window(text: str, start: int, end: int, before: int = 900, after: in
     return text[lo:start], text[start:end], text[end:hi], lo > 0, hi < len(text)
 
 
-def highlight_html(before: str, passage: str, after: str, cut_before: bool = False, cut_after: bool = False) -> str:
-    """The passage marked inside its surrounding text, as HTML. Every piece of filing text is escaped here,
-    first; the only tags are ours."""
+def highlight_html(before: str, passage: str, after: str, cut_before: bool = False, cut_after: bool = False,
+                   quote: str | None = None) -> str:
+    """The passage inside its surrounding text, as HTML: the passage marked, or, when the `quote` that supports
+    the answer (a figure's row) is in it, the passage shaded and the quote alone marked. Every piece of filing
+    text is escaped here, first; the only tags are ours."""
     parts = ['<div class="wb-passage">']
     if cut_before:
         parts.append('<span class="wb-more">…</span>\n')
     parts.append(html.escape(before, quote=True))
-    parts.append('<mark class="wb-mark">' + html.escape(passage, quote=True) + "</mark>")
+    at = passage.find(quote) if quote else -1
+    if at >= 0:
+        parts.append('<span class="wb-chunk">' + html.escape(passage[:at], quote=True) + "</span>"
+                     + '<mark class="wb-mark">' + html.escape(quote, quote=True) + "</mark>"
+                     + '<span class="wb-chunk">' + html.escape(passage[at + len(quote):], quote=True) + "</span>")
+    else:
+        parts.append('<mark class="wb-mark">' + html.escape(passage, quote=True) + "</mark>")
     parts.append(html.escape(after, quote=True))
     if cut_after:
         parts.append('\n<span class="wb-more">…</span>')
@@ -356,11 +365,12 @@ def highlight_html(before: str, passage: str, after: str, cut_before: bool = Fal
 
 PASSAGE_CSS = """
 <style>
-.wb-passage { white-space: pre-wrap; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
-  font-size: 0.82rem; line-height: 1.5; color: #3b4450; background: #f7f8fa; border: 1px solid #e3e7ee;
+.wb-passage { white-space: pre-wrap; font-family: "Source Sans Pro", "Source Sans 3", system-ui, sans-serif;
+  font-size: 0.9rem; line-height: 1.5; color: #3b4450; background: #f7f8fa; border: 1px solid #e3e7ee;
   border-radius: 0.5rem; padding: 0.9rem 1rem; overflow-wrap: anywhere; }
 .wb-mark { background: #fff1a8; color: #111827; border-radius: 2px; padding: 0.05rem 0;
   box-shadow: 0 0 0 2px #fff1a8; }
+.wb-chunk { background: #fbf7e4; }
 .wb-more { color: #8a94a3; }
 </style>
 """
@@ -375,7 +385,7 @@ PAGE_DASH = "–"  # page ranges on the page read "p. 5–6"
 
 def source_kind(c: dict) -> str:
     """What a cited source is, for its caption: "" for a retrieved passage (its score says how it ranked)."""
-    return {"fact": "exact XBRL fact", "passage": "a figure read from this passage's text, not tagged XBRL data"}.get(
+    return {"fact": "exact XBRL fact", "passage": "a figure read from this passage's text"}.get(
         c.get("kind") or "chunk", "")
 
 
@@ -403,6 +413,7 @@ def long_label(c: dict) -> str:
 
     rag.schema.citation_label with the UI's en dash, and the section named by section_label: a title that already
     names the part ('Cover page and table of contents', 'Signatures') stands alone."""
+    c = {**c, "company": reader_name(c.get("company")) or None}
     if c.get("section"):
         c = {**c, "section": section_label(c["section"], c.get("section_title")), "section_title": None}
     return citation_label(c, page_dash=PAGE_DASH)

@@ -8,6 +8,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from ..companies import reader_name
 from ..dates import MONTH_WORDS
 from ..facts.mentions import CHANGE_WORDS
 from ..item_topics import BUSINESS_VERBS, BUSINESS_WORDS
@@ -360,7 +361,7 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
     money, pct = kinds.pop()
 
     def who(u: QuotableUnit) -> str:
-        name = u.source.company or u.source.ticker
+        name = reader_name(u.source.company) or u.source.ticker
         return f"{name} (FY{u.source.fiscal_year})" if sides[0][1] is not None else name
 
     if sides[0][1] is not None:

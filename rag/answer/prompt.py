@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from ..companies import reader_name
 from ..config import Settings
 from ..schema import Citation, pages_label, period_label
 from .llm import answer_tokens
@@ -51,7 +52,7 @@ def _attr(value) -> str:
 def _source_open_tag(c: Citation) -> str:
     attrs = [("n", c.number)]
     for key, value in (
-        ("company", c.company),
+        ("company", reader_name(c.company)),
         ("ticker", c.ticker),
         ("form", c.form),
         ("fiscal_period", period_label(c.fiscal_year, c.fiscal_period) or None),

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from ..companies import reader_name
 from ..facts.metrics import STATEMENT_BY_METRIC, metric, prints_metric
 from ..numbers import parse_numbers
 from ..schema import Citation, Filters, QuestionPlan
@@ -80,7 +81,7 @@ def incorporated_by_reference(analysis: QuestionPlan | None, sources: list[Citat
         return None
     where = " and ".join(
         f"{c.section} ({PROXY_ITEM_TITLES[c.section]}{f', p. {c.page_start}' if c.page_start else ''}) of the "
-        f"{c.form or '10-K'} for FY{c.fiscal_year} of {c.company or c.ticker} ({c.ticker})" for c in pointers)
+        f"{c.form or '10-K'} for FY{c.fiscal_year} of {reader_name(c.company) or c.ticker} ({c.ticker})" for c in pointers)
     return Refusal(
         "incorporated_by_reference",
         "The indexed filings do not state this. Form 10-K lets a company leave this disclosure to its proxy "

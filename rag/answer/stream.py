@@ -415,8 +415,8 @@ class AnswerStream:
         )
         if refused:
             res.refused, res.refusal_reason = True, "no_evidence"
-        elif not facts_text:
-            text = self._lead_with_figure_source(text)
+        else:
+            text = self._number_in_order_of_use(text)
         for block in re.split(r"(?<=\n\n)", text):
             if block:
                 yield self._emit(block)
@@ -425,23 +425,27 @@ class AnswerStream:
             cited = {n for m in CITATION_MARKER.finditer(text) for n in citation_numbers(m.group(1))}
             res.citations = [by_number[n] for n in sorted(cited) if n in by_number]
 
-    def _lead_with_figure_source(self, text: str) -> str:
-        """A figure read from one passage (a table row, a sentence) makes that passage the first source: the one
-        that answers leads the Sources list, as an exact figure's statement does, rather than sitting wherever
-        search ranked it. The passages are renumbered in their new order, in the text and in the retrieval."""
+    def _number_in_order_of_use(self, text: str) -> str:
+        """Passages numbered in the order the answer first cites them, then the uncited ones in search order: the
+        answer's first [n] is the first passage under it. A figure read from one passage (a table row, a sentence)
+        makes that passage lead, as an exact figure's statement does. Renumbered in the text and the Sources."""
         res = self._res
-        number = figure_source(text)
-        passages = [c for c in res.sources if c.kind != "fact"]
-        lead = next((c for c in passages if c.number == number), None)
-        if lead is None or lead is passages[0]:
+        passages = [c for c in res.sources if c.kind == "chunk"]  # a figure's own citation keeps its number
+        by_number = {c.number: c for c in passages}
+        marks = [n for m in CITATION_MARKER.finditer(text) for n in citation_numbers(m.group(1))]
+        used = list(dict.fromkeys(n for n in [figure_source(text), *marks] if n in by_number))
+        ordered = [by_number[n] for n in used] + [c for c in passages if c.number not in used]
+        if not passages or [c.number for c in ordered] == [c.number for c in passages]:
             return text
-        ordered = [lead] + [c for c in passages if c is not lead]
         first = passages[0].number
         renumbered = {c.number: first + i for i, c in enumerate(ordered)}
-        res.sources = [c for c in res.sources if c.kind == "fact"] + [
+        res.sources = [c for c in res.sources if c.kind != "chunk"] + [
             replace(c, number=renumbered[c.number]) for c in ordered]
+        # The retrieval keeps search's ranking (what recall is measured on), but for the passage a figure is read
+        # from, which leads it as it leads the Sources.
+        lead = next((c for c in passages if c.number == figure_source(text)), None)
         nodes = self.retrieval.nodes
-        at = next((i for i, n in enumerate(nodes) if n.node.node_id == lead.chunk_id), None)
+        at = next((i for i, n in enumerate(nodes) if lead is not None and n.node.node_id == lead.chunk_id), None)
         if at is not None:
             nodes.insert(0, nodes.pop(at))
 

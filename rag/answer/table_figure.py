@@ -22,9 +22,11 @@ def numeric_question(question: str) -> bool:
     return bool(_NUMERIC_WORDS.search((question or "").lower()))
 
 
-def untagged(analysis: QuestionPlan | None, claim: str = "It is not tagged XBRL data", subject: str = "it is") -> str:
-    """What a figure read from the text says of the XBRL data: `claim`, unless the fact store could not be read
-    (rag.engine), when nobody knows."""
+def untagged(analysis: QuestionPlan | None, claim: str = "It is read from the filing's text, not from its XBRL data",
+             subject: str = "it is") -> str:
+    """Where a figure read from the text came from: `claim`, which says how it was read and nothing of whether the
+    filing also tags it (the facts layer may have found no match for a tagged figure), unless the fact store could
+    not be read (rag.engine), when it was not checked against the tags."""
     if analysis is not None and analysis.facts_unreadable:
         return f"The XBRL facts could not be read, so {subject} not checked against them"
     return claim
@@ -486,8 +488,8 @@ def table_change(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
             f" for {last_year} [{last_row.source.number}], against "
             f"{_stated_cell(first, first_row, False, scaled=True, percent_row=False)} for {first_year} "
             f"[{first_row.source.number}]: a change of {'+' if change >= 0 else '-'}{amount}{rate}. "
-            f"{untagged(analysis, 'Neither figure is tagged XBRL data', 'they are')}; each is in its cited passage's "
-            "table.")
+            f"{untagged(analysis, 'Both figures are read from the text, not from XBRL data', 'they are')}; each is "
+            "in its cited passage's table.")
 
 
 def _cell_place(row: QuotableUnit, label: str, heads: list[str]) -> str:

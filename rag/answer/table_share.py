@@ -90,6 +90,6 @@ def table_share(units: list[QuotableUnit], analysis: QuestionPlan | None) -> str
         share = 100 * part_figure.value / whole_figure.value
         return (f"Share computed from the table: **{share:.2f}%** for {years[0]} = `{_label(part)}` "
                 f"{part_figure.raw} / `{_label(total)}` {whole_figure.raw} [{part.source.number}]. "
-                f"{untagged(analysis, 'The figures are not tagged XBRL data', 'they are')}; the whole table is in "
+                f"{untagged(analysis, 'The figures are read from the table, not from XBRL data', 'they are')}; the whole table is in "
                 "the cited passage.")
     return None

@@ -204,6 +204,14 @@ def filing_url(cik: str | None, accession: str | None, document: str | None) -> 
     return f"{SEC_ARCHIVES}/{int(cik)}/{accession.replace('-', '')}/{document}"
 
 
+def filing_index_url(cik, accession) -> str | None:
+    """The filing's index page on sec.gov (its documents and exhibits), when its CIK and accession are known."""
+    digits = str(accession or "").replace("-", "")
+    if not (str(cik or "").strip().isdigit() and digits.isdigit() and len(digits) == 18):
+        return None
+    return f"{SEC_ARCHIVES}/{int(cik)}/{digits}/{accession}-index.htm"
+
+
 def field_of(obj: Any, name: str) -> Any:
     """obj[name] or obj.name, None when obj is None or has no such field (parse results or plain dicts)."""
     if obj is None:

@@ -55,7 +55,7 @@ class QuarterBlock(FactsBlock):
                 now = self._get(spec, t, (year, when))
                 if now is None:
                     continue
-                self.lines.append(f"- {now.who()} · {now.label} · {now.when()}: {self.stated(now)}")
+                self.lines.append(f"- {now.who()} · {now.named} · {now.when()}: {self.stated(now)}")
                 length = MONTHS_WORDS.get(when.months, str(when.months))
                 ago = self._get(spec, t, (year, When(when.quarter, when.months, back=1)))
                 if ago is not None:
@@ -111,7 +111,7 @@ class QuarterBlock(FactsBlock):
                 v = self._get(spec, t, slot)
                 if v is not None:
                     got.append(v)
-                    self.lines.append(f"- {v.who()} · {v.label} · {v.when()}: {self.stated(v)}")
+                    self.lines.append(f"- {v.who()} · {v.named} · {v.when()}: {self.stated(v)}")
             if len(got) >= 2:
                 self.lines.append(f"- {got[0].who()} · {got[0].label}, quarter by quarter: "
                                   + " → ".join(f"{v.period_label()} {v.display()}" for v in got))

@@ -18,6 +18,13 @@ log = logging.getLogger(__name__)
 _PER_QUARTER = re.compile(r"\bquarterly\b|\bper\s+quarter\b|\beach\s+quarter\b", re.I)
 
 
+def relative_size(hi: float, lo: float) -> str:
+    """How much larger one positive figure is than another, as an analyst words it: a percentage while the larger is
+    less than twice the smaller ("41.34% higher"), a multiple from twice on ("7.8 times")."""
+    ratio = hi / lo
+    return f"{(ratio - 1) * 100:.2f}% higher" if ratio < 2 else f"{ratio:.1f} times as much"
+
+
 def summed(vals: list[Value]) -> Value | None:
     """The sum of figures of one kind in one currency, read as the first one's metric; None when two cannot be added."""
     total = vals[0]
@@ -108,11 +115,12 @@ class FactsBlock:
         if v.reported:
             note = ""
             f = v.fact
+            # The XBRL concept is the citation's to show: the sentence names the breakdown or the filer's line.
             if v.member:
-                note = f" (XBRL {f.concept}, {dims_label(f.dimensions)})"
+                note = f" ({dims_label(f.dimensions)})"
             elif (f.concept in NOTE_CONCEPTS and f.concept != v.metric.concepts[0]) or \
                     not f.concept.startswith(("us-gaap:", "dei:")):
-                note = f" (reported as {f.concept}: {concept_label(f.concept)})"
+                note = f" (reported as “{(f.row_label or '').strip(' :') or concept_label(f.concept)}”)"
             if self._printed_per_quarter(v):
                 note += (" (the filing prints this as a quarterly amount, though it is tagged for the whole period: "
                          "the period's total is not tagged)")
@@ -155,7 +163,7 @@ class FactsBlock:
                 if v is None:
                     continue
                 per_ticker.setdefault(t, []).append(v)
-                self.lines.append(f"- {v.who()} · {v.label} · {v.when()}: {self.stated(v)}")
+                self.lines.append(f"- {v.who()} · {v.named} · {v.when()}: {self.stated(v)}")
                 if not v.reported:
                     self._result(f"{v.label}, {v.ticker} {v.period_label()}", v.amount, v.display(),
                                  v.metric.formula, v.reported_leaves())
@@ -192,7 +200,7 @@ class FactsBlock:
                     f"{lo.display()} for {lo.who()} ({years[lo.ticker]}); difference {diff_text} "
                     f"= {hi.display()} − {lo.display()}")
             if hi.kind == "money" and lo.amount > 0:
-                line += f" ({(hi.amount / lo.amount - 1) * 100:.2f}% higher)"
+                line += f" ({relative_size(hi.amount, lo.amount)})"
             if len(ranked) > 2:
                 line += "; ranking: " + " > ".join(f"{v.ticker} {v.display()}" for v in ranked)
             self.lines.append(line + ".")
@@ -220,8 +228,8 @@ class FactsBlock:
             for y in sorted(set(ys) - {base, target}):
                 mid = self._get(spec, t, y)
                 if mid is not None:
-                    self.lines.append(f"- {mid.who()} · {mid.label} · {mid.when()}: {self.full(mid)}")
-            label = a.label
+                    self.lines.append(f"- {mid.who()} · {mid.named} · {mid.when()}: {self.full(mid)}")
+            label = a.named
             if a.kind in ("percent", "pure"):
                 pts = (b.amount - a.amount) * 100
                 self.lines.append(
@@ -328,7 +336,7 @@ class FactsBlock:
             v = self._get(spec, t, plan_years[t][0])
             if v is not None:
                 vals.append(v)
-                self.lines.append(f"- {v.who()} · {v.label} · {v.when()}: {self.stated(v)}")
+                self.lines.append(f"- {v.who()} · {v.named} · {v.when()}: {self.stated(v)}")
         if len(vals) < 2 or len({(v.kind, currency_of(v.unit)) for v in vals}) != 1:
             return
         total = summed(vals)
@@ -425,7 +433,16 @@ class FactsBlock:
             text=(text.strip() + "\n\n" + xbrl).strip() if text else xbrl,
             char_start=meta.get("char_start"), char_end=meta.get("char_end"),
             source=filing.get("source") or filing.get("path"), url=filing.get("url"), kind="fact",
+            cik=filing.get("cik"), accession=filing.get("accession"), quote=_row_of(text, f),
         )
+
+
+def _row_of(text: str, f) -> str | None:
+    """The line of a chunk that prints a fact's figure, its row label first where the filing prints one (the
+    table row 'Total net sales | $391,035 | ...'); None when no line shows the figure as tagged."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if f.text and f.text in ln]
+    label = (f.row_label or "").strip()
+    return next((ln for ln in lines if label and ln.startswith(label)), lines[0] if lines else None)
 
 
 def _quarter_prefix(filing: dict) -> str:

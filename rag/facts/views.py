@@ -10,6 +10,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from ..companies import reader_name
 from ..schema import period_label
 from ..words import tokens
 from .labels import (
@@ -437,6 +438,16 @@ class Value:
         return f"{self.metric.label} — {self.member}" if self.member else self.metric.label
 
     @property
+    def named(self) -> str:
+        """The figure under the label its filer prints on the cited row ("Total net sales") where that row shows one
+        of a few words, else `label`; a member's figure keeps the member it names."""
+        printed = (self.fact.row_label or "").strip(" :") if self.group and not self.printed_label else ""
+        words = len(printed.split())
+        if not 2 <= words <= 8 or any(ch.isdigit() for ch in printed):
+            return self.label
+        return f"{printed} — {self.member}" if self.member else printed
+
+    @property
     def period_end(self) -> str | None:
         if self.group:
             return self.group.period_end
@@ -460,7 +471,7 @@ class Value:
         return text
 
     def who(self) -> str:
-        return f"{self.company} ({self.ticker})" if self.company else self.ticker
+        return f"{reader_name(self.company)} ({self.ticker})" if self.company else self.ticker
 
     def period_label(self) -> str:
         """'FY2024'; 'Q3 FY2025', 'H1 FY2025' (six months), '9M FY2025' for a quarter or a year to date."""
