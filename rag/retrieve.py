@@ -35,7 +35,10 @@ def search_text(question: str, plan: QuestionPlan, applied: Filters) -> str:
     values = {"ticker": set(applied.tickers), "fiscal_year": set(applied.fiscal_years), "form": set(applied.forms)}
     if plan.question != question:
         return question
-    text = plan.question_without(lambda dimension, value: value in values.get(dimension, ()))
+    # A follow-up asked again with an earlier turn's question (rag.followup): the company or year it replaced is
+    # left out as well.
+    text = plan.question_without(
+        lambda dimension, value: value in values.get(dimension, ()) or dimension in plan.replaced)
     text = re.sub(r"(?<!\w)(?:'s|’s|')(?!\w)", " ", text)  # the possessive left by a removed name
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(re.findall(r"\w{3,}", text)) >= 2 else question

@@ -1,0 +1,98 @@
+"""Follow-up questions planned against the conversation (rag/followup.py): what a follow-up leaves unsaid comes from
+the turn it follows, what it says replaces it."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.catalog import Catalog
+from rag.followup import is_follow_up, merge_plans, plan_conversation
+from rag.question import plan_question
+from rag.retrieve import search_text
+from rag.schema import Filters, Intent
+from tests.test_question import FILINGS, _Node
+
+FIRST = "What were Apple's net sales in fiscal 2025?"
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    nodes = [_Node("GOOGL", "Google Search and Google Cloud grew. " * 30), _Node("AAPL", "We compete with Google.")]
+    return Catalog.build(FILINGS, nodes)
+
+
+def conversation(catalog, *questions):
+    return plan_conversation([plan_question(q, catalog) for q in questions])
+
+
+def test_a_change_of_year_keeps_the_company_and_the_figure(catalog):
+    plan = conversation(catalog, FIRST, "And in fiscal 2024?")
+    assert plan.tickers == ["AAPL"]
+    assert plan.fiscal_years == [2024]
+    assert [m.metric_key for m in plan.metrics] == ["revenue"]
+    assert plan.carried == ["AAPL", "total revenue"]
+    assert plan.label().endswith("(AAPL · total revenue, from the conversation)")
+    assert plan.detected()["carried"] == ["AAPL", "total revenue"]
+    # The earlier question is searched, without the year the follow-up replaced.
+    text = search_text(plan.question, plan, Filters(tickers=["AAPL"], fiscal_years=[2024]))
+    assert "net sales" in text and "2025" not in text
+
+
+def test_a_change_of_company_keeps_the_year_and_the_figure(catalog):
+    plan = conversation(catalog, FIRST, "And Alphabet?")
+    assert plan.tickers == ["GOOGL"]
+    assert plan.fiscal_years == [2025]
+    assert [m.metric_key for m in plan.metrics] == ["revenue"]
+    assert plan.carried == ["FY2025", "total revenue"]
+    assert "Apple" not in search_text(plan.question, plan, Filters(tickers=["GOOGL"], fiscal_years=[2025]))
+
+
+def test_a_comparison_with_another_company_keeps_the_first(catalog):
+    plan = conversation(catalog, FIRST, "How does that compare with Alphabet?")
+    assert plan.tickers == ["AAPL", "GOOGL"]
+    assert plan.calculation.compares
+    assert [m.metric_key for m in plan.metrics] == ["revenue"]
+
+
+def test_why_keeps_company_year_and_topic_and_asks_for_prose(catalog):
+    plan = conversation(catalog, FIRST, "Why?")
+    assert (plan.tickers, plan.fiscal_years) == (["AAPL"], [2025])
+    assert plan.prose_intent and "why" in plan.narrative_words
+    assert [m.metric_key for m in plan.metrics] == ["revenue"]
+
+
+def test_a_new_figure_inherits_company_and_year(catalog):
+    plan = conversation(catalog, FIRST, "What about net income?")
+    assert [m.metric_key for m in plan.metrics] == ["net_income"]
+    assert (plan.tickers, plan.fiscal_years) == (["AAPL"], [2025])
+    assert plan.carried == ["AAPL", "FY2025"]
+    assert plan.question == "What about net income?"
+
+
+def test_three_turns_chain(catalog):
+    plan = conversation(catalog, FIRST, "And in fiscal 2024?", "And Alphabet?")
+    assert (plan.tickers, plan.fiscal_years) == (["GOOGL"], [2024])
+    assert [m.metric_key for m in plan.metrics] == ["revenue"]
+    text = search_text(plan.question, plan, Filters(tickers=["GOOGL"], fiscal_years=[2024]))
+    assert "Apple" not in text and "2025" not in text and "net sales" in text
+
+
+def test_a_question_of_its_own_is_not_a_follow_up(catalog):
+    first = plan_question(FIRST, catalog)
+    own = plan_question("What was Alphabet's net income in 2024?", catalog)
+    assert not is_follow_up(own, first)
+    assert merge_plans(own, first) is own
+    assert not is_follow_up(plan_question("And in fiscal 2024?", catalog), None)
+    assert conversation(catalog, "And in fiscal 2024?").carried == []
+
+
+def test_a_refused_follow_up_stays_refused(catalog):
+    first = plan_question(FIRST, catalog)
+    first.intent = Intent("figure", 0.9, 0.95)
+    advice = plan_question("Should I buy it?", catalog)
+    advice.intent = Intent("advice", 0.9, 0.01, refused_as="advice")
+    merged = merge_plans(advice, first)
+    assert merged.intent.refused_as == "advice"
+    follow = plan_question("And in fiscal 2024?", catalog)
+    follow.intent = Intent("figure", 0.7, 0.9)
+    assert merge_plans(follow, first).intent == first.intent
