@@ -119,8 +119,11 @@ def _ask_again(plan: QuestionPlan, previous: QuestionPlan) -> QuestionPlan:
     if plan.prose_intent:  # "why?" after a figure: the same figure's story, told in prose
         merged.prose_intent = True
         merged.narrative_words = list(dict.fromkeys(previous.narrative_words + plan.narrative_words))
-    if plan.intent is not None and (plan.intent.refused_as or plan.prose_intent or previous.intent is None):
-        merged.intent = plan.intent  # what the follow-up asks of it (advice, a forecast, prose) is its own
+    # What the follow-up asks of the earlier question (advice, a forecast, prose) is its own; a words-less follow-up
+    # read as off the filings' topic ("And <company>?") is only too short to tell, and asks what the earlier did.
+    refused = plan.intent is not None and plan.intent.refused_as not in (None, "off_topic")
+    if plan.intent is not None and (refused or plan.prose_intent or previous.intent is None):
+        merged.intent = plan.intent
     merged.carried = list(dict.fromkeys(merged.carried))
     merged.replaced = list(dict.fromkeys(merged.replaced))
     return merged

@@ -96,3 +96,11 @@ def test_a_refused_follow_up_stays_refused(catalog):
     follow = plan_question("And in fiscal 2024?", catalog)
     follow.intent = Intent("figure", 0.7, 0.9)
     assert merge_plans(follow, first).intent == first.intent
+
+
+def test_a_short_follow_up_read_as_off_topic_asks_what_the_earlier_turn_asked(catalog):
+    first = plan_question(FIRST, catalog)
+    first.intent = Intent("figure", 0.9, 0.95)
+    short = plan_question("And Alphabet?", catalog)
+    short.intent = Intent("off_topic", 0.5, 0.3, refused_as="off_topic")
+    assert merge_plans(short, first).intent == first.intent
