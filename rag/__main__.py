@@ -320,6 +320,7 @@ def cmd_eval(args) -> int:
         report = evaluation.run_questions(
             Path(args.questions), settings, mode=args.mode, top_k=args.top_k, use_llm=not args.no_llm,
             use_analysis=not args.no_analysis, split=args.split, filters=_filters(args),
+            use_history=not args.no_history,
         )
     evaluation.print_report(report)
     if args.json:
@@ -485,6 +486,8 @@ def _question_parsers(sub) -> None:
     p.add_argument("--json", help="write the full report here")
     p.add_argument("--no-llm", action="store_true", help="score extractive answers, no Ollama")
     p.add_argument("--no-analysis", action="store_true", help="turn query analysis off (to measure its gain)")
+    p.add_argument("--no-history", action="store_true",
+                   help="ask each question on its own, ignoring its `history` (to measure what the conversation adds)")
     p.add_argument("--split", default="all", choices=["all", "tune", "blind"],
                    help="score one half of the set's companies (tune on one, report the other)")
     p.set_defaults(func=cmd_eval)

@@ -104,3 +104,26 @@ def test_a_short_follow_up_read_as_off_topic_asks_what_the_earlier_turn_asked(ca
     short = plan_question("And Alphabet?", catalog)
     short.intent = Intent("off_topic", 0.5, 0.3, refused_as="off_topic")
     assert merge_plans(short, first).intent == first.intent
+
+
+def test_eval_asks_a_question_within_its_history(tmp_path):
+    import json
+
+    from rag.config import get_settings
+    from rag.eval import run_questions
+    from tests.app_server import build_small_index
+
+    env = build_small_index(tmp_path / "index")
+    settings = get_settings(storage_dir=env["RAG_STORAGE_DIR"], data_dir=env["RAG_DATA_DIR"])
+    row = {"id": "f1", "question": "And BOLT?", "history": ["What were ACME's total net sales?"], "kind": "lookup",
+           "answerable": True, "filings": [{"ticker": "BOLT", "fiscal_year": 2023, "form": "10-K"}],
+           "section": None, "evidence": [["96,773"]], "answer": "96,773 million", "value": 96773,
+           "unit": "USD millions", "tolerance": 0.01}
+    path = tmp_path / "questions.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    within = run_questions(path, settings, top_k=5)
+    assert within["history_used"] is True
+    assert within["answer_accuracy"] == 1.0 and within["evidence_recall@5"] == 1.0
+    alone = run_questions(path, settings, top_k=5, use_history=False)
+    assert alone["history_used"] is False
+    assert alone["questions"][0]["detected"] != within["questions"][0]["detected"]
