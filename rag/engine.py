@@ -30,8 +30,12 @@ MAX_GENERATED_QUERIES = 5  # each one is another dense and keyword search per li
 def answered_question(question: str, retrieval: RetrievalResult) -> str:
     """The question the answer is written for: a follow-up that names no topic of its own ("And in fiscal 2024?")
     is asked after the earlier question its plan repeats, so the reader (or model) sees both."""
-    asked = retrieval.plan.question
-    return f"{asked} {question}" if asked and asked != question else question
+    plan = retrieval.plan
+    if not plan.question or plan.question == question:
+        return question
+    # Without the company or year the follow-up replaced: the answer must not look for the earlier one's.
+    asked = " ".join(plan.question_without(lambda dimension, _value: dimension in plan.replaced).split())
+    return f"{asked} {question}"
 
 
 class Engine:

@@ -87,6 +87,10 @@ def _inherit_scope(plan: QuestionPlan, previous: QuestionPlan) -> QuestionPlan:
     if not plan.forms and previous.forms:
         merged.forms = list(previous.forms)
         carried += previous.forms
+    if merged.tickers != plan.tickers and plan.intent is not None and plan.intent.refused_as == "off_topic":
+        # Read without the company the conversation gives it ("What is <product>?"), a question may look unrelated
+        # to any filing: that reading is no verdict on the question asked about the company.
+        merged.intent = None
     merged.carried = carried
     return merged
 

@@ -127,3 +127,25 @@ def test_eval_asks_a_question_within_its_history(tmp_path):
     alone = run_questions(path, settings, top_k=5, use_history=False)
     assert alone["history_used"] is False
     assert alone["questions"][0]["detected"] != within["questions"][0]["detected"]
+
+
+def test_a_follow_up_read_as_off_topic_without_its_company_is_not_refused_for_it(catalog):
+    first = plan_question(FIRST, catalog)
+    own = plan_question("What is the Vision Pro?", catalog)
+    own.intent = Intent("off_topic", 0.5, 0.4, refused_as="off_topic")
+    merged = merge_plans(own, first)
+    assert merged.tickers == ["AAPL"] and merged.intent is None
+    advice = plan_question("Should I buy the stock of this company?", catalog)
+    advice.intent = Intent("advice", 0.9, 0.01, refused_as="advice")
+    assert merge_plans(advice, first).intent.refused_as == "advice"
+
+
+def test_the_answer_to_a_follow_up_is_written_for_the_earlier_question_without_what_it_replaced(catalog):
+    from rag.engine import answered_question
+    from rag.schema import RetrievalResult
+
+    plan = conversation(catalog, FIRST, "And Alphabet?")
+    asked = answered_question("And Alphabet?", RetrievalResult("", "hybrid", [], plan, Filters()))
+    assert "Apple" not in asked and "net sales" in asked and asked.endswith("And Alphabet?")
+    alone = plan_question("What is Alphabet's net income?", catalog)
+    assert answered_question(alone.question, RetrievalResult("", "hybrid", [], alone, Filters())) == alone.question
