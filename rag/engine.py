@@ -31,7 +31,7 @@ def answered_question(question: str, retrieval: RetrievalResult) -> str:
     """The question the answer is written for: a follow-up that names no topic of its own ("And in fiscal 2024?")
     is asked after the earlier question its plan repeats, so the reader (or model) sees both."""
     plan = retrieval.plan
-    if not plan.question or plan.question == question:
+    if not plan.question or plan.question == question or not (plan.carried or plan.replaced):
         return question
     # Without the company or year the follow-up replaced: the answer must not look for the earlier one's.
     asked = " ".join(plan.question_without(lambda dimension, _value: dimension in plan.replaced).split())
