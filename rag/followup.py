@@ -123,6 +123,7 @@ def _ask_again(plan: QuestionPlan, previous: QuestionPlan) -> QuestionPlan:
     if plan.prose_intent:  # "why?" after a figure: the same figure's story, told in prose
         merged.prose_intent = True
         merged.narrative_words = list(dict.fromkeys(previous.narrative_words + plan.narrative_words))
+        merged.statements = []  # a statement's page prints the figure, not why it moved
     # What the follow-up asks of the earlier question (advice, a forecast, prose) is its own; a words-less follow-up
     # read as off the filings' topic ("And <company>?") is only too short to tell, and asks what the earlier did.
     refused = plan.intent is not None and plan.intent.refused_as not in (None, "off_topic")

@@ -58,6 +58,7 @@ def test_why_keeps_company_year_and_topic_and_asks_for_prose(catalog):
     plan = conversation(catalog, FIRST, "Why?")
     assert (plan.tickers, plan.fiscal_years) == (["AAPL"], [2025])
     assert plan.prose_intent and "why" in plan.narrative_words
+    assert plan_question(FIRST, catalog).statements and plan.statements == []  # MD&A tells why, not the statement
     assert [m.metric_key for m in plan.metrics] == ["revenue"]
 
 
