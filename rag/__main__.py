@@ -221,21 +221,57 @@ def cmd_ask(args) -> int:
     engine = Engine(_settings(args))
     if not engine.store.list_filings():
         return _fail(EMPTY_INDEX)
+    _print_answer(engine, args, args.question, list(args.history or []))
+    return 0
+
+
+def cmd_chat(args) -> int:
+    """A conversation: one question a line from stdin, each planned against the ones before it; the model and the
+    index load once. Ends at end of input (Ctrl-D)."""
+    from .engine import Engine
+
+    engine = Engine(_settings(args))
+    if not engine.store.list_filings():
+        return _fail(EMPTY_INDEX)
+    interactive = bool(getattr(sys.stdin, "isatty", lambda: False)())
+    history: list[str] = list(args.history or [])
+    while True:
+        if interactive:
+            print("> ", end="", file=sys.stderr, flush=True)
+        line = sys.stdin.readline()
+        if not line:
+            return 0
+        question = line.strip()
+        if not question:
+            continue
+        if not args.json:
+            print(f"Q: {question}")
+        _print_answer(engine, args, question, history)
+        history.append(question)
+        if not args.json:
+            print()
+
+
+def _print_answer(engine, args, question: str, history: list[str]) -> None:
+    """Ask the question within its conversation and print the answer (or, with --json, its whole result)."""
     stream = engine.ask_stream(
-        args.question, mode=args.mode, top_k=args.top_k, filters=_filters(args), use_llm=not args.no_llm
+        question, mode=args.mode, top_k=args.top_k, filters=_filters(args), use_llm=not args.no_llm,
+        history=history or None,
     )
     if args.json:  # the engine's own numbers and scores: scripts rely on them
         for _ in _answer_pieces(stream):
             pass
-        print(json.dumps(stream.result.to_dict(), indent=1, ensure_ascii=False))
-        return 0
+        print(json.dumps(stream.result.to_dict(), indent=None if args.command == "chat" else 1, ensure_ascii=False))
+        return
     style = wants_style(sys.stdout)
     printer = AnswerPrinter(sys.stdout, style)
     for piece in _answer_pieces(stream):
         printer.feed(piece)
     printer.close()
+    carried = stream.result.detected.get("carried")
+    if carried:
+        print(clean_text(f"from the conversation: {' · '.join(carried)}"), file=sys.stderr)
     _print_sources(stream.result, printer, style)
-    return 0
 
 
 def _answer_pieces(stream):
@@ -284,6 +320,7 @@ def cmd_eval(args) -> int:
         report = evaluation.run_questions(
             Path(args.questions), settings, mode=args.mode, top_k=args.top_k, use_llm=not args.no_llm,
             use_analysis=not args.no_analysis, split=args.split, filters=_filters(args),
+            use_history=not args.no_history,
         )
     evaluation.print_report(report)
     if args.json:
@@ -376,6 +413,20 @@ def _search_options(p, top_k: int | None) -> None:
                    help=f"passages retrieved per question (default: {top_k or 'RAG_TOP_K or 8'})")
 
 
+def _ask_options(p) -> None:
+    """What ask and chat share: search, answer and filter options, and the conversation so far."""
+    _search_options(p, top_k=None)
+    p.add_argument("--json", action="store_true", help="print the whole result (answer, citations, scores) as JSON "
+                   "(chat: one line per question)")
+    p.add_argument("--no-llm", action="store_true", help="extractive answer, no Ollama")
+    p.add_argument("--ticker", action="append", help="only this company's filings (repeatable)")
+    p.add_argument("--fy", action="append", type=int, help="only filings of this fiscal year (repeatable)")
+    p.add_argument("--form", action="append", help="only filings of this form, e.g. 10-K or 10-Q (repeatable)")
+    p.add_argument("--history", action="append", metavar="QUESTION",
+                   help="an earlier question of the conversation, oldest first (repeatable): a follow-up such as "
+                        "\"And in fiscal 2024?\" is asked as the conversation makes it mean")
+
+
 def _filing_parsers(sub) -> None:
     """download, index, list, edit, remove, facts: the commands that manage filings."""
     p = _common(sub.add_parser("download", help="download filings from EDGAR and index them"))
@@ -419,13 +470,13 @@ def _question_parsers(sub) -> None:
     """ask, eval, bench: the commands that retrieve."""
     p = _period(_fusion(_common(sub.add_parser("ask", help="ask a question"))))
     p.add_argument("question", help="the question, in quotes")
-    _search_options(p, top_k=None)
-    p.add_argument("--json", action="store_true", help="print the whole result (answer, citations, scores) as JSON")
-    p.add_argument("--no-llm", action="store_true", help="extractive answer, no Ollama")
-    p.add_argument("--ticker", action="append", help="only this company's filings (repeatable)")
-    p.add_argument("--fy", action="append", type=int, help="only filings of this fiscal year (repeatable)")
-    p.add_argument("--form", action="append", help="only filings of this form, e.g. 10-K or 10-Q (repeatable)")
+    _ask_options(p)
     p.set_defaults(func=cmd_ask)
+
+    p = _period(_fusion(_common(sub.add_parser(
+        "chat", help="a conversation: questions one a line from stdin, follow-ups planned against earlier ones"))))
+    _ask_options(p)
+    p.set_defaults(func=cmd_chat)
 
     p = _period(_fusion(_common(sub.add_parser("eval", help="score a question set against the index"))))
     src = p.add_mutually_exclusive_group(required=True)
@@ -435,6 +486,8 @@ def _question_parsers(sub) -> None:
     p.add_argument("--json", help="write the full report here")
     p.add_argument("--no-llm", action="store_true", help="score extractive answers, no Ollama")
     p.add_argument("--no-analysis", action="store_true", help="turn query analysis off (to measure its gain)")
+    p.add_argument("--no-history", action="store_true",
+                   help="ask each question on its own, ignoring its `history` (to measure what the conversation adds)")
     p.add_argument("--split", default="all", choices=["all", "tune", "blind"],
                    help="score one half of the set's companies (tune on one, report the other)")
     p.set_defaults(func=cmd_eval)

@@ -16,14 +16,26 @@ from .answer import answer_stream, make_llm, ollama_status
 from .config import Settings, get_settings
 from .facts import CheckedStream, FactsLayer, FactStoreUnavailable
 from .facts.restated import reported_values, restating
+from .followup import plan_conversation
 from .index import IndexStore, LoadedIndex
 from .retrieve import Retriever
-from .schema import Filters, RetrievalResult
+from .schema import Filters, QuestionPlan, RetrievalResult
 
 log = logging.getLogger(__name__)
 
 QUERY_TIMEOUT_S = 30.0  # Ollama writing search queries; a cold model load can take most of it
 MAX_GENERATED_QUERIES = 5  # each one is another dense and keyword search per list
+
+
+def answered_question(question: str, retrieval: RetrievalResult) -> str:
+    """The question the answer is written for: a follow-up that names no topic of its own ("And in fiscal 2024?")
+    is asked after the earlier question its plan repeats, so the reader (or model) sees both."""
+    plan = retrieval.plan
+    if not plan.question or plan.question == question or not (plan.carried or plan.replaced):
+        return question
+    # Without the company or year the follow-up replaced: the answer must not look for the earlier one's.
+    asked = " ".join(plan.question_without(lambda dimension, _value: dimension in plan.replaced).split())
+    return f"{asked} {question}"
 
 
 class Engine:
@@ -68,9 +80,11 @@ class Engine:
     def retrieve(
         self, question: str, *, mode: str = "hybrid", top_k: int | None = None, filters: Filters | None = None,
         use_analysis: bool = True, generated_queries: int | None = None, for_llm: bool = False,
+        history: list[str] | None = None,
     ) -> RetrievalResult:
         """generated_queries: extra search queries Ollama writes for the question (None: the setting, 0: off).
-        for_llm: retrieve the llm_passages the model reads; the first top_k are the ones shown."""
+        for_llm: retrieve the llm_passages the model reads; the first top_k are the ones shown.
+        history: the conversation's earlier questions, oldest first; a follow-up is planned against them."""
         shown = top_k or self.settings.top_k
         k = max(shown, self.settings.llm_passages) if for_llm else shown
         n = self.settings.generated_queries if generated_queries is None else generated_queries
@@ -79,6 +93,7 @@ class Engine:
         result = self.retriever().retrieve(
             question, mode=mode, top_k=k, filters=filters, use_analysis=use_analysis,
             llm=self._query_llm() if n > 0 else None, generated_queries=n,
+            plan=self.plan_in_conversation(question, history) if history and use_analysis else None,
         )
         problem = self._facts_problem()
         if problem:  # answered from the passages, saying why there is no exact figure (and no traceback)
@@ -91,6 +106,12 @@ class Engine:
         result.shown = shown if k > shown else None
         result.retrieval_ms = (time.perf_counter() - t0) * 1000
         return result
+
+    def plan_in_conversation(self, question: str, history: list[str] | None) -> QuestionPlan:
+        """The question's plan as its conversation makes it mean: each earlier question (oldest first) planned and
+        merged with the turn before it, then the question merged with the last (rag.followup)."""
+        retriever = self.retriever()
+        return plan_conversation([retriever.plan(q) for q in [*(history or []), question] if q and q.strip()])
 
     def _query_llm(self):
         """The Ollama model that writes search queries, or None when Ollama does not answer. A query must not
@@ -189,11 +210,14 @@ class Engine:
 
     def ask_stream(self, question: str, *, mode: str = "hybrid", top_k: int | None = None,
                    filters: Filters | None = None, use_llm: bool = True, use_analysis: bool = True,
-                   generated_queries: int | None = None):
-        """An AnswerStream: iterate for text pieces, then read `.result`."""
+                   generated_queries: int | None = None, history: list[str] | None = None):
+        """An AnswerStream: iterate for text pieces, then read `.result`. history: the conversation's earlier
+        questions, oldest first (a follow-up is planned against them)."""
         retrieval = self.retrieve(question, mode=mode, top_k=top_k, filters=filters, use_analysis=use_analysis,
-                                  generated_queries=generated_queries if use_llm else 0, for_llm=use_llm)
-        return self.answer_stream_for(question, retrieval, use_llm=use_llm, filters=filters)
+                                  generated_queries=generated_queries if use_llm else 0, for_llm=use_llm,
+                                  history=history)
+        return self.answer_stream_for(answered_question(question, retrieval), retrieval, use_llm=use_llm,
+                                      filters=filters)
 
     # ---- exact XBRL figures first, computed in code and cited; the finished answer's figures are checked against
     # them (warnings). Without facts for the question, the answer is unchanged.

@@ -12,7 +12,7 @@ import numpy as np
 
 from .config import Settings
 from .dates import MONTH_PATTERN
-from .engine import Engine
+from .engine import Engine, answered_question
 from .index import IndexStore
 from .schema import Filters, period_label
 
@@ -329,9 +329,11 @@ def _mean(values) -> float | None:
 
 def run_questions(
     path: Path, settings: Settings, *, mode: str = "hybrid", top_k: int = 10, use_llm: bool = False,
-    use_analysis: bool = True, split: str = "all", filters: Filters | None = None,
+    use_analysis: bool = True, split: str = "all", filters: Filters | None = None, use_history: bool = True,
 ) -> dict:
-    """`filters`: the user's own filters, applied to every question (e.g. one fiscal period)."""
+    """`filters`: the user's own filters, applied to every question (e.g. one fiscal period). A question's `history`
+    (its conversation's earlier questions, oldest first) is asked with it unless `use_history` is off, which asks
+    every question on its own (to measure what the conversation adds)."""
     engine = Engine(settings)
     if not len(engine.index()):
         raise SystemExit("the index is empty: index the filings first (python -m rag index PATH)")
@@ -339,17 +341,21 @@ def run_questions(
     questions, companies = split_questions(everything, split)
     engine.warm(mode)  # model, index and fact views loaded before timing
     rows = []
+    history_used = use_history and any(q.get("history") for q in questions)
     for q in questions:
         retrieval = engine.retrieve(q["question"], mode=mode, top_k=top_k, use_analysis=use_analysis, for_llm=use_llm,
-                                    generated_queries=None if use_llm else 0, filters=filters)
+                                    generated_queries=None if use_llm else 0, filters=filters,
+                                    history=list(q.get("history") or []) if use_history else None)
         # Through the engine, as the app and the CLI answer: exact XBRL figures first (the facts layer).
-        result = engine.answer_stream_for(q["question"], retrieval, use_llm=use_llm, filters=filters).consume()
+        result = engine.answer_stream_for(answered_question(q["question"], retrieval), retrieval, use_llm=use_llm,
+                                          filters=filters).consume()
         row = question_row(q, retrieval.nodes[:retrieval.shown], result)  # what the Sources list shows
         row.update(detected=retrieval.plan.label(), retrieval_ms=round(retrieval.retrieval_ms, 2))
         rows.append(row)
     return summarize(rows, mode=mode, top_k=top_k, use_analysis=use_analysis, use_llm=use_llm,
                      fusion=settings.fusion + (f" {settings.fusion_weights}" if settings.fusion_weights else ""),
-                     split=split, split_companies=companies, questions_in_set=len(everything))
+                     split=split, split_companies=companies, questions_in_set=len(everything),
+                     history_used=history_used)
 
 
 def _block(subset: list[dict]) -> dict:
@@ -408,7 +414,8 @@ def _fmt(v) -> str:
 def print_report(report: dict) -> None:
     keys = [k for k in ("evidence_recall@5", "evidence_recall@10", "filing_precision@5", "filing_precision@10", "mrr",
                         "answer_accuracy", "refusal_accuracy", "page_hit@5", "page_hit@10", "doc_hit@5") if k in report]
-    info = {k: report[k] for k in ("mode", "top_k", "use_analysis", "use_llm", "split") if k in report}
+    info = {k: report[k] for k in ("mode", "top_k", "use_analysis", "use_llm", "split", "history_used")
+            if k in report}
     print("settings: " + ", ".join(f"{k}={v}" for k, v in info.items()))
     if "split_companies" in report:
         print(f"companies: {' '.join(report['split_companies']) or '-'}  "

@@ -35,7 +35,10 @@ def search_text(question: str, plan: QuestionPlan, applied: Filters) -> str:
     values = {"ticker": set(applied.tickers), "fiscal_year": set(applied.fiscal_years), "form": set(applied.forms)}
     if plan.question != question:
         return question
-    text = plan.question_without(lambda dimension, value: value in values.get(dimension, ()))
+    # A follow-up asked again with an earlier turn's question (rag.followup): the company or year it replaced is
+    # left out as well.
+    text = plan.question_without(
+        lambda dimension, value: value in values.get(dimension, ()) or dimension in plan.replaced)
     text = re.sub(r"(?<!\w)(?:'s|’s|')(?!\w)", " ", text)  # the possessive left by a removed name
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(re.findall(r"\w{3,}", text)) >= 2 else question
@@ -175,23 +178,19 @@ class Retriever:
         use_analysis: bool = True,
         llm=None,
         generated_queries: int = 0,
+        plan: QuestionPlan | None = None,
     ) -> RetrievalResult:
         """`llm` and `generated_queries` > 0: the LLM writes that many search queries once per question, and every
         list below fuses them with the question (QueryFusionRetriever, num_queries = 1 + generated). Without an
-        LLM, or when it fails, the question alone is searched and a warning says why."""
+        LLM, or when it fails, the question alone is searched and a warning says why. `plan`: the question's plan
+        read already (a follow-up's, merged with its conversation), whose question is the one searched."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         t0 = time.perf_counter()
-        extra, warnings = [], []
-        if generated_queries > 0 and llm is not None and len(self.index):
-            try:
-                extra = generate_queries(llm, question, generated_queries)
-            except Exception as exc:  # noqa: BLE001 - the question alone is still searched
-                warnings.append(f"The LLM did not write search queries ({type(exc).__name__}: {exc}); "
-                                f"the question alone was searched.")
-        elif generated_queries > 0:
-            warnings.append("Query generation needs Ollama, which is not available; the question alone was searched.")
-        plan = self.plan(question) if use_analysis else QuestionPlan(question=question)
+        question = plan.question if plan is not None else question
+        extra, warnings = self._generated_queries(llm, question, generated_queries)
+        if plan is None:
+            plan = self.plan(question) if use_analysis else QuestionPlan(question=question)
         # A compound question's later questions are searched beside it, fused as generated queries are.
         generated, extra = extra, extra + [q for q in plan.follow_ups if q not in extra]
         named_by = None if (filters and filters.tickers) or plan.tickers else self._company_by_name(plan)
@@ -245,6 +244,18 @@ class Retriever:
             retrieval_ms=(time.perf_counter() - t0) * 1000, generated_queries=generated, warnings=warnings,
             unavailable=unavailable,
         )
+
+    def _generated_queries(self, llm, question: str, n: int) -> tuple[list[str], list[str]]:
+        """The search queries the LLM writes for the question, and the warnings when it could not."""
+        if n > 0 and llm is not None and len(self.index):
+            try:
+                return generate_queries(llm, question, n), []
+            except Exception as exc:  # noqa: BLE001 - the question alone is still searched
+                return [], [f"The LLM did not write search queries ({type(exc).__name__}: {exc}); "
+                            f"the question alone was searched."]
+        if n > 0:
+            return [], ["Query generation needs Ollama, which is not available; the question alone was searched."]
+        return [], []
 
     def _named_passages(self, plan: QuestionPlan, subset, bundle: QueryBundle, mode: str, depth: int,
                         extra: list[str]) -> list:

@@ -221,6 +221,11 @@ class QuestionPlan:
     follow_ups: list[str] = field(default_factory=list)
     # What the question intends, classified from labelled examples (rag.intent); None where no model read it.
     intent: Intent | None = None
+    # A follow-up's plan merged with the conversation's (rag.followup): what came from the earlier turns, as the
+    # label shows it ("ACME", "FY2024", "revenue"), and the dimensions ("ticker", "fiscal_year", "period", "form")
+    # whose words in the question text belong to an earlier turn and were replaced by the follow-up's.
+    carried: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
 
     @property
     def narrative(self) -> bool:
@@ -247,7 +252,7 @@ class QuestionPlan:
         return " ".join(out)
 
     def label(self) -> str:
-        """'ACME · FY2024 · Item 8' for the UI."""
+        """'ACME · FY2024 · Item 8' for the UI; a follow-up's says what came from the conversation."""
         if self.periods:
             periods = [p.label() for p in self.periods]
             years = [f"FY{y}" for y in self.fiscal_years if not any(p.fiscal_year == y for p in self.periods)]
@@ -256,7 +261,10 @@ class QuestionPlan:
                 if self.latest_quarters else []
             years = [f"FY{y}" for y in self.fiscal_years]
         parts = list(self.tickers) + years + periods + list(self.forms) + list(self.sections)
-        return " · ".join(parts + list(self.statements))
+        label = " · ".join(parts + list(self.statements))
+        if self.carried:  # 'ACME · FY2023 · income statement (ACME · revenue, from the conversation)'
+            label = f"{label} ({' · '.join(self.carried)}, from the conversation)".strip()
+        return label
 
     def detected(self) -> dict:
         """What the question names, as an answer result reports it."""
@@ -267,6 +275,7 @@ class QuestionPlan:
             "sections": list(self.sections),
             "periods": [p.label() for p in self.periods],
             "unknown_companies": list(self.unknown_companies),
+            "carried": list(self.carried),
             "label": self.label(),
         }
 

@@ -678,3 +678,20 @@ def test_a_sources_caption_says_what_kind_of_source_it_is():
     # A passage the facts layer read a count from is no XBRL fact.
     assert "read from this passage's text" in source_kind({"kind": "passage"})
     assert source_kind({"kind": "chunk"}) == "" and source_kind({}) == ""
+
+
+def test_a_follow_up_carries_the_conversation_and_can_be_asked_on_its_own(indexed):
+    at = ask(start(), "What were ACME's total net sales?")
+    at = ask(at, "And BOLT?")
+    follow = last_result(indexed)
+    assert "96,773" in follow["answer"]
+    assert follow["detected"]["carried"] == ["total revenue"]
+    assert any("from the conversation" in t for t in texts(at.caption))
+    alone = buttons(at, "alone_")
+    assert len(alone) == 1, "only the follow-up offers to be asked on its own"
+    alone[0].click().run()
+    no_exception(at)
+    messages = stored(indexed)
+    assert [m["content"] for m in messages if m["role"] == "user"][-1] == "And BOLT?"
+    again = messages[-1]["result"]
+    assert again["request"]["alone"] is True and again["detected"]["carried"] == []

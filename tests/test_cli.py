@@ -276,3 +276,31 @@ def test_every_readme_example_is_a_command_the_cli_accepts():
             pytest.fail(f"the CLI refuses the README's example: {line}")
         commands.add(args.command)
     assert {"index", "list", "ask", "facts", "eval", "bench", "remove"} <= commands
+
+
+def test_ask_with_history_plans_the_follow_up_against_it(storage, capsys):
+    first = "What were ACME's total net sales?"
+    code, raw, err = _run(capsys, "ask", "And BOLT?", "--history", first, "--storage", storage, "--no-llm", "--json")
+    assert code == 0, err
+    result = json.loads(raw)
+    assert "96,773" in result["answer"] and "391,035" not in result["answer"]
+    assert result["detected"]["carried"] == ["total revenue"]
+    code, out, err = _run(capsys, "ask", "And BOLT?", "--history", first, "--storage", storage, "--no-llm")
+    assert code == 0 and "96,773" in out
+    assert "from the conversation: total revenue" in err
+
+
+def test_chat_keeps_the_conversation_over_piped_questions(storage, capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("What were ACME's total net sales?\n\nAnd BOLT?\n"))
+    code, out, err = _run(capsys, "chat", "--storage", storage, "--no-llm", "--json")
+    assert code == 0, err
+    first, second = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert "391,035" in first["answer"] and first["detected"]["carried"] == []
+    assert "96,773" in second["answer"] and second["detected"]["carried"] == ["total revenue"]
+    monkeypatch.setattr("sys.stdin", io.StringIO("What were ACME's total net sales?\nAnd BOLT?\n"))
+    code, out, err = _run(capsys, "chat", "--storage", storage, "--no-llm")
+    assert code == 0, err
+    assert out.count("Q: ") == 2 and "Q: And BOLT?" in out
+    assert out.index("391,035") < out.index("Q: And BOLT?") < out.index("96,773")

@@ -157,3 +157,18 @@ def test_the_sources_lead_with_the_tagged_figure_then_a_passage_that_restates_it
     # A figure no other passage prints: the tagged passage alone leads.
     other = engine.retrieve("What were Card Networks' total net sales in fiscal 2023?", top_k=5).nodes
     assert "51,230" in other[0].node.text and "51,230" not in other[1].node.text
+
+
+def test_a_follow_up_is_answered_within_its_conversation(settings):
+    engine = Engine(settings)
+    first = "What were ACME's total net sales?"
+    result = engine.ask("And BOLT?", use_llm=False, history=[first])
+    assert "96,773" in result.answer and "391,035" not in result.answer
+    assert result.citations and all(c.ticker == "BOLT" for c in result.citations)
+    assert result.detected["carried"] == ["total revenue"]
+    assert "from the conversation" in result.detected["label"]
+    # Asked on its own, the same words carry nothing over.
+    assert engine.ask("And BOLT?", use_llm=False).detected["carried"] == []
+    # A follow-up that names a figure of its own keeps it and inherits the company.
+    plan = engine.plan_in_conversation("What was the net income?", [first, "And BOLT?"])
+    assert plan.tickers == ["BOLT"] and [m.metric_key for m in plan.metrics] == ["net_income"]

@@ -41,7 +41,9 @@ OWN = _load(OWN_SET)
 # Held-out sets written after the own set, over companies of one half each: "-tune" may be read and tuned on,
 # "-blind" is only measured (its questions are never read to tune rules). Both are checked like the own set.
 HELD_OUT = {path.name: _load(path) for path in sorted(SETS.glob("questions-heldout-*.jsonl"))}
-EVERY = OWN + [q for rows in HELD_OUT.values() for q in rows]
+# Follow-ups: each asked after its `history` (FORMAT.md), with the same question written to stand alone beside it.
+FOLLOW_UPS = _load(SETS / "questions-followups.jsonl")
+EVERY = OWN + [q for rows in HELD_OUT.values() for q in rows] + FOLLOW_UPS
 
 
 def _format_problems(q: dict) -> list[str]:
@@ -89,6 +91,15 @@ def test_question_has_the_shared_format(q):
 def test_gold_answer_passes_its_own_number_rule(q):
     # A reference answer the scorer would mark wrong (a unit slip, a distractor quoted) makes the value unusable.
     assert numeric_correct(q["answer"], q["value"], q["unit"], q["tolerance"], q.get("distractors", ()))
+
+
+def test_follow_ups_name_their_conversation_and_their_standalone_form():
+    ids = [q["id"] for q in FOLLOW_UPS]
+    assert len(ids) == len(set(ids)) >= 10
+    for q in FOLLOW_UPS:
+        assert q["history"] and all(isinstance(h, str) and h.strip() for h in q["history"]), q["id"]
+        assert q["standalone"].strip() and q["standalone"] != q["question"], q["id"]
+    assert {q["kind"] for q in FOLLOW_UPS} >= {"lookup", "narrative", "refusal"}
 
 
 def test_own_set_ids_are_unique_and_numbered():

@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 USER_AVATAR = ":material/person:"
 ASSISTANT_AVATAR = ":material/query_stats:"
+# How many of the conversation's earlier questions a new one is planned against (rag.followup): its recent turns.
+HISTORY_TURNS = 6
 EXAMPLES = (
     "What were total net sales in the latest fiscal year?",
     "What are the main risk factors?",
@@ -88,7 +90,8 @@ def render(pages: dict) -> None:
     if prompt and prompt.strip():
         ask(prompt.strip(), conv_id=conv_id)
     elif pending and known:
-        ask(pending["question"], conv_id=conv_id, use_analysis=pending.get("use_analysis", True))
+        ask(pending["question"], conv_id=conv_id, use_analysis=pending.get("use_analysis", True),
+            alone=pending.get("alone", False))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -236,7 +239,8 @@ def _sources(msg_id: int, result: dict, sources: list[dict], cited: set) -> None
 def _meta_row(msg_id: int, result: dict, previous: dict | None) -> None:
     request = result.get("request") or {}
     detected = (result.get("detected") or {}).get("label") or ""
-    question = result.get("question") or (previous or {}).get("content") or ""
+    # The user's own words (a follow-up's result holds the question it was answered as, the earlier one with it).
+    question = (previous or {}).get("content") or result.get("question") or ""
     bits = []
     mode = result.get("mode") or request.get("mode")
     if mode:
@@ -256,11 +260,16 @@ def _meta_row(msg_id: int, result: dict, previous: dict | None) -> None:
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key=f"meta_{msg_id}"):
         if detected and request.get("use_analysis", True):
             st.caption(f":material/filter_alt: Detected **{safe_inline(detected)}**")
+            if (result.get("detected") or {}).get("carried") and st.button(
+                    "Ask on its own", key=f"alone_{msg_id}", icon=":material/chat_bubble:", type="tertiary",
+                    help="Ask the same question again as if it opened the conversation: nothing carried over from "
+                         "the questions before it."):
+                st.session_state[core.K_PENDING] = {"question": question, "use_analysis": True, "alone": True}
             if st.button("Ask again without these", key=f"clear_{msg_id}", icon=":material/filter_alt_off:",
                          type="tertiary",
                          help="Ask the same question again without the companies, years, forms or Items detected "
                               "in it (your sidebar filters still apply)."):
-                st.session_state[core.K_PENDING] = {"question": question, "use_analysis": False}
+                st.session_state[core.K_PENDING] = {"question": question, "use_analysis": False, "alone": True}
         elif request.get("use_analysis") is False:
             st.caption(":material/filter_alt_off: Asked without detected filters")
         st.caption(join(" · ", bits))
@@ -361,11 +370,19 @@ def render_citation(c: dict, mode: str | None = None) -> None:
 # Asking
 
 
-def ask(question: str, *, conv_id: str | None, use_analysis: bool = True) -> None:
+def earlier_questions(messages: list[dict]) -> list[str]:
+    """The conversation's earlier questions, oldest first: the last HISTORY_TURNS a new question may follow up."""
+    asked = [m.get("content") or "" for m in messages if m.get("role") == "user"]
+    return [q for q in asked if q.strip()][-HISTORY_TURNS:]
+
+
+def ask(question: str, *, conv_id: str | None, use_analysis: bool = True, alone: bool = False) -> None:
+    """alone: asked as if it opened the conversation (the earlier questions are not passed as its history)."""
     s = core.settings()
     if not conv_id or history.get(conv_id, s) is None:
         conv_id = history.create(question, s)["id"]
         core.open_conversation(conv_id)
+    earlier = [] if alone else earlier_questions(history.messages(conv_id, s))
     history.add(conv_id, "user", question, s=s)  # kept in the session when it cannot be stored: never lost
     request = core.current_request(s)
     with st.chat_message("user", avatar=USER_AVATAR):
@@ -380,6 +397,7 @@ def ask(question: str, *, conv_id: str | None, use_analysis: bool = True) -> Non
                 stream = core.engine(s).ask_stream(
                     question, mode=request.mode, top_k=request.top_k, filters=request.filters,
                     use_llm=request.use_llm, use_analysis=use_analysis, generated_queries=request.generated_queries,
+                    history=earlier or None,
                 )
             flight = waiting.begin(stream, conv_id=conv_id, question=question,
                                    request={**request.to_dict(), "use_analysis": use_analysis})
@@ -389,7 +407,7 @@ def ask(question: str, *, conv_id: str | None, use_analysis: bool = True) -> Non
             result, content = _finished(stream)
         except Exception as exc:  # noqa: BLE001 - say what went wrong, keep the conversation usable
             result, content = _failed(exc, question, started)
-    result["request"] = {**request.to_dict(), "use_analysis": use_analysis}
+    result["request"] = {**request.to_dict(), "use_analysis": use_analysis, "alone": alone}
     waiting.end()
     history.add(conv_id, "assistant", content, result, s=s)
     st.rerun()
