@@ -33,6 +33,9 @@ def test_a_verb_with_no_object_names_its_figure_only_alone():
         example = p.example()
         alone = find_mentions(f"Tell me, {example} in 2024?")
         assert [m.metric_key for m in alone] == [p.names.key], example
+    # A wording added as one line of data ("haul in") links like the others.
+    assert [m.metric_key for m in find_mentions("How much did Initech haul in during fiscal 2024?", {"initech"})] \
+        == ["revenue"]
     # With an object, the object is the figure: "how much operating cash flow did it bring in".
     both = find_mentions("How much operating cash flow did Initech bring in during 2024?", {"initech"})
     assert [m.metric_key for m in both] == ["operating_cash_flow"]
