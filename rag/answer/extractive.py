@@ -43,6 +43,7 @@ from .counts import (
 )
 from .figures import answer_figures
 from .quotable import QuotableUnit, column_heads, quotable_units
+from .stated import stated_figure
 from .table_figure import PERCENT_Q, negated, numeric_question, one_company, table_change, table_figure, untagged
 from .table_share import table_share
 from .terms import (
@@ -607,9 +608,11 @@ def extractive_answer(
     *,
     facts_text: str | None = None,
     reason: str | None = None,
+    embed_model=None,
 ) -> tuple[str, bool]:
     """(answer text, refused). The sentences and table rows of the sources that best match the question, each
-    with its [n], grouped by source; table rows carry their column header (the years) and unit."""
+    with its [n], grouped by source; table rows carry their column header (the years) and unit. `embed_model` (the
+    index's) reads a figure only the filer states from the cell or clause that states it (rag.answer.stated)."""
     how = f" ({reason})" if reason else " (no language model used)"
     if facts_text:
         # The exact figures answer it. Quoting the statement rows as well would repeat them beside the other
@@ -650,6 +653,9 @@ def extractive_answer(
     count = _prose_count(chosen, analysis, content) or _prose_amount(chosen, analysis, question, content)
     if count:
         return "\n\n".join(figure_lead + parts[1:] + [count]), False
+    # A figure only the filer states, read before the best sentence takes the one after it (below), where no
+    # reader above or of a table's year column reads one.
+    stated = stated_figure(units, analysis, question, chunk_sources, embed_model)
     # Compared before the best sentence takes the one after it: that one's figures are not the ones compared.
     comparison = _prose_comparison(chosen, analysis, content)
     best = chosen[0]
@@ -664,7 +670,7 @@ def extractive_answer(
             kept = [w for w in missing if not CHANGE_WORDS.fullmatch(w)]
             parts[missing_note:missing_note + 1] = [_missing_note(kept)] if kept else []
     from_table = table_share(units, analysis) or table_figure(chosen, analysis, question, content) or \
-        (None if comparison else table_change(chosen, analysis, question))
+        (None if comparison else table_change(chosen, analysis, question)) or stated
     if from_table:
         return "\n\n".join(figure_lead + parts[1:] + [from_table]), False
     for number in order:
