@@ -46,8 +46,8 @@ OVERLAP_WEIGHT = 0.15
 MIN_SCORE = 0.6
 MIN_OVERLAP = 0.5
 MIN_LEAD = 0.04
-# Two figures are one when they differ by less than this share (a table's 233,758 million and a sentence's
-# "234 billion" state one figure).
+# Two figures are one when they differ by less than this share (a table's 41,870 million and a sentence's
+# "41.9 billion" state one figure).
 _SAME_FIGURE = 0.005
 _SCALES = {"in thousands": 1e3, "in millions": 1e6, "in billions": 1e9}
 # The most candidates embedded for one question: each costs a pass of the model.
@@ -144,7 +144,6 @@ def _money_columns(table: list[QuotableUnit]) -> set[int]:
     return {j for other in table for j, cell in enumerate(other.text.split("|")[1:]) if "$" in cell}
 
 
-
 def _columns(row: QuotableUnit, asked: _Asked, question: str) -> tuple[str, list[tuple[int, list[str]]]] | None:
     """(the period, the value columns to read with their heads): the column of the year wanted in a table with a
     column a year; every column in a table without one, read as the filing's own year. None when the row is
@@ -167,8 +166,8 @@ def _columns(row: QuotableUnit, asked: _Asked, question: str) -> tuple[str, list
 
 def lead_in(row: QuotableUnit) -> str:
     """The sentence that introduces the row's table, when the passage prints one right above its header and ends
-    it with a colon ("The following table summarizes the number of individuals served by ...:"): it says what the
-    table counts, which its row labels and column heads often leave out."""
+    it with a colon ("The following table shows the number of stores we operated outside the United States:"): it
+    says what the table counts, which its row labels and column heads often leave out."""
     first = row.header.splitlines()[0].strip() if row.header else ""
     lines = [line.strip() for line in (row.source.text or "").splitlines()]
     if not first or first not in lines:
@@ -180,7 +179,7 @@ def lead_in(row: QuotableUnit) -> str:
 
 def short_forms(texts: list[str]) -> dict[str, str]:
     """The short forms the passages define, with the words they stand for: a name followed by its initials in
-    brackets, quoted or not ("gross dollar volume (“GDV”)", "annual recurring revenue (ARR)"). A head or a clause
+    brackets, quoted or not ("revenue passenger miles (“RPM”)", "annual recurring revenue (ARR)"). A head or a clause
     that prints the short form is read with its words."""
     out: dict[str, str] = {}
     for text in texts:
@@ -236,7 +235,7 @@ def _cells(row: QuotableUnit, rows: list[QuotableUnit], asked: _Asked, question:
             figure = replace(figure, raw=f"${figure.raw}", money=True)
         named = [h for h in heads if not YEAR.fullmatch(h.strip())]
         words = " ".join(w for w in (row.caption, row.title, row.group, label, *named) if w)
-        # A head over the column may give its own unit ("GDV (in billions)" beside "Cards (in millions)").
+        # A head over the column may give its own unit ("Volume (in billions)" beside "Accounts (in millions)").
         note = next((key for h in reversed(named) for key in _SCALES if key in h.lower()), row.note)
         out.append(Candidate(row, figure, words, period, heads, note=note,
                              magnitude=figure.value * _SCALES.get(note, 1.0)))
@@ -246,7 +245,7 @@ def _cells(row: QuotableUnit, rows: list[QuotableUnit], asked: _Asked, question:
 def names_unasked(clause: str, u: QuotableUnit, asked: _Asked) -> bool:
     """Does the clause name something the question does not: a proper name (a capitalised word past the
     sentence's first, not a month, nor the filer's own name) none of whose words the question holds? Such a clause
-    counts another thing, or a larger one ("2,347 stores located throughout the U.S., Canada, and Mexico" for the
+    counts another thing, or a larger one ("1,512 stores located throughout the U.S., Canada, and Mexico" for the
     stores in the U.S.)."""
     first = u.text.split(maxsplit=1)[0] if u.text.strip() else ""
     own = set(tokens(f"{u.source.company or ''} {u.source.ticker or ''}"))
@@ -327,9 +326,9 @@ def _overlap(content: list[str], words: str) -> float:
 
 def score(found: list[Candidate], asked: _Asked, embed_model) -> list[Candidate]:
     """The candidates that hold a fair share of the question's words (at most _EMBEDDED of them, most words first),
-    each with its semantic and word scores; the rest say too little of what is asked, and are not embedded. A sentence's figure is described by its clause and by the
-    whole sentence, as its subject may sit outside the clause ("Optum Rx fulfilled 1,623 million and 1,542
-    million adjusted scripts")."""
+    each with its semantic and word scores; the rest say too little of what is asked, and are not embedded. A
+    sentence's figure is described by its clause and by the whole sentence, as its subject may sit outside the
+    clause ("our plants shipped 4.1 million and 3.8 million crates in 2024 and 2023, respectively")."""
     for c in found:
         if c.heads is None:
             c.overlap = (_overlap(asked.content, c.words) + _overlap(asked.content, c.unit.text)) / 2
