@@ -43,7 +43,10 @@ OWN = _load(OWN_SET)
 HELD_OUT = {path.name: _load(path) for path in sorted(SETS.glob("questions-heldout-*.jsonl"))}
 # Follow-ups: each asked after its `history` (FORMAT.md), with the same question written to stand alone beside it.
 FOLLOW_UPS = _load(SETS / "questions-followups.jsonl")
-EVERY = OWN + [q for rows in HELD_OUT.values() for q in rows] + FOLLOW_UPS
+# Operating figures that filings print only in their own tables and prose (volumes, units, counts of stores or
+# sites, per-unit figures): one set, split into halves by company as every set is (rag.eval.split_questions).
+OPERATING = _load(SETS / "questions-operating.jsonl")
+EVERY = OWN + [q for rows in HELD_OUT.values() for q in rows] + FOLLOW_UPS + OPERATING
 
 
 def _format_problems(q: dict) -> list[str]:
@@ -117,6 +120,19 @@ def test_held_out_sets_each_keep_to_one_half_of_the_companies():
         tickers = {f["ticker"] for q in rows for f in q["filings"]}
         halves = company_halves([{"filings": [{"ticker": t}]} for t in tickers])
         assert tickers and {halves[t] for t in tickers} == {half}, (name, halves)
+
+
+def test_operating_set_has_both_halves_and_a_trap_in_most_questions():
+    from rag.eval import split_questions
+
+    ids = [q["id"] for q in OPERATING]
+    assert len(ids) == len(set(ids)) >= 16 and all(re.fullmatch(r"op-\d\d", i) for i in ids), ids
+    tune, tune_companies = split_questions(OPERATING, "tune")
+    blind, blind_companies = split_questions(OPERATING, "blind")
+    assert len(tune) >= 8 and len(blind) >= 8 and not set(tune_companies) & set(blind_companies)
+    # An answer that quotes the whole row or sentence states the other year's figure too: the distractors make
+    # such an answer wrong, so the set measures the figure read, not the passage found.
+    assert sum(1 for q in OPERATING if q.get("distractors")) >= 0.75 * len(OPERATING)
 
 
 def test_own_set_mixes_kinds_and_companies():
