@@ -24,8 +24,8 @@ def figures_of_the_year(u: QuotableUnit, years: set[str], money: bool = False
     asked, else the filing's own."""
     figures = [n for n in answer_figures(u.text) if not n.pct and n.money == money]
     wanted = years or ({str(u.source.fiscal_year)} if u.source.fiscal_year else set())
-    # Counts listed with "respectively" ("58,300 and 61,900 employees, respectively", after "As of December 31,
-    # 2024 and 2023"): each is the count of its year in the list of years.
+    # Counts listed with "respectively" (invented: "1,200 and 1,100 employees, respectively", after "As of June 30, 2031 and
+    # 2030"): each is the count of its year in the list of years.
     stated_for: dict[int, str] = {}
     paired_otherwise: set[int] = set()
     for run in listed_runs(u.text, figures):
@@ -33,8 +33,8 @@ def figures_of_the_year(u: QuotableUnit, years: set[str], money: bool = False
         if years:
             stated_for.update((n.start, str(year)) for n, year in zip(run, years))
         elif listed_respectively(u.text, run):
-            # Listed with "respectively" beside anything else ("426, 186 and 97 holders of record of our class
-            # B-1, B-2 and C common stock, respectively"): which figure is which part is the list's order, not a
+            # Listed with "respectively" beside anything else (invented: "40, 20 and 10 holders of record of our class
+            # X, Y and Z common stock, respectively"): which figure is which part is the list's order, not a
             # clause's words, so none of them is read as the one asked.
             paired_otherwise.update(n.start for n in run)
     kept = []
@@ -52,8 +52,8 @@ def figures_of_the_year(u: QuotableUnit, years: set[str], money: bool = False
 
 
 def respective_quote(text: str, run: list[WrittenNumber], figure: WrittenNumber) -> str:
-    """The sentence up to the "respectively" that closes a list of figures, which pairs each with its year ("As of
-    December 31, 2024 and 2023, our Company had approximately 58,300 […] employees, respectively"), with the other
+    """The sentence up to the "respectively" that closes a list of figures, which pairs each with its year (invented: "As
+    of June 30, 2031 and 2030, the company had approximately 1,200 […] employees, respectively"), with the other
     years' figures elided: quoted, they would read as further answers, and the years and the figure's place in the
     list still show which year it is. Its opening cut to the 30 words before the list."""
     stop = respectively_end(text, run) or len(text)
@@ -67,12 +67,12 @@ def respective_quote(text: str, run: list[WrittenNumber], figure: WrittenNumber)
 
 # A verb of change: "increased", "grew", "declined", "dropped".
 _CHANGE_VERB = r"\b(?:increas|decreas|grew|grow|rose|rise|fell|fall|declin|drop)\w*"
-# The words before an amount a figure changed by ("increased by $524 million", "down $1.2 billion"): a change, not
+# The words before an amount a figure changed by ("increased by $5 million", "down $1.5 billion"): a change, not
 # the level asked.
 _CHANGED_BY = re.compile(r"(?:" + _CHANGE_VERB + r"|\b(?:up|down))\s+(?:by\s+)?(?:approximately\s+|about\s+|"
                          r"nearly\s+)?$", re.I)
-# The amount written as a change by its noun: "a $246 million increase from rates", "an increase of $2.1 billion",
-# "a decrease in net income of $705 million".
+# The amount written as a change by its noun: "a $7 million increase from prices", "an increase of $3.5 billion",
+# "a decrease in net income of $9 million" (invented).
 _CHANGE_NOUN = r"(?:increase|decrease|rise|decline|drop|reduction|growth)s?"
 _CHANGE_NOUN_AFTER = re.compile(r"\s*" + _CHANGE_NOUN + r"\b", re.I)
 _CHANGE_NOUN_BEFORE = re.compile(r"\b" + _CHANGE_NOUN + r"\s+(?:in\s+(?:[\w,&'’-]+\s+){1,5}?)?of\s+"
@@ -80,8 +80,8 @@ _CHANGE_NOUN_BEFORE = re.compile(r"\b" + _CHANGE_NOUN + r"\s+(?:in\s+(?:[\w,&'�
 
 
 def change_amount(text: str, figure: WrittenNumber) -> bool:
-    """Is the amount what something changed by, not a level: after a verb of change ("increased by $524 million"),
-    or named a change by its noun ("a $246 million increase", "an increase of $246 million")?"""
+    """Is the amount what something changed by, not a level: after a verb of change ("increased by $5 million"),
+    or named a change by its noun ("a $7 million increase", "an increase of $7 million")?"""
     before = text[max(0, figure.start - 60):figure.start]
     return bool(_CHANGED_BY.search(before) or _CHANGE_NOUN_BEFORE.search(before)
                 or _CHANGE_NOUN_AFTER.match(text, figure.end))
@@ -95,16 +95,16 @@ _COMPARED_WITH = re.compile(r"\b(?:from|compared\s+(?:to|with)|versus|vs\.?|than
 
 def compared_figure(text: str, figure: WrittenNumber, year: str) -> bool:
     """A figure a comparison sets beside the one stated, for another year: it follows "from", "compared with",
-    "versus" or "than", and the next words name a year, not the one asked ("up from $3.57 billion at the end of
-    fiscal 2023"). A year named further on belongs to something else ("under the program authorized in 2021")."""
+    "versus" or "than", and the next words name a year, not the one asked ("up from $2.25 billion at the end of
+    fiscal 2030", invented). A year named further on belongs to something else ("under the program authorized in 2028")."""
     if not _COMPARED_WITH.search(text[max(0, figure.start - 30):figure.start]):
         return False
     named = {t for t in tokens(text[figure.end:])[:8] if YEAR.fullmatch(t)}
     return bool(named) and year not in named
 
 
-# A figure after a word of scope belongs to the clause before it ("42,300 employees in 59 countries"); any other
-# figure starts a clause of its own ("; 25,400 were engaged in ...", "compared to 97 million").
+# A figure after a word of scope belongs to the clause before it (invented: "900 employees in 12 countries"); any other
+# figure starts a clause of its own ("; 300 were engaged in ...", "compared to 8 million").
 _SCOPE_WORD = PhraseList("scope_words")
 # A comma inside a date ("December 31, 2024") does not end a clause.
 _CLAUSE_COMMA = re.compile(r",(?!\s*(?:19|20)\d\d\b)")
@@ -124,7 +124,7 @@ def clause_quote(text: str, figure: WrittenNumber, figures: list[WrittenNumber],
         end = semicolon
     elif ahead:
         # The next clause starts at the last comma or linking word before its figure ("... stock and
-        # approximately 1.6 million beneficial owners").
+        # approximately 2 million beneficial owners", invented).
         links = [m.start() for m in _CLAUSE_COMMA.finditer(text, figure.end, end)] + [
             m.start() for m in _LINK_WORD.finditer(text, figure.end, end)]
         end = max(links) if links else end

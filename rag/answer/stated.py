@@ -34,7 +34,7 @@ from .clauses import (
 )
 from .counts import YEAR
 from .quotable import QuotableUnit, column_heads
-from .table_figure import _ASKING_WORD, PERCENT_Q, _cell_place, _stated_cell, one_company, untagged, year_column
+from .table_figure import ASKING_WORD, PERCENT_Q, cell_place, one_company, stated_cell, untagged, year_column
 from .terms import GENERIC_TERMS, content_terms, is_covered, tokens
 
 # What the intent model (rag.intent) calls a question for one figure or one count.
@@ -46,8 +46,8 @@ OVERLAP_WEIGHT = 0.15
 MIN_SCORE = 0.6
 MIN_OVERLAP = 0.5
 MIN_LEAD = 0.04
-# Two figures are one when they differ by less than this share (a table's 41,870 million and a sentence's
-# "41.9 billion" state one figure).
+# Two figures are one when they differ by less than this share (a table's 12,340 million and a sentence's
+# "12.3 billion" state one figure; invented).
 _SAME_FIGURE = 0.005
 _SCALES = {"in thousands": 1e3, "in millions": 1e6, "in billions": 1e9}
 # The most candidates embedded for one question: each costs a pass of the model.
@@ -111,7 +111,7 @@ def asks(question: str) -> int:
     """How many things the question asks: its parts between commas that open with an asking word ("What did it get
     from the deal, what did it pay, and how was it booked?" asks three). One figure answers one."""
     parts = [part.split()[:2] for part in question.replace(";", ",").split(",")]
-    return sum(1 for words in parts if any(_ASKING_WORD.fullmatch(w.lower()) for w in words))
+    return sum(1 for words in parts if any(ASKING_WORD.fullmatch(w.lower()) for w in words))
 
 
 def _cell_figure(cell: str) -> WrittenNumber | None:
@@ -430,8 +430,8 @@ def _render(best: Candidate, analysis: QuestionPlan, counted: bool) -> str:
     u = best.unit
     if best.heads is not None:
         label = u.text.split("|")[0].strip()
-        stated = _stated_cell(best.figure, replace(u, note=best.note), counted, scaled=True, percent_row=False)
-        return (f"Figure read from the table: {stated} for {best.period}: {_cell_place(u, label, best.heads)}. "
+        stated = stated_cell(best.figure, replace(u, note=best.note), counted, scaled=True, percent_row=False)
+        return (f"Figure read from the table: {stated} for {best.period}: {cell_place(u, label, best.heads)}. "
                 f"{untagged(analysis)}; the whole table is in the cited passage.")
     quote = TRAILING_CHANGE.sub("", best.quote).rstrip(" ,")  # "... during fiscal 2024", not "... increased by"
     return (f"Figure read from prose: **{best.figure.raw}** for {best.period}, as {u.source.label()} states it: "
