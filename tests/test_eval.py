@@ -193,7 +193,7 @@ def test_a_stated_distractor_makes_the_answer_wrong_even_with_the_value():
     assert ev.numeric_correct("$5,519 million for the six months.", 5519, "USD millions", 0.005, [2789])
     assert not ev.numeric_correct(both, 5519, "USD millions", 0.005, [2789])
     scored = ev.score_answer(trap(), both, refused=False, cited=True)
-    assert scored == {"answer_correct": False, "distractor_stated": True}
+    assert (scored["answer_correct"], scored["distractor_stated"]) == (False, True)
 
 
 def test_distractors_match_by_magnitude_and_unit():
@@ -202,11 +202,24 @@ def test_distractors_match_by_magnitude_and_unit():
     assert not ev.distractor_stated("$2,850 million", [2789], "USD millions", 0.005)
 
 
+def test_answer_evidence_is_the_share_of_evidence_strings_the_answer_itself_quotes():
+    # Four strings in two pieces: a heading-only quote of the right passage scores nothing.
+    assert ev.answer_evidence(q10(), "ITEM 2. MANAGEMENT'S DISCUSSION AND ANALYSIS [1]") == 0.0
+    assert ev.answer_evidence(q10(), "**Total net sales**  were $94,036 million; `Services`: 27,423 [1]") == 1.0
+    assert ev.answer_evidence(q10(), "total   NET sales of 94,036 [1]") == 0.5  # case and spaces as evidence
+    assert ev.answer_evidence({"id": "r", "kind": "refusal", "answerable": False, "evidence": [["x"]]}, "x") is None
+    assert ev.answer_evidence(q10(evidence=[]), "anything") is None
+    retrieval = {"evidence_recall@5": 1.0, "evidence_recall@10": 1.0, "filing_precision@5": 1.0, "rr": 1.0}
+    rows = [{**retrieval, **ev.score_answer(q10(), answer, False, True)}
+            for answer in ("Total net sales 94,036 Services 27,423", "nothing")]
+    assert ev._block(rows)["answer_evidence"] == 0.5  # the set's mean
+
+
 def test_score_answer_reports_distractor_only_when_the_question_has_some():
-    assert ev.score_answer(q10(), "$94,036 million", False, True) == {"answer_correct": True,
-                                                                       "distractor_stated": None}
-    assert ev.score_answer(trap(), "$5,519 million", False, True) == {"answer_correct": True,
-                                                                       "distractor_stated": False}
+    assert ev.score_answer(q10(), "$94,036 million", False, True) == {
+        "answer_correct": True, "distractor_stated": None, "answer_evidence": 0.25}
+    assert ev.score_answer(trap(), "$5,519 million", False, True) == {
+        "answer_correct": True, "distractor_stated": False, "answer_evidence": 0.0}
     assert ev.score_answer(trap(), "$5,519 million", True, False)["answer_correct"] is False  # refused
     prose = q10(value=None, unit=None)
     assert ev.score_answer(prose, "anything", False, True)["answer_correct"] is None
