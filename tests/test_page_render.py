@@ -4,17 +4,16 @@ one real quarterly report of ../shared is rendered when present."""
 
 from __future__ import annotations
 
-import ctypes
 import io
 from pathlib import Path
 
 import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
 import pytest
 from PIL import Image
 
 from rag.page_render import PageUnavailable, passage_boxes, render_page
 from tests.filings import SHARED
+from tests.pdf_files import write_pdf as _write_pdf
 
 LINES = [
     (260, "Quarterly report of an invented company"),
@@ -26,17 +25,7 @@ LINES = [
 
 
 def write_pdf(path: Path, lines=LINES, size=(400, 300)) -> Path:
-    document = pdfium.PdfDocument.new()
-    page = document.new_page(*size)
-    for y, text in lines:
-        obj = pdfium_c.FPDFPageObj_NewTextObj(document.raw, b"Helvetica", ctypes.c_float(12))
-        data = (text + "\0").encode("utf-16-le")
-        pdfium_c.FPDFText_SetText(obj, (ctypes.c_ushort * (len(data) // 2)).from_buffer_copy(data))
-        pdfium_c.FPDFPageObj_Transform(obj, 1, 0, 0, 1, 20, y)
-        pdfium_c.FPDFPage_InsertObject(page.raw, obj)
-    pdfium_c.FPDFPage_GenerateContent(page.raw)
-    document.save(str(path))
-    return path
+    return _write_pdf(path, [lines], size=size, font_size=12, x=20)
 
 
 def _amber(pixel) -> bool:
