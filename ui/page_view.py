@@ -57,6 +57,13 @@ def _rendered(path: str, mtime_ns: int, size: int, page: int, passage: str) -> P
         return f"The page could not be rendered ({type(exc).__name__})."
 
 
+def rendered_png(view: PageView) -> bytes:
+    """The page's PNG bytes: rendered here, so bytes and never an address the browser would fetch."""
+    if not isinstance(view.png, bytes):
+        raise TypeError("a rendered page is PNG bytes")
+    return view.png
+
+
 def page_numbers(c: dict) -> list[int]:
     start = int(c["page_start"])
     end = c.get("page_end")
@@ -70,7 +77,7 @@ def show(c: dict, path: Path, passage: str) -> None:
     pages = page_numbers(c)
     page = pages[0]
     if len(pages) > 1:
-        page = st.segmented_control("Page", pages, default=pages[0], format_func=lambda p: f"p. {p}",
+        page = st.segmented_control("Page", pages, default=pages[0], format_func=lambda p: md("p. {}", p),
                                     key=f"pdf_page_{c.get('doc_id')}_{c.get('number')}") or pages[0]
     mtime_ns, size = _stamp(path)
     with st.spinner("Rendering the page…"):
@@ -83,4 +90,4 @@ def show(c: dict, path: Path, passage: str) -> None:
     else:
         caption = md("Page {} of {} of the PDF (the passage's lines could not be found on it to highlight)",
                      view.page, view.page_count)
-    st.image(view.png, caption=caption, width="stretch")
+    st.image(rendered_png(view), caption=caption, width="stretch")
