@@ -231,7 +231,29 @@ def score_retrieval(question: dict, nodes: list) -> dict:
     found = [r for r in first_rank if r is not None]
     row["rr"] = (1.0 / min(found) if found else 0.0) if pieces else None
     row["evidence_found"] = [{"piece": list(piece), "rank": rank} for piece, rank in zip(pieces, first_rank)]
+    row.update(score_pages(question, nodes, gold_flags))
     return row
+
+
+def score_pages(question: dict, nodes: list, gold_flags: list[bool] | None = None) -> dict:
+    """For a question over PDFs that names its `evidence_pages` (1-based PDF pages): page hit@5/@10, a top-k chunk
+    from a gold filing whose page span covers one of those pages (as FinanceBench is scored), and doc hit@5, a
+    top-5 chunk from a gold filing. None for a question without pages."""
+    pages = {int(p) for p in question.get("evidence_pages") or []}
+    if not pages:
+        return {"page_hit@5": None, "page_hit@10": None, "doc_hit@5": None}
+    if gold_flags is None:
+        gold_flags = [from_gold_filing(question, _node(n).metadata) for n in nodes]
+
+    def covers(metadata) -> bool:
+        start, end = metadata.get("page_start"), metadata.get("page_end")
+        if start is None:
+            return False
+        end = start if end is None else end
+        return any(int(start) <= p <= int(end) for p in pages)
+
+    hits = [gold and covers(_node(n).metadata) for n, gold in zip(nodes, gold_flags)]
+    return {"page_hit@5": any(hits[:5]), "page_hit@10": any(hits[:10]), "doc_hit@5": any(gold_flags[:5])}
 
 
 def _file_name(metadata) -> str | None:
@@ -386,6 +408,14 @@ def _block(subset: list[dict]) -> dict:
     }
 
 
+def _page_hits(rows: list[dict]) -> dict:
+    """page hit@5/@10 and doc hit@5 over the questions that name evidence pages; nothing when none does."""
+    paged = [r for r in rows if r.get("page_hit@5") is not None]
+    if not paged:
+        return {}
+    return {key: _mean(float(r[key]) for r in paged) for key in ("page_hit@5", "page_hit@10", "doc_hit@5")}
+
+
 def summarize(rows: list[dict], **info) -> dict:
     latencies = np.array([r["retrieval_ms"] for r in rows]) if rows else np.zeros(1)
     answerable = [r for r in rows if r["kind"] != "refusal"]
@@ -407,6 +437,9 @@ def summarize(rows: list[dict], **info) -> dict:
         "answer_accuracy": _mean(float(r["answer_correct"]) for r in scored),
         "refusal_accuracy": _mean(float(r["answer_correct"]) for r in refusals),
         "answer_evidence": overall["answer_evidence"],
+        # Answerable questions with a reference number only (refusals and prose answers left out).
+        "numeric_accuracy": _mean(float(r["answer_correct"]) for r in answerable if r["answer_correct"] is not None),
+        **_page_hits(rows),
         # Every kind FORMAT.md defines (None when the set has none of it scored), then any other kind present.
         "answer_accuracy_by_kind": {
             kind: _mean(float(r["answer_correct"]) for r in by_kind.get(kind, []) if r["answer_correct"] is not None)
@@ -427,8 +460,8 @@ def _fmt(v) -> str:
 
 def print_report(report: dict) -> None:
     keys = [k for k in ("evidence_recall@5", "evidence_recall@10", "filing_precision@5", "filing_precision@10", "mrr",
-                        "answer_accuracy", "refusal_accuracy", "answer_evidence", "page_hit@5", "page_hit@10",
-                        "doc_hit@5") if k in report]
+                        "answer_accuracy", "numeric_accuracy", "refusal_accuracy", "answer_evidence", "page_hit@5",
+                        "page_hit@10", "doc_hit@5") if k in report]
     info = {k: report[k] for k in ("mode", "top_k", "use_analysis", "use_llm", "split", "history_used")
             if k in report}
     print("settings: " + ", ".join(f"{k}={v}" for k, v in info.items()))

@@ -280,6 +280,29 @@ def test_summary_keeps_todays_figures_and_adds_kinds_and_distractors():
     assert report["split"] == "all" and report["split_companies"] == ["ACME"]
 
 
+def test_pages_are_scored_for_a_set_that_names_evidence_pages():
+    question = q10(evidence_pages=[7])
+    pdf = dict(**Q3, fiscal_period="Q3")
+    nodes = [hit("x", **pdf, page_start=3, page_end=4),  # the gold filing, another page
+             hit("x", ticker="OTHER", fiscal_year=2025, form="10-Q", fiscal_period="Q3", page_start=7, page_end=7),
+             hit("x", **pdf, page_start=1), hit("x", **pdf, page_start=2), hit("x", **pdf, page_start=9),
+             hit("x", **pdf, page_start=6, page_end=8)]  # covers page 7, at rank 6
+    scores = ev.score_pages(question, nodes)
+    # Another filing's page 7 is no hit; the gold filing's span 6-8 is, at rank 6 only.
+    assert scores == {"page_hit@5": False, "page_hit@10": True, "doc_hit@5": True}
+    assert ev.score_pages(q10(), nodes) == {"page_hit@5": None, "page_hit@10": None, "doc_hit@5": None}
+    row = ev.question_row(question, nodes, _result("$94,036 million"))
+    assert row["page_hit@10"] is True and row["doc_hit@5"] is True
+    report = ev.summarize([{**row, "detected": "", "retrieval_ms": 1.0},
+                           {**ev.question_row(q10(id="t-2", evidence_pages=[3]), nodes, _result("none")),
+                            "detected": "", "retrieval_ms": 1.0}])
+    assert report["page_hit@5"] == 0.5 and report["page_hit@10"] == 1.0 and report["doc_hit@5"] == 1.0
+    assert report["numeric_accuracy"] == 0.5
+    # A set without pages reports none.
+    assert "page_hit@5" not in ev.summarize([{**ev.question_row(q10(), nodes, _result("x")), "detected": "",
+                                               "retrieval_ms": 1.0}])
+
+
 # --------------------------------------------------------------------------------------------------------------
 # The company split
 
