@@ -135,6 +135,23 @@ def test_ollama_down_banner_says_how_to_start_it(indexed):
 # Asking
 
 
+def test_a_figure_question_naming_no_company_offers_each_company_to_choose(indexed, monkeypatch):
+    import rag.retrieve
+
+    monkeypatch.setattr(rag.retrieve, "EACH_COMPANY_MAX", 1)  # the two indexed companies count as many here
+    at = ask(start(), "What were total net sales?")
+    assert last_result(indexed)["refusal_reason"] == "which_company"
+    choices = buttons(at, "which_")
+    assert [b.label for b in choices] == ["Acme Widgets Inc.", "Bolt Motors Corp."]
+    # A choice asks the same words of that company: its figure alone, the ticker shown after the question.
+    next(b for b in choices if b.label == "Bolt Motors Corp.").click().run()
+    at.run()
+    no_exception(at)
+    result = last_result(indexed)
+    assert result["question"] == "What were total net sales? (BOLT)" and not result["refused"]
+    assert "96,773" in result["answer"] and "391,035" not in result["answer"]
+
+
 def test_question_gets_an_extractive_answer_with_citations_when_ollama_is_down(indexed):
     at = ask(start(), ACME_Q)
     result = last_result(indexed)

@@ -208,11 +208,26 @@ def _answer_details(msg_id: int, result: dict, previous: dict | None) -> None:
                              help=safe_inline(long_label(c))):
                     show_citation(c, result.get("mode"))
 
+    _company_choices(msg_id, result, previous)
     _meta_row(msg_id, result, previous)
     _warnings(result)
 
     if sources:
         _sources(msg_id, result, sources, {c.get("number") for c in citations})
+
+
+def _company_choices(msg_id: int, result: dict, previous: dict | None) -> None:
+    """A figure question that named no company, with too many indexed to answer for each: one button a company,
+    asking the same question of it (the ticker written after the user's own words, so the question shows whose)."""
+    choices = (result.get("detected") or {}).get("which_company") or {}
+    if result.get("refusal_reason") != "which_company" or not choices:
+        return
+    question = (previous or {}).get("content") or result.get("question") or ""
+    with st.container(horizontal=True, gap="xsmall", key=f"which_{msg_id}"):
+        for ticker, name in choices.items():
+            if st.button(safe_inline(name or ticker), key=f"which_{msg_id}_{ticker}", type="secondary",
+                         icon=":material/domain:", help=safe_inline(f"Ask it of {ticker}")):
+                st.session_state[core.K_PENDING] = {"question": f"{question} ({ticker})", "use_analysis": True}
 
 
 def _sources(msg_id: int, result: dict, sources: list[dict], cited: set) -> None:
