@@ -198,7 +198,7 @@ class Retriever:
         generated, extra = extra, extra + [q for q in plan.follow_ups if q not in extra]
         named_by = None if (filters and filters.tickers) or plan.tickers else self._company_by_name(plan)
         if named_by is None and not plan.tickers and not (filters and filters.tickers):
-            self._no_company_named(plan)
+            self._no_company_named(plan, filters or Filters())
             if plan.every_company:
                 warnings.append(f"No company is named: the figure is given for each indexed company "
                                 f"({', '.join(plan.tickers)}).")
@@ -374,13 +374,15 @@ class Retriever:
             forms=user.forms or plan.forms, sections=sections, fiscal_periods=periods,
         )
 
-    def _no_company_named(self, plan: QuestionPlan) -> None:
+    def _no_company_named(self, plan: QuestionPlan, user: Filters) -> None:
         """A figure question that names no company, with several indexed, is no guess at one: each company is asked
         when they are at most EACH_COMPANY_MAX, else the plan lists them to choose from (plan.every_company,
         plan.which_company). A ranking or a combined figure is asked across all of them already; a full date may
         name the one filing whose cover or period it is, and a name the plan reads as no company (a segment, a
         brand) the one company whose filings print it, both of which the facts layer and the search resolve."""
-        companies = sorted(self.catalog.years_by_ticker)
+        # The companies within the user's own year filter, when one is set.
+        companies = sorted(t for t, years in self.catalog.years_by_ticker.items()
+                           if not user.fiscal_years or set(years) & set(user.fiscal_years))
         calc = plan.calculation
         if (len(companies) < 2 or not plan.asks_figure or plan.prose_intent or plan.unknown_companies
                 or plan.ambiguous_companies or calc.ranks or calc.total or plan.dates or plan.unread_names
