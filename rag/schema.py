@@ -435,6 +435,13 @@ class AnswerResult:
     refusal_reason: str | None = None
     unverified_figures: list[str] = field(default_factory=list)  # figures found in none of the cited sources
     generated_queries: list[str] = field(default_factory=list)  # search queries the LLM wrote for the question
+    # Claim sentences of a model's answer whose cited sources share none of their content words (rag.answer.support)
+    unsupported_claims: list[str] = field(default_factory=list)
+    # The prompt sent to the model, estimated in tokens (characters / rag.answer.prompt.CHARS_PER_TOKEN); None when
+    # no model was asked
+    prompt_tokens: int | None = None
+    # A follow-up the model rewrote into a standalone question (rag.answer.condense), as searched; None otherwise
+    rewritten_question: str | None = None
 
     def to_dict(self) -> dict:
         return jsonable(asdict(self))
