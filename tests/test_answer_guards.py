@@ -183,3 +183,38 @@ def test_a_model_agreeing_with_the_exact_figure_gets_no_note(fake_ollama, ko_lay
     _pieces, res = _ko_answer(fake_ollama, ko_layer,
                               "Coca-Cola's total revenue for fiscal 2024 was $47,061 million [1].")
     assert "disagrees" not in res.answer and not any(w.startswith("Check this figure") for w in res.warnings)
+
+
+# ------------------------------------------------------------ without facts: the figure read from a table leads
+
+
+def _planned_retrieval(question: str):
+    from rag.catalog import Catalog
+    from rag.question import plan_question
+
+    meta = {"ticker": "ACME", "company": "Acme Corp", "fiscal_year": 2024, "form": "10-K", "doc_id": "acme-2024"}
+    plan = plan_question(question, Catalog.build([meta]))
+    assert plan.metrics  # a figure question
+    retr = _retrieval()
+    retr.plan = plan
+    return retr
+
+
+def test_a_figure_read_from_the_table_leads_and_outlives_a_refusal(fake_ollama):
+    question = "What was Acme's total revenue in fiscal 2024?"
+    fake_ollama.reply = "The provided filings do not contain this information."
+    pieces, res = run_stream(question, _planned_retrieval(question), settings_for(fake_ollama))
+    assert res.answer.startswith("Figure read from the table: **48,210 million** for 2024")
+    assert "do not contain" not in "".join(pieces) and not res.refused and not res.extractive
+    assert [c.number for c in res.citations] == [1] and res.citations[0].chunk_id == "c-table"
+    assert "".join(pieces).strip() == res.answer
+
+
+def test_a_fallback_after_the_figure_lead_does_not_repeat_it(fake_ollama):
+    question = "What was Acme's total revenue in fiscal 2024?"
+    fake_ollama.fail = "error"
+    pieces, res = run_stream(question, _planned_retrieval(question), settings_for(fake_ollama))
+    assert res.extractive and res.answer.count("48,210 million") == 1
+    assert res.answer.startswith("Figure read from the table")
+    assert "".join(pieces).strip() == res.answer
+    assert [c.number for c in res.citations] == [1]

@@ -19,7 +19,7 @@ from ..config import Settings
 from ..schema import AnswerResult, Citation, QuestionPlan, RetrievalResult
 from ..words import split_sentences
 from .citations import CITATION_MARKER, CitationFilter, citation_numbers
-from .extractive import extractive_answer, figure_source
+from .extractive import extractive_answer, figure_reading, figure_source
 from .figures import check_citations
 from .injection import steered_warnings
 from .llm import StreamBroken, answer_tokens, make_llm, translate_error
@@ -418,16 +418,25 @@ class AnswerStream:
         # Fact citations keep their numbers (before all retrieved sources) even when passages are dropped.
         given_all = fact_sources + given
         messages = build_messages(self.question, given, facts_text=facts_text)
-        if facts_text and facts_text.strip():
-            # The facts layer's answer (read from XBRL, computed in code, cited) comes first and stands: the model
-            # adds context after it, and neither its refusal nor another figure can take its place.
-            self._lead, self._lead_sources = facts_text.strip() + "\n\n", fact_sources
+        shown = len(chunk_sources) if self.retrieval.shown is None else self.retrieval.shown
+        # The facts layer's answer (read from XBRL, computed in code, cited) comes first and stands: the model adds
+        # context after it, and neither its refusal nor another figure can take its place. Without one, a figure
+        # the extractive reader finds in the passages shown (a table's cell, a count stated in prose) leads alike.
+        lead = facts_text.strip() if facts_text and facts_text.strip() else None
+        lead_sources = fact_sources
+        if lead is None:
+            lead = figure_reading(self.question, chunk_sources[:shown], self.retrieval.plan)
+            marks = {n for m in CITATION_MARKER.finditer(lead or "") for n in citation_numbers(m.group(1))}
+            lead_sources = [c for c in chunk_sources if c.number in marks]
+        if lead:
+            self._lead, self._lead_sources = lead + "\n\n", lead_sources
             yield self._emit(self._lead)
         outcome = yield from self._stream_llm(messages, given_all, res, self._emit)
         if outcome is not None:
             return outcome
-        shown = len(chunk_sources) if self.retrieval.shown is None else self.retrieval.shown
-        res.sources = fact_sources + self._shown_and_cited(given, shown)
+        read = self._shown_and_cited(given, shown)
+        res.sources = fact_sources + read + [c for c in self._lead_sources
+                                             if c.kind == "chunk" and all(c.number != r.number for r in read)]
         if len(given) < shown:
             res.warnings.append(
                 f"Only the first {len(given)} of {shown} retrieved passages fit the model's "
@@ -454,18 +463,18 @@ class AnswerStream:
         text, refused = extractive_answer(
             self.question, res.sources, self.retrieval.plan, facts_text=facts_text, reason=reason
         )
-        if self._lead and facts_text:  # the figures are shown already: only what they are and why no model
-            text = text.split("\n\n", 1)[0]
+        if self._lead:  # the figures are shown already, with their numbers: only what they are and why no model
+            text = text.replace(self._lead.strip(), "").strip() or text
         if refused:
             res.refused, res.refusal_reason = True, "no_evidence"
-        else:
+        elif not self._lead:
             text = self._number_in_order_of_use(text)
         for block in re.split(r"(?<=\n\n)", text):
             if block:
                 yield self._emit(block)
         if not refused:
             by_number = {c.number: c for c in res.sources}
-            cited = {n for m in CITATION_MARKER.finditer(text) for n in citation_numbers(m.group(1))}
+            cited = {n for m in CITATION_MARKER.finditer(self._lead + text) for n in citation_numbers(m.group(1))}
             res.citations = [by_number[n] for n in sorted(cited) if n in by_number]
 
     def _number_in_order_of_use(self, text: str) -> str:
@@ -661,7 +670,7 @@ class AnswerStream:
         res.warnings.extend(w for w in warnings if w not in res.warnings)
         res.unverified_figures = unverified
         res.unsupported_claims = [sentence for sentence, _n in unsupported_claims(model_text, given)]
-        by_number = {c.number: c for c in given}
+        by_number = {c.number: c for c in [*self._lead_sources, *given]}
         lead_cited = [c.number for c in self._lead_sources
                       if any(c.number in citation_numbers(m.group(1)) for m in CITATION_MARKER.finditer(self._lead))]
         res.citations = [by_number[n] for n in sorted(set(cited) | set(lead_cited)) if n in by_number]
