@@ -218,3 +218,61 @@ def test_a_fallback_after_the_figure_lead_does_not_repeat_it(fake_ollama):
     assert res.answer.startswith("Figure read from the table")
     assert "".join(pieces).strip() == res.answer
     assert [c.number for c in res.citations] == [1]
+
+
+# ----------------------------------------------------------------------------------------------- the prompt budget
+
+_FILLER_ROWS = "\n".join(f"Other operating line {k} | {k},{k:03d} | {k},{k + 1:03d}" for k in range(1, 40))
+_LONG_TABLE = TABLE.replace("Cost of revenue", _FILLER_ROWS + "\nCost of revenue")
+_LONG_MDA = MDA + " " + " ".join(f"Paragraph {k} describes facility leases and warehouse logistics in region {k}."
+                                 for k in range(1, 30))
+_LEGAL = """Acme Corp (ACME) · 10-K · FY2024 · Item 3: Legal Proceedings
+Acme is a party to ordinary routine litigation incidental to its business, none of which is material. """ + " ".join(
+    f"Matter {k} concerns a supplier contract dispute pending in a state court." for k in range(1, 20))
+
+
+def _long_retrieval():
+    meta = dict(ticker="ACME", company="Acme Corp", doc_id="acme-2024", accession="0000000000-25-000001")
+    return retrieval("q", [make_node(_LONG_TABLE, "c-table", 0.03, **meta),
+                           make_node(_LONG_MDA, "c-mda", 0.02, section="Item 7", section_title="MD&A", **meta),
+                           make_node(_LEGAL, "c-legal", 0.01, section="Item 3", section_title="Legal", **meta)])
+
+
+def test_a_small_prompt_budget_keeps_the_sentences_that_answer_from_every_passage(fake_ollama):
+    fake_ollama.reply = "Total revenue was $48,210 million in 2024 [1]."
+    settings = settings_for(fake_ollama, llm_prompt_tokens=1400)
+    res = answer("What was Acme's total revenue in fiscal 2024, and what drove it?", _long_retrieval(), settings)
+    prompt = user_prompt(fake_ollama)
+    assert "Total revenue | 48,210 | 45,900" in prompt  # the row that answers, under its column header
+    assert "| 2024 | 2023" in prompt and "in millions" in prompt
+    assert "Other operating line 17 |" not in prompt  # rows that do not
+    assert "driven by higher volumes in the industrial segment" in prompt
+    assert "Paragraph 20 describes" not in prompt
+    assert '<source n="3"' in prompt  # a third passage, trimmed, before any passage is given whole
+    assert prompt.count("[...]") >= 2
+    assert res.prompt_tokens is not None and res.prompt_tokens <= 1400
+    system = fake_ollama.chat_requests()[0]["messages"][0]["content"]
+    assert (len(system) + len(prompt)) / 3 <= 1400
+
+
+def test_the_default_budget_gives_short_passages_whole(fake_ollama):
+    fake_ollama.reply = "Total revenue was $48,210 million in 2024 [1]."
+    retr = _long_retrieval()
+    retr.nodes = retr.nodes[:2]  # some 4,700 characters: under the default 2,500 tokens beside the rules
+    res = answer(QUESTION, retr, settings_for(fake_ollama, llm_context_window=8192))
+    prompt = user_prompt(fake_ollama)
+    assert "Other operating line 17 |" in prompt and "Paragraph 20 describes" in prompt  # all fit: nothing cut
+    assert "[...]" not in prompt
+    assert 1000 < res.prompt_tokens <= 2500
+
+
+def test_the_models_own_context_length_bounds_the_budget(fake_ollama, monkeypatch):
+    from rag.answer import llm, prompt
+
+    monkeypatch.setattr(llm, "_shown", {})
+    fake_ollama.reply = "Total revenue was $48,210 million in 2024 [1]."
+    settings = settings_for(fake_ollama, llm_context_window=8192, llm_prompt_tokens=8000)
+    assert llm.model_context_length(settings) == 8192  # the fake's /api/show model_info
+    assert prompt.prompt_budget(settings, 8192) == 8192 - 1024 - 64
+    assert prompt.prompt_budget(settings, 2048) == 2048 - 1024 - 64  # a smaller model context wins
+    assert prompt.prompt_budget(settings.with_overrides(llm_prompt_tokens=2500), 32768) == 2500

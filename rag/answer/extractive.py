@@ -190,6 +190,12 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
     return units
 
 
+def scored_units(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[QuotableUnit]:
+    """Every sentence and table row of the sources that matches the question, with its score (see _score_units):
+    the extractive answer's look at sentences, which the prompt budget also trims passages by."""
+    return _score_units(question, sources, analysis)
+
+
 def _percentages_only(row: str) -> bool:
     """A table row whose figures are all percentages ("Total freight volume growth | 9% | 11%")."""
     figures = row_figures(row)

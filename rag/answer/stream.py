@@ -22,8 +22,8 @@ from .citations import CITATION_MARKER, CitationFilter, citation_numbers
 from .extractive import extractive_answer, figure_reading, figure_source
 from .figures import check_citations
 from .injection import steered_warnings
-from .llm import StreamBroken, answer_tokens, make_llm, translate_error
-from .prompt import SYSTEM_PROMPT, build_messages, fit_sources
+from .llm import StreamBroken, answer_tokens, make_llm, model_context_length, translate_error
+from .prompt import SYSTEM_PROMPT, build_messages, estimate_tokens, fit_prompt, prompt_budget
 from .refusals import (
     check_refusal,
     count_not_stated,
@@ -414,10 +414,13 @@ class AnswerStream:
         reason to fall back to the extractive answer."""
         res = self._res
         fixed = len(SYSTEM_PROMPT) + len(self.question) + len(facts_text or "") + 600
-        given, _dropped = fit_sources(chunk_sources, self.settings, fixed)
+        model_context = model_context_length(self.settings)
+        given, _dropped = fit_prompt(self.question, chunk_sources, self.retrieval.plan, self.settings, fixed,
+                                     model_context)
         # Fact citations keep their numbers (before all retrieved sources) even when passages are dropped.
         given_all = fact_sources + given
         messages = build_messages(self.question, given, facts_text=facts_text)
+        res.prompt_tokens = estimate_tokens(messages)
         shown = len(chunk_sources) if self.retrieval.shown is None else self.retrieval.shown
         # The facts layer's answer (read from XBRL, computed in code, cited) comes first and stands: the model adds
         # context after it, and neither its refusal nor another figure can take its place. Without one, a figure
@@ -439,8 +442,9 @@ class AnswerStream:
                                              if c.kind == "chunk" and all(c.number != r.number for r in read)]
         if len(given) < shown:
             res.warnings.append(
-                f"Only the first {len(given)} of {shown} retrieved passages fit the model's "
-                f"context window ({self.settings.llm_context_window} tokens)."
+                f"Only the first {len(given)} of {shown} retrieved passages fit the prompt budget of "
+                f"{prompt_budget(self.settings, model_context):,} tokens (RAG_LLM_PROMPT_TOKENS, within the model's "
+                "context window)."
             )
         self._check_llm_answer(res, self._pieces, given_all)
         return None
