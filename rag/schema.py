@@ -226,6 +226,9 @@ class QuestionPlan:
     # whose words in the question text belong to an earlier turn and were replaced by the follow-up's.
     carried: list[str] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)
+    # A follow-up its conversation's plans could not complete, rewritten by the model into this standalone question
+    # (rag.answer.condense), which the plan is read from; "" otherwise.
+    rewritten: str = ""
 
     @property
     def narrative(self) -> bool:
@@ -264,6 +267,8 @@ class QuestionPlan:
         label = " · ".join(parts + list(self.statements))
         if self.carried:  # 'ACME · FY2023 · income statement (ACME · revenue, from the conversation)'
             label = f"{label} ({' · '.join(self.carried)}, from the conversation)".strip()
+        if self.rewritten:  # 'ACME · FY2024 (asked as "...": the model's rewrite of the follow-up)'
+            label = f"{label} (asked as \"{self.rewritten}\": the model's rewrite of the follow-up)".strip()
         return label
 
     def detected(self) -> dict:
@@ -276,6 +281,7 @@ class QuestionPlan:
             "periods": [p.label() for p in self.periods],
             "unknown_companies": list(self.unknown_companies),
             "carried": list(self.carried),
+            "rewritten": self.rewritten,
             "label": self.label(),
         }
 

@@ -172,3 +172,47 @@ def test_a_follow_up_is_answered_within_its_conversation(settings):
     # A follow-up that names a figure of its own keeps it and inherits the company.
     plan = engine.plan_in_conversation("What was the net income?", [first, "And BOLT?"])
     assert plan.tickers == ["BOLT"] and [m.metric_key for m in plan.metrics] == ["net_income"]
+
+
+def test_a_follow_up_the_plans_cannot_complete_is_rewritten_by_the_model(settings):
+    """Neither turn names a figure or topic: plan inheritance cannot say what "And in fiscal 2024?" asks. With a
+    model, it rewrites the follow-up into a standalone question (the conversation delimited as data); that question
+    is searched and answered, and the Detected line shows it. Without one, inheritance alone serves."""
+    from rag.followup import unresolved
+    from tests.fake_ollama import FakeOllama
+
+    history = ["Tell me about ACME."]
+    follow_up = "And in fiscal 2024?"
+    engine = Engine(settings)
+    assert unresolved(engine._conversation_plans(follow_up, history))
+    assert not unresolved(engine._conversation_plans("And BOLT?", ["What were ACME's total net sales?"]))
+    with FakeOllama() as fake:
+        fake.replies = ["Standalone question: What were ACME's total net sales in fiscal 2024?"]
+        fake.reply = "ACME's total net sales were $391,035 million in fiscal 2024 [1]."
+        llm_settings = settings.with_overrides(ollama_url=fake.url, llm_model="test-model")
+        result = Engine(llm_settings).ask(follow_up, history=history)
+        condense, answer_request = fake.chat_requests()[:2]
+    assert result.rewritten_question == "What were ACME's total net sales in fiscal 2024?"
+    assert result.detected["rewritten"] == result.rewritten_question
+    assert 'asked as "What were ACME\'s total net sales in fiscal 2024?"' in result.detected["label"]
+    assert result.detected["tickers"] == ["ACME"] and result.detected["fiscal_years"] == [2024]
+    prompt = condense["messages"][-1]["content"]
+    assert condense["stream"] is False
+    assert prompt.startswith("<conversation>\nEarlier question 1: Tell me about ACME.\nFollow-up question: And in "
+                             "fiscal 2024?\n</conversation>")
+    assert "Question: What were ACME's total net sales in fiscal 2024?" in answer_request["messages"][-1]["content"]
+    assert "391,035" in result.answer and not result.refused
+    # Without a model: no rewrite, the inherited plan answers.
+    alone = engine.ask(follow_up, use_llm=False, history=history)
+    assert alone.rewritten_question is None and alone.detected["rewritten"] == ""
+
+
+def test_a_follow_up_the_plans_complete_is_not_sent_to_the_model(settings):
+    from tests.fake_ollama import FakeOllama
+
+    with FakeOllama() as fake:
+        fake.reply = "BOLT's revenues were $96,773 million [1]."
+        llm_settings = settings.with_overrides(ollama_url=fake.url, llm_model="test-model")
+        result = Engine(llm_settings).ask("And BOLT?", history=["What were ACME's total net sales?"])
+        assert len(fake.chat_requests()) == 1  # the answer only: no rewrite asked
+    assert result.rewritten_question is None and result.detected["carried"] == ["total revenue"]

@@ -393,6 +393,7 @@ class AnswerStream:
                      "total_ms": None},
             warnings=list(getattr(retrieval, "warnings", None) or []),
             generated_queries=list(getattr(retrieval, "generated_queries", None) or []),
+            rewritten_question=(retrieval.plan.rewritten or None) if retrieval.plan is not None else None,
         )
 
     def _emit(self, piece: str) -> str:
