@@ -655,7 +655,9 @@ class AnswerStream:
                     "the filings instead.")
         self._fallback_label = "the model was too slow"
         return (f"Ollama ({model}) sent no answer within the {self.settings.llm_deadline_s:g} s allowed for a "
-                "whole answer (RAG_LLM_DEADLINE); showing passages instead.")
+                "whole answer (RAG_LLM_DEADLINE); showing passages instead. On a CPU most of that wait is the model "
+                f"reading the prompt: a smaller RAG_LLM_PROMPT_TOKENS (now {self.settings.llm_prompt_tokens:,} "
+                "tokens) shortens it.")
 
     def _check_llm_answer(self, res: AnswerResult, pieces: list[str], given: list[Citation]) -> None:
         text = "".join(pieces).replace(self._cut_mark, "")
