@@ -172,11 +172,12 @@ def check_arithmetic(text: str) -> tuple[list[tuple[int, int]], list[str]]:
 
 
 def check_citations(
-    text: str, sources: list[Citation], *, question: str = ""
+    text: str, sources: list[Citation], *, question: str = "", unsupported: list[str] | None = None
 ) -> tuple[list[int], list[str], list[str]]:
     """(cited numbers that name given sources, warnings, unverified figures) for a final answer text.
     Figures are checked against the sources the answer cites (and the question itself); a claim sentence whose
-    cited sources share none of its content words is warned about too (rag.answer.support)."""
+    cited sources share none of its content words is warned about too (rag.answer.support), and added to
+    `unsupported` when a list is given."""
     by_number = {c.number: c for c in sources}
     cited: list[int] = []
     invalid: list[int] = []
@@ -192,7 +193,10 @@ def check_citations(
     ]
     ok_spans, arith_warnings = check_arithmetic(text)
     warnings.extend(arith_warnings)
-    warnings.extend(unsupported_warning(sentence, numbers) for sentence, numbers in unsupported_claims(text, sources))
+    claims = unsupported_claims(text, sources)
+    warnings.extend(unsupported_warning(sentence, numbers) for sentence, numbers in claims)
+    if unsupported is not None:
+        unsupported.extend(sentence for sentence, _numbers in claims)
     figures = answer_figures(text)
     if not figures:
         return cited, warnings, []

@@ -400,26 +400,33 @@ _NOT_FOUND = PhraseList("not_found")
 
 
 def not_found_sentences(text: str) -> tuple[list[str], list[str]]:
-    """(the sentences of a model's answer that say the sources do not hold something, the other sentences). A
-    sentence is read with its citation markers; the phrasings are data (`not_found` in rag/data/lexicon.toml)."""
+    """(the sentences of a model's answer that say the sources do not hold something, the other sentences); both
+    empty when none says so (the text is then not split at all). A sentence is read with its citation markers; the
+    phrasings are data (`not_found` in rag/data/lexicon.toml)."""
+    anywhere = _NOT_FOUND.search((text or "").lower())
+    if anywhere is None:
+        return [], []
     sentences = [s for line in (text or "").splitlines() for s in split_sentences(line.strip())]
     said = [s for s in sentences if _NOT_FOUND.search(s.lower()) is not None]
     return said, [s for s in sentences if all(s is not n for n in said)]
+
+
+def _is_whole(said: list[str], rest: list[str]) -> bool:
+    content = [s for s in rest if CITATION_MARKER.search(s) is not None or answer_figures(s)]
+    return bool(said) and not content
 
 
 def whole_refusal(text: str) -> bool:
     """Is the model's answer nothing but its not-found sentence ("The provided filings do not contain this
     information.")? Any other sentence that cites a source or states a figure makes it a partial answer, whose
     content stands."""
-    said, rest = not_found_sentences(text)
-    content = [s for s in rest if CITATION_MARKER.search(s) is not None or answer_figures(s)]
-    return bool(said) and not content
+    return _is_whole(*not_found_sentences(text))
 
 
 def partial_answer_warning(text: str) -> str | None:
     """The warning for an answer that answers part of the question and says what is missing, in its own words."""
     said, rest = not_found_sentences(text)
-    if not said or not rest or whole_refusal(text):
+    if not said or not rest or _is_whole(said, rest):
         return None
     missing = " ".join(CITATION_MARKER.sub("", s).strip() for s in said)
     missing = missing if len(missing) <= 200 else missing[:197].rstrip() + "..."

@@ -39,7 +39,6 @@ from .refusals import (
     whole_refusal,
 )
 from .sources import prepare_facts, sources_from_retrieval
-from .support import unsupported_claims
 
 CUT_MARK = "\n\n*[Answer cut off before the end (see the warning); the text above is what arrived.]*"
 WAIT_TICK_S = 0.25  # how often an answer waiting for the model yields "" and checks stop() and the deadline
@@ -673,10 +672,11 @@ class AnswerStream:
             res.warnings.append(f"Removed {', '.join(cites.placeholders)}: the model wrote a placeholder where a "
                                 "source's number belongs, so those claims cite nothing.")
         model_text = "" if self._model_refused else text
-        cited, warnings, unverified = check_citations(model_text, given, question=self.question)
+        res.unsupported_claims = []
+        cited, warnings, unverified = check_citations(model_text, given, question=self.question,
+                                                      unsupported=res.unsupported_claims)
         res.warnings.extend(w for w in warnings if w not in res.warnings)
         res.unverified_figures = unverified
-        res.unsupported_claims = [sentence for sentence, _n in unsupported_claims(model_text, given)]
         by_number = {c.number: c for c in [*self._lead_sources, *given]}
         lead_cited = [c.number for c in self._lead_sources
                       if any(c.number in citation_numbers(m.group(1)) for m in CITATION_MARKER.finditer(self._lead))]

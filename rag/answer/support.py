@@ -19,6 +19,9 @@ from ..words import split_sentences, stem, tokens
 from .citations import CITATION_MARKER, citation_numbers, placeholder_spans
 from .terms import synonym_phrases
 
+MAX_CLAIMS = 40  # claim sentences checked per answer: a runaway answer's later ones are not read
+MAX_CLAIM_CHARS = 5000  # nor is its text past this (an answer of ANSWER_TOKENS runs to some 4,000 characters)
+
 
 @lru_cache(maxsize=1)
 def _not_content() -> frozenset[str]:
@@ -62,10 +65,13 @@ def _supported(word: str, evidence: set[str]) -> bool:
     return any(all(t in evidence for t in phrase) for phrase in synonym_phrases(word))
 
 
-def claim_sentences(text: str) -> list[tuple[str, list[int]]]:
-    """(sentence without its markers, the source numbers it cites) for each sentence of the text that cites one."""
-    out = []
-    for line in (text or "").splitlines():
+def claim_sentences(text: str, limit: int = MAX_CLAIMS) -> list[tuple[str, list[int]]]:
+    """(sentence without its markers, the source numbers it cites) for each sentence of the text that cites one,
+    the first `limit` of them."""
+    out: list[tuple[str, list[int]]] = []
+    for line in (text or "")[:MAX_CLAIM_CHARS].splitlines():
+        if len(out) >= limit:
+            break
         for sentence in split_sentences(line.strip()):
             numbers = [n for m in CITATION_MARKER.finditer(sentence) for n in citation_numbers(m.group(1))]
             if not numbers:
@@ -83,7 +89,7 @@ def unsupported_claims(text: str, sources: list[Citation]) -> list[tuple[str, li
     by_number = {c.number: c for c in sources}
     evidence_of: dict[int, set[str]] = {}
     out: list[tuple[str, list[int]]] = []
-    for sentence, numbers in claim_sentences(text):
+    for sentence, numbers in claim_sentences(text)[:MAX_CLAIMS]:
         cited = [by_number[n] for n in numbers if n in by_number]
         if not cited:
             continue
