@@ -61,6 +61,17 @@ def evidence_found(piece: list[str], chunk_text: str) -> bool:
     return all(normalize(s) in text for s in piece)
 
 
+def answer_evidence(question: dict, answer: str) -> float | None:
+    """The share of the question's evidence strings (every inner list together) that the answer's own text holds,
+    compared as evidence is, bold and code marks aside: an answer quoting the sentences that answer scores high, a
+    quote of the right passage's heading low. None for a refusal question or one without evidence."""
+    strings = [s for piece in question.get("evidence") or [] for s in piece if s.strip()]
+    if not question.get("answerable", True) or not strings:
+        return None
+    text = normalize((answer or "").replace("**", "").replace("`", ""))
+    return sum(1 for s in strings if normalize(s) in text) / len(strings)
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Numbers in an answer
 
@@ -220,7 +231,29 @@ def score_retrieval(question: dict, nodes: list) -> dict:
     found = [r for r in first_rank if r is not None]
     row["rr"] = (1.0 / min(found) if found else 0.0) if pieces else None
     row["evidence_found"] = [{"piece": list(piece), "rank": rank} for piece, rank in zip(pieces, first_rank)]
+    row.update(score_pages(question, nodes, gold_flags))
     return row
+
+
+def score_pages(question: dict, nodes: list, gold_flags: list[bool] | None = None) -> dict:
+    """For a question over PDFs that names its `evidence_pages` (1-based PDF pages): page hit@5/@10, a top-k chunk
+    from a gold filing whose page span covers one of those pages (as FinanceBench is scored), and doc hit@5, a
+    top-5 chunk from a gold filing. None for a question without pages."""
+    pages = {int(p) for p in question.get("evidence_pages") or []}
+    if not pages:
+        return {"page_hit@5": None, "page_hit@10": None, "doc_hit@5": None}
+    if gold_flags is None:
+        gold_flags = [from_gold_filing(question, _node(n).metadata) for n in nodes]
+
+    def covers(metadata) -> bool:
+        start, end = metadata.get("page_start"), metadata.get("page_end")
+        if start is None:
+            return False
+        end = start if end is None else end
+        return any(int(start) <= p <= int(end) for p in pages)
+
+    hits = [gold and covers(_node(n).metadata) for n, gold in zip(nodes, gold_flags)]
+    return {"page_hit@5": any(hits[:5]), "page_hit@10": any(hits[:10]), "doc_hit@5": any(gold_flags[:5])}
 
 
 def _file_name(metadata) -> str | None:
@@ -261,7 +294,8 @@ def score_answer(question: dict, answer: str, refused: bool, cited: bool) -> dic
         correct = (not refused) and numeric_correct(answer, float(question["value"]), unit, tolerance, distractors)
     else:
         correct = None
-    return {"answer_correct": correct, "distractor_stated": stated}
+    return {"answer_correct": correct, "distractor_stated": stated,
+            "answer_evidence": answer_evidence(question, answer)}
 
 
 def question_row(question: dict, nodes: list, result) -> dict:
@@ -369,8 +403,17 @@ def _block(subset: list[dict]) -> dict:
         "mrr": _mean(r["rr"] for r in subset),
         "answer_accuracy": _mean(float(r["answer_correct"]) for r in scored),
         "answer_scored": len(scored),
+        "answer_evidence": _mean(r.get("answer_evidence") for r in subset),
         "distractor_stated": sum(1 for r in subset if r.get("distractor_stated")),
     }
+
+
+def _page_hits(rows: list[dict]) -> dict:
+    """page hit@5/@10 and doc hit@5 over the questions that name evidence pages; nothing when none does."""
+    paged = [r for r in rows if r.get("page_hit@5") is not None]
+    if not paged:
+        return {}
+    return {key: _mean(float(r[key]) for r in paged) for key in ("page_hit@5", "page_hit@10", "doc_hit@5")}
 
 
 def summarize(rows: list[dict], **info) -> dict:
@@ -393,6 +436,10 @@ def summarize(rows: list[dict], **info) -> dict:
         "mrr": overall["mrr"],
         "answer_accuracy": _mean(float(r["answer_correct"]) for r in scored),
         "refusal_accuracy": _mean(float(r["answer_correct"]) for r in refusals),
+        "answer_evidence": overall["answer_evidence"],
+        # Answerable questions with a reference number only (refusals and prose answers left out).
+        "numeric_accuracy": _mean(float(r["answer_correct"]) for r in answerable if r["answer_correct"] is not None),
+        **_page_hits(rows),
         # Every kind FORMAT.md defines (None when the set has none of it scored), then any other kind present.
         "answer_accuracy_by_kind": {
             kind: _mean(float(r["answer_correct"]) for r in by_kind.get(kind, []) if r["answer_correct"] is not None)
@@ -413,7 +460,8 @@ def _fmt(v) -> str:
 
 def print_report(report: dict) -> None:
     keys = [k for k in ("evidence_recall@5", "evidence_recall@10", "filing_precision@5", "filing_precision@10", "mrr",
-                        "answer_accuracy", "refusal_accuracy", "page_hit@5", "page_hit@10", "doc_hit@5") if k in report]
+                        "answer_accuracy", "numeric_accuracy", "refusal_accuracy", "answer_evidence", "page_hit@5",
+                        "page_hit@10", "doc_hit@5") if k in report]
     info = {k: report[k] for k in ("mode", "top_k", "use_analysis", "use_llm", "split", "history_used")
             if k in report}
     print("settings: " + ", ".join(f"{k}={v}" for k, v in info.items()))
@@ -426,11 +474,11 @@ def print_report(report: dict) -> None:
         print(f"{'distractor_stated':<20} {report['distractor_stated']} of {report['distractor_questions']}")
     print(f"{'latency_ms':<20} p50 {report['latency_ms']['p50']}  p95 {report['latency_ms']['p95']}")
     if report.get("by_kind"):
-        print(f"\n{'kind':<14} {'n':>3} {'rec@5':>6} {'rec@10':>6} {'prec@5':>6} {'mrr':>6} {'acc':>6} {'dstr':>4}")
+        print(f"\n{'kind':<14} {'n':>3} {'rec@5':>6} {'rec@10':>6} {'prec@5':>6} {'mrr':>6} {'acc':>6} {'ans_ev':>6} {'dstr':>4}")
         for kind, b in report["by_kind"].items():
             print(f"{kind:<14} {b['count']:>3} {_fmt(b['evidence_recall@5']):>6} {_fmt(b['evidence_recall@10']):>6} "
                   f"{_fmt(b['filing_precision@5']):>6} {_fmt(b['mrr']):>6} {_fmt(b['answer_accuracy']):>6} "
-                  f"{b.get('distractor_stated', 0):>4}")
+                  f"{_fmt(b.get('answer_evidence')):>6} {b.get('distractor_stated', 0):>4}")
 
 
 # --------------------------------------------------------------------------------------------------------------

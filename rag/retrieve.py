@@ -95,6 +95,9 @@ class SubsetVectorRetriever(BaseRetriever):
 # settings must never get another model's vectors).
 _QUERY_CACHE: dict[int, tuple[weakref.ref, dict[str, list[float]]]] = {}
 _QUERIES_PER_MODEL = 512
+# A figure question that names no company is asked of each indexed company when there are at most this many (a
+# short list of figures, each cited); with more, the answer asks which one is meant.
+EACH_COMPANY_MAX = 4
 
 
 def _embed_query(embed_model, text: str):
@@ -194,6 +197,11 @@ class Retriever:
         # A compound question's later questions are searched beside it, fused as generated queries are.
         generated, extra = extra, extra + [q for q in plan.follow_ups if q not in extra]
         named_by = None if (filters and filters.tickers) or plan.tickers else self._company_by_name(plan)
+        if named_by is None and not plan.tickers and not (filters and filters.tickers):
+            self._no_company_named(plan)
+            if plan.every_company:
+                warnings.append(f"No company is named: the figure is given for each indexed company "
+                                f"({', '.join(plan.tickers)}).")
         applied = self._effective_filters(plan, filters or Filters(), [named_by[0]] if named_by else [])
         if named_by:
             warnings.append(f"No company is named; only {named_by[0]}'s filings mention \"{named_by[1]}\", so those "
@@ -365,6 +373,28 @@ class Retriever:
             tickers=[t.upper() for t in tickers], fiscal_years=[int(y) for y in years],
             forms=user.forms or plan.forms, sections=sections, fiscal_periods=periods,
         )
+
+    def _no_company_named(self, plan: QuestionPlan) -> None:
+        """A figure question that names no company, with several indexed, is no guess at one: each company is asked
+        when they are at most EACH_COMPANY_MAX, else the plan lists them to choose from (plan.every_company,
+        plan.which_company). A ranking or a combined figure is asked across all of them already; a full date may
+        name the one filing whose cover or period it is, and a name the plan reads as no company (a segment, a
+        brand) the one company whose filings print it, both of which the facts layer and the search resolve."""
+        companies = sorted(self.catalog.years_by_ticker)
+        calc = plan.calculation
+        if (len(companies) < 2 or not plan.asks_figure or plan.prose_intent or plan.unknown_companies
+                or plan.ambiguous_companies or calc.ranks or calc.total or plan.dates or plan.unread_names
+                or plan.name_phrases):
+            return
+        if len(companies) <= EACH_COMPANY_MAX:
+            plan.tickers, plan.every_company = companies, True
+        else:
+            names = {}
+            for f in self.catalog.filings:  # the name of each company's latest filing
+                if f.get("ticker") in self.catalog.years_by_ticker:
+                    names[f["ticker"]] = max(names.get(f["ticker"], ("", "")), (str(f.get("period_end") or ""),
+                                                                                 f.get("company") or f["ticker"]))
+            plan.which_company = {t: names.get(t, ("", t))[1] for t in companies}
 
     def _company_by_name(self, plan: QuestionPlan) -> tuple[str, str] | None:
         """(ticker, name) for the one company whose filings print a name the question writes in several words

@@ -139,6 +139,11 @@ class QuestionPlan:
     # Names, as the question writes them, that several indexed filers go by ("Northwind" with Northwind Holdings and
     # Northwind Energy indexed) -> those filers' tickers: the question is asked back which one it means.
     ambiguous_companies: dict[str, list[str]] = field(default_factory=dict)
+    # A figure question that names no company while several are indexed and no filter or earlier turn sets one:
+    # when they are few, every one is asked (`tickers` holds them all and each one's figure is given); when they are
+    # many, ticker -> company name of those to choose from, and the answer asks which one is meant.
+    every_company: bool = False
+    which_company: dict[str, str] = field(default_factory=dict)
     # Primary statements the question names ("income statement", "balance sheet", "cash flow statement"), or that
     # print the figures it asks for: their pages are searched as a list of their own, ranked first.
     statements: list[str] = field(default_factory=list)
@@ -265,6 +270,8 @@ class QuestionPlan:
             years = [f"FY{y}" for y in self.fiscal_years]
         parts = list(self.tickers) + years + periods + list(self.forms) + list(self.sections)
         label = " · ".join(parts + list(self.statements))
+        if self.every_company:  # 'ACME · BOLT · income statement (no company named: each indexed one)'
+            label = f"{label} (no company named: each indexed one)"
         if self.carried:  # 'ACME · FY2023 · income statement (ACME · revenue, from the conversation)'
             label = f"{label} ({' · '.join(self.carried)}, from the conversation)".strip()
         if self.rewritten:  # 'ACME · FY2024 (asked as "...": the model's rewrite of the follow-up)'
@@ -282,6 +289,8 @@ class QuestionPlan:
             "unknown_companies": list(self.unknown_companies),
             "carried": list(self.carried),
             "rewritten": self.rewritten,
+            "every_company": self.every_company,
+            "which_company": dict(self.which_company),
             "label": self.label(),
         }
 
@@ -437,7 +446,7 @@ class AnswerResult:
     # Why a cut answer ended early: deadline (RAG_LLM_DEADLINE), stopped (by the user), connection, length
     cut_reason: str | None = None
     model: str | None = None  # the Ollama model that wrote the answer; None when extractive or refused
-    # forecast / advice / market_data / unknown_company / ambiguous_company / off_topic / no_evidence
+    # forecast / advice / market_data / unknown_company / ambiguous_company / which_company / off_topic / no_evidence
     refusal_reason: str | None = None
     unverified_figures: list[str] = field(default_factory=list)  # figures found in none of the cited sources
     generated_queries: list[str] = field(default_factory=list)  # search queries the LLM wrote for the question

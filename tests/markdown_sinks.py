@@ -13,7 +13,8 @@ A call is a Streamlit call when its receiver is `st`, or a name bound to what a 
 a status, a progress bar, `with st.status(...) as s`, `for col in cols`). Parameters annotated `Md` in the app's own
 functions are sinks too, so `core.notice(message)` is checked where it is called. HTML goes to st.html only from
 ui.text.highlight_html, a stream to st.write_stream only through escaped_stream, an address to st.link_button or
-st.image only through safe_url, and a download's file name is a literal or ui.safe.download_name(...).
+st.image only through safe_url (st.image also takes the app's own rendered PNG bytes, through rendered_png), and a
+download's file name is a literal or ui.safe.download_name(...).
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ STREAM_SINKS = {"write_stream": ((0, "stream"),)}
 URL_SINKS = {"link_button": ((1, "url"),), "image": ((0, "image"),), "audio": ((0, "data"),),
              "video": ((0, "data"),), "logo": ((0, "image"),)}
 URL_PRODUCERS = {"safe_url"}
+# st.image may also take the PNG bytes the app rendered itself (a PDF page: ui.page_view.rendered_png), never a
+# string, so never an address.
+IMAGE_PRODUCERS = URL_PRODUCERS | {"rendered_png"}
 MARKDOWN_PRODUCERS = {"md", "plain", "markdown", "code", "join", "link", "safe_markdown", "safe_inline",
                       "code_inline"}
 HTML_PRODUCERS = {"highlight_html"}
@@ -306,7 +310,7 @@ class ModuleCheck:
             if fname in STREAM_SINKS:
                 self._check(node, fname, STREAM_SINKS[fname], STREAM_PRODUCERS)
             if fname in URL_SINKS:
-                self._check(node, fname, URL_SINKS[fname], URL_PRODUCERS)
+                self._check(node, fname, URL_SINKS[fname], IMAGE_PRODUCERS if fname == "image" else URL_PRODUCERS)
             if fname in OPTION_SINKS:
                 formatter = self._argument(node, None, "format_func")
                 for value in formatter or self._argument(node, 1, "options"):

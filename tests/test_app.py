@@ -17,6 +17,7 @@ from tests.app_server import build_small_index, copy_index
 from tests.fake_ollama import FakeOllama, free_port
 from tests.filings import filing_html
 from ui import core
+from ui.library import K_TAB, TAB_MANAGE
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
@@ -132,6 +133,23 @@ def test_ollama_down_banner_says_how_to_start_it(indexed):
 
 # --------------------------------------------------------------------------------------------------------------
 # Asking
+
+
+def test_a_figure_question_naming_no_company_offers_each_company_to_choose(indexed, monkeypatch):
+    import rag.retrieve
+
+    monkeypatch.setattr(rag.retrieve, "EACH_COMPANY_MAX", 1)  # the two indexed companies count as many here
+    at = ask(start(), "What were total net sales?")
+    assert last_result(indexed)["refusal_reason"] == "which_company"
+    choices = buttons(at, "which_")
+    assert [b.label for b in choices] == ["Acme Widgets Inc.", "Bolt Motors Corp."]
+    # A choice asks the same words of that company: its figure alone, the ticker shown after the question.
+    next(b for b in choices if b.label == "Bolt Motors Corp.").click().run()
+    at.run()
+    no_exception(at)
+    result = last_result(indexed)
+    assert result["question"] == "What were total net sales? (BOLT)" and not result["refused"]
+    assert "96,773" in result["answer"] and "391,035" not in result["answer"]
 
 
 def test_question_gets_an_extractive_answer_with_citations_when_ollama_is_down(indexed):
@@ -470,6 +488,9 @@ def test_library_lists_reads_and_removes(indexed):
     doc = next(f["doc_id"] for f in IndexStore(get_settings()).list_filings() if f["ticker"] == "BOLT")
     at.selectbox(key="library_selected").set_value(doc).run()
     assert at.selectbox(key="library_selected").value == doc
+    assert not any(b.key == f"remove_{doc}" for b in at.button)  # only the open tab's body runs
+    at.session_state[K_TAB] = TAB_MANAGE
+    at.run()
     at.button(key=f"remove_{doc}").click().run()
     at.button(key=f"remove_yes_{doc}").click().run()
     no_exception(at)
@@ -496,6 +517,8 @@ def test_library_edit_details_corrects_table_filters_and_labels(indexed):
     assert list(at.dataframe[0].value["Period"]) == ["FY", "FY"]
     doc = next(f["doc_id"] for f in IndexStore(get_settings()).list_filings() if f["ticker"] == "ACME")
     at.selectbox(key="library_selected").set_value(doc).run()
+    at.session_state[K_TAB] = TAB_MANAGE
+    at.run()
     generation = IndexStore(get_settings()).current_generation()
     # A bad value is refused with a message, and nothing changes.
     at.text_input(key=f"edit_ticker_{doc}").set_value("not a ticker")

@@ -173,7 +173,7 @@ def test_filing_payloads_stay_text_and_call_no_server(payload_index, tmp_path):
             _open_tab(page, "Manage")
             _button(main, "Remove…").click()
             wait_idle(page)
-            _open_tab(page, "Manage")  # the rerun showed the first tab again
+            # The rerun keeps the Manage tab open: the question shows without choosing the tab again.
             warning = main.locator('[data-testid="stAlert"]').filter(has_text="from the index?")
             warning.first.wait_for()
             seen.check(page, "remove question")

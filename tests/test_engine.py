@@ -216,3 +216,31 @@ def test_a_follow_up_the_plans_complete_is_not_sent_to_the_model(settings):
         result = Engine(llm_settings).ask("And BOLT?", history=["What were ACME's total net sales?"])
         assert len(fake.chat_requests()) == 1  # the answer only: no rewrite asked
     assert result.rewritten_question is None and result.detected["carried"] == ["total revenue"]
+
+
+def test_a_figure_question_naming_no_company_is_answered_for_each_indexed_company(settings):
+    result = Engine(settings).ask("What were total net sales?", use_llm=False)
+    # Not one company's figure silently: both, each named and cited.
+    assert "Acme Widgets Inc. (ACME)" in result.answer and "$391,035 million" in result.answer
+    assert "Bolt Motors Corp. (BOLT)" in result.answer and "$96,773 million" in result.answer
+    assert {c.ticker for c in result.citations} == {"ACME", "BOLT"}
+    assert result.detected["every_company"] and "each indexed one" in result.detected["label"]
+    assert any("No company is named" in w and "ACME, BOLT" in w for w in result.warnings)
+    # A question about prose, or one that names its company, is left as it was.
+    assert not Engine(settings).retrieve("Why did total net sales grow?").plan.every_company
+    assert Engine(settings).retrieve(ACME_Q).plan.tickers == ["ACME"]
+
+
+def test_with_more_companies_than_a_short_list_the_answer_asks_which_one(settings, monkeypatch):
+    import rag.retrieve
+
+    monkeypatch.setattr(rag.retrieve, "EACH_COMPANY_MAX", 1)  # two indexed companies count as many here
+    engine = Engine(settings)
+    result = engine.ask("What were total net sales?", use_llm=False)
+    assert result.refused and result.refusal_reason == "which_company"
+    assert "Which company?" in result.answer and "Acme Widgets Inc. (ACME)" in result.answer
+    assert "Bolt Motors Corp. (BOLT)" in result.answer and "391,035" not in result.answer
+    assert result.detected["which_company"] == {"ACME": "Acme Widgets Inc.", "BOLT": "Bolt Motors Corp."}
+    # The app's choice asks the same words with the ticker after them: answered for that company alone.
+    chosen = engine.ask("What were total net sales? (BOLT)", use_llm=False)
+    assert not chosen.refused and "$96,773 million" in chosen.answer and "391,035" not in chosen.answer

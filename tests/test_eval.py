@@ -193,7 +193,7 @@ def test_a_stated_distractor_makes_the_answer_wrong_even_with_the_value():
     assert ev.numeric_correct("$5,519 million for the six months.", 5519, "USD millions", 0.005, [2789])
     assert not ev.numeric_correct(both, 5519, "USD millions", 0.005, [2789])
     scored = ev.score_answer(trap(), both, refused=False, cited=True)
-    assert scored == {"answer_correct": False, "distractor_stated": True}
+    assert (scored["answer_correct"], scored["distractor_stated"]) == (False, True)
 
 
 def test_distractors_match_by_magnitude_and_unit():
@@ -202,11 +202,24 @@ def test_distractors_match_by_magnitude_and_unit():
     assert not ev.distractor_stated("$2,850 million", [2789], "USD millions", 0.005)
 
 
+def test_answer_evidence_is_the_share_of_evidence_strings_the_answer_itself_quotes():
+    # Four strings in two pieces: a heading-only quote of the right passage scores nothing.
+    assert ev.answer_evidence(q10(), "ITEM 2. MANAGEMENT'S DISCUSSION AND ANALYSIS [1]") == 0.0
+    assert ev.answer_evidence(q10(), "**Total net sales**  were $94,036 million; `Services`: 27,423 [1]") == 1.0
+    assert ev.answer_evidence(q10(), "total   NET sales of 94,036 [1]") == 0.5  # case and spaces as evidence
+    assert ev.answer_evidence({"id": "r", "kind": "refusal", "answerable": False, "evidence": [["x"]]}, "x") is None
+    assert ev.answer_evidence(q10(evidence=[]), "anything") is None
+    retrieval = {"evidence_recall@5": 1.0, "evidence_recall@10": 1.0, "filing_precision@5": 1.0, "rr": 1.0}
+    rows = [{**retrieval, **ev.score_answer(q10(), answer, False, True)}
+            for answer in ("Total net sales 94,036 Services 27,423", "nothing")]
+    assert ev._block(rows)["answer_evidence"] == 0.5  # the set's mean
+
+
 def test_score_answer_reports_distractor_only_when_the_question_has_some():
-    assert ev.score_answer(q10(), "$94,036 million", False, True) == {"answer_correct": True,
-                                                                       "distractor_stated": None}
-    assert ev.score_answer(trap(), "$5,519 million", False, True) == {"answer_correct": True,
-                                                                       "distractor_stated": False}
+    assert ev.score_answer(q10(), "$94,036 million", False, True) == {
+        "answer_correct": True, "distractor_stated": None, "answer_evidence": 0.25}
+    assert ev.score_answer(trap(), "$5,519 million", False, True) == {
+        "answer_correct": True, "distractor_stated": False, "answer_evidence": 0.0}
     assert ev.score_answer(trap(), "$5,519 million", True, False)["answer_correct"] is False  # refused
     prose = q10(value=None, unit=None)
     assert ev.score_answer(prose, "anything", False, True)["answer_correct"] is None
@@ -265,6 +278,29 @@ def test_summary_keeps_todays_figures_and_adds_kinds_and_distractors():
     assert report["distractor_questions"] == 2 and report["distractor_stated"] == 1
     assert report["by_kind"]["period-trap"]["distractor_stated"] == 1
     assert report["split"] == "all" and report["split_companies"] == ["ACME"]
+
+
+def test_pages_are_scored_for_a_set_that_names_evidence_pages():
+    question = q10(evidence_pages=[7])
+    pdf = dict(**Q3, fiscal_period="Q3")
+    nodes = [hit("x", **pdf, page_start=3, page_end=4),  # the gold filing, another page
+             hit("x", ticker="OTHER", fiscal_year=2025, form="10-Q", fiscal_period="Q3", page_start=7, page_end=7),
+             hit("x", **pdf, page_start=1), hit("x", **pdf, page_start=2), hit("x", **pdf, page_start=9),
+             hit("x", **pdf, page_start=6, page_end=8)]  # covers page 7, at rank 6
+    scores = ev.score_pages(question, nodes)
+    # Another filing's page 7 is no hit; the gold filing's span 6-8 is, at rank 6 only.
+    assert scores == {"page_hit@5": False, "page_hit@10": True, "doc_hit@5": True}
+    assert ev.score_pages(q10(), nodes) == {"page_hit@5": None, "page_hit@10": None, "doc_hit@5": None}
+    row = ev.question_row(question, nodes, _result("$94,036 million"))
+    assert row["page_hit@10"] is True and row["doc_hit@5"] is True
+    report = ev.summarize([{**row, "detected": "", "retrieval_ms": 1.0},
+                           {**ev.question_row(q10(id="t-2", evidence_pages=[3]), nodes, _result("none")),
+                            "detected": "", "retrieval_ms": 1.0}])
+    assert report["page_hit@5"] == 0.5 and report["page_hit@10"] == 1.0 and report["doc_hit@5"] == 1.0
+    assert report["numeric_accuracy"] == 0.5
+    # A set without pages reports none.
+    assert "page_hit@5" not in ev.summarize([{**ev.question_row(q10(), nodes, _result("x")), "detected": "",
+                                               "retrieval_ms": 1.0}])
 
 
 # --------------------------------------------------------------------------------------------------------------

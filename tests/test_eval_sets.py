@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rag.config import get_settings
-from rag.eval import KINDS, company_halves, evidence_found, normalize, numeric_correct
+from rag.eval import KINDS, company_halves, evidence_found, normalize, numeric_correct, split_questions
 from rag.index import IndexStore, filing_meta
 from rag.parse import file_sha256, parse_file
 from tests.filings import SHARED, shared_or_skip
@@ -43,7 +43,15 @@ OWN = _load(OWN_SET)
 HELD_OUT = {path.name: _load(path) for path in sorted(SETS.glob("questions-heldout-*.jsonl"))}
 # Follow-ups: each asked after its `history` (FORMAT.md), with the same question written to stand alone beside it.
 FOLLOW_UPS = _load(SETS / "questions-followups.jsonl")
-EVERY = OWN + [q for rows in HELD_OUT.values() for q in rows] + FOLLOW_UPS
+# Operating figures that filings print only in their own tables and prose (volumes, units, counts of stores or
+# sites, per-unit figures): one set, split into halves by company as every set is (rag.eval.split_questions).
+OPERATING = _load(SETS / "questions-operating.jsonl")
+EVERY = OWN + [q for rows in HELD_OUT.values() for q in rows] + FOLLOW_UPS + OPERATING
+# Quarterly reports as PDFs (../shared/corpus/pdf-10q): every answerable question names the 1-based PDF pages its
+# evidence is printed on (`evidence_pages`), scored as page hit and doc hit. Checked against the PDFs' own text,
+# not against the index's reader, so a change of reader cannot make the set look right.
+PDF10Q_SET = SETS / "questions-pdf10q.jsonl"
+PDF10Q = _load(PDF10Q_SET)
 
 
 def _format_problems(q: dict) -> list[str]:
@@ -87,7 +95,7 @@ def test_question_has_the_shared_format(q):
     assert _format_problems(q) == []
 
 
-@pytest.mark.parametrize("q", [q for q in EVERY if q.get("value") is not None], ids=lambda q: q["id"])
+@pytest.mark.parametrize("q", [q for q in EVERY + PDF10Q if q.get("value") is not None], ids=lambda q: q["id"])
 def test_gold_answer_passes_its_own_number_rule(q):
     # A reference answer the scorer would mark wrong (a unit slip, a distractor quoted) makes the value unusable.
     assert numeric_correct(q["answer"], q["value"], q["unit"], q["tolerance"], q.get("distractors", ()))
@@ -117,6 +125,19 @@ def test_held_out_sets_each_keep_to_one_half_of_the_companies():
         tickers = {f["ticker"] for q in rows for f in q["filings"]}
         halves = company_halves([{"filings": [{"ticker": t}]} for t in tickers])
         assert tickers and {halves[t] for t in tickers} == {half}, (name, halves)
+
+
+def test_operating_set_has_both_halves_and_a_trap_in_most_questions():
+    from rag.eval import split_questions
+
+    ids = [q["id"] for q in OPERATING]
+    assert len(ids) == len(set(ids)) >= 16 and all(re.fullmatch(r"op-\d\d", i) for i in ids), ids
+    tune, tune_companies = split_questions(OPERATING, "tune")
+    blind, blind_companies = split_questions(OPERATING, "blind")
+    assert len(tune) >= 8 and len(blind) >= 8 and not set(tune_companies) & set(blind_companies)
+    # An answer that quotes the whole row or sentence states the other year's figure too: the distractors make
+    # such an answer wrong, so the set measures the figure read, not the passage found.
+    assert sum(1 for q in OPERATING if q.get("distractors")) >= 0.75 * len(OPERATING)
 
 
 def test_own_set_mixes_kinds_and_companies():
@@ -197,3 +218,83 @@ def test_financebench_halves_split_its_companies():
     assert sorted(tune_companies + blind_companies) == all_companies
     with pytest.raises(ValueError):
         financebench_questions(folder, "half")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The 10-Q PDF set
+
+
+def _pdf10q_manifest() -> dict[str, dict]:
+    folder = shared_or_skip("corpus", "pdf-10q", "MANIFEST.tsv").parent
+    with open(folder / "MANIFEST.tsv", encoding="utf-8", newline="") as handle:
+        return {r["ticker"]: {**r, "path": folder / r["file"]} for r in csv.DictReader(handle, delimiter="\t")}
+
+
+@lru_cache(maxsize=None)
+def _pdf_pages(path: Path) -> tuple[str, ...]:
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(str(path))
+    try:
+        return tuple(normalize(document[i].get_textpage().get_text_range()) for i in range(len(document)))
+    finally:
+        document.close()
+
+
+@pytest.mark.parametrize("q", PDF10Q, ids=[q.get("id", "?") for q in PDF10Q])
+def test_pdf10q_question_has_the_shared_format(q):
+    # The shared format, with the gold filing a quarter. The earnings release filed as an 8-K's exhibit 99.1 names
+    # no form: whether a reader calls it "8-K" or "EX-99.1", the question is whether its pages are found.
+    problems = [p for p in _format_problems(q) if not p.startswith("filing ")]
+    for filing in q["filings"]:
+        if not (isinstance(filing.get("ticker"), str) and isinstance(filing.get("fiscal_year"), int)
+                and filing.get("form", "10-Q") == "10-Q" and filing.get("fiscal_period") in ("Q1", "Q2", "Q3")):
+            problems.append(f"filing {filing} needs a ticker, an int fiscal_year, form 10-Q (or none) and a quarter")
+    if q["answerable"]:
+        pages = q.get("evidence_pages")
+        if not (pages and all(isinstance(p, int) and p >= 1 for p in pages)):
+            problems.append("an answerable question names its evidence_pages (1-based PDF pages)")
+    assert problems == []
+
+
+def test_pdf10q_set_covers_the_eight_pdfs_in_both_halves():
+    ids = [q["id"] for q in PDF10Q]
+    assert len(ids) == len(set(ids)) >= 25 and all(re.fullmatch(r"pdf10q-\d\d", i) for i in ids)
+    assert not set(ids) & {q["id"] for q in EVERY}
+    tickers = {f["ticker"] for q in PDF10Q for f in q["filings"]}
+    assert len(tickers) == 8, tickers
+    halves = company_halves(PDF10Q)
+    assert set(halves.values()) == {"tune", "blind"}
+    for half in ("tune", "blind"):
+        chosen, companies = split_questions(PDF10Q, half)
+        assert len(companies) >= 3 and len(chosen) >= 12, (half, companies)
+        assert any(q["kind"] == "refusal" for q in chosen), half  # a refusal in each half
+        assert sum(1 for q in chosen if q["value"] is not None) >= 8, half
+    kinds = {q["kind"] for q in PDF10Q}
+    assert {"lookup", "period-trap", "narrative", "refusal"} <= kinds
+
+
+def test_pdf10q_gold_filings_are_what_the_manifest_says_each_cover_holds():
+    manifest = _pdf10q_manifest()
+    for q in PDF10Q:
+        for filing in q["filings"]:
+            row = manifest[filing["ticker"]]
+            assert filing["fiscal_year"] == int(row["fiscal_year"]), q["id"]
+            assert filing["fiscal_period"] == row["fiscal_period"], q["id"]
+            assert row["form"].startswith(filing.get("form") or "8-K"), (q["id"], row["form"])
+
+
+PDF10Q_ANSWERABLE = [q for q in PDF10Q if q["evidence"]]
+
+
+@pytest.mark.parametrize("q", PDF10Q_ANSWERABLE, ids=[q["id"] for q in PDF10Q_ANSWERABLE])
+def test_pdf10q_evidence_is_printed_on_its_pages(q):
+    manifest = _pdf10q_manifest()
+    pages = _pdf_pages(manifest[q["filings"][0]["ticker"]]["path"])
+    for number in q["evidence_pages"]:
+        assert 1 <= number <= len(pages), (q["id"], number)
+    # Every piece is printed whole on one of the pages named, and every page named prints a piece.
+    for piece in q["evidence"]:
+        assert any(all(normalize(s) in pages[n - 1] for s in piece) for n in q["evidence_pages"]), (q["id"], piece)
+    for n in q["evidence_pages"]:
+        assert any(all(normalize(s) in pages[n - 1] for s in piece) for piece in q["evidence"]), (q["id"], n)

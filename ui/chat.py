@@ -13,12 +13,13 @@ from rag.conversations import to_markdown
 from rag.edgar.record import filing_index_url
 from rag.schema import pages_label, period_label
 
-from . import core, history, waiting
+from . import core, history, page_view, waiting
 from .safe import download_name, join, md, plain
 from .text import (
     EXPORT_ESCAPER,
     PAGE_DASH,
     PASSAGE_CSS,
+    chunk_body,
     code_inline,
     context_window,
     escaped_stream,
@@ -207,11 +208,26 @@ def _answer_details(msg_id: int, result: dict, previous: dict | None) -> None:
                              help=safe_inline(long_label(c))):
                     show_citation(c, result.get("mode"))
 
+    _company_choices(msg_id, result, previous)
     _meta_row(msg_id, result, previous)
     _warnings(result)
 
     if sources:
         _sources(msg_id, result, sources, {c.get("number") for c in citations})
+
+
+def _company_choices(msg_id: int, result: dict, previous: dict | None) -> None:
+    """A figure question that named no company, with too many indexed to answer for each: one button a company,
+    asking the same question of it (the ticker written after the user's own words, so the question shows whose)."""
+    choices = (result.get("detected") or {}).get("which_company") or {}
+    if result.get("refusal_reason") != "which_company" or not choices:
+        return
+    question = (previous or {}).get("content") or result.get("question") or ""
+    with st.container(horizontal=True, gap="xsmall", key=f"which_{msg_id}"):
+        for ticker, name in choices.items():
+            if st.button(safe_inline(name or ticker), key=f"which_{msg_id}_{ticker}", type="secondary",
+                         icon=":material/domain:", help=safe_inline(f"Ask it of {ticker}")):
+                st.session_state[core.K_PENDING] = {"question": f"{question} ({ticker})", "use_analysis": True}
 
 
 def _sources(msg_id: int, result: dict, sources: list[dict], cited: set) -> None:
@@ -320,11 +336,35 @@ def _source_meta(c: dict, mode: str | None) -> None:
 
 
 @st.dialog("Source passage", width=760, position="right", icon=":material/article:")
-def show_citation(c: dict, mode: str | None = None) -> None:
+def _citation_dialog(c: dict, mode: str | None = None) -> None:
     render_citation(c, mode)
 
 
+# A passage from a PDF opens wider: its page beside its text (stacked, page first, where the screen is narrow).
+@st.dialog("Source passage", width=1280, position="right", icon=":material/article:")
+def _pdf_citation_dialog(c: dict, mode: str | None = None) -> None:
+    render_citation(c, mode)
+
+
+def show_citation(c: dict, mode: str | None = None) -> None:
+    (_pdf_citation_dialog if page_view.pdf_path(c) else _citation_dialog)(c, mode)
+
+
 def render_citation(c: dict, mode: str | None = None) -> None:
+    pdf = page_view.pdf_path(c)
+    if pdf is None:
+        _render_citation_text(c, mode)
+        return
+    page_col, text_col = st.columns([11, 9], gap="medium")
+    with text_col:
+        passage = _render_citation_text(c, mode)
+    with page_col:
+        page_view.show(c, pdf, passage)
+
+
+def _render_citation_text(c: dict, mode: str | None = None) -> str:
+    """The citation's heading, source line and passage (in its filing's text where it is still there); returns the
+    passage as the filing's text holds it, else the chunk's body."""
     st.markdown(md("#### \\[{}\\] {}", c.get("number"), reader_name(c.get("company")) or c.get("ticker") or "Unknown company"))
     _source_meta(c, mode)
     # The filing on sec.gov: its document, else its index page from the CIK and accession; without either, the
@@ -344,6 +384,7 @@ def render_citation(c: dict, mode: str | None = None) -> None:
         except Exception:  # noqa: BLE001 - the passage below still shows the chunk itself
             log.exception("reading filing text failed")
     span = locate_passage(text, c.get("text") or "", c.get("char_start"), c.get("char_end")) if text else None
+    passage = chunk_body(c.get("text") or "")
     if span:
         before, passage, after, cut_before, cut_after = context_window(text, *span)
         st.caption("The cited passage, highlighted in its filing's text:")
@@ -364,6 +405,7 @@ def render_citation(c: dict, mode: str | None = None) -> None:
         page = core.PAGES.get("library")
         if page is not None:
             st.switch_page(page)
+    return passage
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -19,6 +19,8 @@ log = logging.getLogger(__name__)
 
 K_SELECTED = "library_selected"
 K_CONFIRM_REMOVE = "library_confirm_remove"
+K_TAB = "library_tab"
+TAB_READ, TAB_MANAGE = ":material/menu_book: Read", ":material/build: Manage"
 
 
 def filing_label(f: dict) -> str:
@@ -112,11 +114,15 @@ def _one_filing(s, known: dict, ordered: list[dict]) -> None:
         st.session_state[K_SELECTED] = ids[0]
     doc_id = st.selectbox("Filing", ids, key=K_SELECTED, format_func=lambda d: filing_label(known[d]))
     f = known[doc_id]
-    read_tab, manage_tab = st.tabs([":material/menu_book: Read", ":material/build: Manage"])
-    with read_tab:
-        _reader(doc_id, f)
-    with manage_tab:
-        _manage(s, doc_id, f)
+    # A keyed tab bar that reruns on change keeps the tab a user chose across reruns (asking to remove a filing
+    # reruns the page; without it the Manage tab jumped back to Read), and only the open tab's body runs.
+    read_tab, manage_tab = st.tabs([TAB_READ, TAB_MANAGE], key=K_TAB, on_change="rerun")
+    if read_tab.open:
+        with read_tab:
+            _reader(doc_id, f)
+    if manage_tab.open:
+        with manage_tab:
+            _manage(s, doc_id, f)
 
 
 def _reader(doc_id: str, f: dict) -> None:

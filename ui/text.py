@@ -296,7 +296,7 @@ def escaped_stream(pieces: Iterable[str], *, citation_color: str | None = "blue"
 # Passages in their filing
 
 
-def _chunk_body(chunk_text: str) -> str:
+def chunk_body(chunk_text: str) -> str:
     """A chunk's text without its one-line header (company · form · FY · Item)."""
     head, sep, body = (chunk_text or "").partition("\n")
     return body if sep and "·" in head else (chunk_text or "")
@@ -309,7 +309,7 @@ def locate_passage(filing_text: str, chunk_text: str, char_start: int | None, ch
     and the text moved) the chunk's body is looked up."""
     if not filing_text:
         return None
-    body = _chunk_body(chunk_text).strip()
+    body = chunk_body(chunk_text).strip()
     if char_start is not None and char_end is not None and 0 <= char_start < char_end <= len(filing_text):
         span = filing_text[char_start:char_end].strip()
         if not body or not span or span in chunk_text or span[:200] in chunk_text:

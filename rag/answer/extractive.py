@@ -14,19 +14,24 @@ from ..facts.mentions import CHANGE_WORDS
 from ..item_topics import BUSINESS_VERBS, BUSINESS_WORDS
 from ..numbers import (
     WrittenNumber,
-    listed_respectively,
     listed_runs,
     parse_numbers,
     respective_years,
-    respectively_end,
     worth_checking,
 )
 from ..phrasing import PhraseList
 from ..retrieve import PREAMBLE_WORDS
 from ..schema import Citation, QuestionPlan
 from ..second_look import MIN_SENTENCE_WORDS
+from .clauses import (
+    TRAILING_CHANGE,
+    change_amount,
+    clause_quote,
+    compared_figure,
+    figures_of_the_year,
+    respective_quote,
+)
 from .counts import (
-    YEAR,
     amounts_only,
     counts_all_of_it,
     counts_named,
@@ -38,6 +43,7 @@ from .counts import (
 )
 from .figures import answer_figures
 from .quotable import QuotableUnit, column_heads, quotable_units
+from .stated import stated_figure
 from .table_figure import PERCENT_Q, negated, numeric_question, one_company, table_change, table_figure, untagged
 from .table_share import table_share
 from .terms import (
@@ -355,7 +361,7 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
         if analysis.counted:
             # A total beside its parts ("24,318 employees ..., 17,845 were engaged in research and development"):
             # the question's other words pick the part, as for one count (see _count_asked); else the total.
-            every, kept = _figures_of_the_year(unit, years)
+            every, kept = figures_of_the_year(unit, years)
             part = _count_asked(unit, every, kept, analysis.counted, content) if len(kept) > 1 else None
             figures = [part] if part else figures
         if len(figures) != 1:
@@ -390,41 +396,6 @@ def _prose_comparison(chosen: list[QuotableUnit], analysis: QuestionPlan | None,
             f"difference {_figure_text(diff, money, pct)}{'; ' + others if others else ''}. {_FROM_PROSE}")
 
 
-def _figures_of_the_year(u: QuotableUnit, years: set[str], money: bool = False
-                         ) -> tuple[list[WrittenNumber], list[WrittenNumber]]:
-    """(every count a sentence states, or every amount with `money`; those whose own clause does not name only
-    another year). A clause runs from its figure to the next one: in "93 million people as of December 31, 2024
-    compared to 97 million people as of December 31, 2023" the second names 2023 alone. The year wanted is the one
-    asked, else the filing's own."""
-    figures = [n for n in answer_figures(u.text) if not n.pct and n.money == money]
-    wanted = years or ({str(u.source.fiscal_year)} if u.source.fiscal_year else set())
-    # Counts listed with "respectively" ("58,300 and 61,900 employees, respectively", after "As of December 31,
-    # 2024 and 2023"): each is the count of its year in the list of years.
-    stated_for: dict[int, str] = {}
-    paired_otherwise: set[int] = set()
-    for run in listed_runs(u.text, figures):
-        years = respective_years(u.text, run)
-        if years:
-            stated_for.update((n.start, str(year)) for n, year in zip(run, years))
-        elif listed_respectively(u.text, run):
-            # Listed with "respectively" beside anything else ("426, 186 and 97 holders of record of our class
-            # B-1, B-2 and C common stock, respectively"): which figure is which part is the list's order, not a
-            # clause's words, so none of them is read as the one asked.
-            paired_otherwise.update(n.start for n in run)
-    kept = []
-    for i, n in enumerate(figures):
-        if n.start in paired_otherwise:
-            continue
-        if n.start in stated_for:
-            if not wanted or stated_for[n.start] in wanted:
-                kept.append(n)
-            continue
-        named = set(YEAR.findall(u.text[n.start:figures[i + 1].start if i + 1 < len(figures) else len(u.text)]))
-        if not (named and wanted and not named & wanted):
-            kept.append(n)
-    return figures, kept
-
-
 def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, content: list[str]) -> str | None:
     """One company's count (people served, stores, employees) from the best sentence that states several counts: a
     period trap in prose (the year asked, or the filing's own, beside another year) or a total beside its parts
@@ -443,7 +414,7 @@ def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, cont
     if not stating:
         return None
     unit = stating[0]
-    figures, kept = _figures_of_the_year(unit, {str(y) for y in analysis.fiscal_years})
+    figures, kept = figures_of_the_year(unit, {str(y) for y in analysis.fiscal_years})
     if len(figures) < 2 or not kept:
         return None
     figure = _count_asked(unit, figures, kept, analysis.counted, content)
@@ -457,7 +428,7 @@ def _prose_count(chosen: list[QuotableUnit], analysis: QuestionPlan | None, cont
     before = " ".join(tokens(unit.text[:run[0].start])[-2:])
     if not any(is_covered(t, set(tokens(clause)) | set(before.split())) for t in content):
         return None
-    quote = _respective_quote(unit.text, run, figure) if len(run) > 1 else _clause_quote(unit.text, figure, figures)
+    quote = respective_quote(unit.text, run, figure) if len(run) > 1 else clause_quote(unit.text, figure, figures)
     return (f"Figure read from prose: **{figure.raw}**, as {unit.source.label()} states it: "
             f"\"{quote}\" [{unit.source.number}]. {untagged(analysis)}: the whole passage is under Sources.")
 
@@ -481,20 +452,6 @@ def _placed_elsewhere(text: str, figure: WrittenNumber, question: str) -> bool:
     return place not in {re.sub(r"[^a-z]", "", w.lower()) for w in question.split()}
 
 
-def _respective_quote(text: str, run: list[WrittenNumber], figure: WrittenNumber) -> str:
-    """The sentence up to the "respectively" that closes a list of figures, which pairs each with its year ("As of
-    December 31, 2024 and 2023, our Company had approximately 58,300 […] employees, respectively"), with the other
-    years' figures elided: quoted, they would read as further answers, and the years and the figure's place in the
-    list still show which year it is. Its opening cut to the 30 words before the list."""
-    stop = respectively_end(text, run) or len(text)
-    head = text[:run[0].start].split()
-    lead = ("… " if len(head) > 30 else "") + " ".join(head[-30:])
-    at = run.index(figure)
-    listed = ("[…] " if at > 0 else "") + figure.raw + (" […]" if at < len(run) - 1 else "")
-    tail = " ".join(text[run[-1].end:stop].split())
-    return f"{lead} {listed}{'' if tail.startswith(',') else ' '}{tail}".strip()
-
-
 def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, question: str,
                   content: list[str]) -> str | None:
     """One company's amount for one year from the best sentence, when that sentence also states the amount of
@@ -504,7 +461,7 @@ def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
       its place in the list; said only when exactly one list in the sentence pairs amounts with years.
     - A comparison ("ARR exiting fiscal 2024 was $4.16 billion, up from $3.57 billion at the end of fiscal 2023"),
       asked for the figure (no why or how): the figure the comparison sets beside it for another year is left out
-      (see _compared_figure), and so is the amount it changed by ("increased by $524 million") unless a change is
+      (see compared_figure), and so is the amount it changed by ("increased by $524 million") unless a change is
       asked; the one left is said only when it is the sentence's only other amount.
     Either way the sentence must hold every word the question asks with (an amount has no counted noun to check it
     by: a sentence about "acquisitions of businesses" is not about "selling businesses"). Quoting the whole
@@ -529,91 +486,19 @@ def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
             return None
         run, years = paired[0]
         picked = [n for n, y in zip(run, years) if str(y) == year]
-        quote = _respective_quote(best.text, run, picked[0]) if len(picked) == 1 else ""
+        quote = respective_quote(best.text, run, picked[0]) if len(picked) == 1 else ""
     else:
         if analysis.narrative:
             return None
         change_asked = analysis.calculation.growth or analysis.calculation.by_how_much
-        picked = [n for n in money if not _compared_figure(best.text, n, year) and (
-            change_asked or not _change_amount(best.text, n))]
-        quote = _clause_quote(best.text, picked[0], money, lead_words=12) if len(picked) == 1 < len(money) else ""
-        quote = _TRAILING_CHANGE.sub("", quote).rstrip(" ,")  # "... during fiscal 2024", not "... increased by"
+        picked = [n for n in money if not compared_figure(best.text, n, year) and (
+            change_asked or not change_amount(best.text, n))]
+        quote = clause_quote(best.text, picked[0], money, lead_words=12) if len(picked) == 1 < len(money) else ""
+        quote = TRAILING_CHANGE.sub("", quote).rstrip(" ,")  # "... during fiscal 2024", not "... increased by"
     if not quote:
         return None
     return (f"Figure read from prose: **{picked[0].raw}** for {year}, as {best.source.label()} states it: "
             f"\"{quote}\" [{best.source.number}]. {untagged(analysis)}: the whole passage is under Sources.")
-
-
-# A verb of change: "increased", "grew", "declined", "dropped".
-_CHANGE_VERB = r"\b(?:increas|decreas|grew|grow|rose|rise|fell|fall|declin|drop)\w*"
-# The words before an amount a figure changed by ("increased by $524 million", "down $1.2 billion"): a change, not
-# the level asked.
-_CHANGED_BY = re.compile(r"(?:" + _CHANGE_VERB + r"|\b(?:up|down))\s+(?:by\s+)?(?:approximately\s+|about\s+|"
-                         r"nearly\s+)?$", re.I)
-# The amount written as a change by its noun: "a $246 million increase from rates", "an increase of $2.1 billion",
-# "a decrease in net income of $705 million".
-_CHANGE_NOUN = r"(?:increase|decrease|rise|decline|drop|reduction|growth)s?"
-_CHANGE_NOUN_AFTER = re.compile(r"\s*" + _CHANGE_NOUN + r"\b", re.I)
-_CHANGE_NOUN_BEFORE = re.compile(r"\b" + _CHANGE_NOUN + r"\s+(?:in\s+(?:[\w,&'’-]+\s+){1,5}?)?of\s+"
-                                 r"(?:approximately\s+|about\s+|nearly\s+)?$", re.I)
-
-
-def _change_amount(text: str, figure: WrittenNumber) -> bool:
-    """Is the amount what something changed by, not a level: after a verb of change ("increased by $524 million"),
-    or named a change by its noun ("a $246 million increase", "an increase of $246 million")?"""
-    before = text[max(0, figure.start - 60):figure.start]
-    return bool(_CHANGED_BY.search(before) or _CHANGE_NOUN_BEFORE.search(before)
-                or _CHANGE_NOUN_AFTER.match(text, figure.end))
-
-
-# The same verb left at the end of a clause quoted up to that amount ("... during fiscal 2024 increased by").
-_TRAILING_CHANGE = re.compile(r"\s*" + _CHANGE_VERB + r"(?:\s+by)?\s*$", re.I)
-# The words that set another period's figure beside the one stated: "up from", "compared with", "versus", "than".
-_COMPARED_WITH = re.compile(r"\b(?:from|compared\s+(?:to|with)|versus|vs\.?|than)\s*$", re.I)
-
-
-def _compared_figure(text: str, figure: WrittenNumber, year: str) -> bool:
-    """A figure a comparison sets beside the one stated, for another year: it follows "from", "compared with",
-    "versus" or "than", and the next words name a year, not the one asked ("up from $3.57 billion at the end of
-    fiscal 2023"). A year named further on belongs to something else ("under the program authorized in 2021")."""
-    if not _COMPARED_WITH.search(text[max(0, figure.start - 30):figure.start]):
-        return False
-    named = {t for t in tokens(text[figure.end:])[:8] if YEAR.fullmatch(t)}
-    return bool(named) and year not in named
-
-
-# A figure after a word of scope belongs to the clause before it ("42,300 employees in 59 countries"); any other
-# figure starts a clause of its own ("; 25,400 were engaged in ...", "compared to 97 million").
-_SCOPE_WORD = PhraseList("scope_words")
-# A comma inside a date ("December 31, 2024") does not end a clause.
-_CLAUSE_COMMA = re.compile(r",(?!\s*(?:19|20)\d\d\b)")
-_LINK_WORD = re.compile(r"\b(?:and|or|while|but|compared\s+(?:to|with)|versus|than)\b", re.I)
-# What a clause cut short at the next one ends with: the word linking them ("... and", "... compared to").
-_CLAUSE_LINK = re.compile(r"[\s,;:]*(?:" + _LINK_WORD.pattern + r"|\bfrom\b)?[\s,;:]*$", re.I)
-
-
-def _clause_quote(text: str, figure: WrittenNumber, figures: list[WrittenNumber], lead_words: int = 3) -> str:
-    """The words of a sentence that state one of its figures: from the start of the figure's clause (after the last
-    semicolon, comma or "and" before it, at most `lead_words` words back) to the next figure that starts a clause of its
-    own, cut back to the last comma before that figure, or to the semicolon or the sentence's end."""
-    ahead = [n for n in figures if n.start > figure.start and not _SCOPE_WORD.ends(text[:n.start])]
-    end = ahead[0].start if ahead else len(text)
-    semicolon = text.find(";", figure.end, end)
-    if semicolon >= 0:
-        end = semicolon
-    elif ahead:
-        # The next clause starts at the last comma or linking word before its figure ("... stock and
-        # approximately 1.6 million beneficial owners").
-        links = [m.start() for m in _CLAUSE_COMMA.finditer(text, figure.end, end)] + [
-            m.start() for m in _LINK_WORD.finditer(text, figure.end, end)]
-        end = max(links) if links else end
-    earlier = [n.end for n in figures if n.end <= figure.start]
-    head = text[earlier[-1] if earlier else 0:figure.start]
-    cuts = [m.end() for m in re.finditer(r"[;.]|" + _CLAUSE_COMMA.pattern + "|" + _LINK_WORD.pattern, head, re.I)]
-    words = (head[cuts[-1]:] if cuts else head).split()
-    head = ("… " if len(words) > lead_words else "") + " ".join(words[-lead_words:])  # its subject may run longer
-    tail = _CLAUSE_LINK.sub("", " ".join(text[figure.start:end].split())).rstrip(".")
-    return f"{head} {tail}".strip()
 
 
 _MEASURE = re.compile(r"\s*(?:[a-z-]+\s+){0,2}?(?:square\s+(?:feet|foot|meters?|metres?)|sq\.?\s*ft|acres?|miles?|"
@@ -641,7 +526,7 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
     asked = [t for t in content if not is_covered(t, counted_stems)]
 
     def clause_words(n: WrittenNumber) -> set[str]:
-        return set(tokens(_clause_quote(unit.text, n, figures)))
+        return set(tokens(clause_quote(unit.text, n, figures)))
 
     if not asked:
         totals = [n for n in kept if n.start in named]
@@ -729,12 +614,14 @@ def extractive_answer(
     *,
     facts_text: str | None = None,
     reason: str | None = None,
+    embed_model=None,
     figure_only: bool = False,
 ) -> tuple[str, bool]:
     """(answer text, refused). The sentences and table rows of the sources that best match the question, each
-    with its [n], grouped by source; table rows carry their column header (the years) and unit. figure_only:
-    only a figure read from the passages (a count or amount stated in prose, a comparison, a table's cell), else
-    "" (see figure_reading)."""
+    with its [n], grouped by source; table rows carry their column header (the years) and unit. `embed_model` (the
+    index's) reads a figure only the filer states from the cell or clause that states it (rag.answer.stated).
+    figure_only: only a figure read from the passages (a count or amount stated in prose, a figure only the filer
+    states, a comparison, a table's cell), else "" (see figure_reading)."""
     how = f" ({reason})" if reason else " (no language model used)"
     if facts_text:
         # The exact figures answer it. Quoting the statement rows as well would repeat them beside the other
@@ -777,6 +664,9 @@ def extractive_answer(
     count = _prose_count(chosen, analysis, content) or _prose_amount(chosen, analysis, question, content)
     if count:
         return (count if figure_only else "\n\n".join(figure_lead + parts[1:] + [count])), False
+    # A figure only the filer states, read before the best sentence takes the one after it (below), where no
+    # reader above or of a table's year column reads one.
+    stated = stated_figure(units, analysis, question, chunk_sources, embed_model)
     # Compared before the best sentence takes the one after it: that one's figures are not the ones compared.
     comparison = _prose_comparison(chosen, analysis, content)
     best = chosen[0]
@@ -791,7 +681,7 @@ def extractive_answer(
             kept = [w for w in missing if not CHANGE_WORDS.fullmatch(w)]
             parts[missing_note:missing_note + 1] = [_missing_note(kept)] if kept else []
     from_table = table_share(units, analysis) or table_figure(chosen, analysis, question, content) or \
-        (None if comparison else table_change(chosen, analysis, question))
+        (None if comparison else table_change(chosen, analysis, question)) or stated
     if from_table:
         return (from_table if figure_only else "\n\n".join(figure_lead + parts[1:] + [from_table])), False
     if figure_only:
@@ -803,11 +693,12 @@ def extractive_answer(
     return "\n\n".join(parts), False
 
 
-def figure_reading(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> str | None:
+def figure_reading(question: str, sources: list[Citation], analysis: QuestionPlan | None,
+                   embed_model=None) -> str | None:
     """The figure the extractive answer reads from the passages for a question that asks one (a count or amount
     stated in prose, a comparison, a table's cell), with its [n], alone; None when it reads none. A model's answer
     leads with it, as with the facts layer's exact figures (rag.answer.stream)."""
     if analysis is None or not (analysis.metrics or analysis.counted or analysis.number_of or analysis.amount_named):
         return None
-    text, _refused = extractive_answer(question, sources, analysis, figure_only=True)
+    text, _refused = extractive_answer(question, sources, analysis, embed_model=embed_model, figure_only=True)
     return text.strip() or None

@@ -26,8 +26,8 @@ from .terms import GENERIC_TERMS, is_covered, passage_words, stem, tokens
 class Refusal:
     """Why a question is not answered, and the message that says so."""
 
-    # forecast / advice / market_data / unknown_company / ambiguous_company / off_topic / incorporated_by_reference /
-    # name_not_found
+    # forecast / advice / market_data / unknown_company / ambiguous_company / which_company / off_topic /
+    # incorporated_by_reference / name_not_found
     kind: str
     message: str
 
@@ -366,6 +366,14 @@ def check_refusal(
             "ambiguous_company",
             f"Several indexed companies go by that name: {said}. Which one do you mean? Ask again with its full "
             "name or its ticker, or choose the company as a filter.",
+        )
+    which = analysis.which_company if analysis else {}
+    if which and not analysis.tickers and not (filters and filters.tickers):
+        listed = ", ".join(f"{name} ({ticker})" if name and name != ticker else ticker for ticker, name in which.items())
+        return Refusal(
+            "which_company",
+            f"The question names no company, and {len(which)} are indexed, so I would be guessing whose figure you "
+            f"mean. Which company? Choose one, or ask again with its name or ticker: {listed}.",
         )
     # Something unrelated, unless the question names what filings hold (a company, an Item, a form) or asks
     # within companies chosen as filters: "can a storm hurt <company>'s sales" is a risk factor.

@@ -277,8 +277,11 @@ class AnswerStream:
         facts_block: str | None = None,
         fact_citations: list[Citation] | None = None,
         llm_unavailable: str | None = None,
+        embed_model=None,
     ):
         self.question = question
+        # The index's embedding model: the extractive answer reads a figure only the filer states with it.
+        self.embed_model = embed_model
         self.retrieval = retrieval
         self.settings = settings
         self.use_llm = use_llm
@@ -428,7 +431,7 @@ class AnswerStream:
         lead = facts_text.strip() if facts_text and facts_text.strip() else None
         lead_sources = fact_sources
         if lead is None:
-            lead = figure_reading(self.question, chunk_sources[:shown], self.retrieval.plan)
+            lead = figure_reading(self.question, chunk_sources[:shown], self.retrieval.plan, self.embed_model)
             marks = {n for m in CITATION_MARKER.finditer(lead or "") for n in citation_numbers(m.group(1))}
             lead_sources = [c for c in chunk_sources if c.number in marks]
         if lead:
@@ -465,7 +468,8 @@ class AnswerStream:
             res.warnings.insert(0, fallback_reason)
         reason = self._fallback_label if fallback_reason else None
         text, refused = extractive_answer(
-            self.question, res.sources, self.retrieval.plan, facts_text=facts_text, reason=reason
+            self.question, res.sources, self.retrieval.plan, facts_text=facts_text, reason=reason,
+            embed_model=self.embed_model,
         )
         if self._lead:  # the figures are shown already, with their numbers: only what they are and why no model
             text = text.replace(self._lead.strip(), "").strip() or text
@@ -726,13 +730,15 @@ def answer_stream(
     facts_block: str | None = None,
     fact_citations: list[Citation] | None = None,
     llm_unavailable: str | None = None,
+    embed_model=None,
 ) -> AnswerStream:
     """Stream an answer: iterate the AnswerStream for str pieces, then read `.result`. `facts_block` (lines citing
     [F1], [F2] ... that name `fact_citations`) comes from the facts layer; the rag.answer docstring says how.
-    `llm_unavailable` (with use_llm=False): why the model is not asked, shown as the extractive answer's warning."""
+    `llm_unavailable` (with use_llm=False): why the model is not asked, shown as the extractive answer's warning.
+    `embed_model`: the index's, with which the extractive answer reads a figure only the filer states."""
     return AnswerStream(
         question, retrieval, settings, use_llm=use_llm, facts_block=facts_block, fact_citations=fact_citations,
-        llm_unavailable=llm_unavailable,
+        llm_unavailable=llm_unavailable, embed_model=embed_model,
     )
 
 
@@ -744,8 +750,10 @@ def answer(
     *,
     facts_block: str | None = None,
     fact_citations: list[Citation] | None = None,
+    embed_model=None,
 ) -> AnswerResult:
     """answer_stream(...) consumed: the AnswerResult."""
     return answer_stream(
-        question, retrieval, settings, use_llm=use_llm, facts_block=facts_block, fact_citations=fact_citations
+        question, retrieval, settings, use_llm=use_llm, facts_block=facts_block, fact_citations=fact_citations,
+        embed_model=embed_model,
     ).consume()

@@ -197,7 +197,7 @@ def _names_group(group: str, asked: set[str]) -> bool:
 _WHAT_WAS = re.compile(r"\s*what\s+(?:was|were|is|are)\b", re.I)
 # A question's asking words: a query with none of them that names one year is typed as terms ("<region> ebit
 # fiscal 2025", "treasury stock at cost, year-end 2024"), and asks that year's figure.
-_ASKING_WORD = PhraseList("asking_words")
+ASKING_WORD = PhraseList("asking_words")
 # Narrative words that name what is counted ("how many employees") rather than ask why or how.
 _COUNTED_TOPICS = {"employee", "employees", "headcount", "customer", "customers"}
 
@@ -208,7 +208,7 @@ def _asks_figure(question: str, analysis: QuestionPlan) -> bool:
         return True
     if any(w.lower() not in _COUNTED_TOPICS for w in analysis.narrative_words):
         return False
-    if len(analysis.fiscal_years) == 1 and not _ASKING_WORD.search((question or "").lower()):
+    if len(analysis.fiscal_years) == 1 and not ASKING_WORD.search((question or "").lower()):
         return True
     return numeric_question(question) or bool(_WHAT_WAS.match(question or ""))
 
@@ -301,7 +301,7 @@ def _one_part_of_several(row: QuotableUnit, chosen: list[QuotableUnit], asked: s
 _SENTENCES_PASSED = 2
 
 
-def _stated_cell(figure, row: QuotableUnit, counted: bool, *, scaled: bool, percent_row: bool) -> str:
+def stated_cell(figure, row: QuotableUnit, counted: bool, *, scaled: bool, percent_row: bool) -> str:
     """A table cell as the answer states it, in bold: with its table's scale written beside it when `scaled`.
     The table's unit note scales a count or an amount, except an amount per item ("per share", "per member") or a
     percentage: a note "in millions, except percentages and per share data" scales neither. The scale is written
@@ -390,9 +390,9 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     amount = figure.money or (row.in_dollars and not labelled_as_count(cells[0], analysis.counted))
     if (analysis.counted and (amount or is_percent)) or (not analysis.counted and is_percent != percent_asked):
         return None
-    stated = _stated_cell(figure, row, bool(analysis.counted), scaled=analysis.counted or not (per_item_row or is_percent),
+    stated = stated_cell(figure, row, bool(analysis.counted), scaled=analysis.counted or not (per_item_row or is_percent),
                           percent_row=percent_row)
-    return (f"Figure read from the table: {stated} for {period}: {_cell_place(row, cells[0], heads)}. "
+    return (f"Figure read from the table: {stated} for {period}: {cell_place(row, cells[0], heads)}. "
             f"{untagged(analysis)}; the whole table is in the cited passage.")
 
 
@@ -484,15 +484,15 @@ def table_change(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     word = _SCALE_NOTES.get(first_row.note, ("", 1.0))[0]
     amount = f"{'$' if last.money else ''}{abs(change):,.{places}f}{' ' + word if word else ''}"
     rate = f" ({change / first.value * 100:+.1f}%)" if first.value else ""
-    return (f"Change read from the tables: `{last_label}` is {_stated_cell(last, last_row, False, scaled=True, percent_row=False)}"
+    return (f"Change read from the tables: `{last_label}` is {stated_cell(last, last_row, False, scaled=True, percent_row=False)}"
             f" for {last_year} [{last_row.source.number}], against "
-            f"{_stated_cell(first, first_row, False, scaled=True, percent_row=False)} for {first_year} "
+            f"{stated_cell(first, first_row, False, scaled=True, percent_row=False)} for {first_year} "
             f"[{first_row.source.number}]: a change of {'+' if change >= 0 else '-'}{amount}{rate}. "
             f"{untagged(analysis, 'Both figures are read from the text, not from XBRL data', 'they are')}; each is "
             "in its cited passage's table.")
 
 
-def _cell_place(row: QuotableUnit, label: str, heads: list[str]) -> str:
+def cell_place(row: QuotableUnit, label: str, heads: list[str]) -> str:
     """Where a cell sits, for the reader to check it: its row label, its group or table, its column heads, and
     the passage's citation number."""
     columns = " / ".join(h for h in heads if h)
