@@ -88,12 +88,16 @@ def unsupported_claims(text: str, sources: list[Citation]) -> list[tuple[str, li
     content words, each once, in order."""
     by_number = {c.number: c for c in sources}
     evidence_of: dict[int, set[str]] = {}
+    labels_of: dict[int, set[str]] = {}
     out: list[tuple[str, list[int]]] = []
     for sentence, numbers in claim_sentences(text)[:MAX_CLAIMS]:
         cited = [by_number[n] for n in numbers if n in by_number]
         if not cited:
             continue
-        labels = set().union(*(_label_words(c) for c in cited))
+        for c in cited:
+            if c.number not in labels_of:
+                labels_of[c.number] = _label_words(c)
+        labels = set().union(*(labels_of[c.number] for c in cited))
         words = content_words(sentence) - labels
         if not words:
             continue  # nothing but the company, the year and generic words: nothing to check
