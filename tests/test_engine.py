@@ -244,3 +244,25 @@ def test_with_more_companies_than_a_short_list_the_answer_asks_which_one(setting
     # The app's choice asks the same words with the ticker after them: answered for that company alone.
     chosen = engine.ask("What were total net sales? (BOLT)", use_llm=False)
     assert not chosen.refused and "$96,773 million" in chosen.answer and "391,035" not in chosen.answer
+
+
+def test_the_engine_keeps_the_exact_figure_over_a_models_refusal_or_other_figure(settings):
+    """Through ask_stream (the seam the CLI, the app and the eval share): a model that refuses although the facts
+    layer holds the figure leaves the figure as the answer; a model that states another figure is followed by a
+    note that its text disagrees."""
+    from tests.fake_ollama import FakeOllama
+
+    with FakeOllama() as fake:
+        llm_settings = settings.with_overrides(ollama_url=fake.url, llm_model="test-model")
+        engine = Engine(llm_settings)
+        fake.reply = "The provided filings do not contain this information."
+        refused = engine.ask(ACME_Q)
+        fake.reply = "ACME's total net sales in fiscal 2024 were $383,285 million [2]."
+        other = engine.ask(ACME_Q)
+    assert not refused.refused and not refused.extractive
+    assert refused.answer.splitlines()[0].endswith("$391,035 million [1]")
+    assert "do not contain" not in refused.answer and refused.citations[0].kind == "fact"
+    assert other.answer.index("$391,035 million") < other.answer.index("$383,285 million")
+    assert "disagrees with the exact figure shown first" in other.answer
+    assert any(w.startswith("Check this figure") and "383,285" in w for w in other.warnings)
+    assert other.prompt_tokens and other.prompt_tokens <= 2500
