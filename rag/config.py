@@ -83,6 +83,11 @@ class Settings:
     ollama_url: str = field(default_factory=lambda: _ollama_url(_env("OLLAMA_HOST", "http://127.0.0.1:11434")))
     llm_model: str = field(default_factory=lambda: _env("RAG_LLM_MODEL", "llama3.1:8b"))
     llm_context_window: int = field(default_factory=lambda: _env_int("RAG_LLM_CONTEXT", 8192))
+    # Tokens the prompt may take (rules, exact figures, passages, question): on a CPU the model reads a prompt at
+    # some 25 tokens/s before it writes a word, so 2,500 tokens is about 100 s there, inside RAG_LLM_TIMEOUT. The
+    # passages that answer fill it first (rag.answer.prompt.fit_prompt); the model's own context length, read
+    # from Ollama's /api/show, and RAG_LLM_CONTEXT bound it too.
+    llm_prompt_tokens: int = field(default_factory=lambda: _env_int("RAG_LLM_PROMPT_TOKENS", 2500))
     # Retrieved passages the model reads (as many as fit its context window). The Sources list shows top_k of them,
     # and any further passage the answer cites: the model weighs more evidence than a reader wants to scroll.
     llm_passages: int = field(default_factory=lambda: _env_int("RAG_LLM_PASSAGES", 16))
@@ -107,6 +112,8 @@ class Settings:
     audience: str = "app"
 
     def __post_init__(self):
+        if self.llm_prompt_tokens < 1:
+            raise ValueError(f"RAG_LLM_PROMPT_TOKENS must be a positive number of tokens, got {self.llm_prompt_tokens}")
         if self.llm_max_chars < 1:
             raise ValueError(f"RAG_LLM_MAX_CHARS must be a positive number of characters, got {self.llm_max_chars}")
         if self.embed_backend not in EMBED_BACKENDS:

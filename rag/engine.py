@@ -13,10 +13,11 @@ import time
 from llama_index.core.schema import NodeWithScore
 
 from .answer import answer_stream, make_llm, ollama_status
+from .answer.condense import condense_question
 from .config import Settings, get_settings
 from .facts import CheckedStream, FactsLayer, FactStoreUnavailable
 from .facts.restated import reported_values, restating
-from .followup import plan_conversation
+from .followup import plan_conversation, unresolved
 from .index import IndexStore, LoadedIndex
 from .retrieve import Retriever
 from .schema import Filters, QuestionPlan, RetrievalResult
@@ -31,6 +32,8 @@ def answered_question(question: str, retrieval: RetrievalResult) -> str:
     """The question the answer is written for: a follow-up that names no topic of its own ("And in fiscal 2024?")
     is asked after the earlier question its plan repeats, so the reader (or model) sees both."""
     plan = retrieval.plan
+    if plan.rewritten:  # the model's standalone rewrite of a follow-up: searched, and answered, as asked
+        return plan.rewritten
     if not plan.question or plan.question == question or not (plan.carried or plan.replaced):
         return question
     # Without the company or year the follow-up replaced: the answer must not look for the earlier one's.
@@ -84,16 +87,22 @@ class Engine:
     ) -> RetrievalResult:
         """generated_queries: extra search queries Ollama writes for the question (None: the setting, 0: off).
         for_llm: retrieve the llm_passages the model reads; the first top_k are the ones shown.
-        history: the conversation's earlier questions, oldest first; a follow-up is planned against them."""
+        history: the conversation's earlier questions, oldest first; a follow-up is planned against them (and, for
+        the model, one they cannot complete is rewritten by it into a standalone question: see _condensed)."""
         shown = top_k or self.settings.top_k
         k = max(shown, self.settings.llm_passages) if for_llm else shown
         n = self.settings.generated_queries if generated_queries is None else generated_queries
         n = max(0, min(int(n), MAX_GENERATED_QUERIES))
         t0 = time.perf_counter()
+        plans = self._conversation_plans(question, history) if history and use_analysis else None
+        plan = plan_conversation(plans) if plans else None
+        rewritten = self._condensed(question, history, plans) if plans and for_llm else None
+        if rewritten:
+            plan = self.retriever().plan(rewritten)
+            plan.rewritten = rewritten
         result = self.retriever().retrieve(
-            question, mode=mode, top_k=k, filters=filters, use_analysis=use_analysis,
-            llm=self._query_llm() if n > 0 else None, generated_queries=n,
-            plan=self.plan_in_conversation(question, history) if history and use_analysis else None,
+            rewritten or question, mode=mode, top_k=k, filters=filters, use_analysis=use_analysis,
+            llm=self._query_llm() if n > 0 else None, generated_queries=n, plan=plan,
         )
         problem = self._facts_problem()
         if problem:  # answered from the passages, saying why there is no exact figure (and no traceback)
@@ -110,8 +119,23 @@ class Engine:
     def plan_in_conversation(self, question: str, history: list[str] | None) -> QuestionPlan:
         """The question's plan as its conversation makes it mean: each earlier question (oldest first) planned and
         merged with the turn before it, then the question merged with the last (rag.followup)."""
+        return plan_conversation(self._conversation_plans(question, history))
+
+    def _conversation_plans(self, question: str, history: list[str] | None) -> list[QuestionPlan]:
+        """Each question of the conversation planned alone, oldest first, the question last."""
         retriever = self.retriever()
-        return plan_conversation([retriever.plan(q) for q in [*(history or []), question] if q and q.strip()])
+        return [retriever.plan(q) for q in [*(history or []), question] if q and q.strip()]
+
+    def _condensed(self, question: str, history: list[str] | None, plans: list[QuestionPlan]) -> str | None:
+        """A follow-up its conversation's plans cannot complete (rag.followup.unresolved), rewritten by the model
+        into a standalone question; None when the plans complete it, or no model answers (plan inheritance then
+        serves, as without a model)."""
+        if not unresolved(plans):
+            return None
+        status = ollama_status(self.settings)
+        if not status.reachable or not status.model_available:
+            return None
+        return condense_question(list(history or []), question, self.settings)
 
     def _query_llm(self):
         """The Ollama model that writes search queries, or None when Ollama does not answer. A query must not

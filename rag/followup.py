@@ -168,6 +168,18 @@ def _time_labels(plan: QuestionPlan) -> list[str]:
     return ["latest"] if plan.latest or plan.latest_quarters else []
 
 
+def unresolved(plans: list[QuestionPlan]) -> bool:
+    """The last question is a follow-up its conversation's plans cannot complete: it names no figure or topic of
+    its own, and the turn it follows (merged with the turns before) names none either, so asking that turn again
+    asks nothing ("Tell me about <company>." then "And in 2024?"). A model may rewrite such a question
+    (rag.answer.condense); plan inheritance alone answers every other follow-up. `plans` as plan_conversation's."""
+    if len(plans) < 2:
+        return False
+    previous = plan_conversation(plans[:-1])
+    last = plans[-1]
+    return is_follow_up(last, previous) and not names_topic(last) and not names_topic(previous)
+
+
 def plan_conversation(plans: list[QuestionPlan]) -> QuestionPlan:
     """The last plan as its conversation makes it mean: each turn merged with the (merged) turn before it, oldest
     first. `plans` holds the earlier questions' plans, then the current one's."""

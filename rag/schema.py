@@ -231,6 +231,9 @@ class QuestionPlan:
     # whose words in the question text belong to an earlier turn and were replaced by the follow-up's.
     carried: list[str] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)
+    # A follow-up its conversation's plans could not complete, rewritten by the model into this standalone question
+    # (rag.answer.condense), which the plan is read from; "" otherwise.
+    rewritten: str = ""
 
     @property
     def narrative(self) -> bool:
@@ -271,6 +274,8 @@ class QuestionPlan:
             label = f"{label} (no company named: each indexed one)"
         if self.carried:  # 'ACME · FY2023 · income statement (ACME · revenue, from the conversation)'
             label = f"{label} ({' · '.join(self.carried)}, from the conversation)".strip()
+        if self.rewritten:  # 'ACME · FY2024 (asked as "...": the model's rewrite of the follow-up)'
+            label = f"{label} (asked as \"{self.rewritten}\": the model's rewrite of the follow-up)".strip()
         return label
 
     def detected(self) -> dict:
@@ -283,6 +288,7 @@ class QuestionPlan:
             "periods": [p.label() for p in self.periods],
             "unknown_companies": list(self.unknown_companies),
             "carried": list(self.carried),
+            "rewritten": self.rewritten,
             "every_company": self.every_company,
             "which_company": dict(self.which_company),
             "label": self.label(),
@@ -444,6 +450,13 @@ class AnswerResult:
     refusal_reason: str | None = None
     unverified_figures: list[str] = field(default_factory=list)  # figures found in none of the cited sources
     generated_queries: list[str] = field(default_factory=list)  # search queries the LLM wrote for the question
+    # Claim sentences of a model's answer whose cited sources share none of their content words (rag.answer.support)
+    unsupported_claims: list[str] = field(default_factory=list)
+    # The prompt sent to the model, estimated in tokens (characters / rag.answer.prompt.CHARS_PER_TOKEN); None when
+    # no model was asked
+    prompt_tokens: int | None = None
+    # A follow-up the model rewrote into a standalone question (rag.answer.condense), as searched; None otherwise
+    rewritten_question: str | None = None
 
     def to_dict(self) -> dict:
         return jsonable(asdict(self))

@@ -3,6 +3,7 @@
     with FakeOllama() as fake:                    # or the `fake_ollama` fixture of the tests/test_answer*.py files
         fake.url                                  # "http://127.0.0.1:<port>"
         fake.reply = "Revenue was $391,035 million [1]."
+        fake.replies = ["first", "second"]        # scripted: each /api/chat takes the next (then `reply` again)
         fake.fail = "cut"                         # None | "missing" | "cut" | "slow" | "error" | "no_done" | ...
         fake.requests                             # [{"method", "path", "json"}] in order
         fake.chat_requests()                      # the POST /api/chat bodies
@@ -45,6 +46,7 @@ class FakeOllama:
     def __init__(self, models: list[str] | None = None):
         self.models: list[str] = list(models) if models is not None else ["test-model:latest"]
         self.reply: str = "The filings report total net sales of $391,035 million for fiscal 2024 [1]."
+        self.replies: list[str] = []  # scripted replies, one per /api/chat request in order; then `reply`
         self.piece_size: int = 4  # characters per streamed content line: splits [n] and <think> across lines
         self.thinking: str | None = None
         self.fail: str | None = None
@@ -101,8 +103,12 @@ class FakeOllama:
 
         return norm(name or "") in {norm(m) for m in self.models}
 
-    def pieces(self) -> list[str]:
-        text = self.reply or ""
+    def next_reply(self) -> str:
+        """The reply of one /api/chat request: the next scripted one, else `reply`."""
+        return self.replies.pop(0) if self.replies else (self.reply or "")
+
+    def pieces(self, text: str | None = None) -> list[str]:
+        text = (self.reply or "") if text is None else text
         size = max(1, self.piece_size)
         return [text[i : i + size] for i in range(0, len(text), size)]
 
@@ -211,9 +217,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(500, {"error": "something broke"})
             return
         created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        reply = fake.next_reply()
         if body.get("stream") is False:
             self._json(200, {"model": model, "created_at": created,
-                             "message": {"role": "assistant", "content": fake.reply,
+                             "message": {"role": "assistant", "content": reply,
                                          **({"thinking": fake.thinking} if fake.thinking else {})},
                              "done": True, "done_reason": fake.done_reason, "eval_count": 10,
                              "prompt_eval_count": 100})
@@ -231,7 +238,7 @@ class _Handler(BaseHTTPRequestHandler):
             if fake.fail == "endless":
                 self._endless(model, created)
                 return
-            for n, piece in enumerate(fake.pieces()):
+            for n, piece in enumerate(fake.pieces(reply)):
                 if fake.fail == "cut" and n >= fake.cut_after:
                     # Close mid-body: no terminating zero-length chunk.
                     self.wfile.flush()

@@ -19,7 +19,10 @@ fake_ollama = pytest.fixture(started_fake_ollama, name="fake_ollama")
 # ----------------------------------------------------------------------------------------------------------- LLM path
 
 
-def test_streamed_answer_with_valid_citations(fake_ollama):
+def test_streamed_answer_with_valid_citations(fake_ollama, monkeypatch):
+    from rag.answer import llm
+
+    monkeypatch.setattr(llm, "_shown", {})  # another test's fake may have had this port: no cached context length
     fake_ollama.reply = ("Apple's total net sales were $391,035 million in fiscal 2024 [1], up from $383,285 million "
                          "in fiscal 2023 [1]. Services grew 13% [2].")
     pieces, res = run_stream("What were Apple's total net sales in 2024?", retrieval("q"), settings_for(fake_ollama))
@@ -40,7 +43,10 @@ def test_streamed_answer_with_valid_citations(fake_ollama):
     assert body["model"] == "test-model" and body["stream"] is True
     assert body["options"]["num_ctx"] == 4096  # set explicitly, not the model's full context
     assert body.get("think") is False
-    assert not any(r["path"] == "/api/show" for r in fake_ollama.requests)  # context window known: no probe
+    # The prompt budget reads the model's context length from /api/show once (then it is cached); llama-index's
+    # own probe stays off: the context window is set.
+    assert [r["path"] for r in fake_ollama.requests if r["path"] == "/api/show"] == ["/api/show"]
+    assert 0 < res.prompt_tokens <= 2500
 
 
 def test_prompt_numbers_and_delimits_sources(fake_ollama):
@@ -170,6 +176,7 @@ def test_timeout_gives_clear_message_fast(fake_ollama):
     assert time.perf_counter() - started < 3
     assert res.extractive and not res.cut
     assert any("did not answer within 0.5 s" in w and "RAG_LLM_TIMEOUT" in w for w in res.warnings)
+    assert any("RAG_LLM_PROMPT_TOKENS" in w and "shortens it" in w for w in res.warnings)
 
 
 def test_stream_cut_keeps_partial_text(fake_ollama):

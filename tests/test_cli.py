@@ -78,13 +78,16 @@ def test_streamed_model_answer_is_rendered_and_renumbered(storage, capsys, monke
     code, out, err = _run(capsys, "ask", QUESTION, "--storage", storage)
     assert code == 0, err
     answer, sources = _split(out)
-    assert answer.strip() == "Revenue was $391,035 million [1], up from $383,285 million [2][1]."
+    # The exact XBRL figure leads, citing the fact as [1]; the model's [3] (a passage) becomes [2] in order of use.
+    lead, _, model_text = answer.strip().partition("\n\n")
+    assert lead.endswith("$391,035 million [1]")
+    assert model_text == "Revenue was $391,035 million [2], up from $383,285 million [1][2]."
     code, raw, _ = _run(capsys, "ask", QUESTION, "--storage", storage, "--json")
     report = json.loads(raw)
     engine = {c["number"]: c for c in report["citations"]}
     assert sorted(engine) == [1, 3]  # --json keeps the engine's numbers
     passages = sorted(c["number"] for c in report["sources"] if c["kind"] != "fact")
-    for line, number in zip(sources, (3, 1)):
+    for line, number in zip(sources, (1, 3)):  # the exact figure's fact first: the answer leads with it
         assert f"{engine[number]['section']} p. {engine[number]['page_start']}" in line
         if engine[number]["kind"] == "fact":
             assert "exact XBRL figure" in line

@@ -174,6 +174,50 @@ def test_a_follow_up_is_answered_within_its_conversation(settings):
     assert plan.tickers == ["BOLT"] and [m.metric_key for m in plan.metrics] == ["net_income"]
 
 
+def test_a_follow_up_the_plans_cannot_complete_is_rewritten_by_the_model(settings):
+    """Neither turn names a figure or topic: plan inheritance cannot say what "And in fiscal 2024?" asks. With a
+    model, it rewrites the follow-up into a standalone question (the conversation delimited as data); that question
+    is searched and answered, and the Detected line shows it. Without one, inheritance alone serves."""
+    from rag.followup import unresolved
+    from tests.fake_ollama import FakeOllama
+
+    history = ["Tell me about ACME."]
+    follow_up = "And in fiscal 2024?"
+    engine = Engine(settings)
+    assert unresolved(engine._conversation_plans(follow_up, history))
+    assert not unresolved(engine._conversation_plans("And BOLT?", ["What were ACME's total net sales?"]))
+    with FakeOllama() as fake:
+        fake.replies = ["Standalone question: What were ACME's total net sales in fiscal 2024?"]
+        fake.reply = "ACME's total net sales were $391,035 million in fiscal 2024 [1]."
+        llm_settings = settings.with_overrides(ollama_url=fake.url, llm_model="test-model")
+        result = Engine(llm_settings).ask(follow_up, history=history)
+        condense, answer_request = fake.chat_requests()[:2]
+    assert result.rewritten_question == "What were ACME's total net sales in fiscal 2024?"
+    assert result.detected["rewritten"] == result.rewritten_question
+    assert 'asked as "What were ACME\'s total net sales in fiscal 2024?"' in result.detected["label"]
+    assert result.detected["tickers"] == ["ACME"] and result.detected["fiscal_years"] == [2024]
+    prompt = condense["messages"][-1]["content"]
+    assert condense["stream"] is False
+    assert prompt.startswith("<conversation>\nEarlier question 1: Tell me about ACME.\nFollow-up question: And in "
+                             "fiscal 2024?\n</conversation>")
+    assert "Question: What were ACME's total net sales in fiscal 2024?" in answer_request["messages"][-1]["content"]
+    assert "391,035" in result.answer and not result.refused
+    # Without a model: no rewrite, the inherited plan answers.
+    alone = engine.ask(follow_up, use_llm=False, history=history)
+    assert alone.rewritten_question is None and alone.detected["rewritten"] == ""
+
+
+def test_a_follow_up_the_plans_complete_is_not_sent_to_the_model(settings):
+    from tests.fake_ollama import FakeOllama
+
+    with FakeOllama() as fake:
+        fake.reply = "BOLT's revenues were $96,773 million [1]."
+        llm_settings = settings.with_overrides(ollama_url=fake.url, llm_model="test-model")
+        result = Engine(llm_settings).ask("And BOLT?", history=["What were ACME's total net sales?"])
+        assert len(fake.chat_requests()) == 1  # the answer only: no rewrite asked
+    assert result.rewritten_question is None and result.detected["carried"] == ["total revenue"]
+
+
 def test_a_figure_question_naming_no_company_is_answered_for_each_indexed_company(settings):
     result = Engine(settings).ask("What were total net sales?", use_llm=False)
     # Not one company's figure silently: both, each named and cited.
@@ -200,3 +244,25 @@ def test_with_more_companies_than_a_short_list_the_answer_asks_which_one(setting
     # The app's choice asks the same words with the ticker after them: answered for that company alone.
     chosen = engine.ask("What were total net sales? (BOLT)", use_llm=False)
     assert not chosen.refused and "$96,773 million" in chosen.answer and "391,035" not in chosen.answer
+
+
+def test_the_engine_keeps_the_exact_figure_over_a_models_refusal_or_other_figure(settings):
+    """Through ask_stream (the seam the CLI, the app and the eval share): a model that refuses although the facts
+    layer holds the figure leaves the figure as the answer; a model that states another figure is followed by a
+    note that its text disagrees."""
+    from tests.fake_ollama import FakeOllama
+
+    with FakeOllama() as fake:
+        llm_settings = settings.with_overrides(ollama_url=fake.url, llm_model="test-model")
+        engine = Engine(llm_settings)
+        fake.reply = "The provided filings do not contain this information."
+        refused = engine.ask(ACME_Q)
+        fake.reply = "ACME's total net sales in fiscal 2024 were $383,285 million [2]."
+        other = engine.ask(ACME_Q)
+    assert not refused.refused and not refused.extractive
+    assert refused.answer.splitlines()[0].endswith("$391,035 million [1]")
+    assert "do not contain" not in refused.answer and refused.citations[0].kind == "fact"
+    assert other.answer.index("$391,035 million") < other.answer.index("$383,285 million")
+    assert "disagrees with the exact figure shown first" in other.answer
+    assert any(w.startswith("Check this figure") and "383,285" in w for w in other.warnings)
+    assert other.prompt_tokens and other.prompt_tokens <= 2500

@@ -217,7 +217,9 @@ def test_cli_says_it_waits_for_the_model_and_stops_at_the_deadline(storage, caps
     assert took < 8
     assert re.search(r"^waiting for test-model, 1 s \(Ctrl-C answers from the filings\)$", err, re.M), err
     assert "sent no answer within the 2.5 s allowed" in err
-    assert "(the model was too slow)" in out.splitlines()[0]
+    # The exact XBRL figure leads (it was shown before the model was asked); the line after it says why no model.
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert "$391,035 million [1]" in lines[0] and "(the model was too slow)" in lines[1]
 
 
 def test_cli_json_labels_an_answer_cut_at_the_deadline(storage, capsys, monkeypatch, fake_ollama):
@@ -228,7 +230,10 @@ def test_cli_json_labels_an_answer_cut_at_the_deadline(storage, capsys, monkeypa
     assert code == 0, err
     result = json.loads(out)
     assert result["cut"] is True and result["cut_reason"] == "deadline"
-    assert result["answer"].startswith("ACME's") and "RAG_LLM_DEADLINE" in result["answer"]
+    # The exact XBRL figure first, then what the model sent before the deadline.
+    lead, _, rest = result["answer"].partition("\n\n")
+    assert "$391,035 million [1]" in lead
+    assert rest.startswith("ACME's") and "RAG_LLM_DEADLINE" in rest
 
 
 def test_cli_against_a_model_that_never_stops_ends_at_the_cap(storage, capsys, monkeypatch, fake_ollama):

@@ -11,7 +11,13 @@ Order of events in one answer:
 1. Refusal rules (no LLM call): predictions, investment advice, market data, companies that are not indexed,
    questions that have nothing to do with filings. The refusal says why and cites nothing.
 2. No retrieved passages and no facts: say the indexed filings hold nothing on it (no citations).
-3. With `use_llm`: the prompt (rules + numbered, delimited sources) streams through llama-index's `Ollama`.
+3. With `use_llm`: the exact figures of the facts layer (or, without them, a figure the extractive reader finds in
+   the passages shown) are yielded first and stand: the model's text follows them, is held back while it is no
+   more than a not-found sentence (a model that only refuses adds a line saying so, never a refusal), and a figure
+   of its that contradicts the XBRL fact is followed by a note saying so (rag.facts.CheckedStream). The prompt
+   (rules + numbered, delimited sources) fits a budget (RAG_LLM_PROMPT_TOKENS within the model's context from
+   /api/show): passages trimmed to their matching sentences and rows before more passages (`fit_prompt`); its
+   estimated size is `prompt_tokens`. It streams through llama-index's `Ollama`.
    If Ollama is not running, the model is not pulled or the request times out before any text arrives, the
    answer falls back to 4. with the reason (and how to fix it) in `warnings`. A stream that breaks after text
    arrived keeps that text and is marked `cut`. Every wait is bounded and visible: while the model is silent
@@ -20,7 +26,10 @@ Order of events in one answer:
    after which the text that arrived is kept and marked cut (`cut_reason` says why an answer was cut).
 4. Extractive answer: the sentences and table rows (with their column years) of the retrieved passages that
    best match the question, each with its [n].
-5. Checks on the final text: every [n] must name a given source (others are removed, with a warning); figures
+5. Checks on the final text: every [n] must name a given source (others are removed, with a warning), and
+   placeholder markers ("[n]", "[citation]") are removed with a warning; the not-found sentence is a refusal only
+   when it is the whole answer (a partial answer keeps its text, with a warning quoting what it says is missing);
+   a claim sentence whose cited sources share none of its content words is listed (`unsupported_claims`); figures
    that appear in none of the cited sources are listed in warnings (`unverified_figures`); arithmetic written as
    `a / b = c` is recomputed; an answer that recites the model's own instructions, or names nothing the question
    asks about, is flagged as one a passage may have steered (`injection`).
@@ -33,9 +42,11 @@ prompt puts the block before the sources as exact figures computed in code; the 
 it. For the citation and figure checks, a fact citation's evidence is its `text` plus the block's lines that
 cite it. Nothing is required of a fact Citation but `text` (and ideally company/ticker/form/fiscal_year/url).
 
-Modules: llm (the Ollama client, its errors and status), refusals, sources (the numbered citations), prompt,
-citations (the [n] markers), figures (numbers, arithmetic and the final check), injection (an answer a passage
-steered), terms, quotable and extractive (the extractive answer), stream (AnswerStream, answer_stream, answer).
+Modules: llm (the Ollama client, its errors, status and the model's context length), refusals, sources (the
+numbered citations), prompt (and its budget), citations (the [n] markers and placeholders), figures (numbers,
+arithmetic and the final check), support (claims against their cited passages), injection (an answer a passage
+steered), terms, quotable and extractive (the extractive answer), stream (AnswerStream, answer_stream, answer),
+condense (a follow-up rewritten into a standalone question by the model, for rag.engine).
 
 This package imports no streamlit: the CLI, the tests and the app share it.
 """

@@ -196,6 +196,12 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
     return units
 
 
+def scored_units(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[QuotableUnit]:
+    """Every sentence and table row of the sources that matches the question, with its score (see _score_units):
+    the extractive answer's look at sentences, which the prompt budget also trims passages by."""
+    return _score_units(question, sources, analysis)
+
+
 def _percentages_only(row: str) -> bool:
     """A table row whose figures are all percentages ("Total freight volume growth | 9% | 11%")."""
     figures = row_figures(row)
@@ -609,10 +615,13 @@ def extractive_answer(
     facts_text: str | None = None,
     reason: str | None = None,
     embed_model=None,
+    figure_only: bool = False,
 ) -> tuple[str, bool]:
     """(answer text, refused). The sentences and table rows of the sources that best match the question, each
     with its [n], grouped by source; table rows carry their column header (the years) and unit. `embed_model` (the
-    index's) reads a figure only the filer states from the cell or clause that states it (rag.answer.stated)."""
+    index's) reads a figure only the filer states from the cell or clause that states it (rag.answer.stated).
+    figure_only: only a figure read from the passages (a count or amount stated in prose, a figure only the filer
+    states, a comparison, a table's cell), else "" (see figure_reading)."""
     how = f" ({reason})" if reason else " (no language model used)"
     if facts_text:
         # The exact figures answer it. Quoting the statement rows as well would repeat them beside the other
@@ -628,6 +637,8 @@ def extractive_answer(
     missing = coverage_gap(question, chunk_sources, analysis)
     # No passage says it: no unit matches, or no passage is on the question's topic (see _off_topic).
     if not chosen or _off_topic(question, chunk_sources, analysis):
+        if figure_only:
+            return "", True
         words = ", ".join(f"'{w}'" for w in missing[:6])
         why = (f": none of the {len(chunk_sources)} retrieved passages mentions {words}" if missing else
                ": no retrieved passage holds what the question asks about")
@@ -652,7 +663,7 @@ def extractive_answer(
     figure_lead = [f"Extractive answer{how}."] if reason else []
     count = _prose_count(chosen, analysis, content) or _prose_amount(chosen, analysis, question, content)
     if count:
-        return "\n\n".join(figure_lead + parts[1:] + [count]), False
+        return (count if figure_only else "\n\n".join(figure_lead + parts[1:] + [count])), False
     # A figure only the filer states, read before the best sentence takes the one after it (below), where no
     # reader above or of a table's year column reads one.
     stated = stated_figure(units, analysis, question, chunk_sources, embed_model)
@@ -672,9 +683,22 @@ def extractive_answer(
     from_table = table_share(units, analysis) or table_figure(chosen, analysis, question, content) or \
         (None if comparison else table_change(chosen, analysis, question)) or stated
     if from_table:
-        return "\n\n".join(figure_lead + parts[1:] + [from_table]), False
+        return (from_table if figure_only else "\n\n".join(figure_lead + parts[1:] + [from_table])), False
+    if figure_only:
+        return comparison or "", False
     for number in order:
         group = sorted((u for u in chosen if u.source.number == number), key=lambda u: u.pos)
         head = f"**[{number}] {group[0].source.label()}**"
         parts.append(head + "\n" + "\n".join(_render_unit(u) for u in group))
     return "\n\n".join(parts), False
+
+
+def figure_reading(question: str, sources: list[Citation], analysis: QuestionPlan | None,
+                   embed_model=None) -> str | None:
+    """The figure the extractive answer reads from the passages for a question that asks one (a count or amount
+    stated in prose, a comparison, a table's cell), with its [n], alone; None when it reads none. A model's answer
+    leads with it, as with the facts layer's exact figures (rag.answer.stream)."""
+    if analysis is None or not (analysis.metrics or analysis.counted or analysis.number_of or analysis.amount_named):
+        return None
+    text, _refused = extractive_answer(question, sources, analysis, embed_model=embed_model, figure_only=True)
+    return text.strip() or None

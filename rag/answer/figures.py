@@ -13,6 +13,7 @@ from ..dates import MONTH_PATTERN
 from ..numbers import WrittenNumber, parse_numbers, worth_checking
 from ..schema import Citation
 from .citations import CITATION_BODY, CITATION_MARKER, citation_numbers
+from .support import unsupported_claims, unsupported_warning
 
 _FACTORS = (1e-9, 1e-6, 1e-3, 1.0, 1e3, 1e6, 1e9)
 
@@ -171,10 +172,12 @@ def check_arithmetic(text: str) -> tuple[list[tuple[int, int]], list[str]]:
 
 
 def check_citations(
-    text: str, sources: list[Citation], *, question: str = ""
+    text: str, sources: list[Citation], *, question: str = "", unsupported: list[str] | None = None
 ) -> tuple[list[int], list[str], list[str]]:
     """(cited numbers that name given sources, warnings, unverified figures) for a final answer text.
-    Figures are checked against the sources the answer cites (and the question itself)."""
+    Figures are checked against the sources the answer cites (and the question itself); a claim sentence whose
+    cited sources share none of its content words is warned about too (rag.answer.support), and added to
+    `unsupported` when a list is given."""
     by_number = {c.number: c for c in sources}
     cited: list[int] = []
     invalid: list[int] = []
@@ -190,6 +193,10 @@ def check_citations(
     ]
     ok_spans, arith_warnings = check_arithmetic(text)
     warnings.extend(arith_warnings)
+    claims = unsupported_claims(text, sources)
+    warnings.extend(unsupported_warning(sentence, numbers) for sentence, numbers in claims)
+    if unsupported is not None:
+        unsupported.extend(sentence for sentence, _numbers in claims)
     figures = answer_figures(text)
     if not figures:
         return cited, warnings, []

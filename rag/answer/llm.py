@@ -8,6 +8,8 @@ subclasses below, whose `str()` says what to do about it.
 from __future__ import annotations
 
 import json
+import threading
+import time
 from dataclasses import dataclass
 
 import httpx
@@ -58,7 +60,9 @@ def _model_missing_message(settings: Settings, model: str, installed: list[str] 
 def _timeout_message(settings: Settings, model: str) -> str:
     return (
         f"Ollama at {settings.ollama_url} did not answer within {settings.llm_timeout_s:g} s (model '{model}' may "
-        "still be loading, or the machine is busy). Try again, or raise the timeout with RAG_LLM_TIMEOUT."
+        "still be loading, or the machine is busy). On a CPU most of that wait is the model reading the prompt: "
+        f"a smaller RAG_LLM_PROMPT_TOKENS (now {settings.llm_prompt_tokens:,} tokens) shortens it. Or raise the "
+        "timeout with RAG_LLM_TIMEOUT."
     )
 
 
@@ -141,6 +145,34 @@ def ollama_status(settings: Settings) -> OllamaStatus:
     if any(_model_names_match(model, m) for m in models):
         return OllamaStatus(True, models, f"Ollama is running at {settings.ollama_url} with model '{model}'.", True)
     return OllamaStatus(True, models, _model_missing_message(settings, model, models), False)
+
+
+SHOW_CACHE_S = 300.0  # how long a model's context length, once read, is trusted
+_shown: dict[tuple[str, str], tuple[float, int | None]] = {}
+_shown_lock = threading.Lock()
+
+
+def model_context_length(settings: Settings) -> int | None:
+    """The model's own context length, from Ollama's /api/show (model_info "<arch>.context_length"), or None when
+    the server does not say (or does not answer within STATUS_TIMEOUT_S). Read once per server and model every
+    SHOW_CACHE_S: the prompt budget asks it before every answer."""
+    key = (settings.ollama_url, settings.llm_model)
+    now = time.monotonic()
+    with _shown_lock:
+        cached = _shown.get(key)
+    if cached is not None and now - cached[0] < SHOW_CACHE_S:
+        return cached[1]
+    length = None
+    try:
+        with _status_client(settings) as client:
+            info = client.show(settings.llm_model).modelinfo or {}
+        lengths = [int(v) for k, v in info.items() if str(k).endswith(".context_length") and str(v).isdigit()]
+        length = lengths[0] if lengths else None
+    except Exception:  # noqa: BLE001 - a hint for the budget: without it RAG_LLM_CONTEXT bounds the prompt
+        length = None
+    with _shown_lock:
+        _shown[key] = (now, length)
+    return length
 
 
 def make_llm(settings: Settings, *, thinking: bool | None = False):

@@ -12,9 +12,12 @@ from datetime import date
 from ..companies import reader_name
 from ..facts.metrics import STATEMENT_BY_METRIC, metric, prints_metric
 from ..numbers import parse_numbers
+from ..phrasing import PhraseList
 from ..schema import Citation, Filters, QuestionPlan
-from ..words import HEADCOUNT_NOUNS
+from ..words import HEADCOUNT_NOUNS, split_sentences
+from .citations import CITATION_MARKER
 from .counts import counted_stems, names_counted, states_count
+from .figures import answer_figures
 from .quotable import quotable_units
 from .terms import GENERIC_TERMS, is_covered, passage_words, stem, tokens
 
@@ -397,3 +400,43 @@ def partial_company_note(analysis: QuestionPlan | None) -> str | None:
         return None
     return (f"Note: the indexed filings do not include {', '.join(unknown)}; this answer covers only "
             f"{', '.join(analysis.tickers)}.\n\n")
+
+
+# ---- a model's own "not found": a refusal only when it is the whole answer
+
+_NOT_FOUND = PhraseList("not_found")
+
+
+def not_found_sentences(text: str) -> tuple[list[str], list[str]]:
+    """(the sentences of a model's answer that say the sources do not hold something, the other sentences); both
+    empty when none says so (the text is then not split at all). A sentence is read with its citation markers; the
+    phrasings are data (`not_found` in rag/data/lexicon.toml)."""
+    anywhere = _NOT_FOUND.search((text or "").lower())
+    if anywhere is None:
+        return [], []
+    sentences = [s for line in (text or "").splitlines() for s in split_sentences(line.strip())]
+    said = [s for s in sentences if _NOT_FOUND.search(s.lower()) is not None]
+    return said, [s for s in sentences if all(s is not n for n in said)]
+
+
+def _is_whole(said: list[str], rest: list[str]) -> bool:
+    content = [s for s in rest if CITATION_MARKER.search(s) is not None or answer_figures(s)]
+    return bool(said) and not content
+
+
+def whole_refusal(text: str) -> bool:
+    """Is the model's answer nothing but its not-found sentence ("The provided filings do not contain this
+    information.")? Any other sentence that cites a source or states a figure makes it a partial answer, whose
+    content stands."""
+    return _is_whole(*not_found_sentences(text))
+
+
+def partial_answer_warning(text: str) -> str | None:
+    """The warning for an answer that answers part of the question and says what is missing, in its own words."""
+    said, rest = not_found_sentences(text)
+    if not said or not rest or _is_whole(said, rest):
+        return None
+    missing = " ".join(CITATION_MARKER.sub("", s).strip() for s in said)
+    missing = missing if len(missing) <= 200 else missing[:197].rstrip() + "..."
+    return f"The answer is partial: the model found only part of it in the passages, and says what is missing: " \
+           f"\"{missing}\""

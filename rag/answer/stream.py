@@ -16,24 +16,27 @@ from dataclasses import dataclass, replace
 from ollama import ResponseError
 
 from ..config import Settings
-from ..phrasing import PhraseList
 from ..schema import AnswerResult, Citation, QuestionPlan, RetrievalResult
+from ..words import split_sentences
 from .citations import CITATION_MARKER, CitationFilter, citation_numbers
-from .extractive import extractive_answer, figure_source
+from .extractive import extractive_answer, figure_reading, figure_source
 from .figures import check_citations
 from .injection import steered_warnings
-from .llm import StreamBroken, answer_tokens, make_llm, translate_error
-from .prompt import SYSTEM_PROMPT, build_messages, fit_sources
+from .llm import StreamBroken, answer_tokens, make_llm, model_context_length, translate_error
+from .prompt import SYSTEM_PROMPT, build_messages, estimate_tokens, fit_prompt, prompt_budget
 from .refusals import (
     check_refusal,
     count_not_stated,
     figure_not_printed,
     incorporated_by_reference,
     names_not_found,
+    not_found_sentences,
+    partial_answer_warning,
     partial_company_note,
     payment_not_stated,
     period_not_covered,
     where_filings_are_listed,
+    whole_refusal,
 )
 from .sources import prepare_facts, sources_from_retrieval
 
@@ -226,7 +229,33 @@ class _ThinkFilter:
         return rest
 
 
-_NOT_FOUND = PhraseList("not_found")
+class _LeadHold:
+    """Under an exact figure shown first, the model's text is held back until it says more than that the sources
+    do not hold the answer: a model that only refuses must not be seen to contradict the figure above it. Once one
+    complete sentence of it is no not-found sentence (or it runs past HOLD_CHARS), it streams as it comes."""
+
+    HOLD_CHARS = 600
+
+    def __init__(self, active: bool):
+        self.released = not active
+        self.buf = ""
+
+    def feed(self, piece: str) -> str:
+        if self.released:
+            return piece
+        self.buf += piece
+        complete = split_sentences(" ".join(self.buf.split()))[:-1]
+        said, _rest = not_found_sentences("\n".join(complete))
+        if len(self.buf) > self.HOLD_CHARS or len(said) < len(complete):
+            self.released = True
+            out, self.buf = self.buf, ""
+            return out
+        return ""
+
+    def flush(self) -> str:
+        out, self.buf = self.buf, ""
+        return out
+
 
 
 class AnswerStream:
@@ -271,6 +300,11 @@ class AnswerStream:
         self._waiting: WaitState | None = None
         self._cut_mark = CUT_MARK  # the mark this answer's text ends with, when cut
         self._fallback_label = "Ollama unavailable"  # why the answer is extractive, in its lead sentence
+        # The exact figures shown before the model's text (the facts layer's answer): they stand whatever the model
+        # writes. Set when emitted; the model's text starts after it.
+        self._lead = ""
+        self._lead_sources: list[Citation] = []
+        self._model_refused = False  # the model's whole answer was its not-found sentence, under the lead
 
     @property
     def waiting(self) -> WaitState | None:
@@ -340,7 +374,8 @@ class AnswerStream:
             if fallback_reason is None:  # the LLM answered (fully or cut)
                 self._finish()
                 return
-            del self._pieces[1 if partial_note else 0:]
+            # What the model sent goes; the exact figures shown first stay, and the extractive answer does not repeat them.
+            del self._pieces[(1 if partial_note else 0) + (1 if self._lead else 0):]
         elif self.llm_unavailable:
             fallback_reason = self.llm_unavailable
         # The extractive answer quotes only what the Sources list shows.
@@ -360,6 +395,7 @@ class AnswerStream:
                      "total_ms": None},
             warnings=list(getattr(retrieval, "warnings", None) or []),
             generated_queries=list(getattr(retrieval, "generated_queries", None) or []),
+            rewritten_question=(retrieval.plan.rewritten or None) if retrieval.plan is not None else None,
         )
 
     def _emit(self, piece: str) -> str:
@@ -381,19 +417,37 @@ class AnswerStream:
         reason to fall back to the extractive answer."""
         res = self._res
         fixed = len(SYSTEM_PROMPT) + len(self.question) + len(facts_text or "") + 600
-        given, _dropped = fit_sources(chunk_sources, self.settings, fixed)
+        model_context = model_context_length(self.settings)
+        given, _dropped = fit_prompt(self.question, chunk_sources, self.retrieval.plan, self.settings, fixed,
+                                     model_context)
         # Fact citations keep their numbers (before all retrieved sources) even when passages are dropped.
         given_all = fact_sources + given
         messages = build_messages(self.question, given, facts_text=facts_text)
+        res.prompt_tokens = estimate_tokens(messages)
+        shown = len(chunk_sources) if self.retrieval.shown is None else self.retrieval.shown
+        # The facts layer's answer (read from XBRL, computed in code, cited) comes first and stands: the model adds
+        # context after it, and neither its refusal nor another figure can take its place. Without one, a figure
+        # the extractive reader finds in the passages shown (a table's cell, a count stated in prose) leads alike.
+        lead = facts_text.strip() if facts_text and facts_text.strip() else None
+        lead_sources = fact_sources
+        if lead is None:
+            lead = figure_reading(self.question, chunk_sources[:shown], self.retrieval.plan, self.embed_model)
+            marks = {n for m in CITATION_MARKER.finditer(lead or "") for n in citation_numbers(m.group(1))}
+            lead_sources = [c for c in chunk_sources if c.number in marks]
+        if lead:
+            self._lead, self._lead_sources = lead + "\n\n", lead_sources
+            yield self._emit(self._lead)
         outcome = yield from self._stream_llm(messages, given_all, res, self._emit)
         if outcome is not None:
             return outcome
-        shown = len(chunk_sources) if self.retrieval.shown is None else self.retrieval.shown
-        res.sources = fact_sources + self._shown_and_cited(given, shown)
+        read = self._shown_and_cited(given, shown)
+        res.sources = fact_sources + read + [c for c in self._lead_sources
+                                             if c.kind == "chunk" and all(c.number != r.number for r in read)]
         if len(given) < shown:
             res.warnings.append(
-                f"Only the first {len(given)} of {shown} retrieved passages fit the model's "
-                f"context window ({self.settings.llm_context_window} tokens)."
+                f"Only the first {len(given)} of {shown} retrieved passages fit the prompt budget of "
+                f"{prompt_budget(self.settings, model_context):,} tokens (RAG_LLM_PROMPT_TOKENS, within the model's "
+                "context window)."
             )
         self._check_llm_answer(res, self._pieces, given_all)
         return None
@@ -417,16 +471,18 @@ class AnswerStream:
             self.question, res.sources, self.retrieval.plan, facts_text=facts_text, reason=reason,
             embed_model=self.embed_model,
         )
+        if self._lead:  # the figures are shown already, with their numbers: only what they are and why no model
+            text = text.replace(self._lead.strip(), "").strip() or text
         if refused:
             res.refused, res.refusal_reason = True, "no_evidence"
-        else:
+        elif not self._lead:
             text = self._number_in_order_of_use(text)
         for block in re.split(r"(?<=\n\n)", text):
             if block:
                 yield self._emit(block)
         if not refused:
             by_number = {c.number: c for c in res.sources}
-            cited = {n for m in CITATION_MARKER.finditer(text) for n in citation_numbers(m.group(1))}
+            cited = {n for m in CITATION_MARKER.finditer(self._lead + text) for n in citation_numbers(m.group(1))}
             res.citations = [by_number[n] for n in sorted(cited) if n in by_number]
 
     def _number_in_order_of_use(self, text: str) -> str:
@@ -466,6 +522,7 @@ class AnswerStream:
         think = _ThinkFilter()
         cites = CitationFilter({c.number for c in given})
         self._cites = cites
+        self._hold = _LeadHold(bool(self._lead))
         got = _Progress()
         started = time.monotonic()
         deadline = started + float(settings.llm_deadline_s) if settings.llm_deadline_s > 0 else None
@@ -525,6 +582,8 @@ class AnswerStream:
                 got.got_text = True
                 self._waiting = None
                 self._res.model = self.settings.llm_model
+                out = self._hold.feed(out)
+            if out:
                 yield emit(out)
 
     def _end_llm(self, got: _Progress, think: _ThinkFilter, cites: CitationFilter, res: AnswerResult, emit):
@@ -541,8 +600,20 @@ class AnswerStream:
             self._mark_cut(res, "connection",
                            str(err) if isinstance(err, StreamBroken) else f"The answer is cut off: {err}")
         tail = cites.feed(think.flush()) + cites.flush()
+        got.got_text = got.got_text or bool(tail.strip())
+        tail = self._hold.feed(tail)
+        held = self._hold.flush()
+        if held and whole_refusal(held):
+            # Under the exact figures, a model that found nothing in the passages adds nothing: its refusal is
+            # not shown as the answer (the figures above are), and the answer says why the model adds nothing.
+            self._model_refused = True
+            res.warnings.append(f"The model ({model}) replied that the passages do not hold the answer; the exact "
+                                "figures shown are the filing's own XBRL data, computed in code.")
+            tail += (f"*The model ({model}) found nothing to add from the passages it read; the figures above are "
+                     "the filing's own.*")
+        else:
+            tail += held
         if tail:
-            got.got_text = got.got_text or bool(tail.strip())
             yield emit(tail)
         if not got.got_text:
             if got.raw_seen:
@@ -587,27 +658,44 @@ class AnswerStream:
                     "the filings instead.")
         self._fallback_label = "the model was too slow"
         return (f"Ollama ({model}) sent no answer within the {self.settings.llm_deadline_s:g} s allowed for a "
-                "whole answer (RAG_LLM_DEADLINE); showing passages instead.")
+                "whole answer (RAG_LLM_DEADLINE); showing passages instead. On a CPU most of that wait is the model "
+                f"reading the prompt: a smaller RAG_LLM_PROMPT_TOKENS (now {self.settings.llm_prompt_tokens:,} "
+                "tokens) shortens it.")
 
     def _check_llm_answer(self, res: AnswerResult, pieces: list[str], given: list[Citation]) -> None:
         text = "".join(pieces).replace(self._cut_mark, "")
         note = partial_company_note(self.retrieval.plan)
         if note and text.startswith(note):
             text = text[len(note):]
+        if self._lead and text.startswith(self._lead):
+            text = text[len(self._lead):]  # the model's own text: the lead is the facts layer's, checked there
         cites: CitationFilter = self._cites
         for n in cites.invalid:
             res.warnings.append(f"Removed citation [{n}]: no source {n} was given to the model.")
-        cited, warnings, unverified = check_citations(text, given, question=self.question)
+        if cites.placeholders:
+            res.warnings.append(f"Removed {', '.join(cites.placeholders)}: the model wrote a placeholder where a "
+                                "source's number belongs, so those claims cite nothing.")
+        model_text = "" if self._model_refused else text
+        res.unsupported_claims = []
+        cited, warnings, unverified = check_citations(model_text, given, question=self.question,
+                                                      unsupported=res.unsupported_claims)
         res.warnings.extend(w for w in warnings if w not in res.warnings)
         res.unverified_figures = unverified
-        by_number = {c.number: c for c in given}
-        res.citations = [by_number[n] for n in sorted(cited)]
-        if not cited and _NOT_FOUND.search(text.lower()):
+        by_number = {c.number: c for c in [*self._lead_sources, *given]}
+        lead_cited = [c.number for c in self._lead_sources
+                      if any(c.number in citation_numbers(m.group(1)) for m in CITATION_MARKER.finditer(self._lead))]
+        res.citations = [by_number[n] for n in sorted(set(cited) | set(lead_cited)) if n in by_number]
+        # Under the exact figures the answer stands whatever the model wrote after them: never a refusal.
+        if not self._lead and not cited and whole_refusal(text):
             res.refused, res.refusal_reason = True, "not_in_sources"
-        elif not cited and text.strip():
-            res.warnings.append("The answer cites no source; treat it as unverified.")
-        if not res.refused:
-            res.warnings.extend(steered_warnings(self.question, text))
+        elif not cited and model_text.strip():
+            res.warnings.append("The model's text after the exact figures cites no source; treat it as unverified."
+                                if self._lead else "The answer cites no source; treat it as unverified.")
+        partial = None if res.refused or self._model_refused else partial_answer_warning(model_text)
+        if partial:
+            res.warnings.append(partial)
+        if not res.refused and model_text.strip():
+            res.warnings.extend(steered_warnings(self.question, model_text))
 
 
 def _rejects_think_field(exc: Exception | None) -> bool:

@@ -192,7 +192,11 @@ def _numbers(sentence: str) -> list[dict]:
 class CheckedStream:
     """Wraps an AnswerStream: yields its pieces, then (for a language-model answer) adds a warning for every
     figure that contradicts the XBRL fact of the metric and period it talks about. `.facts` is the FactAnswer
-    that was given to the answer (None when the question was not answered from facts)."""
+    that was given to the answer (None when the question was not answered from facts).
+
+    When the facts answered, the answer leads with their exact figures (rag.answer.stream); a model's text after
+    them that states another figure for the same metric and period is then shown as the contradiction it is: a
+    last piece says that the model's text disagrees with the exact figure above it, which stands."""
 
     def __init__(self, inner, layer, tickers=(), years=(), facts: FactAnswer | None = None):
         self.inner = inner
@@ -204,22 +208,32 @@ class CheckedStream:
 
     def __iter__(self) -> Iterator[str]:
         yield from self.inner
-        self.check()
+        note = self.check()
+        if note:
+            yield note
 
-    def check(self) -> None:
+    def check(self) -> str | None:
+        """Adds the warnings; returns the note (already added to the answer's text) for a model's text that
+        contradicts the exact figures it follows, else None."""
         res = getattr(self.inner, "result", None)
         if self._checked or res is None:
-            return
+            return None
         self._checked = True
         if res.refused or res.extractive or not (res.answer or "").strip():
-            return
+            return None
         try:
             checked = self.layer.check_answer(res.answer, self.tickers, self.years)
         except FactStoreUnavailable:  # the answer already says the facts could not be read (rag.engine)
-            return
+            return None
         for w in checked:
             if w not in res.warnings:
                 res.warnings.append(w)
+        if not checked or self.facts is None:
+            return None
+        note = ("\n\n**Note:** the model's text above disagrees with the exact figure shown first, which is the "
+                "filing's own XBRL data (see the warnings): rely on the figure first.")
+        res.answer = (res.answer + note).strip()
+        return note
 
     @property
     def result(self):
