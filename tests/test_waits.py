@@ -154,7 +154,9 @@ def test_the_deadline_ends_a_model_that_never_stops_on_time_in_bounded_memory(fa
     _endless(fake_ollama, gap_s=0.01)  # slower than the length cap: only the deadline can end it
     settings = settings_for(fake_ollama, llm_deadline_s=1.5, llm_max_chars=1_000_000)
     res, took, peak = _answer_traced(settings)
-    assert 1.5 <= took < 2.5, took
+    # Ended by the deadline, not by the stream: the slack is for a loaded machine (memory tracing slows the
+    # per-piece checks), far below what an endless stream would take.
+    assert 1.5 <= took < 4.0, took
     assert res.cut and res.cut_reason == "deadline"
     assert 1000 < len(res.answer) < 20_000
     assert peak < 2_000_000, peak
