@@ -103,11 +103,24 @@ def test_gold_answer_passes_its_own_number_rule(q):
 
 def test_follow_ups_name_their_conversation_and_their_standalone_form():
     ids = [q["id"] for q in FOLLOW_UPS]
-    assert len(ids) == len(set(ids)) >= 10
+    assert len(ids) == len(set(ids)) >= 32 and all(re.fullmatch(r"fu-\d\d", i) for i in ids), ids
     for q in FOLLOW_UPS:
         assert q["history"] and all(isinstance(h, str) and h.strip() for h in q["history"]), q["id"]
         assert q["standalone"].strip() and q["standalone"] != q["question"], q["id"]
     assert {q["kind"] for q in FOLLOW_UPS} >= {"lookup", "narrative", "refusal"}
+
+
+def test_follow_ups_have_both_halves_each_with_figures_prose_and_refusals():
+    # The target is per half (recall@5 of the follow-ups within 0.05 of their standalone forms, refusals
+    # right), so each half needs enough of every kind to be measured on its own.
+    tune, tune_companies = split_questions(FOLLOW_UPS, "tune")
+    blind, blind_companies = split_questions(FOLLOW_UPS, "blind")
+    assert len(tune) + len(blind) == len(FOLLOW_UPS) and not set(tune_companies) & set(blind_companies)
+    for half, chosen in (("tune", tune), ("blind", blind)):
+        assert len(chosen) >= 14, half
+        assert sum(1 for q in chosen if q["kind"] == "refusal") >= 2, half
+        assert sum(1 for q in chosen if q["value"] is not None) >= 6, half
+        assert any(q["kind"] == "narrative" for q in chosen), half
 
 
 def test_own_set_ids_are_unique_and_numbered():
