@@ -54,6 +54,10 @@ def is_follow_up(plan: QuestionPlan, previous: QuestionPlan | None) -> bool:
         return False
     if not names_topic(plan):
         return True
+    if names_company(plan) and set(plan.tickers) <= set(previous.tickers) and not plan.unknown_companies:
+        # The same company again, with the period left unsaid ("How much of that came from <segment>?"): the
+        # conversation's period still holds.
+        return not names_time(plan) and names_time(previous)
     return not names_company(plan) and names_company(previous)
 
 
@@ -87,6 +91,10 @@ def _inherit_scope(plan: QuestionPlan, previous: QuestionPlan) -> QuestionPlan:
     if not plan.forms and previous.forms:
         merged.forms = list(previous.forms)
         carried += previous.forms
+    if plan.asks_figure and not names_figure(plan) and not plan.prose_intent:
+        # An amount asked without naming a figure ("how much of that came from <segment>"): the earlier figure's.
+        merged.metrics = copy.deepcopy(previous.metrics)
+        carried += [_metric_label(m.metric_key) for m in previous.metrics if not m.vetoed]
     if merged.tickers != plan.tickers and plan.intent is not None and plan.intent.refused_as == "off_topic":
         # Read without the company the conversation gives it ("What is <product>?"), a question may look unrelated
         # to any filing: that reading is no verdict on the question asked about the company.
@@ -122,6 +130,10 @@ def _ask_again(plan: QuestionPlan, previous: QuestionPlan) -> QuestionPlan:
     merged.calculation = _calculation(previous.calculation, plan.calculation)
     if plan.prose_intent:  # "why?" after a figure: the same figure's story, told in prose
         merged.prose_intent = True
+        # Searched with the follow-up's own words beside the earlier question's ("why did they fall"): the passage
+        # that tells why uses them, the one that states the figure does not. Appended, so the earlier question's
+        # detections keep their places.
+        merged.question = f"{previous.question} {plan.question}"
         merged.narrative_words = list(dict.fromkeys(previous.narrative_words + plan.narrative_words))
         merged.statements = []  # a statement's page prints the figure, not why it moved
     # What the follow-up asks of the earlier question (advice, a forecast, prose) is its own; a words-less follow-up
