@@ -317,16 +317,32 @@ def cmd_eval(args) -> int:
             use_analysis=not args.no_analysis, split=args.split,
         )
     else:
+        if args.llm:  # the model's figures are asked for: without a model they would be the extractive path's
+            from .answer import ollama_status
+
+            status = ollama_status(settings)
+            if not (status.reachable and status.model_available):
+                return _fail(f"--llm: {status.message}")
         report = evaluation.run_questions(
             Path(args.questions), settings, mode=args.mode, top_k=args.top_k, use_llm=not args.no_llm,
             use_analysis=not args.no_analysis, split=args.split, filters=_filters(args),
-            use_history=not args.no_history,
+            use_history=not args.no_history, ids=args.id, kinds=args.kind,
+            progress=_eval_progress if not args.no_llm else None,
         )
     evaluation.print_report(report)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1, ensure_ascii=False))
         print(f"wrote {args.json}", file=sys.stderr)
     return 0
+
+
+def _eval_progress(row: dict) -> None:
+    """One line per question on stderr while a model answers (minutes each on a CPU)."""
+    by = "model" if row.get("llm_answered") else "extractive"
+    first = row.get("first_token_s")
+    print(f"  {row['id']}: {by}, correct={row['answer_correct']}, first token "
+          f"{'-' if first is None else f'{first:.1f} s'}, prompt tokens {row.get('prompt_tokens') or '-'}",
+          file=sys.stderr, flush=True)
 
 
 def cmd_bench(args) -> int:
@@ -484,7 +500,14 @@ def _question_parsers(sub) -> None:
     src.add_argument("--financebench", help="FinanceBench folder: questions.jsonl, documents.jsonl, pdfs/")
     _search_options(p, top_k=10)
     p.add_argument("--json", help="write the full report here")
-    p.add_argument("--no-llm", action="store_true", help="score extractive answers, no Ollama")
+    answers = p.add_mutually_exclusive_group()
+    answers.add_argument("--no-llm", action="store_true", help="score extractive answers, no Ollama")
+    answers.add_argument("--llm", action="store_true",
+                         help="answers by the Ollama model (OLLAMA_HOST, RAG_LLM_MODEL), failing when it is not "
+                              "reachable; the report adds the model's figures (also printed, without this flag, "
+                              "whenever the model answered)")
+    p.add_argument("--id", action="append", metavar="ID", help="only this question (repeatable)")
+    p.add_argument("--kind", action="append", metavar="KIND", help="only questions of this kind (repeatable)")
     p.add_argument("--no-analysis", action="store_true", help="turn query analysis off (to measure its gain)")
     p.add_argument("--no-history", action="store_true",
                    help="ask each question on its own, ignoring its `history` (to measure what the conversation adds)")
