@@ -589,7 +589,7 @@ def print_report(report: dict) -> None:
     if report.get("distractor_questions"):
         print(f"{'distractor_stated':<20} {report['distractor_stated']} of {report['distractor_questions']}")
     print(f"{'latency_ms':<20} p50 {report['latency_ms']['p50']}  p95 {report['latency_ms']['p95']}")
-    if "llm_answers" in report:
+    if report.get("llm_answers") is not None:
         print_llm_report(report)
     if report.get("by_kind"):
         print(f"\n{'kind':<14} {'n':>3} {'rec@5':>6} {'rec@10':>6} {'prec@5':>6} {'mrr':>6} {'acc':>6} {'dstr':>4}")
