@@ -354,7 +354,8 @@ def cmd_bench(args) -> int:
         return bench_load(args.paths, _settings(args), sessions=args.sessions, per_session=args.per_session,
                           time_limit=args.time_limit, use_llm=args.llm)
     if not args.paths and not (args.what == "index" and args.synthetic_mb):
-        what = "question files (.jsonl) to time" if args.what == "retrieve" else f"files or folders to {args.what}"
+        what = ("question files (.jsonl) to time" if args.what in ("retrieve", "answer")
+                else f"files or folders to {args.what}")
         return _fail(f"give {what}: python -m rag bench {args.what} PATH ...", 2)
     if args.what == "index":
         return bench.bench_index(args.paths, _settings(args), args.backend, synthetic_mb=args.synthetic_mb)
@@ -367,6 +368,9 @@ def cmd_bench(args) -> int:
         settings = settings.with_overrides(embed_backend=args.backend[0])
     if not IndexStore(settings).list_filings():
         return _fail(EMPTY_INDEX)
+    if args.what == "answer":
+        return bench.bench_answer(args.paths, settings, mode=args.mode, top_k=args.top_k, filters=_filters(args),
+                                  limit=args.limit)
     return bench.bench_retrieve(args.paths, settings, mode=args.mode, top_k=args.top_k, filters=_filters(args))
 
 
@@ -536,6 +540,7 @@ BENCHES = {
     "index": "indexing speed per backend, or peak memory for a synthetic filing",
     "embed": "embedding speed (chunks per second)",
     "retrieve": "retrieval latency over question files",
+    "answer": "the model's answers over question files: prompt tokens, first token (OLLAMA_HOST, RAG_LLM_MODEL)",
     "load": "the app under concurrent browser sessions",
 }
 
@@ -549,6 +554,7 @@ def _bench_options(p) -> None:
     p.add_argument("paths", nargs="*", help="files/folders to index or embed, or question files to time")
     p.add_argument("--backend", action="append", choices=list(EMBED_BACKENDS),
                    help="embedding backend (default RAG_EMBED_BACKEND); repeat to compare backends in one run")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="answer: only the first N questions")
     p.add_argument("--rounds", type=int, default=1, help="embed: times each backend embeds the chunks, in turns")
     p.add_argument("--synthetic-mb", type=float, default=0.0, metavar="MB",
                    help="index: also index a synthetic 10-K of this size; the peak memory printed is its")

@@ -257,3 +257,20 @@ def test_generate_and_chat_report_ollamas_fields_and_honour_options(server):
     stopped = client.generate(model=MODEL, prompt="List the numbers 1, 2, 3, 4, 5, 6.", stream=False,
                               options={"num_predict": 40, "temperature": 0, "stop": [","], "num_ctx": CONTEXT})
     assert "," not in stopped.response and stopped.done_reason == "stop"
+
+
+def test_bench_answer_reports_prompt_tokens_and_first_token_from_the_server(settings, server, tmp_path, capsys):
+    from rag.__main__ import main
+
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"id": "a", "question": "%s"}\n{"id": "b", "question": "Should I buy ACME stock?"}\n'
+                         % PROSE_Q)
+    code = main(["bench", "answer", str(questions), "--storage", str(settings.storage_dir), "--top-k", "3"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    last = stats(server)["last"]
+    model_line = next(line for line in out.splitlines() if line.strip().startswith("1 model"))
+    assert model_line.split()[2] == str(last["prompt_eval_count"])  # the prompt tokens the server counted
+    assert next(line for line in out.splitlines() if line.strip().startswith("2 ")).split()[1] == "refused"
+    assert "prompt tokens    p50" in out and "first token s    p50" in out
+    assert "answers by the model: 1 of 2" in out
