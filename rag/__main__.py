@@ -327,7 +327,7 @@ def cmd_eval(args) -> int:
             Path(args.questions), settings, mode=args.mode, top_k=args.top_k, use_llm=not args.no_llm,
             use_analysis=not args.no_analysis, split=args.split, filters=_filters(args),
             use_history=not args.no_history, ids=args.id, kinds=args.kind,
-            progress=_eval_progress if not args.no_llm else None,
+            progress=_eval_progress(args.json) if not args.no_llm else None,
         )
     evaluation.print_report(report)
     if args.json:
@@ -336,13 +336,24 @@ def cmd_eval(args) -> int:
     return 0
 
 
-def _eval_progress(row: dict) -> None:
-    """One line per question on stderr while a model answers (minutes each on a CPU)."""
-    by = "model" if row.get("llm_answered") else "extractive"
-    first = row.get("first_token_s")
-    print(f"  {row['id']}: {by}, correct={row['answer_correct']}, first token "
-          f"{'-' if first is None else f'{first:.1f} s'}, prompt tokens {row.get('prompt_tokens') or '-'}",
-          file=sys.stderr, flush=True)
+def _eval_progress(json_path: str | None):
+    """One line per question on stderr while a model answers (minutes each on a CPU); with --json, each row is also
+    appended to JSON_PATH.rows.jsonl as it is scored, so a run stopped early keeps what it measured."""
+    rows_path = Path(json_path + ".rows.jsonl") if json_path else None
+    if rows_path is not None:
+        rows_path.write_text("")
+
+    def progress(row: dict) -> None:
+        by = "model" if row.get("llm_answered") else "extractive"
+        first = row.get("first_token_s")
+        print(f"  {row['id']}: {by}, correct={row['answer_correct']}, first token "
+              f"{'-' if first is None else f'{first:.1f} s'}, prompt tokens {row.get('prompt_tokens') or '-'}",
+              file=sys.stderr, flush=True)
+        if rows_path is not None:
+            with open(rows_path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    return progress
 
 
 def cmd_bench(args) -> int:
