@@ -7,7 +7,6 @@ One server per module, started as `python -m tests.llama_ollama` (OMP_WAIT_POLIC
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 import time
@@ -178,17 +177,19 @@ def test_an_answer_streams_in_pieces_and_the_checks_run_on_what_the_model_wrote(
     assert sorted(res.unverified_figures) == sorted(unverified)
 
 
-def test_a_figure_question_keeps_the_exact_figure_in_the_checks(settings, server, engine_cache):
-    """With the facts layer's exact figure in the prompt, whatever the small model writes is checked against it."""
+def test_a_figure_question_gives_the_model_the_exact_figure_and_checks_its_answer(settings, server, engine_cache):
+    """The facts layer's exact figure goes to the model as a source of its own, and whatever the small model writes
+    is checked against the sources it was given."""
     engine = engine_for(settings, engine_cache)
     res = engine.ask(FIGURE_Q, top_k=3)
     assert res.model == MODEL and not res.extractive, res.warnings
-    body_figures = re.findall(r"\d[\d,]{3,}", res.answer)
-    sources_text = " ".join(c.text for c in res.sources)
-    # A figure the model wrote that no source holds is either listed as unverified or flagged by the fact check.
-    for figure in body_figures:
-        if figure not in sources_text and not re.fullmatch(r"(?:19|20)\d\d", figure):
-            assert figure in " ".join(res.unverified_figures + res.warnings), (figure, res.answer, res.warnings)
+    facts = [c for c in res.sources if c.kind != "chunk"]
+    assert facts and any("391,035" in c.text for c in facts), [c.text for c in res.sources]
+    given = {c.number for c in res.sources}
+    named = {n for m in CITATION_MARKER.finditer(res.answer) for n in citation_numbers(m.group(1))}
+    assert named <= given and {c.number for c in res.citations} == named
+    _, _, unverified = check_citations(res.answer, res.sources, question=FIGURE_Q)
+    assert sorted(res.unverified_figures) == sorted(unverified)
 
 
 def test_stopping_an_answer_stops_the_generation_on_the_server(settings, server, engine_cache):
