@@ -474,6 +474,9 @@ class Handler(BaseHTTPRequestHandler):
             except Cancelled:
                 self.close_connection = True
                 return
+            except Exception as exc:  # noqa: BLE001 - said to the client as Ollama says a failure
+                self._json(500, {"error": f"{type(exc).__name__}: {exc}"})
+                return
             self._json(200, {**line("".join(texts), True), **final})
             return
         self.send_response(200)
@@ -495,6 +498,10 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         except (BrokenPipeError, ConnectionResetError):
             pieces.close()  # a write failed: the client is gone; closing counts the generation as cancelled
+            self.close_connection = True
+        except Exception as exc:  # noqa: BLE001 - Ollama ends a stream that fails with an error line
+            self._chunk({"error": f"{type(exc).__name__}: {exc}"})
+            self.wfile.write(b"0\r\n\r\n")
             self.close_connection = True
 
     def _chunk(self, obj) -> None:
