@@ -317,16 +317,43 @@ def cmd_eval(args) -> int:
             use_analysis=not args.no_analysis, split=args.split,
         )
     else:
+        if args.llm:  # the model's figures are asked for: without a model they would be the extractive path's
+            from .answer import ollama_status
+
+            status = ollama_status(settings)
+            if not (status.reachable and status.model_available):
+                return _fail(f"--llm: {status.message}")
         report = evaluation.run_questions(
             Path(args.questions), settings, mode=args.mode, top_k=args.top_k, use_llm=not args.no_llm,
             use_analysis=not args.no_analysis, split=args.split, filters=_filters(args),
-            use_history=not args.no_history,
+            use_history=not args.no_history, ids=args.id, kinds=args.kind,
+            progress=_eval_progress(args.json) if not args.no_llm else None,
         )
     evaluation.print_report(report)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1, ensure_ascii=False))
         print(f"wrote {args.json}", file=sys.stderr)
     return 0
+
+
+def _eval_progress(json_path: str | None):
+    """One line per question on stderr while a model answers (minutes each on a CPU); with --json, each row is also
+    appended to JSON_PATH.rows.jsonl as it is scored, so a run stopped early keeps what it measured."""
+    rows_path = Path(json_path + ".rows.jsonl") if json_path else None
+    if rows_path is not None:
+        rows_path.write_text("")
+
+    def progress(row: dict) -> None:
+        by = "model" if row.get("llm_answered") else "extractive"
+        first = row.get("first_token_s")
+        print(f"  {row['id']}: {by}, correct={row['answer_correct']}, first token "
+              f"{'-' if first is None else f'{first:.1f} s'}, prompt tokens {row.get('prompt_tokens') or '-'}",
+              file=sys.stderr, flush=True)
+        if rows_path is not None:
+            with open(rows_path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    return progress
 
 
 def cmd_bench(args) -> int:
@@ -338,7 +365,8 @@ def cmd_bench(args) -> int:
         return bench_load(args.paths, _settings(args), sessions=args.sessions, per_session=args.per_session,
                           time_limit=args.time_limit, use_llm=args.llm)
     if not args.paths and not (args.what == "index" and args.synthetic_mb):
-        what = "question files (.jsonl) to time" if args.what == "retrieve" else f"files or folders to {args.what}"
+        what = ("question files (.jsonl) to time" if args.what in ("retrieve", "answer")
+                else f"files or folders to {args.what}")
         return _fail(f"give {what}: python -m rag bench {args.what} PATH ...", 2)
     if args.what == "index":
         return bench.bench_index(args.paths, _settings(args), args.backend, synthetic_mb=args.synthetic_mb)
@@ -351,6 +379,9 @@ def cmd_bench(args) -> int:
         settings = settings.with_overrides(embed_backend=args.backend[0])
     if not IndexStore(settings).list_filings():
         return _fail(EMPTY_INDEX)
+    if args.what == "answer":
+        return bench.bench_answer(args.paths, settings, mode=args.mode, top_k=args.top_k, filters=_filters(args),
+                                  limit=args.limit)
     return bench.bench_retrieve(args.paths, settings, mode=args.mode, top_k=args.top_k, filters=_filters(args))
 
 
@@ -484,7 +515,14 @@ def _question_parsers(sub) -> None:
     src.add_argument("--financebench", help="FinanceBench folder: questions.jsonl, documents.jsonl, pdfs/")
     _search_options(p, top_k=10)
     p.add_argument("--json", help="write the full report here")
-    p.add_argument("--no-llm", action="store_true", help="score extractive answers, no Ollama")
+    answers = p.add_mutually_exclusive_group()
+    answers.add_argument("--no-llm", action="store_true", help="score extractive answers, no Ollama")
+    answers.add_argument("--llm", action="store_true",
+                         help="answers by the Ollama model (OLLAMA_HOST, RAG_LLM_MODEL), failing when it is not "
+                              "reachable; the report adds the model's figures (also printed, without this flag, "
+                              "whenever the model answered)")
+    p.add_argument("--id", action="append", metavar="ID", help="only this question (repeatable)")
+    p.add_argument("--kind", action="append", metavar="KIND", help="only questions of this kind (repeatable)")
     p.add_argument("--no-analysis", action="store_true", help="turn query analysis off (to measure its gain)")
     p.add_argument("--no-history", action="store_true",
                    help="ask each question on its own, ignoring its `history` (to measure what the conversation adds)")
@@ -513,6 +551,7 @@ BENCHES = {
     "index": "indexing speed per backend, or peak memory for a synthetic filing",
     "embed": "embedding speed (chunks per second)",
     "retrieve": "retrieval latency over question files",
+    "answer": "the model's answers over question files: prompt tokens, first token (OLLAMA_HOST, RAG_LLM_MODEL)",
     "load": "the app under concurrent browser sessions",
 }
 
@@ -526,6 +565,7 @@ def _bench_options(p) -> None:
     p.add_argument("paths", nargs="*", help="files/folders to index or embed, or question files to time")
     p.add_argument("--backend", action="append", choices=list(EMBED_BACKENDS),
                    help="embedding backend (default RAG_EMBED_BACKEND); repeat to compare backends in one run")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="answer: only the first N questions")
     p.add_argument("--rounds", type=int, default=1, help="embed: times each backend embeds the chunks, in turns")
     p.add_argument("--synthetic-mb", type=float, default=0.0, metavar="MB",
                    help="index: also index a synthetic 10-K of this size; the peak memory printed is its")

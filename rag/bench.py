@@ -1,5 +1,6 @@
 """Benchmarks that print numbers: `python -m rag bench index PATH...` (or `--synthetic-mb N`: a synthetic filing of
-N MB, for peak memory), `python -m rag bench embed PATH...`, `python -m rag bench retrieve FILE...`."""
+N MB, for peak memory), `python -m rag bench embed PATH...`, `python -m rag bench retrieve FILE...`,
+`python -m rag bench answer FILE...` (the model's answers: prompt tokens and time to first token)."""
 
 from __future__ import annotations
 
@@ -211,3 +212,60 @@ def bench_retrieve(question_files: list[str], settings: Settings, *, mode: str, 
     print(f"{len(times)} queries, mode {mode}, top-k {top_k}, {len(engine.index())} chunks: "
           f"p50 {np.percentile(arr, 50):.1f} ms  p95 {np.percentile(arr, 95):.1f} ms  max {arr.max():.1f} ms")
     return 0
+
+
+def bench_answer(question_files: list[str], settings: Settings, *, mode: str, top_k: int,
+                 filters: Filters | None = None, limit: int | None = None) -> int:
+    """The model's answers to the questions of FILEs, through the engine as the app asks: per answer the prompt
+    tokens and answer tokens Ollama reports (its done line), the wait for the first words and the whole answer;
+    then p50 and p95. Whatever OLLAMA_HOST and RAG_LLM_MODEL point at: a real Ollama or the llama.cpp test server."""
+    from .answer import ollama_status
+    from .engine import Engine, answered_question
+    from .eval import OllamaCounts, llm_fields
+
+    status = ollama_status(settings)
+    if not (status.reachable and status.model_available):
+        print(status.message)
+        return 1
+    engine = Engine(settings)
+    if not len(engine.index()):
+        print("the index is empty")
+        return 1
+    questions = []
+    for path in question_files:
+        with open(path, encoding="utf-8") as fh:
+            questions.extend(json.loads(line)["question"] for line in fh if line.strip())
+    questions = questions[:limit] if limit else questions
+    engine.warm(mode)
+    print(f"model {settings.llm_model} at {settings.ollama_url}, context {settings.llm_context_window}, "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '-')} here (the server's own setting decides)")
+    print(f"{'#':>3} {'by':<10} {'prompt':>7} {'answer':>7} {'first s':>8} {'total s':>8} {'tok/s':>6}  question")
+    rows = []
+    with OllamaCounts() as counts:
+        for i, question in enumerate(questions, 1):
+            retrieval = engine.retrieve(question, mode=mode, top_k=top_k, filters=filters, for_llm=True)
+            seen = len(counts.seen)
+            t0 = time.perf_counter()
+            result = engine.answer_stream_for(answered_question(question, retrieval), retrieval,
+                                              filters=filters).consume()
+            total = time.perf_counter() - t0
+            done = counts.seen[-1] if len(counts.seen) > seen else {}
+            row = {**llm_fields(result, done), "total_s": total}
+            rate = (done.get("eval_count") or 0) / (done.get("eval_duration") or 1) * 1e9 if done else None
+            rows.append(row)
+            by = "model" if row["llm_answered"] else ("refused" if result.refused else "extractive")
+            print(f"{i:>3} {by:<10} {row['prompt_tokens'] or '-':>7} {row['eval_tokens'] or '-':>7} "
+                  f"{_secs(row['first_token_s']):>8} {total:>8.1f} {_secs(rate):>6}  {question[:60]}", flush=True)
+    answered = [r for r in rows if r["llm_answered"]]
+    for key, label in (("prompt_tokens", "prompt tokens"), ("first_token_s", "first token s"),
+                       ("total_s", "whole answer s")):
+        values = np.array([r[key] for r in answered if r[key] is not None], dtype=float)
+        if len(values):
+            print(f"{label:<16} p50 {np.percentile(values, 50):.1f}  p95 {np.percentile(values, 95):.1f}  "
+                  f"(over {len(values)} answers by the model)")
+    print(f"answers by the model: {len(answered)} of {len(rows)}")
+    return 0
+
+
+def _secs(value) -> str:
+    return "-" if value is None else f"{value:.1f}"

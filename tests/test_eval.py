@@ -196,6 +196,23 @@ def test_a_stated_distractor_makes_the_answer_wrong_even_with_the_value():
     assert (scored["answer_correct"], scored["distractor_stated"]) == (False, True)
 
 
+def test_a_figure_counts_where_the_answer_states_it_not_as_an_operand_of_arithmetic():
+    """"A + B = C" states C: the gold figure inside a sum that ends in another figure is not credited; the result of
+    arithmetic is, and so is the same figure stated on its own before its arithmetic."""
+    wrong_sum = "Total: $1,200 million + $300 million = $1,400 million [1]."
+    assert not ev.numeric_correct(wrong_sum, 1200, "USD millions", 0.005)
+    assert not ev.numeric_correct(wrong_sum, 300, "USD millions", 0.005)
+    assert ev.numeric_correct(wrong_sum, 1400, "USD millions", 0.005)
+    growth = "Net sales were $1,250 million [1]. Growth: (1,250 - 1,000) / 1,000 = 25.0% [1]."
+    assert ev.numeric_correct(growth, 1250, "USD millions", 0.005)  # stated on its own first
+    assert not ev.numeric_correct(growth, 1000, "USD millions", 0.005)  # only ever an operand
+    assert ev.numeric_correct(growth, 25.0, "percent", 0.005)
+    # An operand that is a distractor is not stated either; a "=" with no arithmetic before it blanks nothing.
+    assert ev.numeric_correct("$5,519 million - $2,789 million = $2,730 million", 2730, "USD millions", 0.005, [2789])
+    assert ev.without_operands("Margin = 46.2%") == "Margin = 46.2%"
+    assert ev.without_operands("It was 500. 500 + 20 = 520") == "It was 500.          = 520"
+
+
 def test_distractors_match_by_magnitude_and_unit():
     assert ev.distractor_stated("a loss of ($2.789) billion", [-2789], "USD millions", 0.005)
     assert not ev.distractor_stated("up 2,789%", [2789], "USD millions", 0.005)  # a percentage, not dollars
@@ -356,3 +373,78 @@ def test_the_shared_sets_split_into_two_nonempty_halves():
         for q in questions:
             if q.get("value") is not None and not q.get("distractors"):
                 assert ev.numeric_correct(q["answer"], q["value"], q["unit"], q["tolerance"]), (q["id"], q["answer"])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The model's figures (rag eval --llm)
+
+
+def _llm_result(answer, *, model="m:1b", refused=False, cited=(1,), sources=(1, 2), warnings=(), first_ms=1500.0):
+    return SimpleNamespace(
+        answer=answer, refused=refused, model=model, extractive=model is None, cut=False,
+        citations=[SimpleNamespace(number=n, ticker="ACME", form="10-K", fiscal_year=2024, fiscal_period="FY")
+                   for n in cited],
+        sources=[SimpleNamespace(number=n) for n in sources], warnings=list(warnings),
+        timings={"first_token_ms": first_ms})
+
+
+def test_llm_fields_read_the_answer_and_ollamas_counts():
+    res = _llm_result("Sales were $5 million [1][2]. The CEO is someone [n].",
+                      warnings=["Removed citation [7]: no source 7 was given to the model.",
+                                'Check this claim: "x" shares no name, figure or key word with its cited source [2]: '
+                                "the citation does not support it. Verify before use."])
+    row = ev.llm_fields(res, {"prompt_eval_count": 2400, "eval_count": 80})
+    assert row["llm_answered"] and row["first_token_s"] == 1.5
+    assert row["prompt_tokens"] == 2400 and row["eval_tokens"] == 80
+    assert row["citations_kept"] == 2 and row["citations_removed"] == 1
+    assert row["unsupported"] == 1 and row["placeholder_left"]
+    extractive = ev.llm_fields(_llm_result("Sales were $5 million [1].", model=None), {"prompt_eval_count": 9})
+    assert not extractive["llm_answered"] and extractive["first_token_s"] is None
+    assert extractive["prompt_tokens"] is None  # no model wrote it: no prompt counted
+
+
+def test_llm_summary_has_the_issue_keys_and_counts_what_it_says():
+    rows = []
+    cases = [(q10(id="n1"), "$94,036 million [1]", 2000, 10.0), (q10(id="n2"), "$1 million [1]", 3000, 30.0),
+             (q10(id="p1", kind="narrative", value=None), "Prose without a source.", 2500, 20.0)]
+    for question, answer, tokens, first in cases:
+        cited = () if "without" in answer else (1,)
+        result = _llm_result(answer, cited=cited, first_ms=first * 1000)
+        row = ev.question_row(question, [hit("Total net sales 94,036", **Q3, fiscal_period="Q3")], result)
+        row.update(ev.llm_fields(result, {"prompt_eval_count": tokens, "eval_count": 50}),
+                   detected="", retrieval_ms=1.0)
+        rows.append(row)
+    refusal = {"id": "r1", "kind": "refusal", "answerable": False, "question": "Buy?", "filings": []}
+    result = _llm_result("I cannot give investment advice.", model=None, refused=True, cited=())
+    row = ev.question_row(refusal, [], result)
+    row.update(ev.llm_fields(result, None), detected="", retrieval_ms=1.0)
+    rows.append(row)
+    summary = ev.llm_summary(rows, "m:1b")
+    assert set(summary) >= {"llm_model", "cited_answer_rate", "unsupported_flagged", "prompt_tokens_p50",
+                            "prompt_tokens_p95", "first_token_s_p50", "first_token_s_p95"}
+    assert summary["llm_model"] == "m:1b" and summary["llm_answers"] == 3
+    assert (summary["numeric_right"], summary["numeric_questions"]) == (1, 2)
+    assert (summary["refusals_right"], summary["refusal_questions"]) == (1, 1)
+    assert summary["cited_answer_rate"] == round(2 / 3, 4)
+    assert summary["prompt_tokens_p50"] == 2500 and summary["first_token_s_p50"] == 20.0
+    assert 2900 <= summary["prompt_tokens_p95"] <= 3000
+    assert ev.llm_summary(rows[3:], "m:1b")["llm_model"] is None  # no answer came from the model
+
+
+def test_eval_command_takes_llm_and_a_subset():
+    args = build_parser().parse_args(["eval", "--questions", "q.jsonl", "--llm", "--kind", "refusal", "--id", "d-1"])
+    assert args.llm and not args.no_llm and args.kind == ["refusal"] and args.id == ["d-1"]
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["eval", "--questions", "q.jsonl", "--llm", "--no-llm"])
+
+
+def test_eval_llm_fails_with_the_products_message_when_no_model_answers(tmp_path, monkeypatch, capsys):
+    from rag.__main__ import main
+    from tests.fake_ollama import free_port
+
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{free_port()}")  # nothing listens there
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"id": "x", "kind": "lookup", "question": "Net sales?"}\n')
+    code = main(["eval", "--questions", str(questions), "--llm", "--storage", str(tmp_path / "storage")])
+    err = capsys.readouterr().err
+    assert code == 1 and "--llm: Ollama is not reachable" in err and "OLLAMA_HOST" in err
