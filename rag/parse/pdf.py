@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 from .builder import BuiltText, TextBuilder
+from .items import ITEM_HEAD_RE, PART_HEAD_RE
+from .layout import Line, Table, find_tables, group_lines, page_words, reading_order
 from .results import ParseError
 from .tables import LETTER_RE, add_table
 
@@ -40,34 +42,38 @@ def pdf_document(path: str | Path) -> tuple[BuiltText, str]:
         document.close()
 
 
-def _pdf_page_text(document, number: int) -> str:
+def _pdf_page(document, number: int) -> tuple[str, list[Line], float]:
+    """(PDFium's text of the page, its lines rebuilt from word positions in reading order, the page's height)."""
     try:
         page = document[number]
         try:
+            width, height = page.get_size()
             textpage = page.get_textpage()
             try:
-                return textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n")
+                text = textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n")
+                lines = reading_order(group_lines(page_words(textpage, height)), width)
+                return text, lines, height
             finally:
                 textpage.close()
         finally:
             page.close()
     except Exception:  # noqa: BLE001 - one damaged page must not lose the rest of the filing
-        return ""
+        return "", [], 0.0
 
 
 def _document_text(document, name: str) -> tuple[BuiltText, str]:
     pages = range(len(document))
     if not pages:
         raise ParseError(f"{name} is a PDF without pages")
+    read = [_pdf_page(document, page) for page in pages]
+    cover = [text for text, _lines, _height in read[:_COVER_PAGES]]
+    running = _running_lines([(lines, height) for _text, lines, height in read])
     builder = TextBuilder()
-    cover: list[str] = []
-    for number, page in enumerate(pages):
+    for number, (_text, lines, _height) in enumerate(read):
         if number:
             builder.new_page()
-        page_text = _pdf_page_text(document, page)
-        if number < _COVER_PAGES:
-            cover.append(page_text)
-        for kind, content in _pdf_blocks(page_text):
+        kept = [line for k, line in enumerate(lines) if (number, k) not in running]
+        for kind, content in _page_blocks(_page_entries(kept)):
             if kind == "table":
                 add_table(builder, content)
             else:
@@ -75,6 +81,63 @@ def _document_text(document, name: str) -> tuple[BuiltText, str]:
     if not builder.raw:
         raise ParseError(f"{name} has no text layer (a scanned PDF?)")
     return builder.build(), "\n".join(cover)
+
+
+# A page's edge: the lines a running header or footer may take, and the share of the page's height they sit in.
+_EDGE_LINES = 3
+_EDGE_SHARE = 0.12
+_RUNNING_MIN_PAGES = 3
+_PAGE_NUMBER_RE = re.compile(r"^(?:page\s+)?(?:[A-Z]{1,2}-)?\d{1,3}\.?$|^[ivxlc]{1,6}$|^-\s*\d{1,3}\s*-$", re.I)
+
+
+def _running_lines(pages: list[tuple[list[Line], float]]) -> set[tuple[int, int]]:
+    """(page index, line index) of running headers, footers and page numbers: lines at a page's top or bottom
+    edge whose words, digits aside, recur at the edge of several pages, and a lone page number at the edge."""
+
+    def edge(lines: list[Line], height: float) -> list[int]:
+        top = [k for k in range(min(_EDGE_LINES, len(lines))) if lines[k].bottom <= _EDGE_SHARE * height]
+        low = [k for k in range(max(0, len(lines) - _EDGE_LINES), len(lines))
+               if lines[k].top >= (1 - _EDGE_SHARE) * height and k not in top]
+        return top + low
+
+    def key(line: Line) -> str | None:
+        text = line.text
+        if len(text) > 100 or ITEM_HEAD_RE.match(text) or PART_HEAD_RE.match(text):
+            return None
+        return re.sub(r"\d+", "#", text.lower())
+
+    seen: dict[str, set[int]] = {}
+    for n, (lines, height) in enumerate(pages):
+        for k in edge(lines, height):
+            if (found := key(lines[k])) is not None:
+                seen.setdefault(found, set()).add(n)
+    drop: set[tuple[int, int]] = set()
+    for n, (lines, height) in enumerate(pages):
+        for k in edge(lines, height):
+            found = key(lines[k])
+            if found is not None and (len(seen[found]) >= _RUNNING_MIN_PAGES or _PAGE_NUMBER_RE.match(lines[k].text)):
+                drop.add((n, k))
+    return drop
+
+
+def _page_entries(lines: list[Line]) -> list[str | Table | None]:
+    """A page's lines as its text lines and its tables, in reading order; None where a blank line parts two
+    paragraphs."""
+    tables = {t.first: t for t in find_tables(lines)}
+    out: list[str | Table | None] = []
+    k = 0
+    while k < len(lines):
+        table = tables.get(k)
+        if table is not None:
+            out.append(table)
+            k = table.end
+            continue
+        line = lines[k]
+        if k and out and line.top - lines[k - 1].bottom > 0.6 * line.height:
+            out.append(None)
+        out.append(line.text)
+        k += 1
+    return out
 
 
 _PDF_HEADING_RE = re.compile(r"^(?:PART\s+(?:IV|I{1,3})\b|ITEMS?\s*\d{1,2}[A-Ca-c]?\b|SIGNATURES?$)", re.I)
@@ -86,10 +149,16 @@ _PDF_BLOCK_HARD_LIMIT = 2500
 
 
 def _pdf_blocks(page_text: str) -> list[tuple[str, str | list[list[str]]]]:
-    """A page's extracted lines as ("text", paragraph) and ("table", rows of cells) blocks. Item/Part headings
-    stand alone so they can be found. A PDF's text layer lays a statement out one line per row ("Revenues $ 8,187,301
-    $ 7,970,141 ..."): two or more such lines in a row are a table, its columns named by the period heads above
-    them, so each row is read like an HTML table's `label | v1 | v2` (see rag.parse.tables)."""
+    """The blocks of a page given as text alone, one line per line (see _page_blocks)."""
+    return _page_blocks(page_text.splitlines())
+
+
+def _page_blocks(entries: list[str | Table | None]) -> list[tuple[str, str | list[list[str]]]]:
+    """A page's lines and tables as ("text", paragraph) and ("table", rows of cells) blocks. Item/Part headings
+    stand alone so they can be found. A table found from the words' positions (rag.parse.layout) comes with its
+    column heads; a text line laid out as a row ("Revenues $ 8,187,301 $ 7,970,141 ...") that the positions did not
+    set in a table is still read as one when two or more follow each other, its columns named by the period heads
+    above them, so each row is read like an HTML table's `label | v1 | v2` (see rag.parse.tables)."""
     blocks: list[tuple[str, str | list[list[str]]]] = []
     current: list[str] = []
     size = 0
@@ -100,23 +169,41 @@ def _pdf_blocks(page_text: str) -> list[tuple[str, str | list[list[str]]]]:
             blocks.append(("text", " ".join(current)))
         current, size = [], 0
 
-    lines = [ln.strip() for ln in _PDF_GLUED_HEADING_RE.sub("\n", page_text).splitlines() if ln.strip()]
+    def titles_apart() -> None:
+        # The short lines after the last sentence are the table's titles ("<Segment>", "(in millions)"): a
+        # block of their own, so that they caption the table (rag.parse.builder) rather than end a paragraph.
+        nonlocal current
+        cut = max((k + 1 for k, ln in enumerate(current)
+                   if ln.endswith((".", "!", "?")) and len(ln.split()) > 5), default=0)  # not "ACME, INC."
+        titles = current[cut:]
+        current = current[:cut]
+        flush()
+        current = titles
+        flush()
+
+    lines: list[str | Table | None] = []
+    for entry in entries:
+        if isinstance(entry, str):
+            lines.extend(ln.strip() for ln in _PDF_GLUED_HEADING_RE.sub("\n", entry).splitlines() if ln.strip())
+        else:
+            lines.append(entry)
     i = 0
     while i < len(lines):
         line = lines[i]
+        if line is None:
+            flush()
+            i += 1
+            continue
+        if isinstance(line, Table):
+            titles_apart()
+            blocks.append(("table", line.heads + line.rows))
+            i += 1
+            continue
         rows, used = _table_at(lines, i)
         if rows:
             heads, count = _heads_above(current, rows)
             current = current[:len(current) - count]  # the head lines belong to the table, not the text above
-            # The short lines after the last sentence are the table's titles ("<Segment>", "(in millions)"): a
-            # block of their own, so that they caption the table (rag.parse.builder) rather than end a paragraph.
-            cut = max((k + 1 for k, ln in enumerate(current)
-                       if ln.endswith((".", "!", "?")) and len(ln.split()) > 5), default=0)  # not "ACME, INC."
-            titles = current[cut:]
-            current = current[:cut]
-            flush()
-            current = titles
-            flush()
+            titles_apart()
             blocks.append(("table", heads + rows))
             i += used
             continue
@@ -162,13 +249,14 @@ def _table_at(lines: list[str], i: int) -> tuple[list[list[str]], int]:
     rows: list[list[str]] = []
     found = 0
     j = i
-    while j < len(lines):
+    while j < len(lines) and isinstance(lines[j], str):
         cells = _row_cells(lines[j])
         if cells is not None:
             rows.append(cells)
             found += 1
         elif (rows and len(lines[j]) <= _LABEL_LINE_MAX and not lines[j].endswith((".", "!", "?"))
-              and j + 1 < len(lines) and (following := _row_cells(lines[j + 1])) is not None):
+              and j + 1 < len(lines) and isinstance(lines[j + 1], str)
+              and (following := _row_cells(lines[j + 1])) is not None):
             if following[0][:1].islower() or following[0].startswith("("):
                 # A label wrapped onto the next line ("Interest and other income" / "(expense) 26,961 ..."):
                 # one row.
