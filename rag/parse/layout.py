@@ -13,16 +13,12 @@ import ctypes
 import re
 from dataclasses import dataclass, field
 
-from .tables import LETTER_RE
+from .tables import LETTER_RE, YEAR_RE, is_amount
 
 _WORD_RE = re.compile(r"\S+")
 # Signs that belong to the amount beside them, wherever the typesetter put them ("$" at a column's left edge).
 _LEADING_SIGN = frozenset("$€£¥(")
 _TRAILING_SIGN = frozenset((")", "%", ")%", "%)"))
-# One cell's worth of a table row's tail: "8,187,301", "$(174,812)", "37.9%", "—", "(0.5)".
-_AMOUNT_RE = re.compile(r"^[$€£¥]?\(?[$€£¥]?-?\d[\d,]*(?:\.\d+)?\)?%?\)?\*?$|^[—–-]+$")
-_YEAR_RE = re.compile(r"^\(?(?:19|20)\d\d\)?$")
-_DATE_END_RE = re.compile(r"(?:19|20)\d\d\)?$")  # a head that ends in its year ("June 30, 2025")
 
 
 @dataclass
@@ -46,8 +42,8 @@ class Cell:
 
     @property
     def amount(self) -> bool:
-        squeezed = self.text.replace(" ", "")
-        return bool(_AMOUNT_RE.match(squeezed)) and not _YEAR_RE.match(squeezed)
+        """An amount ("8,187,301", "$ (174,812)", "37.9 %", "—"), not a year."""
+        return is_amount(self.text.replace(" ", ""))
 
 
 @dataclass
@@ -304,12 +300,13 @@ def _table(lines: list[Line], first: int, end: int, rows: list[Line]) -> Table |
 def _heads(lines: list[Line], first: int, columns: list[tuple[float, float]]
            ) -> tuple[list[list[str]], list[list[str]], int]:
     """The column heads: the short lines right above the first row whose cells sit over the amount columns
-    (a head spanning several columns, "Year Ended December 31,", heads each of them), skipping the group headings
+    (a head spanning all the columns, "Year Ended December 31,", is a header row of its own; one spanning some of
+    them, "Six Months Ended", leads each of their heads: "Six Months Ended June 30, 2025"), skipping the group headings
     between them and the first row ("Assets", "Current assets"). Returns the header rows (spanning heads first,
     then one head per column, the label column's text first), the group headings as one-cell rows, and the line
     where the table starts; ([], [], first) when no head sits over the columns."""
     left_edge = columns[0][0]
-    spanning: list[str] = []
+    spans: list[list[str]] = [[] for _ in columns]  # heads over several columns ("Six Months Ended")
     per_column: list[list[str]] = [[] for _ in columns]
     label_text: list[str] = []
     groups: list[Line] = []
@@ -337,19 +334,21 @@ def _heads(lines: list[Line], first: int, columns: list[tuple[float, float]]
             hit = [n for n, (x0, x1) in enumerate(columns) if cell.x0 < x1 and cell.x1 > x0]
             if not hit:  # over the gap between two columns: the nearer one
                 hit = [min(range(len(columns)), key=lambda n: abs((cell.x0 + cell.x1) / 2 - sum(columns[n]) / 2))]
-            if len(hit) > 1 or (len(over) == 1 and len(columns) > 1 and not _YEAR_RE.match(cell.text)
-                                and not _DATE_END_RE.search(cell.text)):
-                spanning.insert(0, cell.text)  # one head over all the columns
-            else:
-                per_column[hit[0]].insert(0, cell.text)
+            ends_in_year = bool(YEAR_RE.match(cell.text.split()[-1].strip("(),")))  # "2024", "June 30, 2024"
+            if len(over) == 1 and len(columns) > 1 and not ends_in_year:
+                hit = list(range(len(columns)))  # one head, not a year's, over all the columns
+            for n in hit:
+                (spans if len(hit) > 1 else per_column)[n].insert(0, cell.text)
         label_text[:0] = [c.text for c in beside]
         start = k
         below = line.top
         k -= 1
-    if not any(per_column) and not spanning:
+    if not any(per_column) and not any(spans):
         return [], [], first
     heads = []
-    if spanning:
-        heads.append([""] + [" ".join(spanning)])
-    heads.append([" ".join(label_text)] + [" ".join(col) for col in per_column])
+    if all(span == spans[0] for span in spans):  # one head over every column: a row of its own
+        if spans[0]:
+            heads.append([""] + [" ".join(spans[0])])
+        spans = [[] for _ in columns]
+    heads.append([" ".join(label_text)] + [" ".join(span + col) for span, col in zip(spans, per_column)])
     return heads, [[g.text] for g in groups], start
