@@ -66,7 +66,10 @@ def _filing_pages() -> list[list[tuple[float, float, str]]]:
              (260, 130, "FORM 10-K"), (100, 160, "ANNUAL REPORT PURSUANT TO SECTION 13 OR 15(d) OF THE SECURITIES "
                                               "EXCHANGE ACT OF 1934"),
              (150, 180, "For the fiscal year ended December 31, 2019"), (220, 220, "ACME WIDGETS, INC."),
-             (170, 235, "(Exact name of registrant as specified in its charter)")]
+             (170, 235, "(Exact name of registrant as specified in its charter)"),
+             (72, 260, "Title of each class"), (250, 260, "Trading Symbol(s)"),
+             (400, 260, "Name of each exchange on which registered"),
+             (72, 275, "Common Stock, $0.01 par value"), (250, 275, "ACMW"), (400, 275, "The Nasdaq Stock Market LLC")]
     business = [(72, 80, "Item 1. Business")] + _prose(72, 100, 30, 12)
     two_columns = ([(72, 80, "Item 7. Management's Discussion and Analysis")]
                    + [(72, y, "Left column " + t) for _, y, t in _prose(72, 100, 30, 5)]
@@ -164,3 +167,28 @@ def test_financebench_pdf_statement_page_reads_as_a_table_fast():
     assert tables and all("|" in b.table_header for b in tables[:3])
     facts = table_facts(parsed, parsed.meta)
     assert any(f.concept == "us-gaap:Revenues" and f.period_end == parsed.meta["period_end"] for f in facts)
+
+
+def test_a_figure_asked_of_a_pdf_is_answered_from_its_table_with_its_page(filing, tmp_path):
+    from rag.catalog import Catalog
+    from rag.config import get_settings
+    from rag.facts import FactsLayer
+    from rag.index import IndexStore
+    from rag.question import plan_question
+    from tests.filings import store_facts
+
+    settings = get_settings(storage_dir=tmp_path)
+    store = FactStore.for_settings(settings)
+    chunks: dict = {}
+    _doc, meta = store_facts(store, IndexStore(settings).chunker(), filing, chunks)
+    layer = FactsLayer(settings, store=store, chunk_lookup=chunks.get)
+    assert meta["ticker"] == "ACMW"
+    value = layer.value("revenue", "ACMW", 2019)
+    assert value is not None and value.amount == 12_345e6 and value.fact.from_pdf_table
+    answer = layer.answer_for(plan_question("What was Acme Widgets' revenue in fiscal 2019?",
+                                            Catalog.build(layer.filings())))
+    assert answer is not None and "12,345" in answer.block
+    assert "read from the PDF's statement table (page 4)" in answer.block
+    citation = answer.citations[0]
+    assert citation.page_start == 4 and "Read from the PDF's table, page 4" in citation.text
+    assert "XBRL fact" not in citation.text

@@ -515,10 +515,15 @@ def record_filing(settings, doc, meta: dict, shard_dir: Path | None, *, run: str
     chunks = []
     if shard_dir is not None and (Path(shard_dir) / "nodes.jsonl").exists():
         chunks = chunk_spans_from_nodes(Path(shard_dir) / "nodes.jsonl")
-    facts = doc.facts
-    if not facts and str(meta.get("path") or getattr(doc, "meta", {}).get("path") or "").lower().endswith(".pdf"):
-        facts = table_facts(doc, meta)  # no XBRL in a PDF: the figures its statement tables print
-    return FactStore.for_settings(settings).add_filing(meta, facts, chunks, text=doc.text, run=run)
+    return FactStore.for_settings(settings).add_filing(meta, filing_facts(doc, meta), chunks, text=doc.text, run=run)
+
+
+def filing_facts(doc, meta: dict) -> list:
+    """The facts a filing is stored with: its XBRL facts, or for a PDF (which has none) the figures its primary
+    statements' tables print, read as rag.facts.pdf_tables reads them."""
+    if doc.facts or not str(meta.get("path") or "").lower().endswith(".pdf"):
+        return doc.facts
+    return table_facts(doc, meta)
 
 
 def backfill_filing(settings, entry: dict, shard_dir: Path | None) -> int | None:
