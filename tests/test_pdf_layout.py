@@ -11,7 +11,7 @@ import pytest
 
 from rag.facts.pdf_tables import PDF_TABLE_SOURCE, row_metric, table_facts
 from rag.facts.store import FactStore
-from rag.parse import parse_file
+from rag.parse import parse_file, parse_pdf
 from rag.parse.statements import statement_pages
 from tests.filings import shared_or_skip
 from tests.pdf_maker import write_pdf
@@ -192,3 +192,29 @@ def test_a_figure_asked_of_a_pdf_is_answered_from_its_table_with_its_page(filing
     citation = answer.citations[0]
     assert citation.page_start == 4 and "Read from the PDF's table, page 4" in citation.text
     assert "XBRL fact" not in citation.text
+
+
+def test_a_quarterly_statement_with_period_heads_over_pairs_of_columns(tmp_path):
+    heads = [(330, 100, "Three Months Ended"), (470, 100, "Six Months Ended"),
+             (300, 112, "June 30,"), (360, 112, "June 30,"), (440, 112, "June 30,"), (500, 112, "June 30,"),
+             (305, 124, "2025"), (365, 124, "2024"), (445, 124, "2025"), (505, 124, "2024")]
+    rows = [("Total revenues", ("8,100", "7,900", "16,300", "15,800")),
+            ("Cost of revenues", ("4,600", "4,700", "9,400", "8,900")),
+            ("Net income", ("900", "850", "1,700", "1,650"))]
+    texts = [(72, 60, "GAMMA, INC."), (72, 72, "CONDENSED CONSOLIDATED STATEMENTS OF OPERATIONS"),
+             (72, 84, "(in thousands)")] + heads
+    for k, (label, values) in enumerate(rows):
+        texts.append((72, 140 + 12 * k, label))
+        texts += [(x - 5 * len(v), 140 + 12 * k, v) for x, v in zip((330, 390, 470, 530), values, strict=True)]
+    path = write_pdf(tmp_path / "gamma-q2.pdf", [[(72, 72, "Quarterly report")] + _prose(72, 100, 10, 10), texts])
+    parsed = parse_pdf(path)  # a page of a quarterly report, not a whole filing
+    table = next(b for b in parsed.blocks if b.kind == "table")
+    assert table.table_header.splitlines()[-1] == ("| Three Months Ended June 30, 2025 | Three Months "
+                                                   "Ended June 30, 2024 | Six Months Ended June 30, 2025 | Six Months "
+                                                   "Ended June 30, 2024")
+    assert "Total revenues | 8,100 | 7,900 | 16,300 | 15,800" in table.text
+    assert statement_pages(parsed) == {2: "income statement"}
+    facts = table_facts(parsed, {"period_end": "2025-06-30", "fiscal_year": 2025, "fiscal_period": "Q2"})
+    revenue = {(f.period_start, f.period_end): f.value for f in facts if f.concept == "us-gaap:Revenues"}
+    assert revenue == {("2025-04-01", "2025-06-30"): 8_100e3, ("2024-04-01", "2024-06-30"): 7_900e3,
+                       ("2025-01-01", "2025-06-30"): 16_300e3, ("2024-01-01", "2024-06-30"): 15_800e3}

@@ -104,6 +104,13 @@ def page_words(textpage, page_height: float) -> list[Word]:
     return words
 
 
+def text_lines(text: str) -> list[Line]:
+    """Lines from text alone, where the words' boxes cannot be read: one cell each, a line's height apart."""
+    return [Line([w], [Cell(w.x0, w.x1, w.text)])
+            for k, ln in enumerate(s for s in text.splitlines() if s.strip())
+            for w in [Word(0.0, 6.0 * len(ln.strip()), 12.0 * k, 12.0 * k + 10.0, ln.strip())]]
+
+
 def group_lines(words: list[Word]) -> list[Line]:
     """Words on one baseline make a line (top to bottom), each line's words left to right."""
     lines: list[Line] = []
@@ -305,6 +312,7 @@ def _heads(lines: list[Line], first: int, columns: list[tuple[float, float]]
     between them and the first row ("Assets", "Current assets"). Returns the header rows (spanning heads first,
     then one head per column, the label column's text first), the group headings as one-cell rows, and the line
     where the table starts; ([], [], first) when no head sits over the columns."""
+    columns = list(columns)
     left_edge = columns[0][0]
     spans: list[list[str]] = [[] for _ in columns]  # heads over several columns ("Six Months Ended")
     per_column: list[list[str]] = [[] for _ in columns]
@@ -339,6 +347,8 @@ def _heads(lines: list[Line], first: int, columns: list[tuple[float, float]]
                 hit = list(range(len(columns)))  # one head, not a year's, over all the columns
             for n in hit:
                 (spans if len(hit) > 1 else per_column)[n].insert(0, cell.text)
+            if len(hit) == 1:  # a column reaches as wide as its own head, for the heads above to span it
+                columns[hit[0]] = (min(columns[hit[0]][0], cell.x0), max(columns[hit[0]][1], cell.x1))
         label_text[:0] = [c.text for c in beside]
         start = k
         below = line.top

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .builder import PAGE_NUMBER_RE, BuiltText, TextBuilder
 from .items import is_heading
-from .layout import Line, Table, find_tables, group_lines, page_words, reading_order
+from .layout import Line, Table, find_tables, group_lines, page_words, reading_order, text_lines
 from .results import ParseError
 from .tables import add_table
 
@@ -51,7 +51,10 @@ def _pdf_page(document, number: int) -> tuple[str, list[Line], tuple[float, floa
             textpage = page.get_textpage()
             try:
                 text = textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n")
-                return text, group_lines(page_words(textpage, height)), (width, height)
+                try:
+                    return text, group_lines(page_words(textpage, height)), (width, height)
+                except Exception:  # noqa: BLE001 - a page whose boxes cannot be read keeps its text, line by line
+                    return text, text_lines(text), (width, height)
             finally:
                 textpage.close()
         finally:
