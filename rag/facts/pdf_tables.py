@@ -10,6 +10,7 @@ that print it and answers name where it was read.
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import re
 
@@ -87,7 +88,7 @@ def _start(end: str, months: int) -> str:
     month = d.month - months
     year = d.year + (month - 1) // 12
     month = (month - 1) % 12 + 1
-    return dt.date(year, month, min(d.day, 28) if d.day > 28 else d.day).isoformat()
+    return dt.date(year, month, min(d.day, calendar.monthrange(year, month)[1])).isoformat()
 
 
 def table_facts(parsed: ParsedFiling, filing: dict) -> list[Fact]:
