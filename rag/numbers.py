@@ -27,6 +27,8 @@ class WrittenNumber:
 
 _SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "bn": 1e9, "mn": 1e6, "mm": 1e6,
            "tn": 1e12, "k": 1e3, "m": 1e6, "b": 1e9}
+# The scale words a statement's unit note spells out ("(In millions, except per share amounts)").
+SCALE_WORDS = {word: scale for word, scale in _SCALES.items() if len(word) > 2}
 _NUM_RE = re.compile(
     r"""
     (?<![\w.,/])

@@ -18,6 +18,8 @@ from .schema import PeriodAsk
 
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 _LENGTHS = {"three": 3, "3": 3, "six": 6, "6": 6, "nine": 9, "9": 9, "twelve": 12, "12": 12}
+# A period's length as a column head spells it ("Nine Months Ended").
+MONTH_COUNTS = {word: months for word, months in _LENGTHS.items() if word.isalpha()}
 _NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "eight": 8}
 
 # A fiscal year written next to a quarter: "2025", "FY2025", "FY25", "fiscal 2025", "fiscal year 2025", "'25".

@@ -671,48 +671,6 @@ def test_pdf_pages_items_and_evidence_page():
     assert len(found) >= len(lines) // 2, (page, lines[:3])
 
 
-def test_a_pdf_statement_laid_out_as_lines_is_read_as_a_table_with_its_period_heads():
-    from rag.parse.pdf import _pdf_blocks
-
-    page = "\n".join([
-        "GAMMA, INC.", "Consolidated Statements of Operations", "(in thousands, except per share data)",
-        "Three Months Ended Six Months Ended", "June 30,", "2025", "June 30,", "2024", "June 30,", "2025", "June 30,",
-        "2024",
-        "Revenues $ 8,100,200 $ 7,900,100 $ 16,300,400 $ 15,800,300",
-        "Cost of revenues 4,600,500 4,700,600 9,400,700 8,900,800",
-        "Other income (expense):",
-        "Interest expense (174,800) (175,400) (349,000) (363,000)",
-        "Balance at December 31, 2024 1,234 5,678",
-        "See accompanying notes to the consolidated financial statements."])
-    blocks = _pdf_blocks(page)
-    assert [kind for kind, _ in blocks] == ["text", "table", "text"]
-    caption, (_, rows), _ = blocks
-    assert caption[1].endswith("(in thousands, except per share data)")
-    # The period heads over the dates, the unit note beside the dates, and each row's label and cells apart.
-    assert rows[0] == ["", "Three Months Ended", "Six Months Ended"]
-    assert rows[1] == ["(in thousands, except per share data)", "June 30, 2025", "June 30, 2024", "June 30, 2025",
-                       "June 30, 2024"]
-    assert rows[2] == ["Revenues", "$", "8,100,200", "$", "7,900,100", "$", "16,300,400", "$", "15,800,300"]
-    assert rows[4] == ["Other income (expense):"] and rows[5][0] == "Interest expense"
-    # A year inside the label is the label's.
-    assert rows[6] == ["Balance at December 31, 2024", "1,234", "5,678"]
-    # A change column beside the years, a label wrapped onto the next line, and a title that names the periods
-    # above the heads (not a head itself).
-    page = "\n".join([
-        "Revenue for the Three and Six Months Ended June 2, 2025 and June 3, 2024",
-        "(dollars in millions) Three Months Six Months", "2025 2024 % Change 2025 2024 % Change",
-        "Subscription $ 4,500 $ 4,000 12 % $ 8,900 $ 8,000 11 %",
-        "Interest and other income",
-        "(expense) 26 22 18 % (44) 41 (207) %"])
-    (_, title), (_, rows) = _pdf_blocks(page)
-    assert title.startswith("Revenue for the Three and Six Months Ended")
-    assert rows[:2] == [["", "Three Months", "Six Months"],
-                        ["(dollars in millions)", "2025", "2024", "% Change", "2025", "2024", "% Change"]]
-    assert rows[3][0] == "Interest and other income (expense)" and rows[3][1:3] == ["26", "22"]
-    # One line of figures in prose is no table.
-    assert [kind for kind, _ in _pdf_blocks("Revenue rose to 8,100 from 7,900 in the quarter.")] == ["text"]
-
-
 def test_pdf_garbage_raises_parse_error(tmp_path):
     path = tmp_path / "report.pdf"
     path.write_bytes(b"%PDF-1.4\n" + bytes(range(256)) * 20)

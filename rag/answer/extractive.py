@@ -626,7 +626,9 @@ def extractive_answer(
     if facts_text:
         # The exact figures answer it. Quoting the statement rows as well would repeat them beside the other
         # columns of the same rows (the prior year, the year to date), which reads as a second answer.
-        return (f"Exact figures from the filings' XBRL data{how}; each is cited to the passage that reports it, "
+        tables = any(c.kind == "fact" and "Read from the PDF's table" in (c.text or "") for c in sources)
+        origin = "the filings' XBRL data" + (" and the statement tables read from PDFs" if tables else "")
+        return (f"Exact figures from {origin}{how}; each is cited to the passage that reports it, "
                 f"listed under Sources.\n\n{facts_text.strip()}", False)
     lead = f"Extractive answer{how}: passages quoted from the filings that best match the question. Check each " \
         "figure's period and unit."

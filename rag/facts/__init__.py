@@ -48,6 +48,7 @@ from .store import (
     FactStore,
     FactStoreUnavailable,
     backfill_filing,
+    filing_facts,
     forget_filings,
     map_to_chunks,
     record_filing,
@@ -56,7 +57,7 @@ from .views import FactGroup, by_label
 
 __all__ = [
     "CHANGE_WORDS", "METRICS", "METRIC_BY_KEY", "MONTH_WORDS", "STATEMENT_METRICS", "STOP_WORDS", "CheckedStream",
-    "FactAnswer", "FactGroup", "FactRow", "FactStore", "FactStoreUnavailable", "FactsLayer", "Metric", "backfill_filing", "by_label",
+    "FactAnswer", "FactGroup", "FactRow", "FactStore", "FactStoreUnavailable", "FactsLayer", "Metric", "backfill_filing", "filing_facts", "by_label",
     "concept_label", "deductions", "exclusions", "find_mentions", "forget_filings", "format_amount", "is_metric_phrase",
     "map_to_chunks", "member_label", "metric", "metric_statements", "normalize", "plain_word", "print_facts", "record_filing",
     "unit_kind",

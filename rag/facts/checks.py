@@ -95,7 +95,7 @@ class FigureChecker:
                     where = (f" ({v.fact.concept}, {v.fact.period_text()})" if v.fact else f" (= {v.metric.formula})")
                     warnings.append(
                         f"Check this figure: the answer gives {lower_label(v.label)} of {v.who()} for FY{year} as "
-                        f"{problem}, but the filing's XBRL data says {v.display()}{where}."
+                        f"{problem}, but the filing's {_provenance(v)} says {v.display()}{where}."
                     )
         return warnings
 
@@ -248,3 +248,7 @@ class CheckedStream:
         return getattr(self.inner, name)
 
 
+def _provenance(v) -> str:
+    """What the checked figure was read from: the XBRL data, or a PDF's statement table (a PDF has no XBRL)."""
+    fact = getattr(v, "fact", None)
+    return "statement table (read from the PDF)" if fact is not None and fact.from_pdf_table else "XBRL data"

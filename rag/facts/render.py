@@ -410,8 +410,14 @@ class FactsBlock:
         lines = list(self.lines)
         for note in notes + self.notes:
             lines.append(f"Note: {note}")
+        pages = sorted({v.fact.page for v in self.cited if v.fact is not None and v.fact.from_pdf_table
+                        and v.fact.page})
+        if any(v.fact is not None and v.fact.from_pdf_table for v in self.cited):
+            where = f" (page {', '.join(map(str, pages))})" if pages else ""
+            lines.append(f"Note: figures read from the PDF's statement table{where}, not from XBRL data: the PDF "
+                         "has none.")
         if self.missing:
-            lines.append("Not in the XBRL data: " + "; ".join(self.missing[:4]) + ".")
+            lines.append("Not in the filing's figures: " + "; ".join(self.missing[:4]) + ".")
         citations = [self._citation(v, i + 1) for i, v in enumerate(self.cited)]
         return FactAnswer(block="\n".join(lines), citations=citations, values=self.values, results=self.results,
                           notes=notes + self.notes, operation=self.operation)
@@ -422,9 +428,15 @@ class FactsBlock:
         chunk = self.layer.chunk(f.chunk_id)
         text, meta = chunk if chunk else ("", {})
         dims = f" [{dims_label(f.dimensions)}]" if f.dimensions else ""
-        xbrl = (f"XBRL fact: {f.concept} ({concept_label(f.concept)}){dims} = {f.text} "
-                f"({'scale ' + str(f.scale) + ', ' if f.scale else ''}decimals {f.decimals}) -> {v.display()}, "
-                f"{f.period_text()}; {filing.get('form') or ''} {_quarter_prefix(filing)}FY{filing.get('fiscal_year')}")
+        if f.from_pdf_table:  # no XBRL in a PDF: the statement row's cell, as read from the page
+            xbrl = (f"Read from the PDF's table, page {f.page or '?'}: {f.row_label or concept_label(f.concept)} = "
+                    f"{f.text} ({'scale ' + str(f.scale) + ', ' if f.scale else ''}as {concept_label(f.concept)}) "
+                    f"-> {v.display()}, {f.period_text()}; {filing.get('form') or ''} "
+                    f"{_quarter_prefix(filing)}FY{filing.get('fiscal_year')}")
+        else:
+            xbrl = (f"XBRL fact: {f.concept} ({concept_label(f.concept)}){dims} = {f.text} "
+                    f"({'scale ' + str(f.scale) + ', ' if f.scale else ''}decimals {f.decimals}) -> {v.display()}, "
+                    f"{f.period_text()}; {filing.get('form') or ''} {_quarter_prefix(filing)}FY{filing.get('fiscal_year')}")
         return Citation(
             number=number, chunk_id=f.chunk_id, doc_id=filing.get("doc_id"), ticker=filing.get("ticker"),
             company=filing.get("company"), form=filing.get("form"), fiscal_year=filing.get("fiscal_year"),

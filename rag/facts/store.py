@@ -20,6 +20,7 @@ from typing import Iterable
 
 from ..parse import parse_file
 from .labels import ANNUAL_DAYS, concept_label, days_between, decimal_places, format_amount, nice_date, unit_kind
+from .pdf_tables import PDF_TABLE_SOURCE, table_facts
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,8 @@ CREATE TABLE IF NOT EXISTS facts (
     chunk_id TEXT,
     section TEXT,
     page INTEGER,
-    row_label TEXT
+    row_label TEXT,
+    source TEXT NOT NULL DEFAULT 'xbrl'
 );
 CREATE INDEX IF NOT EXISTS facts_doc_concept ON facts (doc_id, concept);
 CREATE INDEX IF NOT EXISTS facts_concept ON facts (concept);
@@ -89,7 +91,7 @@ FILING_COLUMNS = (
 FACT_COLUMNS = (
     "doc_id", "concept", "label", "value", "text", "unit", "context_id", "period_start", "period_end", "instant",
     "dimensions", "dim_count", "decimals", "scale", "char_start", "char_end", "chunk_id", "section", "page",
-    "row_label",
+    "row_label", "source",
 )
 
 
@@ -126,6 +128,15 @@ class FactRow:
     section: str | None
     page: int | None
     row_label: str = ""  # the table row's label (or the text before the figure on its line)
+    source: str = "xbrl"  # "xbrl", or "pdf-table" for a figure read from a PDF's statement table
+
+    @property
+    def from_pdf_table(self) -> bool:
+        return self.source == PDF_TABLE_SOURCE
+
+    def provenance(self) -> str:
+        """Where the figure was read, in words for the reader."""
+        return "read from the PDF's table" if self.from_pdf_table else "XBRL fact"
 
     @classmethod
     def from_db(cls, row: sqlite3.Row) -> "FactRow":
@@ -136,7 +147,7 @@ class FactRow:
             period_end=d["period_end"], instant=bool(d["instant"]), dimensions=json.loads(d["dimensions"] or "{}"),
             decimals=d["decimals"], scale=int(d["scale"] or 0), char_start=int(d["char_start"]),
             char_end=int(d["char_end"]), chunk_id=d["chunk_id"], section=d["section"], page=d["page"],
-            row_label=d.get("row_label") or "",
+            row_label=d.get("row_label") or "", source=d.get("source") or "xbrl",
         )
 
     @property
@@ -256,6 +267,9 @@ class FactStore:
                     cols = {r[1] for r in con.execute("PRAGMA table_info(facts)")}
                     if "row_label" not in cols:  # a store made before row labels were kept
                         con.execute("ALTER TABLE facts ADD COLUMN row_label TEXT")
+                    for table in ("facts", "pending_facts"):  # a store made before figures were read from PDFs
+                        if "source" not in {r[1] for r in con.execute(f"PRAGMA table_info({table})")}:
+                            con.execute(f"ALTER TABLE {table} ADD COLUMN source TEXT NOT NULL DEFAULT 'xbrl'")
                     if "fiscal_period" not in {r[1] for r in con.execute("PRAGMA table_info(filings)")}:
                         con.execute("ALTER TABLE filings ADD COLUMN fiscal_period TEXT")  # a version 1 store
                     stored = con.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()
@@ -292,7 +306,7 @@ class FactStore:
                 int(f.char_start if f.char_start is not None else -1), int(f.char_end if f.char_end is not None else -1),
                 chunk["id"] if chunk else None, chunk.get("section") if chunk else None,
                 chunk.get("page_start") if chunk else None,
-                _row_label(text, f.char_start) if text else None,
+                _row_label(text, f.char_start) if text else None, getattr(f, "source", "xbrl") or "xbrl",
             ))
         filing = {k: meta.get(k) for k in FILING_COLUMNS}
         filing["doc_id"] = doc_id
@@ -501,7 +515,15 @@ def record_filing(settings, doc, meta: dict, shard_dir: Path | None, *, run: str
     chunks = []
     if shard_dir is not None and (Path(shard_dir) / "nodes.jsonl").exists():
         chunks = chunk_spans_from_nodes(Path(shard_dir) / "nodes.jsonl")
-    return FactStore.for_settings(settings).add_filing(meta, doc.facts, chunks, text=doc.text, run=run)
+    return FactStore.for_settings(settings).add_filing(meta, filing_facts(doc, meta), chunks, text=doc.text, run=run)
+
+
+def filing_facts(doc, meta: dict) -> list:
+    """The facts a filing is stored with: its XBRL facts, or for a PDF (which has none) the figures its primary
+    statements' tables print, read as rag.facts.pdf_tables reads them."""
+    if doc.facts or not str(meta.get("path") or "").lower().endswith(".pdf"):
+        return doc.facts
+    return table_facts(doc, meta)
 
 
 def backfill_filing(settings, entry: dict, shard_dir: Path | None) -> int | None:

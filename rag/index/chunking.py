@@ -12,7 +12,7 @@ from ..words import ends_sentence
 
 # Bump when the parsed text or the chunk layout changes: shards are rebuilt rather than mixed with new ones (only
 # chunks whose text changed are embedded again).
-CHUNKER_VERSION = "14"
+CHUNKER_VERSION = "15"
 
 
 def chunker_version() -> str:

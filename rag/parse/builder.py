@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .items import ITEM_HEAD_RE, PART_HEAD_RE
+from .items import ITEM_HEAD_RE, is_heading
 from .results import Block
 
 # A visible XBRL fact is wrapped in two private-use code points while its text flows through whitespace collapse and
@@ -159,7 +159,7 @@ def _attach_captions(blocks: list[Block]) -> None:
         table.caption = "\n".join(lines)
 
 
-_PAGE_NUMBER_RE = re.compile(r"^(?:page\s+)?(?:[A-Z]{1,2}-)?\d{1,3}\.?$|^[ivxlc]{1,6}$", re.I)
+PAGE_NUMBER_RE = re.compile(r"^(?:page\s+)?(?:[A-Z]{1,2}-)?\d{1,3}\.?$|^[ivxlc]{1,6}$", re.I)
 _TOC_LINK_RE = re.compile(r"^(?:table\s+of\s+contents|index)\b", re.I)
 _SMALL_NUMBER_RE = re.compile(r"(?<![\d,.])\d{1,3}(?![\d,.]\d)")
 _RUNNING_MAX_CHARS = 80
@@ -181,8 +181,8 @@ def _running_blocks(raw: list[_RawBlock]) -> set[int]:
             return None
         if not (_SMALL_NUMBER_RE.search(block.text) or _TOC_LINK_RE.match(block.text)):
             return None
-        if ITEM_HEAD_RE.match(block.text) or PART_HEAD_RE.match(block.text):
-            return None  # "Item 7" atop a page is how a section is found, even where it repeats
+        if is_heading(block.text):
+            return None
         return re.sub(r"\d+", "#", block.text.lower())
 
     seen_on: dict[str, set[int]] = {}
@@ -195,7 +195,7 @@ def _running_blocks(raw: list[_RawBlock]) -> set[int]:
         k = key(i)
         if k is None:
             return False
-        return len(seen_on[k]) >= _RUNNING_MIN_PAGES or (at_end and bool(_PAGE_NUMBER_RE.match(raw[i].text)))
+        return len(seen_on[k]) >= _RUNNING_MIN_PAGES or (at_end and bool(PAGE_NUMBER_RE.match(raw[i].text)))
 
     drop: set[int] = set()
     for idxs in pages.values():

@@ -14,6 +14,12 @@ ITEM_HEAD_RE = re.compile(
 )
 PART_HEAD_RE = re.compile(r"^PART\s+(IV|I{1,3})\b(?!\s*,?\s*ITEM)", re.I)
 
+
+def is_heading(text: str) -> bool:
+    """Does the text open with an Item or Part heading? Such a line atop a page is how a section is found, even
+    where it repeats, so no reader drops it as a running header."""
+    return bool(ITEM_HEAD_RE.match(text) or PART_HEAD_RE.match(text))
+
 TENK_ITEMS = [
     ("1", "Business"),
     ("1A", "Risk Factors"),

@@ -64,6 +64,9 @@ class Fact:
     scale: int = 0
     char_start: int = -1  # span in ParsedFiling.text, -1 where hidden (ix:header)
     char_end: int = -1
+    # Where the figure was read: "xbrl" (an inline XBRL tag) or "pdf-table" (a PDF statement table's cell, read by
+    # rag.facts.pdf_tables), which answers name as such.
+    source: str = "xbrl"
 
 
 @dataclass

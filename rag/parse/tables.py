@@ -16,7 +16,7 @@ _PAREN_CLOSE_SPACE_RE = re.compile(rf"(?<=[\d%])({_M})\s+\)")
 _PERCENT_SPACE_RE = re.compile(rf"(\d{_M})\s+%")
 LETTER_RE = re.compile(r"[A-Za-z]")
 _AMOUNT_RE = re.compile(r"^[$€£¥]?\(?-?[$€£¥]?\d[\d,]*(?:\.\d+)?\)?%?\)?$|^[—–-]+$")
-_YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
+YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
 _BULLET_RE = re.compile(
     r"^(?:[•●◦▪■□►‣∙·○\-–—*]|\(?\d{1,2}\)|\(?[a-zA-Z]\)|\d{1,2}\.|[a-zA-Z]\.|\(?[ivxIVX]{1,4}\)|[ivxIVX]{1,4}\.)$"
 )
@@ -54,8 +54,8 @@ def _merge_cells(raw_cells: list[str]) -> list[str]:
     return out
 
 
-def _is_amount(value: str) -> bool:
-    return bool(_AMOUNT_RE.match(value)) and not _YEAR_RE.match(value)
+def is_amount(value: str) -> bool:
+    return bool(_AMOUNT_RE.match(value)) and not YEAR_RE.match(value)
 
 
 def _header_row_count(rows: list[tuple[bool, list[str]]]) -> int:
@@ -64,7 +64,7 @@ def _header_row_count(rows: list[tuple[bool, list[str]]]) -> int:
     "Net sales:" is data. A table with no amounts at all takes its first row as header when that row is short."""
     count = 0
     for label_empty, cells in rows[:6]:
-        if any(_is_amount(visible(c)) for c in cells):
+        if any(is_amount(visible(c)) for c in cells):
             break
         if not (label_empty or len(cells) >= 2):
             break
@@ -72,7 +72,7 @@ def _header_row_count(rows: list[tuple[bool, list[str]]]) -> int:
     if count < len(rows):
         return count
     first = rows[0][1]
-    has_amounts = any(_is_amount(visible(c)) for _, cells in rows for c in cells)
+    has_amounts = any(is_amount(visible(c)) for _, cells in rows for c in cells)
     if not has_amounts and len(rows) >= 3 and len(first) >= 2 and all(len(visible(c)) <= 40 for c in first):
         return 1
     return 0
@@ -96,7 +96,7 @@ def add_table(builder: TextBuilder, raw_rows: list[list[str]]) -> None:
         for _, cells in rows:
             builder.add(" ".join(cells))
         return
-    if len(rows) == 1 and not any(_is_amount(visible(c)) for c in rows[0][1]):
+    if len(rows) == 1 and not any(is_amount(visible(c)) for c in rows[0][1]):
         builder.add(" ".join(rows[0][1]))  # a heading such as "Item 7. | Management's Discussion ..."
         return
     has_labels = not all(label_empty for label_empty, _ in rows)
