@@ -22,6 +22,7 @@ from ollama import Client  # noqa: E402
 
 from rag.answer import check_citations, list_models, ollama_status  # noqa: E402
 from rag.answer.citations import CITATION_MARKER, citation_numbers  # noqa: E402
+from rag.answer.refusals import whole_refusal  # noqa: E402
 from rag.config import get_settings  # noqa: E402
 from rag.engine import Engine  # noqa: E402
 from rag.eval import OllamaCounts, llm_fields  # noqa: E402
@@ -153,7 +154,9 @@ def test_an_answer_streams_in_pieces_and_the_checks_run_on_what_the_model_wrote(
     res = stream.result
     after = stats(server)
 
-    assert res.model == MODEL and not res.extractive and not res.refused, res.warnings
+    assert res.model == MODEL and not res.extractive, (res.answer, res.warnings)
+    # A refusal only when the model wrote nothing but its not-found sentence (a 135M model may): the product's rule.
+    assert not res.refused or whole_refusal("".join(pieces)), res.answer
     assert after["started"] == before["started"] + 1 and after["finished"] == before["finished"] + 1
     assert after["last"]["prompt_eval_count"] > 100  # rules, passages and question: a real prompt
     assert counts.seen and counts.seen[-1]["prompt_eval_count"] == after["last"]["prompt_eval_count"]
@@ -188,8 +191,11 @@ def test_a_figure_question_gives_the_model_the_exact_figure_and_checks_its_answe
     given = {c.number for c in res.sources}
     named = {n for m in CITATION_MARKER.finditer(res.answer) for n in citation_numbers(m.group(1))}
     assert named <= given and {c.number for c in res.citations} == named
-    _, _, unverified = check_citations(res.answer, res.sources, question=FIGURE_Q)
-    assert sorted(res.unverified_figures) == sorted(unverified)
+    # The exact figure leads the answer, cited, whatever the model wrote after it; the figures flagged are the
+    # model's own, written in the answer as it wrote them, and never the exact figure as the lead states it.
+    assert "$391,035 million" in res.answer, res.answer
+    assert all(f in res.answer for f in res.unverified_figures), res.unverified_figures
+    assert "$391,035 million" not in res.unverified_figures
 
 
 def test_stopping_an_answer_stops_the_generation_on_the_server(settings, server, engine_cache):
