@@ -134,12 +134,15 @@ def release_period(text: str) -> tuple[str, int] | None:
 
 
 def release_period_end(text: str) -> str | None:
-    """The first date after "Quarter(s) Ended" / "Three Months Ended" in an earnings release's tables."""
+    """The date an earnings release's tables most often name first after "Quarter(s) Ended" / "Three Months
+    Ended" (the first one seen wins a tie). Most of the time, not once: heads stacked over two columns
+    ("Quarters Ended March 31, March 30, 2031 2030", invented) read as prose pair the second day with the year."""
+    seen: dict[str, int] = {}
     for m in _QUARTER_ENDED_RE.finditer(text[:60000]):
         date = MONTH_DAY_YEAR.search(text, m.end(), m.end() + 80)
         if date and (iso := iso_date(date.group(3), month_number(date.group(1)), date.group(2))):
-            return iso
-    return None
+            seen[iso] = seen.get(iso, 0) + 1
+    return max(seen, key=seen.get) if seen else None
 
 
 def fill_fiscal_period(meta: dict, text: str, fiscal_year_end: str | None = None) -> None:
