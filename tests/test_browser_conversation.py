@@ -45,7 +45,8 @@ def _answer(page, n: int, tmp_path: Path):
     """The n-th answer (1-based) once the app is idle: messages alternate, the user's question then the answer."""
     messages = page.locator(MESSAGE)
     try:
-        messages.nth(2 * n - 1).wait_for(timeout=180_000)
+        # The streamed text shows first; the Detected line comes with the rerun that files the finished answer.
+        messages.nth(2 * n - 1).get_by_text(re.compile(r"Detected ")).first.wait_for(timeout=180_000)
         wait_idle(page, timeout=180)
     except Exception:
         page.screenshot(path=str(tmp_path / f"answer-{n}.png"), full_page=True)
