@@ -189,6 +189,15 @@ def _chunk_texts(paths: list[str], settings: Settings) -> list[str]:
     return texts
 
 
+def _questions_of(question_files: list[str]) -> list[str]:
+    """The `question` of every line of the question files (the eval's JSONL), in order."""
+    questions = []
+    for path in question_files:
+        with open(path, encoding="utf-8") as fh:
+            questions.extend(json.loads(line)["question"] for line in fh if line.strip())
+    return questions
+
+
 def bench_retrieve(question_files: list[str], settings: Settings, *, mode: str, top_k: int,
                    filters: Filters | None = None) -> int:
     """Retrieval latency (query embedding included) over the questions of FILEs, on the current index."""
@@ -198,10 +207,7 @@ def bench_retrieve(question_files: list[str], settings: Settings, *, mode: str, 
     if not len(engine.index()):
         print("the index is empty")
         return 1
-    questions = []
-    for path in question_files:
-        with open(path, encoding="utf-8") as fh:
-            questions.extend(json.loads(line)["question"] for line in fh if line.strip())
+    questions = _questions_of(question_files)
     engine.warm(mode)
     times = []
     for q in questions:
@@ -231,10 +237,7 @@ def bench_answer(question_files: list[str], settings: Settings, *, mode: str, to
     if not len(engine.index()):
         print("the index is empty")
         return 1
-    questions = []
-    for path in question_files:
-        with open(path, encoding="utf-8") as fh:
-            questions.extend(json.loads(line)["question"] for line in fh if line.strip())
+    questions = _questions_of(question_files)
     questions = questions[:limit] if limit else questions
     engine.warm(mode)
     print(f"model {settings.llm_model} at {settings.ollama_url}, context {settings.llm_context_window}, "
