@@ -7,6 +7,7 @@ filings' own figures)."""
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,16 @@ def app_env(tmp_path_factory) -> dict:
             "OLLAMA_HOST": f"127.0.0.1:{free_port()}"}  # nothing listens there: answers from the filings
 
 
+@contextmanager
+def _chat(app_env: dict, tmp_path: Path):
+    """The app's Chat page in Chromium, once the engine has loaded."""
+    with AppServer(app_env, log_path=tmp_path / "streamlit.log") as app, browser() as b:
+        app.wait_for_log(WARM_LINE, timeout=300)
+        page = b.new_page(viewport={"width": 1280, "height": 1000})
+        open_chat(page, app.url, timeout_ms=120_000)
+        yield page
+
+
 def _answer(page, n: int, tmp_path: Path):
     """The n-th answer (1-based) once the app is idle: messages alternate, the user's question then the answer."""
     messages = page.locator(MESSAGE)
@@ -55,10 +66,7 @@ def _answer(page, n: int, tmp_path: Path):
 
 
 def test_three_turns_carry_the_company_year_and_figure_over(app_env, tmp_path):
-    with AppServer(app_env, log_path=tmp_path / "streamlit.log") as app, browser() as b:
-        app.wait_for_log(WARM_LINE, timeout=300)
-        page = b.new_page(viewport={"width": 1280, "height": 1000})
-        open_chat(page, app.url, timeout_ms=120_000)
+    with _chat(app_env, tmp_path) as page:
 
         ask(page, "What were ACME's total net sales in fiscal 2024?")
         first = _answer(page, 1, tmp_path)
@@ -84,10 +92,7 @@ def test_three_turns_carry_the_company_year_and_figure_over(app_env, tmp_path):
 
 
 def test_a_figure_question_naming_no_company_names_each_indexed_company(app_env, tmp_path):
-    with AppServer(app_env, log_path=tmp_path / "streamlit.log") as app, browser() as b:
-        app.wait_for_log(WARM_LINE, timeout=300)
-        page = b.new_page(viewport={"width": 1280, "height": 1000})
-        open_chat(page, app.url, timeout_ms=120_000)
+    with _chat(app_env, tmp_path) as page:
         ask(page, "What were total net sales?")
         text = _answer(page, 1, tmp_path).inner_text()
         for company, figure in (("Acme Widgets Inc. (ACME)", "$391,035 million"),
