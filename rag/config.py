@@ -108,6 +108,9 @@ class Settings:
     max_upload_mb: int = field(
         default_factory=lambda: _env_int("RAG_MAX_UPLOAD_MB", _env_int("RAG_MAX_FILE_MB", DEFAULT_MAX_FILE_MB))
     )
+    # Team mode: a PostgreSQL (with pgvector) that holds the index, facts and conversations in place of the files
+    # under storage_dir. Empty = the embedded store, one analyst's laptop.
+    database_url: str = field(default_factory=lambda: _env("RAG_DATABASE_URL", ""))
     # Who reads the engine's messages: "app" (its pages) or "cli" (its commands); they say where to add filings.
     audience: str = "app"
 
@@ -116,6 +119,8 @@ class Settings:
             raise ValueError(f"RAG_LLM_PROMPT_TOKENS must be a positive number of tokens, got {self.llm_prompt_tokens}")
         if self.llm_max_chars < 1:
             raise ValueError(f"RAG_LLM_MAX_CHARS must be a positive number of characters, got {self.llm_max_chars}")
+        if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
+            raise ValueError(f"RAG_DATABASE_URL must be a postgresql:// address, got {self.database_url!r}")
         if self.embed_backend not in EMBED_BACKENDS:
             raise ValueError(
                 f"RAG_EMBED_BACKEND must be one of {', '.join(EMBED_BACKENDS)}, got {self.embed_backend!r}"
@@ -153,6 +158,11 @@ class Settings:
     def models_dir(self) -> Path:
         """Exported embedding models (ONNX files): made from the local model on first use, never in the repo."""
         return self.storage_dir / "models"
+
+    @property
+    def served(self) -> bool:
+        """True when a database server holds the index (team mode), not files under storage_dir."""
+        return bool(self.database_url)
 
     @property
     def db_path(self) -> Path:
