@@ -189,12 +189,6 @@ class ConversationStore:
         self._readers_lock = threading.Lock()
         self._retrying(lambda db: None)  # a bad file is reported now, not at the first question
 
-    @classmethod
-    def for_settings(cls, settings, **options) -> "ConversationStore":
-        if settings.served:
-            return cls(database_url=settings.database_url, **options)
-        return cls(settings.db_path, **options)
-
     def close(self) -> None:
         with self._lock:
             self._drop()

@@ -45,22 +45,28 @@ def _columns(types: dict, served: bool) -> str:
 
 
 def _tables(served: bool) -> list[str]:
-    """The statements that make the fact tables (each idempotent). An indexing run stages its filings' facts in
-    pending_*, tagged with the run (the index generation it will publish), and moves them into filings/facts in
-    one transaction once that generation is live: a run killed before leaves only staged rows, which the next
-    writer drops, so the facts answers read never run ahead of the index. A served filing is written in one
-    transaction instead (no generations there); its pending_* tables serve a caller that stages a run."""
+    """The statements that make the filings and facts tables (each idempotent)."""
     row_id = "BIGINT GENERATED ALWAYS AS IDENTITY" if served else "INTEGER"
     facts = _FACT_TYPES | {"doc_id": "TEXT NOT NULL REFERENCES filings (doc_id) ON DELETE CASCADE"}
-    staged_filings, staged_facts = _FILING_TYPES, _FACT_TYPES
-    if not served:  # the embedded staging tables were made untyped; a new file gets them as before
-        staged_filings, staged_facts = dict.fromkeys(FILING_COLUMNS, ""), dict.fromkeys(FACT_COLUMNS, "")
     return [
         f"CREATE TABLE IF NOT EXISTS filings ({_columns(_FILING_TYPES | {'doc_id': 'TEXT PRIMARY KEY'}, served)})",
         "CREATE INDEX IF NOT EXISTS filings_ticker_fy ON filings (ticker, fiscal_year)",
         f"CREATE TABLE IF NOT EXISTS facts (id {row_id} PRIMARY KEY, {_columns(facts, served)})",
         "CREATE INDEX IF NOT EXISTS facts_doc_concept ON facts (doc_id, concept)",
         "CREATE INDEX IF NOT EXISTS facts_concept ON facts (concept)",
+    ]
+
+
+def _staging_tables(served: bool) -> list[str]:
+    """The statements that make the staging tables. An indexing run stages its filings' facts in pending_*,
+    tagged with the run (the index generation it will publish), and moves them into filings/facts in one
+    transaction once that generation is live: a run killed before leaves only staged rows, which the next writer
+    drops, so the facts answers read never run ahead of the index. A served filing is written in one transaction
+    instead (no generations there); its pending_* tables serve a caller that stages a run."""
+    staged_filings, staged_facts = _FILING_TYPES, _FACT_TYPES
+    if not served:  # the embedded staging tables were made untyped; a new file gets them as before
+        staged_filings, staged_facts = dict.fromkeys(FILING_COLUMNS, ""), dict.fromkeys(FACT_COLUMNS, "")
+    return [
         f"CREATE TABLE IF NOT EXISTS pending_filings (run TEXT NOT NULL, {_columns(staged_filings, served)})",
         # SQLite numbers every row (rowid); the server's staged facts get a column of that name for their order.
         "CREATE TABLE IF NOT EXISTS pending_facts ("
@@ -70,9 +76,10 @@ def _tables(served: bool) -> list[str]:
     ]
 
 
-SQLITE_SCHEMA = ";\n".join(
+SCHEMA = ";\n".join(  # a version 2 file's tables
     ["CREATE TABLE IF NOT EXISTS schema_info (key TEXT PRIMARY KEY, value TEXT)", *_tables(served=False)]) + ";\n"
-SERVED_SCHEMA = _tables(served=True)
+PENDING_SCHEMA = ";\n".join(_staging_tables(served=False)) + ";\n"
+SERVED_SCHEMA = _tables(served=True) + _staging_tables(served=True)
 
 
 class FactStoreUnavailable(RuntimeError):
@@ -153,7 +160,7 @@ class EmbeddedTables:
                         con.execute("PRAGMA journal_mode = WAL")
                     except sqlite3.OperationalError:
                         pass
-                    con.executescript(SQLITE_SCHEMA)
+                    con.executescript(SCHEMA + PENDING_SCHEMA)
                     cols = {r[1] for r in con.execute("PRAGMA table_info(facts)")}
                     if "row_label" not in cols:  # a store made before row labels were kept
                         con.execute("ALTER TABLE facts ADD COLUMN row_label TEXT")
