@@ -50,7 +50,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .database import DatabaseUnavailable, QmarkConnection, ensure_schema, pooled, redacted
+from .database import DatabaseUnavailable, QmarkConnection, ensure_schema, first_line, pooled, redacted
 from .schema import citation_label
 
 log = logging.getLogger(__name__)
@@ -232,8 +232,9 @@ class ConversationStore:
                 db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
                 db.execute("BEGIN IMMEDIATE")  # the check and the change in one step: two upgraders take turns
                 try:
-                    if "author" not in {r[1] for r in db.execute("PRAGMA table_info(conversations)")}:
-                        db.execute("ALTER TABLE conversations ADD COLUMN author TEXT NOT NULL DEFAULT ''")  # v2
+                    columns = [r[1] for r in db.execute("PRAGMA table_info(conversations)")]
+                    if columns.count("author") == 0:  # a version 2 file
+                        db.execute("ALTER TABLE conversations ADD COLUMN author TEXT NOT NULL DEFAULT ''")
                     db.execute(_AUTHOR_INDEX)
                     db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                     db.execute("COMMIT")
@@ -293,9 +294,9 @@ class ConversationStore:
             except psycopg.OperationalError as exc:
                 if attempt == 1:
                     continue
-                raise StoreUnavailable(self.where, "unreachable", _first_line(exc)) from exc
+                raise StoreUnavailable(self.where, "unreachable", first_line(exc) or type(exc).__name__) from exc
             except psycopg.Error as exc:
-                raise StoreUnavailable(self.where, "unopenable", _first_line(exc)) from exc
+                raise StoreUnavailable(self.where, "unopenable", first_line(exc) or type(exc).__name__) from exc
 
     def _retrying(self, operation, write: bool = False):
         """operation(db), retried with backoff while another process holds the database locked (up to
@@ -458,11 +459,6 @@ def _copy_conversation(db, conv: dict, messages: list[dict]) -> bool:
     if isinstance(db, sqlite3.Connection):
         db.execute("COMMIT")
     return copied
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ from typing import Iterable, Iterator
 from urllib.parse import urlsplit, urlunsplit
 
 __all__ = [
-    "DatabaseUnavailable", "QmarkConnection", "advisory_key", "connect", "ensure_schema", "pooled", "redacted",
-    "transaction", "xact_lock",
+    "DatabaseUnavailable", "QmarkConnection", "advisory_key", "connect", "ensure_schema", "first_line", "pooled",
+    "redacted", "transaction", "xact_lock",
 ]
 
 IDLE_CONNECTIONS = 4  # per process and address: what a store keeps open between operations
@@ -29,12 +29,18 @@ class DatabaseUnavailable(RuntimeError):
 
     def __init__(self, url: str, detail: str):
         self.url = url
-        self.detail = detail.strip().splitlines()[0] if detail.strip() else "no reason given"
+        self.detail = first_line(detail) or "no reason given"
         super().__init__(
             f"The database at {redacted(url)} cannot be used: {self.detail}. "
             "Check that PostgreSQL runs there with the pgvector extension available, or unset RAG_DATABASE_URL "
             "to use the embedded store."
         )
+
+
+def first_line(error) -> str:
+    """The first line of an error's text (a driver's message goes on with hints and context), or ""."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else ""
 
 
 def redacted(url: str) -> str:

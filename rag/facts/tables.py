@@ -10,7 +10,15 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from ..database import DatabaseUnavailable, QmarkConnection, ensure_schema, pooled, redacted, xact_lock
+from ..database import (
+    DatabaseUnavailable,
+    QmarkConnection,
+    ensure_schema,
+    first_line,
+    pooled,
+    redacted,
+    xact_lock,
+)
 
 SCHEMA_VERSION = "3"  # 2: filings carry their fiscal period; 3: an indexing run's facts wait in pending_* tables
 SERVED_SCHEMA_VERSION = 1
@@ -226,7 +234,7 @@ class ServedTables:
         except DatabaseUnavailable as exc:
             raise self._unavailable(exc.detail) from exc
         except psycopg.OperationalError as exc:
-            raise self._unavailable(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__) from exc
+            raise self._unavailable(first_line(exc) or type(exc).__name__) from exc
 
     def lock_filing(self, con, doc_id: str) -> None:
         xact_lock(con.conn, "filing", doc_id)
