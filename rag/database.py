@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 from contextlib import contextmanager
 from typing import Iterable, Iterator
 from urllib.parse import urlsplit, urlunsplit
@@ -22,6 +23,7 @@ __all__ = [
 ]
 
 IDLE_CONNECTIONS = 4  # per process and address: what a store keeps open between operations
+CHECK_IDLE_AFTER_S = 30.0  # a connection idle longer is asked whether it still works before it is used
 
 
 class DatabaseUnavailable(RuntimeError):
@@ -108,8 +110,21 @@ def ensure_schema(conn, component: str, version: int, statements: Iterable[str])
         )
 
 
-_idle: dict[tuple[int, str], list] = {}  # (process id, address) -> idle connections: a forked child opens its own
+_idle: dict[tuple[int, str], list] = {}  # (process id, address) -> [(connection, idle since)]; a fork opens its own
 _idle_lock = threading.Lock()
+
+
+def _working(conn, idle_since: float) -> bool:
+    """Whether an idle connection still reaches the server: asked (one round trip) only after a long idle spell,
+    in which a restarted server or a proxy's timeout may have closed it."""
+    if time.monotonic() - idle_since < CHECK_IDLE_AFTER_S:
+        return True
+    try:
+        conn.execute("SELECT 1")
+        return True
+    except Exception:  # noqa: BLE001 - any failure: the connection is dropped and a new one opened
+        conn.close()
+        return False
 
 
 @contextmanager
@@ -118,11 +133,15 @@ def pooled(url: str) -> Iterator:
     raises): one of the process's idle connections to `url`, or a new one (DatabaseUnavailable when it cannot be
     opened). It goes back to the idle ones afterwards unless it broke, so an operation costs no new connection."""
     key = (os.getpid(), url)
-    with _idle_lock:
-        idle = _idle.setdefault(key, [])
-        conn = idle.pop() if idle else None
-    if conn is None:
-        conn = connect(url, autocommit=True)  # transactions are explicit: none stays open between operations
+    conn = None
+    while conn is None:
+        with _idle_lock:
+            idle = _idle.setdefault(key, [])
+            taken = idle.pop() if idle else None
+        if taken is None:
+            conn = connect(url, autocommit=True)  # transactions are explicit: none stays open between operations
+        elif _working(*taken):
+            conn = taken[0]
     try:
         with conn.transaction():
             yield conn
@@ -130,7 +149,7 @@ def pooled(url: str) -> Iterator:
         reusable = not conn.closed and not conn.broken and conn.info.transaction_status == 0  # IDLE
         with _idle_lock:
             if reusable and len(idle) < IDLE_CONNECTIONS:
-                idle.append(conn)
+                idle.append((conn, time.monotonic()))
                 conn = None
         if conn is not None:
             conn.close()

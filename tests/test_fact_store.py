@@ -149,3 +149,25 @@ def test_a_database_server_that_is_not_there_costs_the_exact_figures_and_says_wh
     assert "s3cret" not in problem and "RAG_DATABASE_URL" in problem and "without exact figures" in problem
     with pytest.raises(FactStoreUnavailable):
         store.filings()
+
+
+def _drop_connections(url: str) -> int:
+    """What a server restart does to the store's idle connections: the server ends them."""
+    with connect(url, autocommit=True) as conn:
+        return len(conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                "WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchall())
+
+
+def test_idle_connections_the_server_dropped_are_replaced_after_a_long_idle_spell(pg_url, monkeypatch):
+    import rag.database
+
+    store = FactStore(database_url=pg_url)
+    fill(store)
+    monkeypatch.setattr(rag.database, "CHECK_IDLE_AFTER_S", 1e9)  # never asked: the next read meets the dead one
+    assert _drop_connections(pg_url) >= 1
+    with pytest.raises(FactStoreUnavailable):
+        store.filings()
+    assert len(store.filings()) == 5  # the broken connection was dropped, not kept
+    monkeypatch.setattr(rag.database, "CHECK_IDLE_AFTER_S", 0.0)  # idle long enough to be asked first
+    assert _drop_connections(pg_url) >= 1
+    assert len(store.filings()) == 5 and store.count() == 20
