@@ -1,4 +1,4 @@
-"""The command line: python -m rag download|index|list|edit|remove|ask|eval|bench|facts|census."""
+"""The command line: python -m rag download|index|list|edit|remove|ask|eval|bench|facts|census|migrate."""
 
 from __future__ import annotations
 
@@ -398,6 +398,33 @@ def cmd_census(args) -> int:
     return 0
 
 
+def cmd_migrate(args) -> int:
+    """Copy the embedded store (the --storage folder) into team mode's PostgreSQL; running it again is harmless."""
+    from .conversations import StoreUnavailable
+    from .database import DatabaseUnavailable, redacted
+    from .facts import FactStoreUnavailable
+    from .migrate import migrate
+
+    lines = {
+        "facts": "facts: {filings} filings, {facts} facts copied",
+        "conversations": "conversations: {copied} copied with {messages} messages, {present} already there",
+    }
+
+    def report(name: str, counts: dict) -> None:
+        print(lines[name].format(**counts) if name in lines else f"{name}: {counts}")
+
+    settings = _settings(args)
+    print(f"copying {settings.storage_dir} into {redacted(args.to)}", file=sys.stderr)
+    try:
+        migrate(settings, args.to, report=report)
+    except DatabaseUnavailable as exc:  # its own advice is about RAG_DATABASE_URL; here the address is --to's
+        return _fail(f"cannot copy into {redacted(args.to)}: {exc.detail}. Check that PostgreSQL runs there and "
+                     "that the address (user, password, host, port, database) is right; nothing was copied.")
+    except (FactStoreUnavailable, StoreUnavailable) as exc:
+        return _fail(f"the copy stopped: {exc} What was copied stays; running the command again finishes it.")
+    return 0
+
+
 def cmd_facts(args) -> int:
     from .facts import print_facts
 
@@ -532,6 +559,10 @@ def _question_parsers(sub) -> None:
 
     p = _period(_fusion(_common(sub.add_parser("bench", help="benchmarks that print numbers"))))
     _bench_options(p)
+
+    p = _common(sub.add_parser("migrate", help=cmd_migrate.__doc__))
+    p.add_argument("--to", required=True, metavar="URL", help="the database: postgresql://user:password@host/name")
+    p.set_defaults(func=cmd_migrate)
 
     p = sub.add_parser("census", help="count the engine's regex alternatives, word lists and phrase branches")
     p.add_argument("--top", type=int, default=None, metavar="N", help="list only the N modules with most rules")

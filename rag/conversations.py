@@ -8,11 +8,16 @@
     store.messages(conv["id"])        # oldest first, each with its parsed `result`
     to_markdown(conv, messages, escape=EXPORT_ESCAPER)   # an export with every citation (ui.text's escaper)
 
-The schema is plain SQL a served database (PostgreSQL, MySQL) can take over unchanged in meaning:
+The schema is plain SQL, the same in SQLite and in team mode's PostgreSQL (`ConversationStore(database_url=...)`,
+RAG_DATABASE_URL), which run the same queries:
 
-    conversations(id TEXT PRIMARY KEY, title TEXT, created_at TEXT, updated_at TEXT)
+    conversations(id TEXT PRIMARY KEY, title TEXT, author TEXT, created_at TEXT, updated_at TEXT)
     messages(id INTEGER PRIMARY KEY, conversation_id TEXT REFERENCES conversations(id) ON DELETE CASCADE,
              role TEXT, content TEXT, result_json TEXT, created_at TEXT)
+
+A conversation records who wrote it (`author`: the signed-in user the app passes down, or SHARED, the one
+workspace everybody shares when the app runs without a login); a list for an author holds theirs and the shared
+workspace's. An id opens its conversation whoever asks: it is an unguessable link a user may hand a colleague.
 
 Ids of conversations are random hex strings (safe in a URL, unguessable, and free of any per-database sequence);
 times are ISO 8601 in UTC. This module imports no streamlit.
@@ -25,7 +30,8 @@ neither wait for the writer nor block it). Another process (the CLI,
 a second app) is waited for with a short busy timeout and retried with backoff for up to `write_patience` seconds.
 A database that cannot be used (corrupt, read-only, unopenable, locked past that) raises `StoreUnavailable`,
 whose message names the file and what to do; the next operation opens it afresh, so a fixed file is used again
-without a restart.
+without a restart. On the server each operation is one transaction on a pooled connection (rag.database.pooled):
+PostgreSQL lets many processes write at once, and a server that is not there is StoreUnavailable too.
 """
 
 from __future__ import annotations
@@ -44,19 +50,23 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from .database import DatabaseUnavailable, QmarkConnection, ensure_schema, first_line, pooled, redacted
 from .schema import citation_label
 
 log = logging.getLogger(__name__)
-SCHEMA_VERSION = 2  # 2: the trigger that keeps updated_at
+SCHEMA_VERSION = 3  # 2: the trigger that keeps updated_at; 3: who wrote each conversation
+SERVED_SCHEMA_VERSION = 1
 ROLES = ("user", "assistant")
 TITLE_CHARS = 80
+SHARED = ""  # the author of a conversation written without a login: the workspace everybody shares
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
     id          TEXT PRIMARY KEY,
     title       TEXT NOT NULL,
     created_at  TEXT NOT NULL,
-    updated_at  TEXT NOT NULL
+    updated_at  TEXT NOT NULL,
+    author      TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS messages (
     id              INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -73,6 +83,26 @@ CREATE TRIGGER IF NOT EXISTS messages_touch_conversation AFTER INSERT ON message
 END;
 """
 
+_AUTHOR_INDEX = "CREATE INDEX IF NOT EXISTS conversations_by_author ON conversations (author, updated_at)"
+
+# The same tables on the server; text compared byte by byte (COLLATE "C"), as SQLite compares it.
+_SERVED_SCHEMA = [
+    'CREATE TABLE IF NOT EXISTS conversations (id TEXT COLLATE "C" PRIMARY KEY, title TEXT NOT NULL, '
+    'created_at TEXT COLLATE "C" NOT NULL, updated_at TEXT COLLATE "C" NOT NULL, '
+    "author TEXT COLLATE \"C\" NOT NULL DEFAULT '')",
+    "CREATE TABLE IF NOT EXISTS messages (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+    "conversation_id TEXT COLLATE \"C\" NOT NULL REFERENCES conversations (id) ON DELETE CASCADE, "
+    "role TEXT NOT NULL CHECK (role IN ('user', 'assistant')), content TEXT NOT NULL, result_json TEXT, "
+    'created_at TEXT COLLATE "C" NOT NULL)',
+    "CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages (conversation_id, id)",
+    "CREATE INDEX IF NOT EXISTS conversations_by_update ON conversations (updated_at)",
+    _AUTHOR_INDEX,
+    "CREATE OR REPLACE FUNCTION rag_touch_conversation() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "UPDATE conversations SET updated_at = NEW.created_at WHERE id = NEW.conversation_id; RETURN NEW; END $$",
+    "CREATE OR REPLACE TRIGGER messages_touch_conversation AFTER INSERT ON messages FOR EACH ROW "
+    "EXECUTE FUNCTION rag_touch_conversation()",
+]
+
 _ID_RE = re.compile(r"^[0-9a-f]{32}$")
 _STAMP = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d")
 
@@ -82,23 +112,25 @@ class ConversationError(RuntimeError):
 
 
 class StoreUnavailable(ConversationError):
-    """The database cannot be used now. `str()` says which file, why, and what to do; `kind` is "corrupt",
-    "read-only", "locked" or "unopenable"."""
+    """The database cannot be used now. `str()` says which file (or server), why, and what to do; `kind` is
+    "corrupt", "read-only", "locked", "unopenable" or, for the server, "unreachable"."""
 
-    def __init__(self, path: Path, kind: str, detail: str):
-        self.path, self.kind, self.detail = Path(path), kind, detail
+    def __init__(self, path: Path | str, kind: str, detail: str):
+        self.path, self.kind, self.detail = path, kind, detail
         super().__init__(f"The conversation history at {path} cannot be used ({detail}): {_REMEDY[kind](path)}")
 
 
 _REMEDY = {
-    "corrupt": lambda p: f"the file is damaged. Move it aside (for example to {p.name}.bad) and a new, empty "
+    "corrupt": lambda p: f"the file is damaged. Move it aside (for example to {Path(p).name}.bad) and a new, empty "
                          "history is started; the indexed filings are not affected.",
-    "read-only": lambda p: f"the app may not write there. Make {p.parent} writable for the user running the app, "
+    "read-only": lambda p: f"the app may not write there. Make {Path(p).parent} writable for the user running the app, "
                            "or set RAG_STORAGE_DIR to a writable folder.",
-    "unopenable": lambda p: f"check that {p.parent} is a folder the app can write to and {p.name} is a file, "
+    "unopenable": lambda p: f"check that {Path(p).parent} is a folder the app can write to and {Path(p).name} is a file, "
                             "or set RAG_STORAGE_DIR to another folder.",
     "locked": lambda p: "another program keeps it locked. Close the program writing to it (a script, a second "
                         "app on the same storage folder); writes are retried.",
+    "unreachable": lambda p: "check that the database server runs and that RAG_DATABASE_URL points at it; the "
+                             "chat keeps what it could not save and saves it once the server answers.",
 }
 
 
@@ -133,15 +165,23 @@ def valid_id(value: Any) -> bool:
 
 
 class ConversationStore:
-    """Conversations in one SQLite file, shared by every thread of the process (see the module docstring).
+    """Conversations in one SQLite file (`db_path`) or in team mode's PostgreSQL (`database_url`), shared by every
+    thread of the process (see the module docstring).
 
     write_patience: seconds a write keeps retrying while another process holds the database locked."""
 
     BUSY_TIMEOUT_S = 2.0  # one wait inside SQLite; the retries around it add backoff and the overall patience
     READERS = 4  # idle reader connections kept open
 
-    def __init__(self, db_path: str | Path, *, write_patience: float = 30.0):
-        self.db_path = Path(db_path)
+    def __init__(self, db_path: str | Path | None = None, *, database_url: str | None = None,
+                 write_patience: float = 30.0):
+        if (db_path is None) == (database_url is None):
+            raise ValueError("conversations live in a file (db_path) or a database (database_url), one of them")
+        self.database_url = database_url
+        self.db_path = Path(db_path) if db_path is not None else None
+        self.where = redacted(database_url) if database_url else self.db_path
+        self.served = database_url is not None
+        self._served_ready = False
         self.write_patience = write_patience
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
@@ -189,7 +229,18 @@ class ConversationStore:
             if db.execute("PRAGMA journal_mode=WAL").fetchone()[0].lower() != "wal":
                 log.warning("%s: WAL journal not available; writers wait for readers", self.db_path)
             if db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:  # a reader writes nothing
-                db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} PRAGMA user_version={SCHEMA_VERSION}; COMMIT;")
+                db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")
+                db.execute("BEGIN IMMEDIATE")  # the check and the change in one step: two upgraders take turns
+                try:
+                    columns = [r[1] for r in db.execute("PRAGMA table_info(conversations)")]
+                    if columns.count("author") == 0:  # a version 2 file
+                        db.execute("ALTER TABLE conversations ADD COLUMN author TEXT NOT NULL DEFAULT ''")
+                    db.execute(_AUTHOR_INDEX)
+                    db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
         except BaseException:
             db.close()
             raise
@@ -225,9 +276,34 @@ class ConversationStore:
         with self._lock:
             yield self._connection()
 
+    def _served(self, operation):
+        """operation(db) in one transaction on the server. A pooled connection the server dropped (a restart) is
+        replaced once; a server that is not there, or any other database error, is StoreUnavailable."""
+        import psycopg
+
+        for attempt in (1, 2):
+            try:
+                if not self._served_ready:
+                    with pooled(self.database_url) as conn:
+                        ensure_schema(conn, "conversations", SERVED_SCHEMA_VERSION, _SERVED_SCHEMA)
+                    self._served_ready = True
+                with pooled(self.database_url) as conn:
+                    return operation(QmarkConnection(conn))
+            except DatabaseUnavailable as exc:
+                raise StoreUnavailable(self.where, "unreachable", exc.detail) from exc
+            except psycopg.OperationalError as exc:
+                if attempt == 1:
+                    continue
+                raise StoreUnavailable(self.where, "unreachable", first_line(exc) or type(exc).__name__) from exc
+            except psycopg.Error as exc:
+                raise StoreUnavailable(self.where, "unopenable", first_line(exc) or type(exc).__name__) from exc
+
     def _retrying(self, operation, write: bool = False):
         """operation(db), retried with backoff while another process holds the database locked (up to
-        write_patience seconds); any other database error, or a lock held past that, is StoreUnavailable."""
+        write_patience seconds); any other database error, or a lock held past that, is StoreUnavailable.
+        On the server: _served."""
+        if self.served:
+            return self._served(operation)
         deadline = time.monotonic() + self.write_patience
         delay = 0.05
         while True:
@@ -251,36 +327,39 @@ class ConversationStore:
                 raise StoreUnavailable(self.db_path, _kind(exc), str(exc)) from exc
 
     # ---- conversations
-    def create(self, title: str = "", conversation_id: str | None = None) -> dict:
-        """A new conversation; `conversation_id` keeps the id a conversation was given while the store was
-        unavailable (an id already stored is kept as it is, so saving it again is harmless)."""
+    def create(self, title: str = "", conversation_id: str | None = None, *, author: str = SHARED) -> dict:
+        """A new conversation written by `author` (SHARED: the workspace everybody shares); `conversation_id`
+        keeps the id a conversation was given while the store was unavailable (an id already stored is kept as
+        it is, so saving it again is harmless)."""
         now = _now()
         cid = conversation_id if valid_id(conversation_id) else uuid.uuid4().hex
-        conv = {"id": cid, "title": make_title(title), "created_at": now, "updated_at": now}
-        self._retrying(lambda db: db.execute(
-            "INSERT OR IGNORE INTO conversations (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
-            (conv["id"], conv["title"], conv["created_at"], conv["updated_at"])), write=True)
+        conv = {"id": cid, "title": make_title(title), "created_at": now, "updated_at": now, "author": author or SHARED}
+        self._retrying(lambda db: _insert_conversation(db, conv), write=True)
         return self.get(cid) or conv
 
     def get(self, conversation_id: str) -> dict | None:
         if not valid_id(conversation_id):
             return None
         row = self._retrying(lambda db: db.execute(
-            "SELECT id, title, created_at, updated_at FROM conversations WHERE id = ?", (conversation_id,)
+            "SELECT id, title, created_at, updated_at, author FROM conversations WHERE id = ?", (conversation_id,)
         ).fetchone())
         return dict(row) if row else None
 
-    def list(self, limit: int | None = None) -> list[dict]:
-        """Newest activity first, each with its number of messages."""
+    def list(self, limit: int | None = None, *, author: str | None = None) -> list[dict]:
+        """Newest activity first, each with its number of messages: `author`'s and the shared workspace's (every
+        conversation when `author` is None)."""
         sql = (
-            "SELECT c.id, c.title, c.created_at, c.updated_at, "
-            "(SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS messages "
-            "FROM conversations c ORDER BY c.updated_at DESC, c.created_at DESC"
+            "SELECT c.id, c.title, c.created_at, c.updated_at, c.author, "
+            "(SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS messages FROM conversations c"
         )
         params: tuple = ()
+        if author is not None:
+            sql += " WHERE c.author IN (?, ?)"
+            params = (author, SHARED)
+        sql += " ORDER BY c.updated_at DESC, c.created_at DESC"
         if limit is not None:
             sql += " LIMIT ?"
-            params = (int(limit),)
+            params += (int(limit),)
         return [dict(r) for r in self._retrying(lambda db: db.execute(sql, params).fetchall())]
 
     def delete(self, conversation_id: str) -> bool:
@@ -294,28 +373,18 @@ class ConversationStore:
         now = _now()
         payload = json.dumps(result, ensure_ascii=False, default=str) if result is not None else None
 
-        def insert(db: sqlite3.Connection) -> int:
-            cur = db.execute(
-                "INSERT INTO messages (conversation_id, role, content, result_json, created_at) "
-                "SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?)",
-                (conversation_id, role, content or "", payload, now, conversation_id),
-            )
-            if cur.rowcount != 1:
+        def insert(db) -> int:
+            message_id = _insert_message(db, conversation_id, role, content or "", payload, now)
+            if message_id is None:
                 raise ConversationError(f"no conversation {conversation_id!r}")
-            return int(cur.lastrowid)
+            return message_id
 
         return self._retrying(insert, write=True)
 
     def messages(self, conversation_id: str) -> list[dict]:
         """Oldest first: id, role, content, result (the parsed result_json, or None), created_at."""
-        if not valid_id(conversation_id):
-            return []
-        rows = self._retrying(lambda db: db.execute(
-            "SELECT id, role, content, result_json, created_at FROM messages WHERE conversation_id = ? ORDER BY id",
-            (conversation_id,),
-        ).fetchall())
         out = []
-        for row in rows:
+        for row in self._stored_messages(conversation_id):
             item = dict(row)
             raw = item.pop("result_json")
             try:
@@ -324,6 +393,72 @@ class ConversationStore:
                 item["result"] = None
             out.append(item)
         return out
+
+    def _stored_messages(self, conversation_id: str) -> list[dict]:
+        """Oldest first, as stored (result_json unparsed)."""
+        if not valid_id(conversation_id):
+            return []
+        return [dict(r) for r in self._retrying(lambda db: db.execute(
+            "SELECT id, role, content, result_json, created_at FROM messages WHERE conversation_id = ? ORDER BY id",
+            (conversation_id,),
+        ).fetchall())]
+
+    def copy_from(self, source: "ConversationStore") -> dict:
+        """Every conversation of `source` (each author's) that this store lacks, with its messages as stored, each
+        conversation in one transaction; one it has already is left as it is (it may have gone on here), so
+        copying again adds nothing. Returns counts: copied, present, messages."""
+        done = {"copied": 0, "present": 0, "messages": 0}
+        for conv in reversed(source.list()):  # oldest first: the copies' message ids keep the original order
+            stored = source._stored_messages(conv["id"])
+            if self._retrying(lambda db, conv=conv, stored=stored: _copy_conversation(db, conv, stored), write=True):
+                done["copied"] += 1
+                done["messages"] += len(stored)
+            else:
+                done["present"] += 1
+        return done
+
+
+def _insert_conversation(db, conv: dict) -> bool:
+    """Insert `conv` unless its id is stored (also by a writer at the same moment); True when it was inserted.
+    One statement: SQLite's writer does not wait inside Python (see the module docstring)."""
+    return db.execute(
+        "INSERT INTO conversations (id, title, created_at, updated_at, author) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (id) DO NOTHING",
+        (conv["id"], conv["title"], conv["created_at"], conv["updated_at"], conv.get("author") or SHARED),
+    ).rowcount == 1
+
+
+def _insert_message(db, conversation_id: str, role: str, content: str, payload: str | None, created_at: str):
+    """The new message's id, or None when there is no such conversation (one statement, as above)."""
+    served = isinstance(db, QmarkConnection)  # the server says the new id with RETURNING, SQLite as lastrowid
+    cur = db.execute(
+        "INSERT INTO messages (conversation_id, role, content, result_json, created_at) "
+        "SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ?)" + (" RETURNING id" if served else ""),
+        (conversation_id, role, content, payload, created_at, conversation_id),
+    )
+    if cur.rowcount != 1:
+        return None
+    return int(cur.fetchone()["id"] if served else cur.lastrowid)
+
+
+def _copy_conversation(db, conv: dict, messages: list[dict]) -> bool:
+    """One conversation and its messages as stored, unless its id is here already, in one transaction (the one
+    write of several statements: a copy, not a chat); True when copied."""
+    if isinstance(db, sqlite3.Connection):
+        db.execute("BEGIN IMMEDIATE")  # the served operation is one transaction already
+    try:
+        copied = _insert_conversation(db, conv)
+        if copied:
+            for m in messages:
+                _insert_message(db, conv["id"], m["role"], m["content"], m["result_json"], m["created_at"])
+            db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (conv["updated_at"], conv["id"]))
+    except BaseException:
+        if isinstance(db, sqlite3.Connection):
+            db.execute("ROLLBACK")
+        raise
+    if isinstance(db, sqlite3.Connection):
+        db.execute("COMMIT")
+    return copied
 
 
 # --------------------------------------------------------------------------------------------------------------

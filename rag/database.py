@@ -10,13 +10,20 @@ while letting writers of different filings proceed together.
 from __future__ import annotations
 
 import hashlib
+import os
+import threading
+import time
 from contextlib import contextmanager
 from typing import Iterable, Iterator
 from urllib.parse import urlsplit, urlunsplit
 
 __all__ = [
-    "DatabaseUnavailable", "advisory_key", "connect", "ensure_schema", "redacted", "transaction", "xact_lock",
+    "DatabaseUnavailable", "QmarkConnection", "advisory_key", "connect", "ensure_schema", "first_line", "pooled",
+    "redacted", "transaction", "xact_lock",
 ]
+
+IDLE_CONNECTIONS = 4  # per process and address: what a store keeps open between operations
+CHECK_IDLE_AFTER_S = 30.0  # a connection idle longer is asked whether it still works before it is used
 
 
 class DatabaseUnavailable(RuntimeError):
@@ -24,11 +31,18 @@ class DatabaseUnavailable(RuntimeError):
 
     def __init__(self, url: str, detail: str):
         self.url = url
+        self.detail = first_line(detail) or "no reason given"
         super().__init__(
-            f"The database at {redacted(url)} cannot be used: {detail.strip().splitlines()[0] if detail.strip() else 'no reason given'}. "
+            f"The database at {redacted(url)} cannot be used: {self.detail}. "
             "Check that PostgreSQL runs there with the pgvector extension available, or unset RAG_DATABASE_URL "
             "to use the embedded store."
         )
+
+
+def first_line(error) -> str:
+    """The first line of an error's text (a driver's message goes on with hints and context), or ""."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else ""
 
 
 def redacted(url: str) -> str:
@@ -94,3 +108,79 @@ def ensure_schema(conn, component: str, version: int, statements: Iterable[str])
             "ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version",
             (component, version),
         )
+
+
+_idle: dict[tuple[int, str], list] = {}  # (process id, address) -> [(connection, idle since)]; a fork opens its own
+_idle_lock = threading.Lock()
+
+
+def _working(conn, idle_since: float) -> bool:
+    """Whether an idle connection still reaches the server: asked (one round trip) only after a long idle spell,
+    in which a restarted server or a proxy's timeout may have closed it."""
+    if time.monotonic() - idle_since < CHECK_IDLE_AFTER_S:
+        return True
+    try:
+        conn.execute("SELECT 1")
+        return True
+    except Exception:  # noqa: BLE001 - any failure: the connection is dropped and a new one opened
+        conn.close()
+        return False
+
+
+@contextmanager
+def pooled(url: str) -> Iterator:
+    """A connection for one operation, run as one transaction (committed when the block ends, rolled back when it
+    raises): one of the process's idle connections to `url`, or a new one (DatabaseUnavailable when it cannot be
+    opened). It goes back to the idle ones afterwards unless it broke, so an operation costs no new connection."""
+    key = (os.getpid(), url)
+    conn = None
+    while conn is None:
+        with _idle_lock:
+            idle = _idle.setdefault(key, [])
+            taken = idle.pop() if idle else None
+        if taken is None:
+            conn = connect(url, autocommit=True)  # transactions are explicit: none stays open between operations
+        elif _working(*taken):
+            conn = taken[0]
+    try:
+        with conn.transaction():
+            yield conn
+    finally:
+        reusable = not conn.closed and not conn.broken and conn.info.transaction_status == 0  # IDLE
+        with _idle_lock:
+            if reusable and len(idle) < IDLE_CONNECTIONS:
+                idle.append((conn, time.monotonic()))
+                conn = None
+        if conn is not None:
+            conn.close()
+
+
+class QmarkConnection:
+    """A psycopg connection that runs the SQL the stores write for SQLite too: `?` placeholders, rows read by
+    column name (`row["doc_id"]`), so each store's queries are written once for both backends. Text loses NUL
+    characters, which PostgreSQL's text cannot hold (filing text is untrusted and may carry them)."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    @staticmethod
+    def _sql(sql: str) -> str:
+        return sql.replace("%", "%%").replace("?", "%s")
+
+    @staticmethod
+    def _args(args) -> list:
+        return [a.replace("\x00", "") if isinstance(a, str) else a for a in args]
+
+    def execute(self, sql: str, args=()):
+        from psycopg.rows import dict_row
+
+        cur = self.conn.cursor(row_factory=dict_row)
+        cur.execute(self._sql(sql), self._args(args))
+        return cur
+
+    def executemany(self, sql: str, rows):
+        from psycopg.rows import dict_row
+
+        cur = self.conn.cursor(row_factory=dict_row)
+        cur.executemany(self._sql(sql), [self._args(row) for row in rows])
+        return cur

@@ -111,8 +111,9 @@ BOLT = dict(company="Bolt Motors Corp.", ticker="BOLT", fiscal_year=2023, period
 
 
 def store_facts(store, chunker, path: Path, chunks: dict) -> tuple[object, dict]:
-    """Parse and chunk a filing as the index does, without embedding: its facts go into `store`, each mapped to its
-    chunk, and the chunk texts into `chunks` (id -> (text, metadata)). Returns (parsed filing, its metadata)."""
+    """Parse and chunk a filing as the index does, without embedding: its facts go into `store` (a FactStore, or a
+    list of them: one per backend), each mapped to its chunk, and the chunk texts into `chunks` (id -> (text,
+    metadata)). Returns (parsed filing, its metadata)."""
     from rag.facts import filing_facts
     from rag.index import filing_meta
     from rag.parse import file_sha256, parse_file
@@ -126,5 +127,6 @@ def store_facts(store, chunker, path: Path, chunks: dict) -> tuple[object, dict]
                       "section": c["section"], "page_start": c["page_start"]})
         chunks[cid] = (c["text"], {k: c[k] for k in ("section", "section_title", "page_start", "page_end",
                                                      "char_start", "char_end")})
-    store.add_filing(meta, filing_facts(doc, meta), spans, text=doc.text)
+    for one in store if isinstance(store, list) else [store]:
+        one.add_filing(meta, filing_facts(doc, meta), spans, text=doc.text)
     return doc, meta

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import uuid
+from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -42,17 +43,33 @@ def pg_admin_url():
     shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture
-def pg_url(pg_admin_url):
-    """The address of an empty database (pgvector available) that lives for one test."""
+@contextmanager
+def fresh_database(admin_url: str):
+    """The address of a new, empty database (pgvector available), dropped when the block ends."""
     import psycopg
 
     name = "t_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
-    url = with_database(pg_admin_url, name)
+    url = with_database(admin_url, name)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    yield url
-    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    try:
+        yield url
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def pg_url(pg_admin_url):
+    """The address of an empty database (pgvector available) that lives for one test."""
+    with fresh_database(pg_admin_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def pg_module_url(pg_admin_url):
+    """An empty database shared by one test module (for a fixture that fills it once, as the facts corpus does)."""
+    with fresh_database(pg_admin_url) as url:
+        yield url

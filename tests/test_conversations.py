@@ -1,28 +1,62 @@
-"""Conversations in SQLite (rag/conversations.py): the store's life cycle and the Markdown export."""
+"""Conversations (rag/conversations.py) in SQLite and in team mode's PostgreSQL: the store's life cycle on both
+backends, who wrote each conversation, writers in two processes, a server that is not there, and the Markdown
+export."""
 
 from __future__ import annotations
 
+import multiprocessing
 import re
 import sqlite3
 import time
+from dataclasses import dataclass
 
 import pytest
 
-from rag.conversations import ConversationError, ConversationStore, make_title, to_markdown, valid_id
+from rag.conversations import (
+    SHARED,
+    ConversationError,
+    ConversationStore,
+    StoreUnavailable,
+    make_title,
+    to_markdown,
+    valid_id,
+)
 from rag.schema import AnswerResult, Citation
 from ui.text import EXPORT_ESCAPER
 
 QUESTION = "What were ACME's total net sales in fiscal 2024?"
 
 
-@pytest.fixture
-def db_path(tmp_path):
-    return tmp_path / "storage" / "app.sqlite3"
+@dataclass
+class Backend:
+    """Where a test's conversations live: `open()` a store there, `rows(sql)` read its tables directly."""
+
+    name: str
+    where: dict  # ConversationStore's keyword: db_path or database_url
+
+    def open(self, **options) -> ConversationStore:
+        return ConversationStore(**self.where, **options)
+
+    def rows(self, sql: str) -> list[tuple]:
+        if "db_path" in self.where:
+            with sqlite3.connect(self.where["db_path"]) as db:
+                return db.execute(sql).fetchall()
+        import psycopg
+
+        with psycopg.connect(self.where["database_url"]) as conn:
+            return conn.execute(sql).fetchall()
+
+
+@pytest.fixture(params=["embedded", "served"])
+def backend(request, tmp_path):
+    if request.param == "embedded":
+        return Backend("embedded", {"db_path": tmp_path / "storage" / "app.sqlite3"})
+    return Backend("served", {"database_url": request.getfixturevalue("pg_url")})
 
 
 @pytest.fixture
-def store(db_path):
-    return ConversationStore(db_path)
+def store(backend):
+    return backend.open()
 
 
 def answer_result(**overrides) -> dict:
@@ -81,11 +115,11 @@ def test_messages_keep_their_order_and_their_answer_result(store):
     assert messages[1]["result"]["citations"][0]["chunk_id"] == "acme-c3"
 
 
-def test_conversations_persist_across_store_objects(store, db_path):
+def test_conversations_persist_across_store_objects(store, backend):
     conv = store.create(QUESTION)
     store.add_message(conv["id"], "user", QUESTION)
     store.add_message(conv["id"], "assistant", "Answer [1].", result=answer_result())
-    reopened = ConversationStore(db_path)
+    reopened = backend.open()
     assert reopened.get(conv["id"]) == store.get(conv["id"])
     assert reopened.messages(conv["id"]) == store.messages(conv["id"])
     # Either object sees what the other writes.
@@ -93,7 +127,7 @@ def test_conversations_persist_across_store_objects(store, db_path):
     assert [m["content"] for m in store.messages(conv["id"])][-1] == "And in 2023?"
 
 
-def test_delete_removes_the_conversation_and_its_messages(store, db_path):
+def test_delete_removes_the_conversation_and_its_messages(store, backend):
     conv = store.create(QUESTION)
     kept = store.create("another")
     store.add_message(conv["id"], "user", QUESTION)
@@ -103,8 +137,86 @@ def test_delete_removes_the_conversation_and_its_messages(store, db_path):
     assert store.messages(conv["id"]) == []
     assert store.delete(conv["id"]) is False
     assert [c["id"] for c in store.list()] == [kept["id"]]
-    with sqlite3.connect(db_path) as db:  # no orphaned messages left behind
-        assert db.execute("SELECT conversation_id FROM messages").fetchall() == [(kept["id"],)]
+    assert backend.rows("SELECT conversation_id FROM messages") == [(kept["id"],)]  # no orphans left behind
+
+
+def test_a_list_holds_its_authors_conversations_and_the_shared_workspaces(store):
+    shared = store.create("asked without a login")
+    ana = store.create("asked by Ana", author="ana@example.com")
+    bob = store.create("asked by Bob", author="bob@example.com")
+    assert {c["id"] for c in store.list(author="ana@example.com")} == {ana["id"], shared["id"]}
+    assert {c["id"] for c in store.list(author=SHARED)} == {shared["id"]}
+    assert {c["id"] for c in store.list()} == {shared["id"], ana["id"], bob["id"]}  # no author: every one
+    assert [c["author"] for c in store.list(author="bob@example.com", limit=1)] == ["bob@example.com"]
+    # An id opens its conversation whoever asks: it is the link a user hands a colleague.
+    assert store.get(bob["id"])["author"] == "bob@example.com" and store.get(shared["id"])["author"] == SHARED
+
+
+def test_a_history_kept_before_authors_were_recorded_is_the_shared_workspaces(tmp_path):
+    path = tmp_path / "app.sqlite3"
+    with sqlite3.connect(path) as db:  # a version 2 file, as the app wrote it before
+        db.executescript("""
+            CREATE TABLE conversations (id TEXT PRIMARY KEY, title TEXT NOT NULL, created_at TEXT NOT NULL,
+                                        updated_at TEXT NOT NULL);
+            CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, conversation_id TEXT NOT NULL
+                REFERENCES conversations(id) ON DELETE CASCADE, role TEXT NOT NULL, content TEXT NOT NULL,
+                result_json TEXT, created_at TEXT NOT NULL);
+            INSERT INTO conversations VALUES ('00000000000000000000000000000001', 'old', '2025-01-01', '2025-01-01');
+            INSERT INTO messages (conversation_id, role, content, created_at)
+                VALUES ('00000000000000000000000000000001', 'user', 'old question', '2025-01-01');
+            PRAGMA user_version = 2;""")
+    store = ConversationStore(path)
+    assert [(c["title"], c["author"], c["messages"]) for c in store.list(author="ana@example.com")] == [
+        ("old", SHARED, 1)]
+    store.create("new", author="ana@example.com")
+    assert [c["title"] for c in ConversationStore(path).list(author="bob@example.com")] == ["old"]
+
+
+WRITERS, CONVERSATIONS, TURNS = 2, 20, 4
+
+
+def _write_conversations(where: dict, writer: int, start) -> None:
+    """One process's chats: conversations of its own, each question followed by its answer, begun when every
+    writer is ready (so the writes overlap)."""
+    store = ConversationStore(**where)
+    start.wait(60)
+    for n in range(CONVERSATIONS):
+        conv = store.create(f"writer {writer} conversation {n}", author=f"user{writer}@example.com")
+        for turn in range(TURNS):
+            role = "user" if turn % 2 == 0 else "assistant"
+            store.add_message(conv["id"], role, f"{writer}/{n}/{turn}", result={"turn": turn} if turn % 2 else None)
+
+
+def test_two_processes_write_conversations_at_once(backend):
+    backend.open()  # the tables made once, so the writers start together on the same footing
+    spawn = multiprocessing.get_context("spawn")  # a fresh interpreter each, as two app servers are
+    start = spawn.Barrier(WRITERS)
+    writers = [spawn.Process(target=_write_conversations, args=(backend.where, w, start)) for w in range(WRITERS)]
+    for process in writers:
+        process.start()
+    for process in writers:
+        process.join(120)
+    assert [process.exitcode for process in writers] == [0] * WRITERS
+    store = backend.open()
+    listed = store.list()
+    assert len(listed) == WRITERS * CONVERSATIONS and {c["messages"] for c in listed} == {TURNS}
+    for w in range(WRITERS):
+        mine = store.list(author=f"user{w}@example.com")
+        assert len(mine) == CONVERSATIONS
+        for conv in mine:
+            n = int(conv["title"].rsplit(" ", 1)[1])
+            messages = store.messages(conv["id"])
+            assert [m["content"] for m in messages] == [f"{w}/{n}/{t}" for t in range(TURNS)]
+            assert [m["result"] for m in messages][1] == {"turn": 1}
+
+
+def test_a_database_server_that_is_not_there_is_said_plainly(tmp_path):
+    url = f"postgresql://ana:s3cret@/rag?host={tmp_path}&port=1"
+    with pytest.raises(StoreUnavailable) as caught:
+        ConversationStore(database_url=url)
+    text = str(caught.value)
+    assert caught.value.kind == "unreachable" and "s3cret" not in text and "RAG_DATABASE_URL" in text
+    assert text.startswith("The conversation history at postgresql://ana:***@/rag")
 
 
 @pytest.mark.parametrize("bad", ["", "../etc/passwd", "ABCDEF" * 6, "0" * 31, None, 42, "1' OR '1'='1"])
@@ -168,15 +280,14 @@ def test_markdown_export_names_the_quarter_of_a_quarterly_report():
     assert "**\\[1\\]** Acme Widgets Inc. (ACME) · 10-Q · Q3 FY2025 · Part I Item 2 · p. 21" in text
 
 
-def test_sql_in_titles_and_questions_is_stored_as_text(store, db_path):
+def test_sql_in_titles_and_questions_is_stored_as_text(store, backend):
     attack = "x'); DROP TABLE messages; --"
     conv = store.create(attack)
     store.add_message(conv["id"], "user", "1' OR '1'='1; DELETE FROM conversations; --")
     assert store.get(conv["id"])["title"] == attack
     assert [m["content"] for m in store.messages(conv["id"])] == ["1' OR '1'='1; DELETE FROM conversations; --"]
-    with sqlite3.connect(db_path) as db:
-        assert {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} >= {
-            "conversations", "messages"}
+    assert backend.rows("SELECT COUNT(*) FROM conversations") == [(1,)]  # both tables still there
+    assert backend.rows("SELECT COUNT(*) FROM messages") == [(1,)]
 
 
 # What a filing, the model or the user could write to make an exported file's reader fetch or run something.

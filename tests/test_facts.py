@@ -46,25 +46,33 @@ FILES = {
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    """A fact store over the real filings above, each fact mapped to its chunk; plus chunk texts by id."""
+def corpus_stores(tmp_path_factory, pg_module_url):
+    """The real filings above, each fact mapped to its chunk, written into a fact store of each backend (the
+    embedded file and team mode's PostgreSQL); plus chunk texts by id."""
     if not CORPUS.exists():
         pytest.skip(f"{CORPUS} is absent: the shared corpus (../shared beside the project) is needed for this test")
     from rag.index import IndexStore
 
     settings = get_settings(storage_dir=tmp_path_factory.mktemp("facts-storage"))
     chunker = IndexStore(settings).chunker()
-    store = FactStore.for_settings(settings)
+    stores = {"embedded": FactStore.for_settings(settings), "served": FactStore(database_url=pg_module_url)}
     chunks: dict[str, tuple[str, dict]] = {}
     docs: dict[tuple, str] = {}
     parsed: dict[tuple, object] = {}
     for key, rel in FILES.items():
         path = CORPUS / rel
-        doc, meta = store_facts(store, chunker, path, chunks)
+        doc, meta = store_facts(list(stores.values()), chunker, path, chunks)
         docs[key] = meta["doc_id"]
         parsed[key] = doc
-    layer = FactsLayer(settings, store=store, chunk_lookup=chunks.get)
-    return {"settings": settings, "store": store, "layer": layer, "chunks": chunks, "docs": docs, "parsed": parsed}
+    return {"settings": settings, "stores": stores, "chunks": chunks, "docs": docs, "parsed": parsed}
+
+
+@pytest.fixture(scope="module", params=["embedded", "served"])
+def corpus(request, corpus_stores):
+    """The corpus read through one backend's fact store: every test below runs on both, with the same results."""
+    store = corpus_stores["stores"][request.param]
+    layer = FactsLayer(corpus_stores["settings"], store=store, chunk_lookup=corpus_stores["chunks"].get)
+    return {**corpus_stores, "store": store, "layer": layer}
 
 
 def ask(corpus, question: str):

@@ -14,7 +14,7 @@ import pytest
 
 from rag.config import get_settings
 from rag.facts import FactStore
-from rag.facts.store import SCHEMA
+from rag.facts.tables import SCHEMA
 from rag.index import IndexStore
 from tests.filings import ACME, BOLT, write_filing
 

@@ -12,7 +12,7 @@ import streamlit as st
 
 from rag.answer import ollama_status
 from rag.config import Settings, get_settings
-from rag.conversations import ConversationStore, valid_id
+from rag.conversations import SHARED, ConversationStore, valid_id
 from rag.engine import Engine
 from rag.jobs import IndexJobs
 from rag.schema import MODES, Filters
@@ -217,16 +217,31 @@ def recheck_ollama() -> None:
 
 
 @st.cache_resource(show_spinner=False)
-def _conversation_store(db_path: str) -> ConversationStore:
+def _conversation_store(db_path: str, database_url: str) -> ConversationStore:
     # A question waits for a write at most this long; past it the chat answers anyway and ui/history.py keeps the
     # message to save later.
+    if database_url:  # team mode
+        return ConversationStore(database_url=database_url, write_patience=10.0)
     return ConversationStore(db_path, write_patience=10.0)
 
 
 def conversations(s: Settings | None = None) -> ConversationStore:
     """The process's one store for these settings. Raises rag.conversations.StoreUnavailable (not cached, so the
     next run tries again): pages go through ui/history.py, which degrades instead."""
-    return _conversation_store(str((s or settings()).db_path))
+    s = s or settings()
+    return _conversation_store(str(s.db_path), s.database_url)
+
+
+def author() -> str:
+    """Who writes this session's conversations: the signed-in user (Streamlit's st.user) when the app runs behind
+    its login, else SHARED, the one workspace everybody shares."""
+    try:
+        user = st.user
+        if user.get("is_logged_in"):
+            return str(user.get("email") or user.get("sub") or SHARED)
+    except Exception:  # noqa: BLE001 - outside a session (a script, a test) nobody is signed in
+        pass
+    return SHARED
 
 
 # --------------------------------------------------------------------------------------------------------------

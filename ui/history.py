@@ -76,7 +76,7 @@ def flush(s=None) -> bool:
         for cid in list(box):
             item = box[cid]
             if not item.get("stored"):
-                store.create(item["conv"]["title"], conversation_id=cid)
+                store.create(item["conv"]["title"], conversation_id=cid, author=item["conv"].get("author", ""))
                 item["stored"] = True
             while item["messages"]:
                 msg = item["messages"][0]
@@ -91,12 +91,13 @@ def flush(s=None) -> bool:
 
 
 def list_conversations(s=None) -> list[dict]:
-    """Newest first: the store's, and this session's not yet saved."""
+    """Newest first: the store's (the user's own and the shared workspace's, see core.author), and this session's
+    not yet saved."""
     store = _store(s)
     stored = []
     if store is not None:
         try:
-            stored = store.list()
+            stored = store.list(author=core.author())
         except StoreUnavailable as exc:
             _failed(exc)
     ids = {c["id"] for c in stored}
@@ -140,11 +141,12 @@ def create(question: str, s=None) -> dict:
     store = _store(s)
     if store is not None:
         try:
-            return store.create(question)
+            return store.create(question, author=core.author())
         except StoreUnavailable as exc:
             _failed(exc)
     now = _now()
-    conv = {"id": uuid.uuid4().hex, "title": make_title(question), "created_at": now, "updated_at": now}
+    conv = {"id": uuid.uuid4().hex, "title": make_title(question), "created_at": now, "updated_at": now,
+            "author": core.author()}
     _outbox()[conv["id"]] = {"conv": conv, "messages": []}
     return conv
 
@@ -186,7 +188,7 @@ def banner() -> None:
     if not why:
         return
     waiting = unsaved_count()
-    kept = (md(" {} message{} of this session wait here and are saved as soon as the file can be written.",
+    kept = (md(" {} message{} of this session wait here and are saved as soon as the history can be written.",
                waiting, "s" if waiting != 1 else "") if waiting else md(""))
     st.warning(md("**History is not being saved.** Answers still come from the indexed filings. {}", why) + kept,
                icon=":material/history_toggle_off:")

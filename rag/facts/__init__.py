@@ -46,13 +46,13 @@ from .render import FactAnswer
 from .store import (
     FactRow,
     FactStore,
-    FactStoreUnavailable,
     backfill_filing,
     filing_facts,
     forget_filings,
     map_to_chunks,
     record_filing,
 )
+from .tables import FactStoreUnavailable
 from .views import FactGroup, by_label
 
 __all__ = [

@@ -14,7 +14,7 @@ from ..numbers import parse_numbers, worth_checking
 from .labels import lower_label, precision_digits, unit_kind
 from .mentions import CHANGE_WORDS, COMPARE_WORDS, find_mentions, normalize
 from .render import FactAnswer
-from .store import FactStoreUnavailable
+from .tables import FactStoreUnavailable
 from .views import Value
 
 log = logging.getLogger(__name__)

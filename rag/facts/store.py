@@ -1,6 +1,5 @@
-"""The fact store: every inline XBRL fact of an indexed filing in SQLite, written at index time.
-
-Plain SQL types, so a served database can take it over; each fact keeps its period, dimensions, precision and the
+"""The fact store: every inline XBRL fact of an indexed filing, written at index time, in SQLite or (team mode)
+PostgreSQL through the same queries (rag.facts.tables); each fact keeps its period, dimensions, precision and the
 chunk that shows it."""
 
 from __future__ import annotations
@@ -9,11 +8,8 @@ import bisect
 import json
 import logging
 import re
-import sqlite3
-import threading
 import time
 from collections import Counter
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -21,88 +17,9 @@ from typing import Iterable
 from ..parse import parse_file
 from .labels import ANNUAL_DAYS, concept_label, days_between, decimal_places, format_amount, nice_date, unit_kind
 from .pdf_tables import PDF_TABLE_SOURCE, table_facts
+from .tables import DB_NAME, FACT_COLUMNS, FILING_COLUMNS, EmbeddedTables, ServedTables
 
 log = logging.getLogger(__name__)
-
-SCHEMA_VERSION = "3"  # 2: filings carry their fiscal period; 3: an indexing run's facts wait in pending_* tables
-DB_NAME = "facts.sqlite3"
-
-# ==============================================================================================================
-# The store
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema_info (
-    key TEXT PRIMARY KEY,
-    value TEXT
-);
-CREATE TABLE IF NOT EXISTS filings (
-    doc_id TEXT PRIMARY KEY,
-    ticker TEXT,
-    company TEXT,
-    cik TEXT,
-    form TEXT,
-    fiscal_year INTEGER,
-    fiscal_year_source TEXT,
-    fiscal_period TEXT,
-    period_start TEXT,
-    period_end TEXT,
-    filing_date TEXT,
-    accession TEXT,
-    url TEXT,
-    source TEXT,
-    path TEXT,
-    sha256 TEXT,
-    fact_count INTEGER NOT NULL DEFAULT 0,
-    indexed_at TEXT
-);
-CREATE INDEX IF NOT EXISTS filings_ticker_fy ON filings (ticker, fiscal_year);
-CREATE TABLE IF NOT EXISTS facts (
-    id INTEGER PRIMARY KEY,
-    doc_id TEXT NOT NULL REFERENCES filings (doc_id) ON DELETE CASCADE,
-    concept TEXT NOT NULL,
-    label TEXT,
-    value REAL,
-    text TEXT,
-    unit TEXT,
-    context_id TEXT,
-    period_start TEXT,
-    period_end TEXT,
-    instant INTEGER NOT NULL DEFAULT 0,
-    dimensions TEXT NOT NULL DEFAULT '{}',
-    dim_count INTEGER NOT NULL DEFAULT 0,
-    decimals TEXT,
-    scale INTEGER NOT NULL DEFAULT 0,
-    char_start INTEGER NOT NULL DEFAULT -1,
-    char_end INTEGER NOT NULL DEFAULT -1,
-    chunk_id TEXT,
-    section TEXT,
-    page INTEGER,
-    row_label TEXT,
-    source TEXT NOT NULL DEFAULT 'xbrl'
-);
-CREATE INDEX IF NOT EXISTS facts_doc_concept ON facts (doc_id, concept);
-CREATE INDEX IF NOT EXISTS facts_concept ON facts (concept);
-"""
-
-FILING_COLUMNS = (
-    "doc_id", "ticker", "company", "cik", "form", "fiscal_year", "fiscal_year_source", "fiscal_period", "period_start",
-    "period_end", "filing_date", "accession", "url", "source", "path", "sha256", "fact_count", "indexed_at",
-)
-FACT_COLUMNS = (
-    "doc_id", "concept", "label", "value", "text", "unit", "context_id", "period_start", "period_end", "instant",
-    "dimensions", "dim_count", "decimals", "scale", "char_start", "char_end", "chunk_id", "section", "page",
-    "row_label", "source",
-)
-
-
-# An indexing run stages its filings' facts here, tagged with the run (the index generation it will publish), and
-# moves them into filings/facts in one transaction once the index generation is live. A run killed before that
-# leaves only staged rows, which the next writer drops: the facts answers read never run ahead of the index.
-PENDING_SCHEMA = (
-    f"CREATE TABLE IF NOT EXISTS pending_filings (run TEXT NOT NULL, {', '.join(FILING_COLUMNS)});\n"
-    f"CREATE TABLE IF NOT EXISTS pending_facts (run TEXT NOT NULL, {', '.join(FACT_COLUMNS)});\n"
-    "CREATE INDEX IF NOT EXISTS pending_facts_run ON pending_facts (run, doc_id);\n"
-)
 
 
 @dataclass
@@ -139,8 +56,8 @@ class FactRow:
         return "read from the PDF's table" if self.from_pdf_table else "XBRL fact"
 
     @classmethod
-    def from_db(cls, row: sqlite3.Row) -> "FactRow":
-        d = dict(row)
+    def from_db(cls, row) -> "FactRow":
+        d = dict(row)  # an sqlite3.Row or a served row, read by column name
         return cls(
             doc_id=d["doc_id"], concept=d["concept"], label=d["label"] or "", value=d["value"], text=d["text"] or "",
             unit=d["unit"] or "", context_id=d["context_id"] or "", period_start=d["period_start"],
@@ -198,98 +115,42 @@ def map_to_chunks(facts, chunks: list[dict]) -> list[dict | None]:
     return out
 
 
-class FactStoreUnavailable(RuntimeError):
-    """The fact store's file cannot be read (corrupt, unopenable). `str()` names the file, says what answers lose
-    and how to rebuild it."""
-
-    def __init__(self, path: Path, detail: str):
-        self.path, self.detail = Path(path), detail
-        super().__init__(
-            f"The XBRL facts at {path} could not be read ({detail}): answers come from the passages alone, "
-            f"without exact figures. To rebuild them, move {Path(path).name} aside and index the filings again "
-            "(python -m rag index <folder>); unchanged filings are only read again for their facts.")
-
-
 class FactStore:
-    """SQLite store of every filing's facts (storage/facts.sqlite3). Cheap to create; one connection per call,
-    so it is safe across Streamlit threads and beside a CLI writer (WAL, busy timeout)."""
+    """Every filing's facts: in storage/facts.sqlite3, or with `database_url` in team mode's PostgreSQL (the same
+    methods and results; rag.facts.tables holds what differs). Cheap to create."""
 
-    def __init__(self, path: Path):
-        self.path = Path(path)
-        self._ready = False
-        self._lock = threading.Lock()
+    def __init__(self, path: Path | None = None, *, database_url: str | None = None):
+        if (path is None) == (database_url is None):
+            raise ValueError("a fact store lives in a file (path) or a database (database_url), one of them")
+        self.tables = ServedTables(database_url) if database_url else EmbeddedTables(Path(path))
+        self.path = self.tables.path
 
     @classmethod
     def for_settings(cls, settings) -> "FactStore":
+        if settings.served:
+            return cls(database_url=settings.database_url)
         return cls(Path(settings.storage_dir) / DB_NAME)
 
+    @property
+    def served(self) -> bool:
+        return self.tables.served
+
     def exists(self) -> bool:
-        return self.path.exists()
+        return self.tables.exists()
 
     def problem(self) -> str | None:
         """Why the store cannot be read now (FactStoreUnavailable's message), or None: one cheap read."""
-        if not self.exists():
-            return None
-        try:
-            with closing(self._connect()) as con:
-                con.execute("SELECT COUNT(*) FROM filings").fetchone()
-        except FactStoreUnavailable as exc:
-            return str(exc)
-        except sqlite3.DatabaseError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                return None  # a writer at work, not a broken file
-            return str(FactStoreUnavailable(self.path, str(exc)))
-        return None
-
-    def _connect(self) -> sqlite3.Connection:
-        try:
-            return self._open()
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise
-            raise FactStoreUnavailable(self.path, str(exc)) from exc
-        except (sqlite3.DatabaseError, OSError) as exc:  # "file is not a database", a folder in its place
-            raise FactStoreUnavailable(self.path, str(exc)) from exc
-
-    def _open(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(str(self.path), timeout=30.0)
-        try:
-            con.row_factory = sqlite3.Row
-            con.execute("PRAGMA foreign_keys = ON")
-            if not self._ready:
-                with self._lock:
-                    try:
-                        con.execute("PRAGMA journal_mode = WAL")
-                    except sqlite3.OperationalError:
-                        pass
-                    con.executescript(SCHEMA + PENDING_SCHEMA)
-                    cols = {r[1] for r in con.execute("PRAGMA table_info(facts)")}
-                    if "row_label" not in cols:  # a store made before row labels were kept
-                        con.execute("ALTER TABLE facts ADD COLUMN row_label TEXT")
-                    for table in ("facts", "pending_facts"):  # a store made before figures were read from PDFs
-                        if "source" not in {r[1] for r in con.execute(f"PRAGMA table_info({table})")}:
-                            con.execute(f"ALTER TABLE {table} ADD COLUMN source TEXT NOT NULL DEFAULT 'xbrl'")
-                    if "fiscal_period" not in {r[1] for r in con.execute("PRAGMA table_info(filings)")}:
-                        con.execute("ALTER TABLE filings ADD COLUMN fiscal_period TEXT")  # a version 1 store
-                    stored = con.execute("SELECT value FROM schema_info WHERE key = 'version'").fetchone()
-                    if stored is None or stored[0] != str(SCHEMA_VERSION):  # a reader of a current store writes nothing
-                        con.execute("INSERT OR REPLACE INTO schema_info (key, value) VALUES ('version', ?)",
-                                    (SCHEMA_VERSION,))
-                    con.commit()
-                    self._ready = True
-        except BaseException:
-            con.close()
-            raise
-        return con
+        return self.tables.problem()
 
     # ---- writing
     def add_filing(self, meta: dict, facts: Iterable, chunks: list[dict] | None = None, text: str | None = None,
-                   *, run: str | None = None) -> int:
+                   *, run: str | None = None, within=None) -> int:
         """Replace a filing's facts. `facts` are rag.parse.Fact objects; `chunks` are the index chunks' spans
         ({id, char_start, char_end, section, page_start}) used to cite each fact's chunk; `text` is the parsed
         filing text the facts' spans point into (for each figure's row label). With `run`, the rows are staged
-        for that indexing run and nobody reads them until `publish_run(run)`. Returns the count."""
+        for that indexing run and nobody reads them until `publish_run(run)`. On the served store, `within` (a
+        psycopg connection in the caller's open transaction) writes them in that transaction, so a filing's facts
+        commit with its chunks. Returns the count."""
         facts = [f for f in facts if getattr(f, "concept", None)]
         placed = map_to_chunks(facts, chunks or [])
         doc_id = str(meta["doc_id"])
@@ -317,13 +178,9 @@ class FactStore:
         filing["fact_count"] = len(rows)
         filing["indexed_at"] = time.strftime("%Y-%m-%dT%H:%M:%S")
         filing_row = tuple(filing[k] for k in FILING_COLUMNS)
-        with closing(self._connect()) as con, con:
+        with self.tables.session(within) as con:
             if run is None:
-                con.execute("DELETE FROM facts WHERE doc_id = ?", (doc_id,))
-                con.execute(f"INSERT OR REPLACE INTO filings ({', '.join(FILING_COLUMNS)}) "
-                            f"VALUES ({', '.join('?' for _ in FILING_COLUMNS)})", filing_row)
-                con.executemany(f"INSERT INTO facts ({', '.join(FACT_COLUMNS)}) "
-                                f"VALUES ({', '.join('?' for _ in FACT_COLUMNS)})", rows)
+                _replace_filing(self.tables, con, filing_row, rows)
             else:  # one writer at a time: a doc_id staged earlier is this run's own (the same filing twice)
                 con.execute("DELETE FROM pending_facts WHERE doc_id = ?", (doc_id,))
                 con.execute("DELETE FROM pending_filings WHERE doc_id = ?", (doc_id,))
@@ -333,12 +190,25 @@ class FactStore:
                                 f"VALUES (?, {', '.join('?' for _ in FACT_COLUMNS)})", [(run, *r) for r in rows])
         return len(rows)
 
+    def copy_filing(self, source: "FactStore", doc_id: str) -> int | None:
+        """The filing's row and facts as `source` holds them, written here in place of any this store had (one
+        transaction; the facts keep their order). Returns the count, or None when `source` has no such filing."""
+        with source.tables.session() as con:
+            filing = con.execute("SELECT * FROM filings WHERE doc_id = ?", (str(doc_id),)).fetchone()
+            if filing is None:
+                return None
+            rows = [tuple(r[k] for k in FACT_COLUMNS) for r in con.execute(
+                f"SELECT {', '.join(FACT_COLUMNS)} FROM facts WHERE doc_id = ? ORDER BY id", (str(doc_id),))]
+        with self.tables.session() as con:
+            _replace_filing(self.tables, con, tuple(filing[k] for k in FILING_COLUMNS), rows)
+        return len(rows)
+
     def publish_run(self, run: str) -> int:
         """Make an indexing run's staged facts the filings' facts, in one transaction (each replaces what its
         filing had). Returns how many filings it published."""
         if not self.exists():
             return 0
-        with closing(self._connect()) as con, con:
+        with self.tables.session() as con:
             return _publish_staged(con, run)
 
     def settle(self, published_run: str | None, live_filings: dict[str, dict] | None) -> dict:
@@ -350,16 +220,16 @@ class FactStore:
         done = {"published": 0, "dropped": 0, "orphans": 0}
         if not self.exists():
             return done
-        with closing(self._connect()) as con, con:
+        with self.tables.session() as con:
             if published_run:
                 done["published"] = _publish_staged(con, published_run)
             done["dropped"] = con.execute("DELETE FROM pending_filings").rowcount
             con.execute("DELETE FROM pending_facts")
             if live_filings is None:
                 return done
-            stale = [doc_id for doc_id, sha in con.execute("SELECT doc_id, sha256 FROM filings")
-                     if doc_id not in live_filings
-                     or (sha and live_filings[doc_id].get("sha256") not in (None, sha))]
+            stale = [r["doc_id"] for r in con.execute("SELECT doc_id, sha256 FROM filings")
+                     if r["doc_id"] not in live_filings
+                     or (r["sha256"] and live_filings[r["doc_id"]].get("sha256") not in (None, r["sha256"]))]
             for doc_id in stale:
                 con.execute("DELETE FROM facts WHERE doc_id = ?", (doc_id,))
                 con.execute("DELETE FROM filings WHERE doc_id = ?", (doc_id,))
@@ -371,15 +241,17 @@ class FactStore:
                                 (*fields.values(), doc_id))
         return done
 
-    def remove(self, doc_ids: Iterable[str]) -> int:
+    def remove(self, doc_ids: Iterable[str], *, within=None) -> int:
+        """Delete the filings' rows and facts (on the served store, in the caller's transaction with `within`)."""
         ids = [str(d) for d in doc_ids]
         if not ids or not self.exists():
             return 0
         marks = ", ".join("?" for _ in ids)
-        with closing(self._connect()) as con, con:
+        with self.tables.session(within) as con:
+            for doc_id in sorted(ids):  # one order for every writer: two removals never wait for each other's locks
+                self.tables.lock_filing(con, doc_id)
             con.execute(f"DELETE FROM facts WHERE doc_id IN ({marks})", ids)
-            cur = con.execute(f"DELETE FROM filings WHERE doc_id IN ({marks})", ids)
-            return cur.rowcount
+            return con.execute(f"DELETE FROM filings WHERE doc_id IN ({marks})", ids).rowcount
 
     def update_filing(self, doc_id: str, fields: dict) -> bool:
         """Correct a filing's row (a user's fix of its company, ticker, form, fiscal year or period); its facts
@@ -387,7 +259,7 @@ class FactStore:
         values = {k: v for k, v in fields.items() if k in FILING_COLUMNS and k != "doc_id"}
         if not self.exists():
             return False
-        with closing(self._connect()) as con, con:
+        with self.tables.session() as con:
             if not values:
                 return con.execute("SELECT 1 FROM filings WHERE doc_id = ?", (str(doc_id),)).fetchone() is not None
             cur = con.execute(f"UPDATE filings SET {', '.join(f'{k} = ?' for k in values)} WHERE doc_id = ?",
@@ -398,7 +270,7 @@ class FactStore:
     def has(self, doc_id: str) -> bool:
         if not self.exists():
             return False
-        with closing(self._connect()) as con:
+        with self.tables.session() as con:
             return con.execute("SELECT 1 FROM filings WHERE doc_id = ?", (str(doc_id),)).fetchone() is not None
 
     def filings(self, ticker: str | None = None, doc_ids: Iterable[str] | None = None) -> list[dict]:
@@ -408,8 +280,10 @@ class FactStore:
         if ticker:
             sql += " WHERE ticker = ?"
             args.append(ticker.upper())
-        with closing(self._connect()) as con:
-            rows = [dict(r) for r in con.execute(sql + " ORDER BY ticker, fiscal_year DESC, form", args)]
+        # NULLs placed as SQLite places them by default, so both backends list in one order.
+        order = " ORDER BY ticker NULLS FIRST, fiscal_year DESC NULLS LAST, form NULLS FIRST"
+        with self.tables.session() as con:
+            rows = [dict(r) for r in con.execute(sql + order, args)]
         if doc_ids is not None:
             allowed = set(map(str, doc_ids))
             rows = [r for r in rows if r["doc_id"] in allowed]
@@ -418,7 +292,7 @@ class FactStore:
     def filing(self, doc_id: str) -> dict | None:
         if not self.exists():
             return None
-        with closing(self._connect()) as con:
+        with self.tables.session() as con:
             row = con.execute("SELECT * FROM filings WHERE doc_id = ?", (str(doc_id),)).fetchone()
         return dict(row) if row else None
 
@@ -432,7 +306,7 @@ class FactStore:
                 return []
             sql += f" AND concept IN ({', '.join('?' for _ in concepts)})"
             args += concepts
-        with closing(self._connect()) as con:
+        with self.tables.session() as con:
             return [FactRow.from_db(r) for r in con.execute(sql + " ORDER BY id", args)]
 
     def docs_with(self, concepts: Iterable[str], period_ends: Iterable[str]) -> list[str]:
@@ -442,22 +316,35 @@ class FactStore:
             return []
         sql = (f"SELECT DISTINCT doc_id FROM facts WHERE dim_count = 0 AND value IS NOT NULL "
                f"AND concept IN ({', '.join('?' for _ in concepts)}) AND period_end IN ({', '.join('?' for _ in ends)})")
-        with closing(self._connect()) as con:
-            return [r[0] for r in con.execute(sql, concepts + ends)]
+        with self.tables.session() as con:
+            return [r["doc_id"] for r in con.execute(sql, concepts + ends)]
 
     def count(self, doc_id: str | None = None) -> int:
         if not self.exists():
             return 0
-        with closing(self._connect()) as con:
+        with self.tables.session() as con:
             if doc_id:
-                return con.execute("SELECT COUNT(*) FROM facts WHERE doc_id = ?", (doc_id,)).fetchone()[0]
-            return con.execute("SELECT COUNT(*) FROM facts").fetchone()[0]
+                return con.execute("SELECT COUNT(*) AS n FROM facts WHERE doc_id = ?", (doc_id,)).fetchone()["n"]
+            return con.execute("SELECT COUNT(*) AS n FROM facts").fetchone()["n"]
 
     def tickers(self) -> list[str]:
         return sorted({f["ticker"] for f in self.filings() if f.get("ticker")})
 
 
-def _publish_staged(con: sqlite3.Connection, run: str) -> int:
+def _replace_filing(tables, con, filing_row: tuple, rows: list[tuple]) -> None:
+    """A filing's row and facts in place of what it had, under the filing's lock (served: the index's writer of
+    the same filing waits, writers of other filings do not)."""
+    doc_id = filing_row[0]
+    tables.lock_filing(con, doc_id)
+    con.execute("DELETE FROM facts WHERE doc_id = ?", (doc_id,))
+    con.execute("DELETE FROM filings WHERE doc_id = ?", (doc_id,))
+    con.execute(f"INSERT INTO filings ({', '.join(FILING_COLUMNS)}) "
+                f"VALUES ({', '.join('?' for _ in FILING_COLUMNS)})", filing_row)
+    con.executemany(f"INSERT INTO facts ({', '.join(FACT_COLUMNS)}) "
+                    f"VALUES ({', '.join('?' for _ in FACT_COLUMNS)})", rows)
+
+
+def _publish_staged(con, run: str) -> int:
     staged = "SELECT doc_id FROM pending_filings WHERE run = ?"
     con.execute(f"DELETE FROM facts WHERE doc_id IN ({staged})", (run,))
     con.execute(f"DELETE FROM filings WHERE doc_id IN ({staged})", (run,))
@@ -509,13 +396,17 @@ def _own_period_start(facts, period_end: str | None) -> str | None:
 # Index hooks (rag/index.py calls these)
 
 
-def record_filing(settings, doc, meta: dict, shard_dir: Path | None, *, run: str | None = None) -> int:
-    """Store a just-indexed filing's facts, each mapped to the chunk (node id) that shows it; with `run`, staged
-    until that indexing run publishes (FactStore.publish_run)."""
-    chunks = []
-    if shard_dir is not None and (Path(shard_dir) / "nodes.jsonl").exists():
-        chunks = chunk_spans_from_nodes(Path(shard_dir) / "nodes.jsonl")
-    return FactStore.for_settings(settings).add_filing(meta, filing_facts(doc, meta), chunks, text=doc.text, run=run)
+def record_filing(settings, doc, meta: dict, shard_dir: Path | None, *, run: str | None = None,
+                  chunks: list[dict] | None = None, within=None) -> int:
+    """Store a just-indexed filing's facts, each mapped to the chunk (node id) that shows it: the chunk spans are
+    `chunks`, else read from the shard's nodes.jsonl. With `run`, staged until that indexing run publishes
+    (FactStore.publish_run); served, `within` writes them in the index's own transaction (FactStore.add_filing)."""
+    if chunks is None:
+        chunks = []
+        if shard_dir is not None and (Path(shard_dir) / "nodes.jsonl").exists():
+            chunks = chunk_spans_from_nodes(Path(shard_dir) / "nodes.jsonl")
+    return FactStore.for_settings(settings).add_filing(meta, filing_facts(doc, meta), chunks, text=doc.text, run=run,
+                                                       within=within)
 
 
 def filing_facts(doc, meta: dict) -> list:
@@ -541,7 +432,7 @@ def backfill_filing(settings, entry: dict, shard_dir: Path | None) -> int | None
     return record_filing(settings, doc, meta, shard_dir)
 
 
-def forget_filings(settings, doc_ids: Iterable[str]) -> int:
-    return FactStore.for_settings(settings).remove(doc_ids)
+def forget_filings(settings, doc_ids: Iterable[str], *, within=None) -> int:
+    return FactStore.for_settings(settings).remove(doc_ids, within=within)
 
 

@@ -1,0 +1,87 @@
+"""`python -m rag migrate --to postgresql://...` (rag/migrate.py): an embedded store's facts and conversations
+copied into a real PostgreSQL, compared row for row, and copied again without doubling anything."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag.__main__ import main
+from rag.config import get_settings
+from rag.conversations import SHARED, ConversationStore
+from rag.facts import FactStore
+from tests.filings import ACME, store_facts, write_filing
+from tests.filings import SHARED as SHARED_FOLDER
+
+REAL_FILING = SHARED_FOLDER / "corpus" / "filings" / "AAPL" / "aapl-20240928.htm"  # thousands of facts, when there
+
+
+@pytest.fixture
+def embedded(tmp_path, monkeypatch):
+    """A storage folder as the app leaves it: the XBRL facts of two generated filings and of a real 10-K from the
+    shared corpus when it is there (parsed and chunked as the index does), and three conversations, one of them
+    signed by a user."""
+    monkeypatch.delenv("RAG_DATABASE_URL", raising=False)
+    from rag.index import IndexStore
+
+    settings = get_settings(storage_dir=tmp_path / "storage")
+    facts = FactStore.for_settings(settings)
+    chunker = IndexStore(settings).chunker()
+    for name, fields in (("acme.htm", ACME), ("acme-2023.htm", {**ACME, "fiscal_year": 2023,
+                                                                  "period_end": "2023-09-30"})):
+        store_facts(facts, chunker, write_filing(tmp_path / "in", name, **fields), {})
+    if REAL_FILING.exists():
+        store_facts(facts, chunker, REAL_FILING, {})
+    chats = ConversationStore(settings.db_path)
+    for n, author in enumerate((SHARED, "ana@example.com", SHARED)):
+        conv = chats.create(f"question {n}", author=author)
+        chats.add_message(conv["id"], "user", f"question {n}")
+        chats.add_message(conv["id"], "assistant", f"answer {n} [1]", result={"citations": [{"number": 1}]})
+    return settings, facts, chats
+
+
+def _messages(store: ConversationStore, conversation_id: str) -> list[tuple]:
+    """A conversation's messages without their ids (each database numbers its own)."""
+    return [(m["role"], m["content"], m["result"], m["created_at"]) for m in store.messages(conversation_id)]
+
+
+def test_migrate_copies_facts_and_conversations_and_copying_again_adds_nothing(embedded, pg_url, capsys):
+    settings, facts, chats = embedded
+    filings = len(facts.filings())
+    assert filings >= 2 and facts.count() >= 20
+
+    assert main(["migrate", "--to", pg_url, "--storage", str(settings.storage_dir)]) == 0
+    out = capsys.readouterr().out
+    assert f"facts: {filings} filings, {facts.count()} facts copied" in out
+    assert "conversations: 3 copied with 6 messages, 0 already there" in out
+
+    served_facts = FactStore(database_url=pg_url)
+    assert served_facts.filings() == facts.filings()  # every column of every filing, in the same order
+    assert served_facts.count() == facts.count()
+    for filing in facts.filings():
+        assert served_facts.facts(filing["doc_id"]) == facts.facts(filing["doc_id"])
+    doc_id = max(facts.filings(), key=lambda f: f["fact_count"])["doc_id"]
+    sample = [r for r in facts.facts(doc_id) if r.value is not None and r.chunk_id][-1]
+    assert sample in served_facts.facts(doc_id, [sample.concept])  # value, period, dimensions, cited chunk kept
+
+    served_chats = ConversationStore(database_url=pg_url)
+    assert served_chats.list() == chats.list()  # ids, titles, authors, times and message counts
+    for conv in chats.list():
+        assert _messages(served_chats, conv["id"]) == _messages(chats, conv["id"])
+    assert len(served_chats.list(author="bob@example.com")) == 2  # the shared workspace's, as before
+
+    # A conversation that went on in the database is kept as it is there; a second copy doubles nothing.
+    served_chats.add_message(chats.list()[0]["id"], "user", "asked on the server")
+    assert main(["migrate", "--to", pg_url, "--storage", str(settings.storage_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "conversations: 0 copied with 0 messages, 3 already there" in out
+    assert served_facts.count() == facts.count() and len(served_facts.filings()) == filings
+    assert [m["content"] for m in served_chats.messages(chats.list()[0]["id"])][-1] == "asked on the server"
+
+
+def test_migrate_to_a_bad_address_says_so_and_copies_nothing(embedded, tmp_path, capsys):
+    settings, _facts, _chats = embedded
+    for url, said in ((f"postgresql://ana:s3cret@/rag?host={tmp_path}&port=1", "cannot copy into postgresql://ana:***@"),
+                      ("mysql://ana@db.example/rag", "must start with postgresql://")):
+        assert main(["migrate", "--to", url, "--storage", str(settings.storage_dir)]) == 1
+        err = capsys.readouterr().err
+        assert said in err and "s3cret" not in err and "nothing was copied" in err
