@@ -114,7 +114,14 @@ def test_empty_storage_says_what_to_do_first(empty):
     at = start()
     body = "\n".join(texts(at.markdown))
     assert "No filings are indexed yet" in body
-    assert "Download & index" in body and "Add & index" in body
+    # The card names the buttons that exist: the two in the sidebar now, and the review's Index after Read files.
+    card = next(t for t in texts(at.markdown) if "Add some first" in t)
+    named = re.findall(r"\*\*(.+?)\*\*", card)
+    assert named[:4] == ["Add filings", "From EDGAR", "Download & index", "Upload"], named
+    assert {"Download & index", "Read files"} <= set(named) <= {"Add filings", "From EDGAR", "Download & index",
+                                                                 "Upload", "Read files", "Index"}
+    labels = {b.label for b in at.button}
+    assert {"Download & index", "Read files"} <= labels, labels
     assert at.chat_input[0].disabled, "asking must wait until something is indexed"
     # The sidebar offers the way in: tickers, form, how many, the SEC user agent, the uploader.
     assert at.text_input(key="dl_tickers") is not None
@@ -172,14 +179,21 @@ def test_question_gets_an_extractive_answer_with_citations_when_ollama_is_down(i
     captions = " ".join(texts(at.caption))
     assert "Detected **ACME · FY2024 · income statement**" in captions
     assert "**hybrid** retrieval" in captions and "extractive" in captions
-    assert "retrieval " in captions and " ms" in captions
+    # The timing caption adds up: search + answer = total, in one unit.
+    timing = re.search(r"search ([\d,.]+) (ms|s) \+ answer ([\d,.]+) \2 = ([\d,.]+) \2", captions)
+    assert timing, captions
+    search, answer, total = (float(timing.group(i).replace(",", "")) for i in (1, 3, 4))
+    assert abs(search + answer - total) < 1e-9
     # Sources: one expander per cited source, with its metadata and text; the rest folded under one line.
     cited = {c["number"] for c in result["citations"]}
     rest = [c for c in result["sources"] if c["number"] not in cited]
     labels = [e.label for e in at.expander]
     assert sum(bool(re.match(rf"\\\[{n}\\\] ", label)) for n in cited for label in labels) == len(cited)
     assert rest and f"{len(rest)} more passage{'s' if len(rest) != 1 else ''}" in labels
-    assert any("Total net sales | $391,035 | $383,285" in c for c in texts(at.code))
+    # A source's passage reads as text in proportional type, its table as a table, nothing marked yet.
+    shown = [h.proto.body for h in at.html if "wb-passage" in h.proto.body]
+    row = '<td>Total net sales</td><td class="wb-num">$391,035</td><td class="wb-num">$383,285</td>'
+    assert any(row in h and 'class="wb-mark"' not in h for h in shown), shown
     # The conversation is in the URL for a reload.
     assert len(at.query_params["c"][0] if isinstance(at.query_params["c"], list) else at.query_params["c"]) == 32
 
@@ -305,12 +319,15 @@ def test_citation_opens_its_passage_highlighted_in_the_filing(indexed):
     at = ask(start(), ACME_Q)
     buttons(at, "cite_")[0].click().run()
     no_exception(at)
-    passage = [h for h in at.html if "wb-mark" in h.proto.body]
+    passage = [h for h in at.html if 'class="wb-mark"' in h.proto.body]
     assert passage, "the citation did not open its passage"
     body = passage[0].proto.body
-    marked = body.split('<mark class="wb-mark">', 1)[1].split("</mark>", 1)[0]
-    assert "Total net sales | $391,035 | $383,285" in marked
-    before = body.split('<mark class="wb-mark">', 1)[0]
+    # The statement is drawn as a table; the row that prints the figure is marked, and nothing else.
+    assert '<table class="wb-table">' in body
+    row = body.split('<tr class="wb-mark">', 1)[1].split("</tr>", 1)[0]
+    assert re.findall(r"<td[^>]*>(.*?)</td>", row) == ["Total net sales", "$391,035", "$383,285"]
+    assert body.count('class="wb-mark"') == 1 and "<mark" not in body
+    before = body.split('<tr class="wb-mark">', 1)[0]
     assert "Total net sales grew because widget demand rose." in before, "no surrounding text before the passage"
     assert "Acme Widgets Inc. (ACME) · 10-K · FY2024 · " in " ".join(texts(at.caption))
 
