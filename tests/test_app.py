@@ -460,6 +460,42 @@ def test_download_reports_each_ticker(indexed, monkeypatch):
     assert "ZETA · Zeta Labs Inc." in at.multiselect(key="company").options
 
 
+def test_progress_shows_this_sessions_batches_each_with_its_own_summary(indexed, monkeypatch):
+    from rag import edgar
+
+    def no_such_ticker(tickers, *, form, limit, settings, progress=None, fiscal_years=None):
+        return [edgar.DownloadOutcome(t, None, f"{t} is not a ticker EDGAR knows.") for t in tickers]
+
+    monkeypatch.setattr(edgar, "download_filings", no_such_ticker)
+    monkeypatch.setenv("SEC_USER_AGENT", "Jane Analyst jane@example.com")
+    at = start()
+    at.text_input(key="dl_tickers").set_value("nope").run()
+    at.button(key="dl_go").click().run()
+    assert core.wait_for_jobs(120)
+    at.run()
+    no_exception(at)
+    assert [s.label for s in at.status] == ["1 failed"]
+    # The next batch, an upload that indexes, is summed up on its own: the earlier failure is not counted in it.
+    html = filing_html(company="Crux Instruments Inc.", ticker="CRUX", fiscal_year=2024, period_end="2024-06-30",
+                       revenue=(5120, 4870))
+    at.file_uploader[0].set_value(("crux-20240630.htm", html.encode(), "text/html")).run()
+    at.button(key="up_go").click().run()
+    at.button(key="up_index").click().run()
+    assert core.wait_for_jobs(120)
+    at.run()
+    no_exception(at)
+    assert [s.label for s in at.status] == ["1 failed", "1 filing indexed"]
+    # Another browser session sees none of this one's batches.
+    assert not start().status
+    # The failure is dismissed; the indexed batch stays until it is dismissed too.
+    failed_batch = next(b for b in buttons(at, "dismiss_job_"))
+    failed_batch.click().run()
+    no_exception(at)
+    assert [s.label for s in at.status] == ["1 filing indexed"]
+    buttons(at, "dismiss_job_")[0].click().run()
+    assert not at.status
+
+
 def test_index_changes_by_another_process_are_picked_up(indexed):
     at = start()
     assert len(at.multiselect(key="company").options) == 2

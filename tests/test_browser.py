@@ -58,8 +58,9 @@ def _upload(page, path: Path) -> None:
     sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
     sidebar.get_by_text(path.name).first.wait_for()
     sidebar.get_by_role("button", name=re.compile("Read files")).click()
-    sidebar.locator('[data-testid="stDataFrame"]').wait_for()  # what was read, for the user to check
-    sidebar.get_by_role("button", name=re.compile("^.*Index$")).click()
+    review = page.locator('[role="dialog"]')  # what was read, for the user to check, with room for it
+    review.locator('[data-testid="stDataFrame"]').wait_for()
+    review.get_by_role("button", name=re.compile("^.*Index$")).click()
     wait_idle(page)
 
 
