@@ -631,6 +631,41 @@ def test_financials_tabulate_xbrl_figures_and_open_their_passage(indexed):
     assert any('<mark class="wb-mark">391,035</mark>' in h.proto.body for h in at.html)
 
 
+def test_financials_open_on_the_companies_asked_about_lately(indexed):
+    at = ask(start(), "What were BOLT's total net sales in fiscal 2023?")
+    at.switch_page("pages/financials.py").run()
+    no_exception(at)
+    assert at.multiselect(key="fin_companies").value == ["BOLT"]
+    assert list(at.dataframe[0].value.index.get_level_values(0).unique()) == ["Bolt Motors Corp. (BOLT)"]
+
+
+def test_financials_say_a_company_whose_filings_carry_no_xbrl_figures(indexed):
+    from rag.config import get_settings
+    from rag.index import IndexStore
+    from tests.pdf_files import write_pdf
+
+    lines = ["UNITED STATES", "SECURITIES AND EXCHANGE COMMISSION", "FORM 10-K", "Commission File Number 001-88888",
+             "CRUX INSTRUMENTS INC.", "Item 1. Business",
+             "Crux Instruments makes sensors for laboratories and sells them in three regions.",
+             "Demand for the sensors rose during the year as laboratories expanded."]
+    pdf = write_pdf(indexed / "in" / "crux-annual.pdf", [[(740 - 18 * i, text) for i, text in enumerate(lines)]])
+    report = IndexStore(get_settings()).add([pdf], overrides={"ticker": "CRUX", "company": "Crux Instruments Inc.",
+                                                              "form": "10-K", "fiscal_year": 2024})
+    assert not report.errors, report.errors
+    at = start()
+    at.switch_page("pages/financials.py").run()
+    no_exception(at)
+    assert at.multiselect(key="fin_companies").value == ["ACME", "BOLT", "CRUX"]  # every company, up to a handful
+    notes = " ".join(texts(at.info))
+    assert "No XBRL figures in the indexed filings of CRUX" in notes and "index" not in notes.split("CRUX", 1)[1]
+    companies = set(at.dataframe[0].value.index.get_level_values(0))
+    assert companies == {"Acme Widgets Inc. (ACME)", "Bolt Motors Corp. (BOLT)"}, "no empty row for CRUX"
+    at.multiselect(key="fin_companies").set_value(["CRUX"]).run()
+    no_exception(at)
+    assert "No XBRL figures in the indexed filings of CRUX" in " ".join(texts(at.info))
+    assert not at.dataframe and not at.warning
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Safe text: filing text and model output never become links, images, HTML or formulas
 
