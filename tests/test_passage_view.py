@@ -45,6 +45,15 @@ def test_a_statement_is_drawn_as_a_table_and_its_cells_are_escaped():
     assert shown.count("<table") == 1 and "Results of operations" in shown.split("<table")[0]
 
 
+def test_a_row_heading_between_rows_stays_inside_its_table():
+    text = ("| 2025 | 2024\nRevenues\nWidget sales | 1,200 | 1,100\nCosts\nWidget costs | 700 | 650\n\n"
+            "Costs rose with volume.\n")
+    shown = highlight_html("", text, "", mark=False)
+    assert shown.count("<table") == 1
+    assert [cells[0] for _, cells in _rows(shown)] == ["", "Revenues", "Widget sales", "Costs", "Widget costs"]
+    assert "Costs rose with volume." not in shown.split("</table>")[0], "a sentence after the table stays text"
+
+
 def test_the_figures_row_is_marked_and_the_rest_of_the_passage_shaded():
     row = "Widget sales | $1,200 | $1,100 | $900 | $100 | 9%"
     shown = highlight_html("Before the passage.\n", STATEMENT, "After it.", quote=row)
@@ -72,7 +81,7 @@ def test_a_prose_answers_quoted_sentence_is_what_is_marked():
               "- Supply of widget parts may be disrupted by storms at sea, which could harm results. [1]\n"
               "- Something else entirely [2]\n")
     quotes = supporting_quotes(answer, 1, PASSAGE)
-    assert quotes == ["Supply of widget parts may be disrupted by storms at sea, which could harm results"]
+    assert quotes == ["Supply of widget parts may be disrupted by storms at sea, which could harm results."]
     shown = highlight_html("", PASSAGE, "", quote=quotes)
     marks = re.findall(r'<mark class="wb-mark">(.*?)</mark>', shown)
     assert marks == [quotes[0]]

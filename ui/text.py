@@ -372,16 +372,26 @@ def highlight_html(before: str, passage: str, after: str, cut_before: bool = Fal
     return "".join(parts)
 
 
+SECTION_ROW_CHARS = 80  # the longest line without cells still read as a row heading inside a table
+
+
 def _is_table_line(line: str) -> bool:
     return " | " in line or line.startswith("| ") or line.rstrip().endswith(" |")
 
 
 def _blocks(text: str) -> list[tuple[str, int, int]]:
-    """(kind, start, end) runs of `text`: "table" for consecutive table lines, "text" for the rest."""
+    """(kind, start, end) runs of `text`: "table" for consecutive table lines, "text" for the rest. A short line
+    between two table lines (a statement's "Revenues" over its rows) is a row of that table, so the table is not cut
+    in two with columns of different widths."""
+    lines = text.splitlines(keepends=True)
+    kinds = ["table" if _is_table_line(line.rstrip("\n")) else "text" for line in lines]
+    for i in range(1, len(lines) - 1):
+        line = lines[i].strip()
+        if kinds[i - 1] == kinds[i + 1] == "table" and line and len(line) <= SECTION_ROW_CHARS:
+            kinds[i] = "table"
     blocks: list[tuple[str, int, int]] = []
     at = 0
-    for line in text.splitlines(keepends=True):
-        kind = "table" if _is_table_line(line.rstrip("\n")) else "text"
+    for line, kind in zip(lines, kinds):
         if blocks and blocks[-1][0] == kind:
             blocks[-1] = (kind, blocks[-1][1], at + len(line))
         else:
@@ -527,7 +537,7 @@ def supporting_quotes(answer: str, number, passage: str, min_overlap: float = 0.
             if len(part) < 12:
                 continue
             if part in passage:
-                found.append(part)
+                found.append(next((part + end for end in ".;" if part + end in passage), part))
                 continue
             for said in _sentences(part):
                 words = _words(said)
