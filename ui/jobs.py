@@ -1,4 +1,5 @@
-"""The sidebar's view of the background queue (rag/jobs.py): one line per filing, polled while work is under way.
+"""The sidebar's view of the background queue (rag/jobs.py): this session's batches (one per click), one line per
+filing, polled while work is under way; each finished batch has its own summary and Dismiss.
 
 Queued, downloading, parsing, embedding n of N chunks with the time left, done, or failed with the reason. While
 anything is queued or running, a fragment redraws the lines every POLL_S seconds (a fragment's timed rerun never
