@@ -135,11 +135,18 @@ class IndexJobs:
             self._cancel = self._current_locked() is not None
             return dropped
 
-    def clear_finished(self) -> None:
-        """Forget finished jobs (the user dismissed their outcome)."""
+    def clear_finished(self, batches: set[int] | None = None) -> None:
+        """Forget finished jobs (the user dismissed their outcome): of the given batches only, else of all."""
         with self._lock:
-            for job_id in [j.id for j in self._jobs.values() if j.state in FINISHED]:
+            for job_id in [j.id for j in self._jobs.values()
+                           if j.state in FINISHED and (batches is None or j.batch in batches)]:
                 del self._jobs[job_id]
+
+    def batch_of(self, job_id: int) -> int | None:
+        """The batch (one submission) a job came with, while the queue still holds it."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            return job.batch if job is not None else None
 
     # ---- reading (any thread)
     def snapshot(self) -> list[FilingJob]:

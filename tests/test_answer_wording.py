@@ -4,6 +4,9 @@ corpus, parsed and chunked in place (no embedding)."""
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 
 from rag.catalog import Catalog
@@ -97,13 +100,16 @@ def test_a_citation_links_its_filing_on_edgar_when_the_accession_is_known():
 
 
 def test_a_figures_citation_carries_the_row_that_prints_it_and_the_panel_marks_that_row_alone(corpus):
-    from ui.text import highlight_html
+    from ui.text import highlight_html, table_cells
 
     fa = ask(corpus, "What was Coca-Cola's total revenue in fiscal 2024?")
     row = fa.citations[0].quote
     assert row and row.startswith("Net Operating Revenues") and "47,061" in row
     passage = "Consolidated statements of income\n" + row + "\nCost of goods sold | <b>x</b>"
     shown = highlight_html("before ", passage, " after", quote=row)
-    marked = shown.split('<mark class="wb-mark">')[1].split("</mark>")[0]
-    assert marked == row.replace("&", "&amp;")
+    marked = shown.split('<tr class="wb-mark">')[1].split("</tr>")[0]
+    cells = [html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", marked)]
+    expected = table_cells(row)
+    assert cells[:len(expected)] == expected and not any(cells[len(expected):]), (cells, row)
+    assert shown.count('class="wb-mark"') == 1
     assert "Cost of goods sold" not in marked and "&lt;b&gt;x&lt;/b&gt;" in shown and "<b>" not in shown

@@ -114,7 +114,14 @@ def test_empty_storage_says_what_to_do_first(empty):
     at = start()
     body = "\n".join(texts(at.markdown))
     assert "No filings are indexed yet" in body
-    assert "Download & index" in body and "Add & index" in body
+    # The card names the buttons that exist: the two in the sidebar now, and the review's Index after Read files.
+    card = next(t for t in texts(at.markdown) if "Add some first" in t)
+    named = re.findall(r"\*\*(.+?)\*\*", card)
+    assert named[:4] == ["Add filings", "From EDGAR", "Download & index", "Upload"], named
+    assert {"Download & index", "Read files"} <= set(named) <= {"Add filings", "From EDGAR", "Download & index",
+                                                                 "Upload", "Read files", "Index"}
+    labels = {b.label for b in at.button}
+    assert {"Download & index", "Read files"} <= labels, labels
     assert at.chat_input[0].disabled, "asking must wait until something is indexed"
     # The sidebar offers the way in: tickers, form, how many, the SEC user agent, the uploader.
     assert at.text_input(key="dl_tickers") is not None
@@ -172,14 +179,21 @@ def test_question_gets_an_extractive_answer_with_citations_when_ollama_is_down(i
     captions = " ".join(texts(at.caption))
     assert "Detected **ACME · FY2024 · income statement**" in captions
     assert "**hybrid** retrieval" in captions and "extractive" in captions
-    assert "retrieval " in captions and " ms" in captions
+    # The timing caption adds up: search + answer = total, in one unit.
+    timing = re.search(r"search ([\d,.]+) (ms|s) \+ answer ([\d,.]+) \2 = ([\d,.]+) \2", captions)
+    assert timing, captions
+    search, answer, total = (float(timing.group(i).replace(",", "")) for i in (1, 3, 4))
+    assert abs(search + answer - total) < 1e-9
     # Sources: one expander per cited source, with its metadata and text; the rest folded under one line.
     cited = {c["number"] for c in result["citations"]}
     rest = [c for c in result["sources"] if c["number"] not in cited]
     labels = [e.label for e in at.expander]
     assert sum(bool(re.match(rf"\\\[{n}\\\] ", label)) for n in cited for label in labels) == len(cited)
     assert rest and f"{len(rest)} more passage{'s' if len(rest) != 1 else ''}" in labels
-    assert any("Total net sales | $391,035 | $383,285" in c for c in texts(at.code))
+    # A source's passage reads as text in proportional type, its table as a table, nothing marked yet.
+    shown = [h.proto.body for h in at.html if "wb-passage" in h.proto.body]
+    row = '<td>Total net sales</td><td class="wb-num">$391,035</td><td class="wb-num">$383,285</td>'
+    assert any(row in h and 'class="wb-mark"' not in h for h in shown), shown
     # The conversation is in the URL for a reload.
     assert len(at.query_params["c"][0] if isinstance(at.query_params["c"], list) else at.query_params["c"]) == 32
 
@@ -305,12 +319,15 @@ def test_citation_opens_its_passage_highlighted_in_the_filing(indexed):
     at = ask(start(), ACME_Q)
     buttons(at, "cite_")[0].click().run()
     no_exception(at)
-    passage = [h for h in at.html if "wb-mark" in h.proto.body]
+    passage = [h for h in at.html if 'class="wb-mark"' in h.proto.body]
     assert passage, "the citation did not open its passage"
     body = passage[0].proto.body
-    marked = body.split('<mark class="wb-mark">', 1)[1].split("</mark>", 1)[0]
-    assert "Total net sales | $391,035 | $383,285" in marked
-    before = body.split('<mark class="wb-mark">', 1)[0]
+    # The statement is drawn as a table; the row that prints the figure is marked, and nothing else.
+    assert '<table class="wb-table">' in body
+    row = body.split('<tr class="wb-mark">', 1)[1].split("</tr>", 1)[0]
+    assert re.findall(r"<td[^>]*>(.*?)</td>", row) == ["Total net sales", "$391,035", "$383,285"]
+    assert body.count('class="wb-mark"') == 1 and "<mark" not in body
+    before = body.split('<tr class="wb-mark">', 1)[0]
     assert "Total net sales grew because widget demand rose." in before, "no surrounding text before the passage"
     assert "Acme Widgets Inc. (ACME) · 10-K · FY2024 · " in " ".join(texts(at.caption))
 
@@ -441,6 +458,42 @@ def test_download_reports_each_ticker(indexed, monkeypatch):
     at.run()
     assert "NOPE is not a ticker EDGAR knows." in " ".join(texts(at.error))
     assert "ZETA · Zeta Labs Inc." in at.multiselect(key="company").options
+
+
+def test_progress_shows_this_sessions_batches_each_with_its_own_summary(indexed, monkeypatch):
+    from rag import edgar
+
+    def no_such_ticker(tickers, *, form, limit, settings, progress=None, fiscal_years=None):
+        return [edgar.DownloadOutcome(t, None, f"{t} is not a ticker EDGAR knows.") for t in tickers]
+
+    monkeypatch.setattr(edgar, "download_filings", no_such_ticker)
+    monkeypatch.setenv("SEC_USER_AGENT", "Jane Analyst jane@example.com")
+    at = start()
+    at.text_input(key="dl_tickers").set_value("nope").run()
+    at.button(key="dl_go").click().run()
+    assert core.wait_for_jobs(120)
+    at.run()
+    no_exception(at)
+    assert [s.label for s in at.status] == ["1 failed"]
+    # The next batch, an upload that indexes, is summed up on its own: the earlier failure is not counted in it.
+    html = filing_html(company="Crux Instruments Inc.", ticker="CRUX", fiscal_year=2024, period_end="2024-06-30",
+                       revenue=(5120, 4870))
+    at.file_uploader[0].set_value(("crux-20240630.htm", html.encode(), "text/html")).run()
+    at.button(key="up_go").click().run()
+    at.button(key="up_index").click().run()
+    assert core.wait_for_jobs(120)
+    at.run()
+    no_exception(at)
+    assert [s.label for s in at.status] == ["1 failed", "1 filing indexed"]
+    # Another browser session sees none of this one's batches.
+    assert not start().status
+    # The failure is dismissed; the indexed batch stays until it is dismissed too.
+    failed_batch = next(b for b in buttons(at, "dismiss_job_"))
+    failed_batch.click().run()
+    no_exception(at)
+    assert [s.label for s in at.status] == ["1 filing indexed"]
+    buttons(at, "dismiss_job_")[0].click().run()
+    assert not at.status
 
 
 def test_index_changes_by_another_process_are_picked_up(indexed):
@@ -576,6 +629,41 @@ def test_financials_tabulate_xbrl_figures_and_open_their_passage(indexed):
     no_exception(at)
     assert any("ACME FY2024: **\\$391,035 million**" in m for m in texts(at.markdown))
     assert any('<mark class="wb-mark">391,035</mark>' in h.proto.body for h in at.html)
+
+
+def test_financials_open_on_the_companies_asked_about_lately(indexed):
+    at = ask(start(), "What were BOLT's total net sales in fiscal 2023?")
+    at.switch_page("pages/financials.py").run()
+    no_exception(at)
+    assert at.multiselect(key="fin_companies").value == ["BOLT"]
+    assert list(at.dataframe[0].value.index.get_level_values(0).unique()) == ["Bolt Motors Corp. (BOLT)"]
+
+
+def test_financials_say_a_company_whose_filings_carry_no_xbrl_figures(indexed):
+    from rag.config import get_settings
+    from rag.index import IndexStore
+    from tests.pdf_files import write_pdf
+
+    lines = ["UNITED STATES", "SECURITIES AND EXCHANGE COMMISSION", "FORM 10-K", "Commission File Number 001-88888",
+             "CRUX INSTRUMENTS INC.", "Item 1. Business",
+             "Crux Instruments makes sensors for laboratories and sells them in three regions.",
+             "Demand for the sensors rose during the year as laboratories expanded."]
+    pdf = write_pdf(indexed / "in" / "crux-annual.pdf", [[(740 - 18 * i, text) for i, text in enumerate(lines)]])
+    report = IndexStore(get_settings()).add([pdf], overrides={"ticker": "CRUX", "company": "Crux Instruments Inc.",
+                                                              "form": "10-K", "fiscal_year": 2024})
+    assert not report.errors, report.errors
+    at = start()
+    at.switch_page("pages/financials.py").run()
+    no_exception(at)
+    assert at.multiselect(key="fin_companies").value == ["ACME", "BOLT", "CRUX"]  # every company, up to a handful
+    notes = " ".join(texts(at.info))
+    assert "No XBRL figures in the indexed filings of CRUX" in notes and "index" not in notes.split("CRUX", 1)[1]
+    companies = set(at.dataframe[0].value.index.get_level_values(0))
+    assert companies == {"Acme Widgets Inc. (ACME)", "Bolt Motors Corp. (BOLT)"}, "no empty row for CRUX"
+    at.multiselect(key="fin_companies").set_value(["CRUX"]).run()
+    no_exception(at)
+    assert "No XBRL figures in the indexed filings of CRUX" in " ".join(texts(at.info))
+    assert not at.dataframe and not at.warning
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -58,8 +58,9 @@ def _upload(page, path: Path) -> None:
     sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
     sidebar.get_by_text(path.name).first.wait_for()
     sidebar.get_by_role("button", name=re.compile("Read files")).click()
-    sidebar.locator('[data-testid="stDataFrame"]').wait_for()  # what was read, for the user to check
-    sidebar.get_by_role("button", name=re.compile("^.*Index$")).click()
+    review = page.locator('[role="dialog"]')  # what was read, for the user to check, with room for it
+    review.locator('[data-testid="stDataFrame"]').wait_for()
+    review.get_by_role("button", name=re.compile("^.*Index$")).click()
     wait_idle(page)
 
 
@@ -88,9 +89,10 @@ def test_analyst_walkthrough(built_index, tmp_path):
             cite.first.click()
             dialog = page.locator('[role="dialog"]')
             dialog.wait_for()
-            mark = dialog.locator("mark")
-            mark.first.wait_for()
-            assert "Total net sales | $391,035 | $383,285" in mark.first.inner_text()
+            row = dialog.locator("tr.wb-mark")
+            row.first.wait_for()
+            assert [t.strip() for t in row.first.locator("td").all_inner_texts()] == ["Total net sales", "$391,035",
+                                                                                        "$383,285"]
             assert "Acme Widgets Inc. (ACME)" in dialog.inner_text()
             assert "widget demand rose" in dialog.inner_text(), "no text around the passage"
             page.screenshot(path=str(tmp_path / "citation.png"))

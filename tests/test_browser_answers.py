@@ -77,7 +77,11 @@ def test_cited_sources_come_first_and_the_rest_are_folded(built_index, tmp_path)
             dialog = page.locator('[role="dialog"]')
             dialog.wait_for()
             dialog.get_by_text("File: acme-20240928.htm").wait_for()
-            # The row that prints the figure is marked, not the whole passage around it.
-            assert dialog.locator("mark").first.inner_text().strip() == "Total net sales | $391,035 | $383,285"
+            # The statement is a table; the row that prints the figure is marked, not the whole passage around it.
+            row = dialog.locator("tr.wb-mark")
+            row.first.wait_for()
+            assert row.count() == 1
+            assert [t.strip() for t in row.locator("td").all_inner_texts()] == ["Total net sales", "$391,035",
+                                                                                  "$383,285"]
             assert str(built_index) not in dialog.inner_text()
             page.screenshot(path=str(tmp_path / "citation.png"))

@@ -32,6 +32,7 @@ from .text import (
     section_label,
     short_label,
     source_kind,
+    supporting_quotes,
     timings_label,
 )
 
@@ -66,15 +67,17 @@ def render(pages: dict) -> None:
     known = core.filings(s)
     stopped = waiting.take_stopped(conv_id)  # an answer whose wait for the model was stopped: finished below
 
-    _header(conv, messages)
-    core.show_notice()
-    history.banner()
-    _ollama_banner(s)
-
-    if not known:
-        _empty_index(bool(messages))
-    elif not messages:
-        _welcome(known)
+    # The page's furniture in one container: the messages below start at the same place whether or not the
+    # welcome shows, so a finished answer's rerun draws it over the streamed one instead of beside it.
+    with st.container():
+        _header(conv, messages)
+        core.show_notice()
+        history.banner()
+        _ollama_banner(s)
+        if not known:
+            _empty_index(bool(messages))
+        elif not messages:
+            _welcome(known)
 
     for i, msg in enumerate(messages):
         _render_message(msg, messages[i - 1] if i else None)
@@ -143,8 +146,8 @@ def _empty_index(has_history: bool) -> None:
             "Add some first, in the sidebar under **Add filings**:\n\n"
             "1. **From EDGAR**: type tickers (e.g. `AAPL, MSFT`), pick 10-K or 10-Q and how many of the latest, "
             "then **Download & index**. SEC asks for your name and e-mail (the *SEC user agent*).\n"
-            "2. **Upload**: drop EDGAR `.htm`/`.html` documents, full-submission `.txt` files or PDFs, then "
-            "**Add & index**.\n\n"
+            "2. **Upload**: drop EDGAR `.htm`/`.html` documents, full-submission `.txt` files or PDFs, press "
+            "**Read files**, check what was read about each, then **Index**.\n\n"
             "Or from a terminal: `python -m rag download AAPL --limit 2`, or `python -m rag index PATH`. "
             "The app picks up the new index without a restart."
         )
@@ -206,7 +209,7 @@ def _answer_details(msg_id: int, result: dict, previous: dict | None) -> None:
                 if st.button(md("\\[{}\\] {}", c.get("number"), short_label(c)),
                              key=f"cite_{msg_id}_{c.get('number')}", type="secondary", icon=":material/article:",
                              help=safe_inline(long_label(c))):
-                    show_citation(c, result.get("mode"))
+                    show_citation(c, result.get("mode"), result.get("answer"))
 
     _company_choices(msg_id, result, previous)
     _meta_row(msg_id, result, previous)
@@ -240,16 +243,16 @@ def _sources(msg_id: int, result: dict, sources: list[dict], cited: set) -> None
     for c in used:
         with st.expander(md("\\[{}\\] {}", c.get("number"), long_label(c)), icon=":material/format_quote:"):
             _source_meta(c, result.get("mode"))
-            st.code(c.get("text") or "", language=None, wrap_lines=True)
+            st.html(PASSAGE_CSS + highlight_html("", chunk_body(c.get("text") or ""), "", mark=False))
             if st.button("Show in filing", key=f"src_{msg_id}_{c.get('number')}", icon=":material/open_in_new:",
                          type="tertiary"):
-                show_citation(c, result.get("mode"))
+                show_citation(c, result.get("mode"), result.get("answer"))
     if rest:
         with st.expander(f"{len(rest)} more passage{'s' if len(rest) != 1 else ''}", icon=":material/description:"):
             for c in rest:
                 if st.button(md("\\[{}\\] {}", c.get("number"), long_label(c)), key=f"src_{msg_id}_{c.get('number')}",
                              type="tertiary", icon=":material/description:"):
-                    show_citation(c, result.get("mode"))
+                    show_citation(c, result.get("mode"), result.get("answer"))
 
 
 def _meta_row(msg_id: int, result: dict, previous: dict | None) -> None:
@@ -346,8 +349,18 @@ def _pdf_citation_dialog(c: dict, mode: str | None = None) -> None:
     render_citation(c, mode)
 
 
-def show_citation(c: dict, mode: str | None = None) -> None:
+def show_citation(c: dict, mode: str | None = None, answer: str | None = None) -> None:
+    """The citation's panel; `answer` is the answer citing it, whose claims say what in the passage to mark."""
+    c = {**c, "quotes": cited_quotes(c, answer)}
     (_pdf_citation_dialog if page_view.pdf_path(c) else _citation_dialog)(c, mode)
+
+
+def cited_quotes(c: dict, answer: str | None) -> list[str]:
+    """What in the citation's passage supports the answer: the figure's row the engine recorded, else the sentences
+    the answer's claims citing it quote or restate (ui.text.supporting_quotes)."""
+    if c.get("quote"):
+        return [c["quote"]]
+    return supporting_quotes(answer or "", c.get("number"), chunk_body(c.get("text") or ""))
 
 
 def render_citation(c: dict, mode: str | None = None) -> None:
@@ -387,15 +400,18 @@ def _render_citation_text(c: dict, mode: str | None = None) -> str:
     passage = chunk_body(c.get("text") or "")
     if span:
         before, passage, after, cut_before, cut_after = context_window(text, *span)
-        st.caption("The cited passage, highlighted in its filing's text:")
-        st.html(PASSAGE_CSS + highlight_html(before, passage, after, cut_before, cut_after, quote=c.get("quote")))
+        st.caption("The cited passage in its filing's text: what supports the answer marked, the rest of the "
+                   "passage shaded." if c.get("quotes") else "The cited passage, highlighted in its filing's text:")
+        st.html(PASSAGE_CSS + highlight_html(before, passage, after, cut_before, cut_after,
+                                               quote=c.get("quotes") or c.get("quote")))
     else:
         if c.get("kind") == "fact":
             st.caption("An exact figure read from the filing's inline XBRL:")
         elif c.get("doc_id"):
             st.info("This filing is no longer in the index (removed or re-indexed): the passage is shown as it was "
                     "cited.", icon=":material/info:")
-        st.html(PASSAGE_CSS + highlight_html("", c.get("text") or "", ""))
+        st.html(PASSAGE_CSS + highlight_html("", chunk_body(c.get("text") or ""), "",
+                                             quote=c.get("quotes") or c.get("quote")))
     with st.expander("Chunk as indexed (with its header)"):
         st.code(c.get("text") or "", language=None, wrap_lines=True)
     if c.get("doc_id") and span and st.button("Read this Item in the Library", icon=":material/menu_book:",
@@ -443,7 +459,7 @@ def ask(question: str, *, conv_id: str | None, use_analysis: bool = True, alone:
                 )
             flight = waiting.begin(stream, conv_id=conv_id, question=question,
                                    request={**request.to_dict(), "use_analysis": use_analysis})
-            st.write_stream(escaped_stream(waiting.watched(flight)))
+            _answer_slot().write_stream(escaped_stream(waiting.watched(flight)))
             if flight.taken_over:  # the user stopped the wait: the next run, already started, finishes the answer
                 st.stop()
             result, content = _finished(stream)
@@ -453,6 +469,12 @@ def ask(question: str, *, conv_id: str | None, use_analysis: bool = True, alone:
     waiting.end()
     history.add(conv_id, "assistant", content, result, s=s)
     st.rerun()
+
+
+def _answer_slot():
+    """Where a streamed answer goes: the message's first element, where the rerun that files it draws the stored
+    answer (anywhere else the two would show at once until that run ended)."""
+    return st.empty()
 
 
 def _finished(stream) -> tuple[dict, str]:
@@ -478,7 +500,7 @@ def _finish_stopped(flight: waiting.Flight) -> None:
     started = time.perf_counter()
     with st.chat_message("assistant", avatar=ASSISTANT_AVATAR):
         try:
-            st.write_stream(escaped_stream(flight.pieces))
+            _answer_slot().write_stream(escaped_stream(flight.pieces))
             result, content = _finished(flight.stream)
         except Exception as exc:  # noqa: BLE001 - say what went wrong, keep the conversation usable
             result, content = _failed(exc, flight.question, started)

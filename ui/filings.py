@@ -18,6 +18,7 @@ from rag.edgar.record import FISCAL_PERIODS, RECORD_NAME
 from rag.jobs import CORRECTABLE, correct_record, record_label
 
 from . import core
+from . import jobs as jobs_ui
 from .safe import md
 from .text import safe_inline
 
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 UPLOAD_TYPES = ["htm", "html", "txt", "pdf"]
 K_UPLOADER = "uploader_generation"
 K_REVIEW = "upload_review"  # the uploaded files' records, read and waiting for the user's check
+K_REVIEW_OPEN = "upload_review_open"  # the review's dialog is up (closed with its X, it waits behind a button)
 LOCK_TIMEOUT_S = 5.0
 
 
@@ -139,7 +141,7 @@ def download_and_index(s: Settings, tickers: list[str], form: str, count: int) -
         st.error(safe_inline(str(exc)) + "  \nFill in **SEC user agent** above (e.g. `Jane Analyst jane@example.com`).",
                  icon=":material/badge:")
         return
-    core.jobs(s).add_download(tickers, form, count, s)
+    jobs_ui.track(s, [core.jobs(s).add_download(tickers, form, count, s)])
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -158,7 +160,13 @@ def upload_form(s: Settings) -> None:
                  width="stretch", help="Reads each file's company, ticker, form, fiscal year and period, for you to "
                                        "check before it is indexed."):
         read_uploads(s, files)
-    review_form(s)
+    rows = st.session_state.get(K_REVIEW)
+    if rows and not st.session_state.get(K_REVIEW_OPEN):
+        n = len(rows)
+        if st.button(f"Check what was read ({n} file{'s' if n != 1 else ''})", key="up_reopen", icon=":material/fact_check:",
+                     width="stretch", help="The files read and not yet indexed: check them, then index."):
+            st.session_state[K_REVIEW_OPEN] = True
+            st.rerun()
 
 
 def check_upload(name: str, size: int, max_mb: int) -> str | None:
@@ -201,7 +209,24 @@ def read_uploads(s: Settings, files) -> None:
                      **{key: getattr(record, key, None) for key in CORRECTABLE}})
     if rows:
         st.session_state[K_REVIEW] = rows
+        st.session_state[K_REVIEW_OPEN] = True
         st.session_state[K_UPLOADER] = st.session_state.get(K_UPLOADER, 0) + 1  # a fresh, empty uploader
+
+
+def show_review(s: Settings) -> None:
+    """The upload review, in a dialog over the page (it needs the room: six columns), while files wait for it.
+    Called by the frame outside the sidebar, on every page."""
+    if st.session_state.get(K_REVIEW) and st.session_state.get(K_REVIEW_OPEN):
+        _review_dialog(s)
+
+
+def _review_closed() -> None:
+    st.session_state[K_REVIEW_OPEN] = False  # the files stay read: the sidebar offers the review again
+
+
+@st.dialog("Check what was read", width="large", icon=":material/fact_check:", on_dismiss=_review_closed)
+def _review_dialog(s: Settings) -> None:
+    review_form(s)
 
 
 def review_form(s: Settings) -> None:
@@ -209,7 +234,7 @@ def review_form(s: Settings) -> None:
     rows = st.session_state.get(K_REVIEW)
     if not rows:
         return
-    st.caption("Check what was read, correct it where it is wrong, then index:")
+    st.caption("Correct what was read where it is wrong, then index:")
     columns = ["file", *CORRECTABLE]
     edited = st.data_editor(
         [{k: row.get(k) for k in columns} for row in rows], key="up_review", hide_index=True, width="stretch",
@@ -232,6 +257,7 @@ def review_form(s: Settings) -> None:
     if right.button("Discard", key="up_discard", icon=":material/close:", width="stretch",
                     help="Do not index these files (they stay saved and can be uploaded again)."):
         st.session_state.pop(K_REVIEW, None)
+        st.session_state.pop(K_REVIEW_OPEN, None)
         st.rerun()
 
 
@@ -251,8 +277,9 @@ def queue_reviewed(s: Settings, rows: list[dict], edited) -> None:
         label = record_label(record, row["file"])
         items.append((Path(record.path), f"{row['file']} ({label})" if label != row["file"] else row["file"]))
     if items:
-        core.jobs(s).add_files(items, replace=corrected)
+        jobs_ui.track(s, core.jobs(s).add_files(items, replace=corrected))
     st.session_state.pop(K_REVIEW, None)
+    st.session_state.pop(K_REVIEW_OPEN, None)
     st.rerun()
 
 

@@ -12,11 +12,13 @@ import streamlit as st
 
 from rag.facts import METRICS, concept_label
 
-from . import core
+from . import core, history
 from .safe import join, md
 from .text import PASSAGE_CSS, context_window, highlight_html
 
 DEFAULT_METRICS = ("revenue", "net_income", "operating_income")
+HANDFUL = 5  # companies chosen when the page opens
+RECENT_CONVERSATIONS = 5  # where the companies asked about lately are looked for
 K_COMPANIES, K_METRICS, K_COMPARATIVES = "fin_companies", "fin_metrics", "fin_comparatives"
 K_SOURCES, K_PERIODS = "fin_sources", "fin_periods"
 YEARS, QUARTERS = "Fiscal years", "Quarters"
@@ -40,17 +42,26 @@ def render() -> None:
         st.error(md("The figures could not be loaded: {}", exc))
         return
 
-    tickers = sorted({f["ticker"] for f in filings if f.get("ticker") and f.get("fiscal_year")})
+    with_figures = {f["ticker"] for f in filings if f.get("ticker") and f.get("fiscal_year") and f.get("fact_count")}
+    indexed = {str(f["ticker"]) for f in core.filings(s).values() if f.get("ticker")}
+    tickers = sorted(with_figures | indexed)
     if not tickers:
-        st.info("No XBRL figures yet. Index 10-K filings (sidebar, or `python -m rag index PATH`): figures are "
-                "stored as each filing is indexed. Filings indexed before this feature get theirs when indexed "
-                "again.", icon=":material/table_chart:")
+        st.info("No filings are indexed yet. Add 10-K or 10-Q filings (sidebar: **Add filings**, or "
+                "`python -m rag index PATH`): their XBRL figures are stored as each filing is indexed.",
+                icon=":material/table_chart:")
         return
 
     labels = {m.key: m.label for m in METRICS if m.listed}
-    chosen, metric_keys, with_comparatives, quarterly = _choices(tickers, labels)
+    chosen, metric_keys, with_comparatives, quarterly = _choices(tickers, labels, _recent_companies(s, tickers))
+    without = [t for t in chosen if t not in with_figures]
+    if without:
+        st.info(md("No XBRL figures in the indexed filings of {}: they carry none (a PDF, or a document without "
+                   "inline XBRL). Ask about them in the chat, which reads their text.", join(", ", without)),
+                icon=":material/info:")
+    chosen = [t for t in chosen if t in with_figures]
     if not chosen or not metric_keys:
-        st.info("Choose at least one company and one metric.")
+        if not without:
+            st.info("Choose at least one company and one metric.")
         return
 
     rows = layer.quarter_history(chosen, metric_keys) if quarterly else layer.history(chosen, metric_keys)
@@ -82,11 +93,28 @@ def render() -> None:
     _sources(df, rows, layer, engine)
 
 
-def _choices(tickers: list[str], labels: dict[str, str]) -> tuple[list[str], list[str], bool, bool]:
-    """The companies, metrics, whether to include comparative years, and fiscal years or quarters."""
+def _recent_companies(s, tickers: list[str]) -> list[str]:
+    """The companies the latest answers were about (what their questions named, else what they cited), newest
+    first, up to HANDFUL."""
+    found: list[str] = []
+    for conv in history.list_conversations(s)[:RECENT_CONVERSATIONS]:
+        for msg in reversed(history.messages(conv["id"], s)):
+            result = msg.get("result") or {}
+            named = (result.get("detected") or {}).get("tickers") or []
+            cited = [c.get("ticker") for c in result.get("citations") or []]
+            found += [t for t in (named or cited) if t in tickers and t not in found]
+            if len(found) >= HANDFUL:
+                return found[:HANDFUL]
+    return found
+
+
+def _choices(tickers: list[str], labels: dict[str, str],
+             recent: list[str]) -> tuple[list[str], list[str], bool, bool]:
+    """The companies (at first the sidebar's filter, else those asked about lately, else the first HANDFUL), the
+    metrics, whether to include comparative years, and fiscal years or quarters."""
     preferred = [t for t in st.session_state.get(core.K_TICKERS) or [] if t in tickers]
     left, right = st.columns([2, 3])
-    chosen = left.multiselect("Companies", tickers, default=preferred or tickers[: min(3, len(tickers))],
+    chosen = left.multiselect("Companies", tickers, default=preferred or recent or tickers[:HANDFUL],
                               key=K_COMPANIES)
     metric_keys = right.multiselect("Metrics", list(labels), default=list(DEFAULT_METRICS), format_func=labels.get,
                                     key=K_METRICS)
@@ -183,7 +211,7 @@ def _show_source(item: dict, layer, engine) -> None:
     else:
         chunk = layer.chunk(item.get("chunk_id"))
         if chunk:
-            st.code(chunk[0], language=None, wrap_lines=True)
+            st.html(PASSAGE_CSS + highlight_html("", chunk[0], "", mark=False))
         else:
             st.caption("This figure is not shown in the filing's visible text (a hidden XBRL fact).")
 

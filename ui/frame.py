@@ -18,6 +18,7 @@ from pathlib import Path
 import streamlit as st
 
 from . import core, sidebar
+from . import filings as filing_ui
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE_TITLE = "SEC Filings Analyst"
@@ -28,7 +29,7 @@ _IN_FRAME: ContextVar[bool] = ContextVar("in_frame", default=False)
 
 
 def _config() -> None:
-    st.set_page_config(page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide", initial_sidebar_state="expanded")
+    st.set_page_config(page_title=PAGE_TITLE, page_icon=PAGE_ICON, layout="wide", initial_sidebar_state="auto")
 
 
 def _pages() -> dict:
@@ -64,6 +65,7 @@ def _navigation():
         st.switch_page(pages["chat"], query_params={key: st.query_params.get_all(key) for key in st.query_params})
     st.session_state[core.K_PAGE] = next((name for name, page in pages.items() if page is current), None)
     sidebar.render(pages)
+    filing_ui.show_review(core.settings())  # outside the sidebar: a dialog with the room the review needs
     return current
 
 

@@ -1,4 +1,5 @@
-"""The sidebar's view of the background queue (rag/jobs.py): one line per filing, polled while work is under way.
+"""The sidebar's view of the background queue (rag/jobs.py): this session's batches (one per click), one line per
+filing, polled while work is under way; each finished batch has its own summary and Dismiss.
 
 Queued, downloading, parsing, embedding n of N chunks with the time left, done, or failed with the reason. While
 anything is queued or running, a fragment redraws the lines every POLL_S seconds (a fragment's timed rerun never
@@ -20,23 +21,39 @@ from .text import safe_inline
 POLL_S = 1.0
 K_SEEN = "jobs_seen_finished"  # how many filings had finished when this session last drew the page
 K_IN_FULL_RUN = "jobs_in_full_run"
+K_BATCHES = "jobs_my_batches"  # the batches (one per click) this session submitted: the only ones it shows
 
 
 def _finished_count(jobs: list[FilingJob]) -> int:
     return sum(1 for j in jobs if j.kind == "filing" and j.finished_ok)
 
 
+def track(s, job_ids: list[int]) -> None:
+    """Remember the batches of jobs this session just submitted (the queue is the process's, shared by every
+    browser session; each shows its own)."""
+    queue = core.jobs(s)
+    mine = st.session_state.setdefault(K_BATCHES, set())
+    mine.update(b for b in (queue.batch_of(i) for i in job_ids) if b is not None)
+
+
+def batches(jobs: list[FilingJob], mine: set[int]) -> list[list[FilingJob]]:
+    """This session's jobs, one list per batch, oldest batch first."""
+    grouped: dict[int, list[FilingJob]] = {}
+    for job in jobs:
+        if job.batch in mine:
+            grouped.setdefault(job.batch, []).append(job)
+    return [grouped[b] for b in sorted(grouped)]
+
+
 def panel(s) -> None:
     queue = core.jobs(s)
     jobs = queue.snapshot()
-    if not jobs:
-        return
     st.session_state[K_SEEN] = _finished_count(jobs)
     if queue.busy():
         st.session_state[K_IN_FULL_RUN] = True
         _live(s)
     else:
-        _finished(s, jobs)
+        _draw(s, jobs)
 
 
 @st.fragment(run_every=POLL_S)
@@ -47,24 +64,43 @@ def _live(s) -> None:
     timed = not st.session_state.pop(K_IN_FULL_RUN, False)
     if timed and (not queue.busy() or _finished_count(jobs) != st.session_state.get(K_SEEN)):
         st.rerun()  # a filing was published (or all are done): redraw the page so the filters offer it
-    todo = sum(1 for j in jobs if j.state == "queued" or j.active)
+    _draw(s, jobs)
+
+
+def _draw(s, jobs: list[FilingJob]) -> None:
+    """Each of this session's batches: under way (live lines, a stop button) or finished (its own summary, which
+    counts that batch alone, and a Dismiss)."""
+    for batch in batches(jobs, st.session_state.get(K_BATCHES, set())):
+        if any(j.state == "queued" or j.active for j in batch):
+            _running(s, batch)
+        else:
+            _finished(s, batch)
+
+
+def _running(s, batch: list[FilingJob]) -> None:
+    queue = core.jobs(s)
+    todo = sum(1 for j in batch if j.state == "queued" or j.active)
     with st.status(f"Adding filings · {todo} to go", state="running", expanded=True):
-        for job in jobs:
+        for job in batch:
             _line(job)
-        st.button("Stop after this filing", key="jobs_cancel", icon=":material/stop_circle:", type="tertiary",
-                  on_click=queue.cancel,
+        st.button("Stop after this filing", key=f"jobs_cancel_{batch[0].batch}", icon=":material/stop_circle:",
+                  type="tertiary", on_click=queue.cancel,
                   help="The filing being indexed finishes and is searchable; the queued ones are not started. "
                        "Nothing already indexed or downloaded is lost.")
 
 
-def _finished(s, jobs: list[FilingJob]) -> None:
-    label, state = summary(jobs)
+def _dismiss(s, batch: int) -> None:
+    st.session_state.get(K_BATCHES, set()).discard(batch)
+    core.jobs(s).clear_finished({batch})
+
+
+def _finished(s, batch: list[FilingJob]) -> None:
+    label, state = summary(batch)
     with st.status(safe_inline(label), state=state, expanded=state == "error"):
-        for job in jobs:
+        for job in batch:
             _line(job)
-        if st.button("Dismiss", key="dismiss_job", type="tertiary", icon=":material/close:"):
-            core.jobs(s).clear_finished()
-            st.rerun()
+        st.button("Dismiss", key=f"dismiss_job_{batch[0].batch}", type="tertiary", icon=":material/close:",
+                  on_click=_dismiss, args=(s, batch[0].batch))
 
 
 def summary(jobs: list[FilingJob]) -> tuple[str, str]:

@@ -341,37 +341,236 @@ def context_window(text: str, start: int, end: int, before: int = 900, after: in
 
 
 def highlight_html(before: str, passage: str, after: str, cut_before: bool = False, cut_after: bool = False,
-                   quote: str | None = None) -> str:
-    """The passage inside its surrounding text, as HTML: the passage marked, or, when the `quote` that supports
-    the answer (a figure's row) is in it, the passage shaded and the quote alone marked. Every piece of filing
-    text is escaped here, first; the only tags are ours."""
+                   quote: str | Iterable[str] | None = None, *, mark: bool = True) -> str:
+    """The passage inside its surrounding text, as HTML: the passage marked, or, when a `quote` that supports the
+    answer (a figure's row, a prose answer's sentence; one or several) is in it, the passage shaded and the quotes
+    alone marked; mark=False shows the text alone. Runs of table lines ("cell | cell") are drawn as tables, their
+    cells cleaned of the layout's leftovers (see table_cells). Every piece of filing text is escaped here, cell by
+    cell or run by run; the only tags are ours."""
+    text = before + passage + after
+    p0, p1 = len(before), len(before) + len(passage)
+    quotes = [quote] if isinstance(quote, str) else list(quote or [])
+    marks = []
+    for q in quotes:
+        at = passage.find(q) if q else -1
+        if at >= 0:
+            marks.append((p0 + at, p0 + at + len(q)))
+    shade = (p0, p1) if marks else None
+    if not marks and mark:
+        marks = [(p0, p1)]
     parts = ['<div class="wb-passage">']
     if cut_before:
-        parts.append('<span class="wb-more">…</span>\n')
-    parts.append(html.escape(before, quote=True))
-    at = passage.find(quote) if quote else -1
-    if at >= 0:
-        parts.append('<span class="wb-chunk">' + html.escape(passage[:at], quote=True) + "</span>"
-                     + '<mark class="wb-mark">' + html.escape(quote, quote=True) + "</mark>"
-                     + '<span class="wb-chunk">' + html.escape(passage[at + len(quote):], quote=True) + "</span>")
-    else:
-        parts.append('<mark class="wb-mark">' + html.escape(passage, quote=True) + "</mark>")
-    parts.append(html.escape(after, quote=True))
+        parts.append('<div class="wb-more">…</div>')
+    for kind, lo, hi in _blocks(text):
+        if kind == "table":
+            parts.append(_table_html(text, lo, hi, shade, marks))
+        else:
+            parts.append('<div class="wb-text">' + _styled(text, lo, hi, shade, marks) + "</div>")
     if cut_after:
-        parts.append('\n<span class="wb-more">…</span>')
+        parts.append('<div class="wb-more">…</div>')
     parts.append("</div>")
     return "".join(parts)
 
 
+SECTION_ROW_CHARS = 80  # the longest line without cells still read as a row heading inside a table
+
+
+def _is_table_line(line: str) -> bool:
+    return " | " in line or line.startswith("| ") or line.rstrip().endswith(" |")
+
+
+def _blocks(text: str) -> list[tuple[str, int, int]]:
+    """(kind, start, end) runs of `text`: "table" for consecutive table lines, "text" for the rest. A short line
+    between two table lines (a statement's "Revenues" over its rows) is a row of that table, so the table is not cut
+    in two with columns of different widths."""
+    lines = text.splitlines(keepends=True)
+    kinds = ["table" if _is_table_line(line.rstrip("\n")) else "text" for line in lines]
+    for i in range(1, len(lines) - 1):
+        line = lines[i].strip()
+        if kinds[i - 1] == kinds[i + 1] == "table" and line and len(line) <= SECTION_ROW_CHARS:
+            kinds[i] = "table"
+    blocks: list[tuple[str, int, int]] = []
+    at = 0
+    for line, kind in zip(lines, kinds):
+        if blocks and blocks[-1][0] == kind:
+            blocks[-1] = (kind, blocks[-1][1], at + len(line))
+        else:
+            blocks.append((kind, at, at + len(line)))
+        at += len(line)
+    return blocks
+
+
+def _overlaps(lo: int, hi: int, span) -> bool:
+    return span is not None and lo < span[1] and span[0] < hi
+
+
+def _styled(text: str, lo: int, hi: int, shade, marks: list) -> str:
+    """text[lo:hi] escaped, with the marked spans in <mark> and the shaded one (the cited chunk) in a span."""
+    cuts = {lo, hi}
+    for a, b in ([shade] if shade else []) + marks:
+        cuts.update(x for x in (a, b) if lo < x < hi)
+    out = []
+    edges = sorted(cuts)
+    for a, b in zip(edges, edges[1:]):
+        piece = html.escape(text[a:b], quote=True)
+        if any(_overlaps(a, b, m) for m in marks):
+            out.append('<mark class="wb-mark">' + piece + "</mark>")
+        elif _overlaps(a, b, shade):
+            out.append('<span class="wb-chunk">' + piece + "</span>")
+        else:
+            out.append(piece)
+    return "".join(out)
+
+
+# A cell that is nothing but currency or percent signs, or a run of two or more of them glued to a heading's year:
+# what a layout leaves when it gives a unit its own cell (a header read as "2022%% | $$").
+_UNIT_ONLY = re.compile(r"^[\s$%€£¥]*$")
+_UNIT_TAIL = re.compile(r"(?<=[0-9A-Za-z)])[$%€£¥]{2,}$")
+
+
+def _clean_cell(cell: str) -> str:
+    return "" if _UNIT_ONLY.match(cell) else _UNIT_TAIL.sub("", cell)
+
+
+def _cell_spans(line: str) -> list[tuple[int, int]]:
+    """(start, end) in `line` of each cell's text, trimmed; a closing '|' makes no empty last cell."""
+    spans, at = [], 0
+    for raw in line.split("|"):
+        lead = len(raw) - len(raw.lstrip())
+        spans.append((at + lead, at + lead + len(raw.strip())))
+        at += len(raw) + 1
+    if line.rstrip().endswith("|") and len(spans) > 1 and spans[-1][0] == spans[-1][1]:
+        spans.pop()
+    return spans
+
+
+def table_cells(line: str) -> list[str]:
+    """One table line's cells, trimmed; unit-sign leftovers dropped (see _UNIT_ONLY), trailing empty cells too."""
+    cells = [_clean_cell(line[a:b]) for a, b in _cell_spans(line)]
+    while len(cells) > 1 and not cells[-1]:
+        cells.pop()
+    return cells
+
+
+def _table_html(text: str, lo: int, hi: int, shade, marks: list) -> str:
+    """A run of table lines as an HTML table built from escaped cells. Marked spans are marked within their cells;
+    a row a marked span covers whole (a figure's row) is marked as a row, one the shaded span touches is shaded. A
+    row whose first cell is empty is a heading row."""
+    rows = []
+    at = lo
+    for line in text[lo:hi].splitlines(keepends=True):
+        start, body = at, line.rstrip("\n")
+        at += len(line)
+        if body.strip():
+            spans = [(start + a, start + b) for a, b in _cell_spans(body)]
+            while len(spans) > 1 and not _clean_cell(text[spans[-1][0]:spans[-1][1]]):
+                spans.pop()
+            rows.append(spans)
+    width = max((len(spans) for spans in rows), default=1)
+    out = ['<table class="wb-table">']
+    for spans in rows:
+        first, last = spans[0][0], spans[-1][1]
+        head = not _clean_cell(text[spans[0][0]:spans[0][1]])
+        whole = any(m[0] <= first and last <= m[1] for m in marks)
+        cls = "wb-mark" if whole else "wb-chunk" if _overlaps(first, last, shade) else ""
+        out.append(f'<tr class="{cls}">' if cls else "<tr>")
+        for i in range(width):
+            tag = "th" if head else "td"
+            num = ' class="wb-num"' if i and not head else ""
+            if i < len(spans):
+                a, b = spans[i]
+                raw = text[a:b]
+                cleaned = _clean_cell(raw)
+                if whole or cleaned != raw:
+                    body = html.escape(cleaned, quote=True)
+                else:  # the figure the answer cites, marked inside its cell
+                    body = _styled(text, a, b, None, marks)
+            else:
+                body = ""
+            out.append(f"<{tag}{num}>{body}</{tag}>")
+        out.append("</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"”’)]*\s+|\n+")
+_CITE_MARK = re.compile(r"\[\s*(\d{1,3}(?:\s*,\s*\d{1,3})*)\s*\]")
+_WORD = re.compile(r"[a-z0-9][a-z0-9'.,%$-]*")
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences (or lines) of `text`."""
+    return [p.strip() for p in _SENTENCE_END.split(text) if p and p.strip()]
+
+
+def _words(text: str) -> set[str]:
+    return {w.strip(".,") for w in _WORD.findall(text.lower())}
+
+
+def _claims(answer: str, number: int) -> list[str]:
+    """What the answer says with [number]: on each line, the text from the previous citation marker (or the line's
+    start) up to a marker that names the number; bullets, emphasis and quote marks around it removed."""
+    claims = []
+    for line in answer.splitlines():
+        at = 0
+        for m in _CITE_MARK.finditer(line):
+            said, at = line[at:m.start()], m.end()
+            if number not in {int(n) for n in re.split(r"\s*,\s*", m.group(1))}:
+                continue
+            said = re.sub(r"^[\s*>#-]*(?:\d+\.\s)?", "", said).replace("**", "")
+            claims.append(re.sub(r"\s+", " ", said).strip(" .;,"))
+    return [c for c in claims if c]
+
+
+def supporting_quotes(answer: str, number, passage: str, min_overlap: float = 0.6) -> list[str]:
+    """The parts of `passage` that the answer's claims citing [number] quote or restate: a claim (or a quotation
+    in it) found in the passage as written, else the passage's sentence sharing the most of its words (at least
+    min_overlap of the shorter one's). Empty when none does: the whole passage is then what supports it."""
+    if not answer or not passage or number is None:
+        return []
+    found: list[str] = []
+    candidates = _sentences(passage)
+    for claim in _claims(answer, int(number)):
+        quoted = re.findall(r"[\"“]([^\"”]{20,})[\"”]", claim)
+        for part in quoted or [claim]:
+            part = part.strip(" .;,")
+            if len(part) < 12:
+                continue
+            if part in passage:
+                found.append(next((part + end for end in ".;" if part + end in passage), part))
+                continue
+            for said in _sentences(part):
+                words = _words(said)
+                best, score = None, 0.0
+                for cand in candidates:
+                    cw = _words(cand)
+                    overlap = len(words & cw) / min(len(words), len(cw)) if words and cw else 0.0
+                    if overlap > score:
+                        best, score = cand, overlap
+                if best and score >= min_overlap and len(words) >= 3:
+                    found.append(best)
+    return list(dict.fromkeys(found))
+
+
 PASSAGE_CSS = """
 <style>
-.wb-passage { white-space: pre-wrap; font-family: "Source Sans Pro", "Source Sans 3", system-ui, sans-serif;
+.wb-passage { font-family: "Source Sans Pro", "Source Sans 3", system-ui, sans-serif;
   font-size: 0.9rem; line-height: 1.5; color: #3b4450; background: #f7f8fa; border: 1px solid #e3e7ee;
   border-radius: 0.5rem; padding: 0.9rem 1rem; overflow-wrap: anywhere; }
+.wb-text { white-space: pre-wrap; }
 .wb-mark { background: #fff1a8; color: #111827; border-radius: 2px; padding: 0.05rem 0;
   box-shadow: 0 0 0 2px #fff1a8; }
 .wb-chunk { background: #fbf7e4; }
 .wb-more { color: #8a94a3; }
+.wb-table { border-collapse: collapse; margin: 0.3rem 0 0.6rem; font-variant-numeric: tabular-nums;
+  overflow-wrap: normal; }
+.wb-table td, .wb-table th { padding: 0.1rem 0.6rem; border-bottom: 1px solid #e3e7ee; text-align: left;
+  vertical-align: top; }
+.wb-table th { font-weight: 600; color: #4b5563; }
+.wb-table td.wb-num { text-align: right; white-space: nowrap; }
+.wb-table tr.wb-mark { box-shadow: none; }
+.wb-table tr.wb-mark td, .wb-table tr.wb-mark th { background: #fff1a8; color: #111827; }
+.wb-table tr.wb-chunk td { background: #fbf7e4; }
 </style>
 """
 
@@ -437,13 +636,24 @@ def ms_label(ms) -> str:
 
 
 def timings_label(timings: dict | None) -> str:
+    """'search 1.2 s + answer 0.4 s = 1.6 s · first words at 1.3 s': the engine times the answer from the end of
+    the search, so the total is their sum, and each figure is rounded in one unit so the sum shown adds up."""
     t = timings or {}
-    parts = [f"retrieval {ms_label(t.get('retrieval_ms'))}"]
-    if t.get("first_token_ms") is not None:
-        parts.append(f"first words {ms_label(t.get('first_token_ms'))}")
-    if t.get("total_ms") is not None:
-        parts.append(f"total {ms_label(t.get('total_ms'))}")
-    return " · ".join(parts)
+    search, answer, first = t.get("retrieval_ms"), t.get("total_ms"), t.get("first_token_ms")
+    if search is None:  # nothing searched (the question failed before): the time it took
+        return f"total {ms_label(answer)}" if answer is not None else ""
+    if answer is None:
+        return f"search {ms_label(search)}"
+    search, answer = float(search), float(answer)
+    if search + answer < 1000:
+        s_ms, a_ms = round(search), round(answer)
+        text = f"search {s_ms:,} ms + answer {a_ms:,} ms = {s_ms + a_ms:,} ms"
+    else:
+        s_ds, a_ds = round(search / 100), round(answer / 100)  # tenths of a second
+        text = f"search {s_ds / 10:,.1f} s + answer {a_ds / 10:,.1f} s = {(s_ds + a_ds) / 10:,.1f} s"
+    if first is not None:
+        text += f" · first words at {ms_label(search + float(first))}"
+    return text
 
 
 # The export (rag.conversations.to_markdown) escapes what it did not write by the page's own rules. Citation
