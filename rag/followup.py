@@ -10,7 +10,7 @@ topic of its own), not from its wording.
 from __future__ import annotations
 
 import copy
-from dataclasses import fields
+from dataclasses import fields, replace
 
 from .facts.metrics import METRIC_BY_KEY
 from .schema import Calculation, QuestionPlan
@@ -94,7 +94,13 @@ def _inherit_scope(plan: QuestionPlan, previous: QuestionPlan) -> QuestionPlan:
     if plan.asks_figure and not names_figure(plan) and not plan.prose_intent:
         # An amount asked without naming a figure ("how much of that came from <segment>"): the earlier figure's.
         merged.metrics = copy.deepcopy(previous.metrics)
+        merged.statements = list(previous.statements)
         carried += [_metric_label(m.metric_key) for m in previous.metrics if not m.vetoed]
+        if plan.unread_names or plan.name_phrases or plan.source_part:
+            # It names what the amount came from: a part of the earlier figure (a segment, a region), whose own
+            # amount is asked, not its share of the whole.
+            merged.names_part = True
+            merged.calculation = replace(merged.calculation, share_of_end=None, amount_of=False)
     if merged.tickers != plan.tickers and plan.intent is not None and plan.intent.refused_as == "off_topic":
         # Read without the company the conversation gives it ("What is <product>?"), a question may look unrelated
         # to any filing: that reading is no verdict on the question asked about the company.

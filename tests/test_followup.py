@@ -150,3 +150,17 @@ def test_the_answer_to_a_follow_up_is_written_for_the_earlier_question_without_w
     assert "Apple" not in asked and "net sales" in asked and asked.endswith("And Alphabet?")
     alone = plan_question("What is Alphabet's net income?", catalog)
     assert answered_question(alone.question, RetrievalResult("", "hybrid", [], alone, Filters())) == alone.question
+
+
+def test_an_amount_of_the_earlier_figure_from_a_named_part_asks_for_that_part(catalog):
+    # The part's name starts with a word the company goes by: the follow-up still asks for the part's own amount.
+    first = "What was Alphabet's revenue in fiscal 2024?"
+    plan = conversation(catalog, first, "How much of that came from Google Search?")
+    assert plan.tickers == ["GOOGL"] and plan.fiscal_years == [2024]
+    assert [m.metric_key for m in plan.metrics] == ["revenue"]
+    assert plan.names_part
+    assert plan.statements == plan_question(first, catalog).statements != []
+    assert plan.calculation.share_of_end is None and not plan.calculation.amount_of
+    # Asked without naming a part, the amount is the earlier figure's, not a part of it.
+    whole = conversation(catalog, first, "How much was that in fiscal 2023?")
+    assert not whole.names_part
