@@ -1297,6 +1297,26 @@ def test_a_quarter_is_read_from_the_column_group_whose_head_names_its_months():
                                                           members)
 
 
+def test_a_period_is_read_from_heads_that_each_give_their_own_length_and_date():
+    # A PDF's statement: the spanning heads are set before each column's date, one head per column, and the net
+    # income follows a group of rows whose own total closed it.
+    table = ("(in millions) | For the Three Months Ended June 30, 2025 | For the Three Months Ended June 30, 2024 | "
+             "For the Six Months Ended June 30, 2025 | For the Six Months Ended June 30, 2024\n"
+             "Other income (expense):\n"
+             "Interest expense | (90) | (80) | (175) | (160)\n"
+             "Total other income (expense) | (70) | (65) | (140) | (120)\n"
+             "Net income attributable to common shareholders | 310 | 250 | 520 | 430")
+    half = _quarterly("What was Gamma Health's net income attributable to common shareholders for the six months "
+                      "ended June 30, 2025?", table)
+    assert "**520 million**" in half and "For the Six Months Ended June 30, 2025" in half
+    assert "under Other income" not in half  # the statement's own line, not one of the group's
+    assert "**250 million**" in _quarterly("What was Gamma Health's net income attributable to common shareholders "
+                                           "in Q2 fiscal 2024?", table)
+    # Still a part of the group: the group's own lines keep its heading.
+    assert "under Other income (expense)" in _quarterly("What was Gamma Health's interest expense in Q2 fiscal "
+                                                        "2025?", table)
+
+
 def test_a_measured_quantity_asked_leads_with_the_sentence_that_states_it():
     # "What was its payments volume": a volume is a figure, so the sentence that states it comes before one that
     # only names the volume among the causes of a change.

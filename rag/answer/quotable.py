@@ -10,7 +10,7 @@ from itertools import groupby
 
 from ..numbers import parse_numbers
 from ..schema import Citation
-from ..words import split_sentences
+from ..words import split_sentences, tokens
 
 
 @dataclass
@@ -150,6 +150,12 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
             above = []
             units.append(QuotableUnit(source, "row", line, pos, "\n".join(header_lines), note, group=group,
                                       caption=caption))
+            # The group's own total ("Total other income (expense)" under "Other income (expense):") closes it:
+            # the rows after it ("Income before income taxes", "Net income") are the statement's, not the group's.
+            label = tokens(line.split("|")[0])
+            closes = label[:1] == ["total"] and set(tokens(group)) <= set(label[1:])
+            if closes:
+                group = ""
         else:
             header_closed = True
             if len(line) > 120:  # prose ends the table

@@ -437,6 +437,9 @@ def _quarter_column(row: QuotableUnit, period) -> tuple[int, list[str]] | None:
     lines = [column_heads(line) for line in row.header.splitlines() if line.strip()]
     for g, groups in enumerate(lines):
         named = [k for k, head in enumerate(groups) if _MONTHS_HEAD[period.months].search(head)]
+        each_dated = len(groups) == len(values) and all(_DATE_HEAD.search(h) for h in groups)
+        if named and each_dated:
+            return _dated_column(groups, named, back)
         if len(named) != 1 or not groups or len(values) % len(groups):
             continue
         heads = next((h for h in lines[g + 1:] if len(h) == len(values)), None)
@@ -447,6 +450,18 @@ def _quarter_column(row: QuotableUnit, period) -> tuple[int, list[str]] | None:
             return None  # the column is a change or a rate, not the period's figure
         return column, [groups[named[0]], heads[column]]
     return None
+
+
+def _dated_column(heads: list[str], named: list[int], back: int) -> tuple[int, list[str]] | None:
+    """The column asked where every column's head gives its own length and end date, as a PDF's table prints
+    them once its spanning head is set before each ("For the Three Months Ended June 30, 2025 | ... | For the Six
+    Months Ended June 30, 2024"): among the columns of the length asked, the latest-dated one for the row's own
+    period, the one a year before it for the prior year. None when their years do not tell them apart."""
+    dated = sorted(((int(_DATE_HEAD.search(heads[k]).group(1)), k) for k in named), reverse=True)
+    if len({year for year, _ in dated}) != len(dated) or back >= len(dated) or dated[0][0] - dated[back][0] != back:
+        return None
+    column = dated[back][1]
+    return column, [heads[column]]
 
 
 def table_change(chosen: list[QuotableUnit], analysis: QuestionPlan | None, question: str) -> str | None:
