@@ -1317,6 +1317,35 @@ def test_a_period_is_read_from_heads_that_each_give_their_own_length_and_date():
                                                         "2025?", table)
 
 
+def test_a_part_is_read_from_the_rows_of_the_period_group_that_ends_with_the_filing():
+    # Columns are segments, row groups are periods: the group must name the months asked and end on the filing's
+    # own period end (a year before it for the prior year).
+    heads = "(in millions) | North | South | Total\n"
+    rows = "Segment net sales | $1,100 | $900 | $2,000\nSegment net income | $140 | $120 | $260"
+    question = "What were the segment net sales of Gamma Health's South segment in Q2 fiscal 2025?"
+    catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2025, "form": "10-Q",
+                              "fiscal_period": "Q2"}])
+
+    def answer(group: str, period_end: str | None = "2025-06-30", asked: str = question) -> str:
+        source = Citation(number=1, text=f"{heads}{group}\n{rows}", ticker="CCC", company="Gamma Health Inc.",
+                          form="10-Q", fiscal_year=2025, fiscal_period="Q2", period_end=period_end)
+        return extractive_answer(asked, [source], plan_question(asked, catalog))[0]
+
+    this_quarter = answer("Three months ended June 30, 2025")
+    assert "**$900 million**" in this_quarter and "under Three months ended June 30, 2025, column South" in this_quarter
+    # The prior year's group, a year-to-date group, or no recorded period end: no column is read.
+    for group, end in (("Three months ended June 30, 2024", "2025-06-30"), ("Six months ended June 30, 2025",
+                                                                             "2025-06-30"),
+                       ("Three months ended June 30, 2025", None)):
+        assert "Figure read from the table" not in answer(group, end)
+    assert "**$900 million**" in answer("Three months ended June 30, 2024", asked=question.replace("2025", "2024"))
+    # The period said once over every column instead of as a group heading.
+    spanning = Citation(number=1, text="| As of or for the Three Months Ended June 30, 2025\n" + heads + rows,
+                        ticker="CCC", company="Gamma Health Inc.", form="10-Q", fiscal_year=2025, fiscal_period="Q2",
+                        period_end="2025-06-30")
+    assert "**$900 million**" in extractive_answer(question, [spanning], plan_question(question, catalog))[0]
+
+
 def test_a_measured_quantity_asked_leads_with_the_sentence_that_states_it():
     # "What was its payments volume": a volume is a figure, so the sentence that states it comes before one that
     # only names the volume among the causes of a change.

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from itertools import groupby
 
+from ..dates import dates_named
 from ..numbers import parse_numbers
 from ..schema import Citation
 from ..words import split_sentences, tokens
@@ -72,9 +73,10 @@ def _holds_amount(values: list[str]) -> bool:
 
 
 def _is_column_header(cells: list[str]) -> bool:
-    """'| 2024 | 2023', 'Year Ended December 31, | 2023 | 2022': periods in the value cells, no amounts."""
+    """'| 2024 | 2023', 'Year Ended December 31, | 2023 | 2022': periods in the value cells, no amounts. A long
+    cell is a head only when it names a date ('| As of or for the Three Months Ended June 30, 2025')."""
     values = [c for c in cells[1:] if c]
-    if not values or any(len(c) > 40 for c in values):
+    if not values or any(len(c) > 40 and not dates_named(c) for c in values):
         return False
     return any(_YEARISH.search(c) for c in values) and not _holds_amount(values)
 
