@@ -1346,6 +1346,16 @@ def test_a_part_is_read_from_the_rows_of_the_period_group_that_ends_with_the_fil
     assert "**$900 million**" in extractive_answer(question, [spanning], plan_question(question, catalog))[0]
 
 
+def test_a_part_named_by_the_sentence_that_introduces_the_table_is_read_from_it():
+    table = ("| For the Three Months Ended June 30, 2025 | For the Three Months Ended June 30, 2024\n"
+             "(In millions)\nOperating revenues | $1,005 | $865\nOperation and maintenance | 345 | 321")
+    lead = "Presented in the table below is financial information for the Northern Utilities segment:\n"
+    question = "What were the operating revenues of Gamma Health's Northern Utilities segment in Q2 fiscal 2025?"
+    assert "**$1,005 million**" in _quarterly(question, lead + table)
+    # Without the sentence, nothing says the table is that segment's: the passage is quoted instead.
+    assert "Figure read from the table" not in _quarterly(question, table)
+
+
 def test_a_measured_quantity_asked_leads_with_the_sentence_that_states_it():
     # "What was its payments volume": a volume is a figure, so the sentence that states it comes before one that
     # only names the volume among the causes of a change.

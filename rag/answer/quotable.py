@@ -27,6 +27,7 @@ class QuotableUnit:
     note: str = ""  # "in millions" etc. for a row
     group: str = ""  # the row's group heading inside the table ("Operating expenses")
     caption: str = ""  # a row's table title above its column header ("Latin America (LATAM)")
+    lead: str = ""  # the sentence that introduces a row's table ("... financial information for <segment>:")
     score: float = 0.0
     coverage: float = 0.0  # share of the question's content terms in this unit
     following: str = ""  # the next sentence of the same paragraph (context for the best sentence)
@@ -121,6 +122,7 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
     group = ""
     caption = ""
     above: list[str] = []  # the short lines since the last row or prose: a title, if a column header follows
+    lead_in = lead = ""  # the last sentence ending in a colon before a table, and the current table's
     pos = 0
     for i, raw in enumerate(lines[start:], start):
         line = raw.strip()
@@ -139,6 +141,7 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
                     header_lines = []
                     caption = " ".join(above)
                     group = ""
+                    lead, lead_in = lead_in, ""
                 header_lines.append(line)
                 header_closed = False
                 continue
@@ -151,7 +154,7 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
                 line = " | ".join(cells[1:])  # "| Total U.S. | 1,929": a label set one column in is still the label
             above = []
             units.append(QuotableUnit(source, "row", line, pos, "\n".join(header_lines), note, group=group,
-                                      caption=caption))
+                                      caption=caption, lead=lead))
             # The group's own total ("Total other income (expense)" under "Other income (expense):") closes it:
             # the rows after it ("Income before income taxes", "Net income") are the statement's, not the group's.
             label = tokens(line.split("|")[0])
@@ -160,9 +163,10 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
                 group = ""
         else:
             header_closed = True
+            lead_in = line if line.endswith(":") else ""  # "Presented in the table below is ...:"
             if len(line) > 120:  # prose ends the table
                 header_lines = []
-                group = caption = ""
+                group = caption = lead = ""
                 above = []
             elif len(line.split()) <= 6 and not line.endswith((".", "!", "?")) and not m:
                 # "Operating expenses:" heads the rows below it; "(In millions except par value)" is the unit note.

@@ -374,7 +374,7 @@ def _row_figure(row: QuotableUnit, chosen: list[QuotableUnit], analysis: Questio
     # A part the question names ("<product> net revenues", "<offering> subscription revenue") that the row, its
     # group and its table's title do not print: the row is the whole or another part, and reading it would state a
     # figure of something else with confidence. The passage is quoted instead.
-    printed = label | set(tokens(row.group)) | set(tokens(row.title)) | set(tokens(row.caption))
+    printed = label | set(tokens(row.group)) | set(tokens(row.title)) | set(tokens(row.caption)) | set(tokens(row.lead))
     if _parts_table_period(row):
         printed |= set(tokens(row.header))  # a period's rows under the parts' heads (see _part_column)
     if any(not set(tokens(name)) <= printed for name in analysis.unread_names):
