@@ -109,6 +109,13 @@ def _is_title_header(cells: list[str], following: list[str]) -> bool:
     return False
 
 
+def _closes_group(row: str, group: str) -> bool:
+    """Is the row its group's own total ("Total other income (expense)" under "Other income (expense):")? The
+    rows after it ("Income before income taxes", "Net income") are the statement's, not the group's."""
+    label = tokens(row.split("|")[0])
+    return label[:1] == ["total"] and set(tokens(group)) <= set(label[1:])
+
+
 def quotable_units(source: Citation) -> list[QuotableUnit]:
     """The source's sentences and table rows in text order, without the chunk's title line. Headings are not units:
     a row carries its group heading, and a bare "None." is quoted with the sentence or heading before it."""
@@ -155,12 +162,7 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
             above = []
             units.append(QuotableUnit(source, "row", line, pos, "\n".join(header_lines), note, group=group,
                                       caption=caption, lead=lead))
-            # The group's own total ("Total other income (expense)" under "Other income (expense):") closes it:
-            # the rows after it ("Income before income taxes", "Net income") are the statement's, not the group's.
-            label = tokens(line.split("|")[0])
-            closes = label[:1] == ["total"] and set(tokens(group)) <= set(label[1:])
-            if closes:
-                group = ""
+            group = "" if _closes_group(line, group) else group
         else:
             header_closed = True
             lead_in = line if line.endswith(":") else ""  # "Presented in the table below is ...:"
