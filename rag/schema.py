@@ -341,6 +341,8 @@ class Citation:
     kind: str = "chunk"
     # The filing's fiscal period: "Q1".."Q3" for a 10-Q, "FY" for an annual report; None when not recorded.
     fiscal_period: str | None = None
+    # The filing's period end ("2025-06-30"), when recorded: a table's period heading is matched against it.
+    period_end: str | None = None
     # The filing's EDGAR keys, when known: with both, the citation links to the filing on sec.gov.
     cik: str | None = None
     accession: str | None = None
@@ -357,6 +359,7 @@ class Citation:
             form=_str_or_none(meta.get("form")), fiscal_year=_int_or_none(meta.get("fiscal_year")),
             # A chunk indexed before periods were recorded has none: its label shows the fiscal year alone.
             fiscal_period=_str_or_none(str(meta.get("fiscal_period") or "").strip().upper()),
+            period_end=_str_or_none(meta.get("period_end")),
             section=_str_or_none(meta.get("section")), section_title=_str_or_none(meta.get("section_title")),
             page_start=_int_or_none(meta.get("page_start")), page_end=_int_or_none(meta.get("page_end")),
             score=score, text=text, char_start=_int_or_none(meta.get("char_start")),

@@ -1297,6 +1297,65 @@ def test_a_quarter_is_read_from_the_column_group_whose_head_names_its_months():
                                                           members)
 
 
+def test_a_period_is_read_from_heads_that_each_give_their_own_length_and_date():
+    # A PDF's statement: the spanning heads are set before each column's date, one head per column, and the net
+    # income follows a group of rows whose own total closed it.
+    table = ("(in millions) | For the Three Months Ended June 30, 2025 | For the Three Months Ended June 30, 2024 | "
+             "For the Six Months Ended June 30, 2025 | For the Six Months Ended June 30, 2024\n"
+             "Other income (expense):\n"
+             "Interest expense | (90) | (80) | (175) | (160)\n"
+             "Total other income (expense) | (70) | (65) | (140) | (120)\n"
+             "Net income attributable to common shareholders | 310 | 250 | 520 | 430")
+    half = _quarterly("What was Gamma Health's net income attributable to common shareholders for the six months "
+                      "ended June 30, 2025?", table)
+    assert "**520 million**" in half and "For the Six Months Ended June 30, 2025" in half
+    assert "under Other income" not in half  # the statement's own line, not one of the group's
+    assert "**250 million**" in _quarterly("What was Gamma Health's net income attributable to common shareholders "
+                                           "in Q2 fiscal 2024?", table)
+    # Still a part of the group: the group's own lines keep its heading.
+    assert "under Other income (expense)" in _quarterly("What was Gamma Health's interest expense in Q2 fiscal "
+                                                        "2025?", table)
+
+
+def test_a_part_is_read_from_the_rows_of_the_period_group_that_ends_with_the_filing():
+    # Columns are segments, row groups are periods: the group must name the months asked and end on the filing's
+    # own period end (a year before it for the prior year).
+    heads = "(in millions) | North | South | Total\n"
+    rows = "Segment net sales | $1,100 | $900 | $2,000\nSegment net income | $140 | $120 | $260"
+    question = "What were the segment net sales of Gamma Health's South segment in Q2 fiscal 2025?"
+    catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2025, "form": "10-Q",
+                              "fiscal_period": "Q2"}])
+
+    def answer(group: str, period_end: str | None = "2025-06-30", asked: str = question) -> str:
+        source = Citation(number=1, text=f"{heads}{group}\n{rows}", ticker="CCC", company="Gamma Health Inc.",
+                          form="10-Q", fiscal_year=2025, fiscal_period="Q2", period_end=period_end)
+        return extractive_answer(asked, [source], plan_question(asked, catalog))[0]
+
+    this_quarter = answer("Three months ended June 30, 2025")
+    assert "**$900 million**" in this_quarter and "under Three months ended June 30, 2025, column South" in this_quarter
+    # The prior year's group, a year-to-date group, or no recorded period end: no column is read.
+    for group, end in (("Three months ended June 30, 2024", "2025-06-30"), ("Six months ended June 30, 2025",
+                                                                             "2025-06-30"),
+                       ("Three months ended June 30, 2025", None)):
+        assert "Figure read from the table" not in answer(group, end)
+    assert "**$900 million**" in answer("Three months ended June 30, 2024", asked=question.replace("2025", "2024"))
+    # The period said once over every column instead of as a group heading.
+    spanning = Citation(number=1, text="| As of or for the Three Months Ended June 30, 2025\n" + heads + rows,
+                        ticker="CCC", company="Gamma Health Inc.", form="10-Q", fiscal_year=2025, fiscal_period="Q2",
+                        period_end="2025-06-30")
+    assert "**$900 million**" in extractive_answer(question, [spanning], plan_question(question, catalog))[0]
+
+
+def test_a_part_named_by_the_sentence_that_introduces_the_table_is_read_from_it():
+    table = ("| For the Three Months Ended June 30, 2025 | For the Three Months Ended June 30, 2024\n"
+             "(In millions)\nOperating revenues | $1,005 | $865\nOperation and maintenance | 345 | 321")
+    lead = "Presented in the table below is financial information for the Northern Utilities segment:\n"
+    question = "What were the operating revenues of Gamma Health's Northern Utilities segment in Q2 fiscal 2025?"
+    assert "**$1,005 million**" in _quarterly(question, lead + table)
+    # Without the sentence, nothing says the table is that segment's: the passage is quoted instead.
+    assert "Figure read from the table" not in _quarterly(question, table)
+
+
 def test_a_measured_quantity_asked_leads_with_the_sentence_that_states_it():
     # "What was its payments volume": a volume is a figure, so the sentence that states it comes before one that
     # only names the volume among the causes of a change.

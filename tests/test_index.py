@@ -511,3 +511,9 @@ def test_row_group_label_reads_a_first_cell_label_or_a_heading_line():
     assert row_group_label(text, block, text.index("Zentrix")) == ""
     plain = head + "Revenue | 5 | 4\nCost | 2 | 1\n"
     assert row_group_label(plain, block, plain.index("Cost")) == ""
+    # A period heading the rows below it, where the columns are parts: the rows are that period's.
+    dated = "| North | South | Total\nThree months ended June 30, 2025\nRevenue | 5 | 4 | 9\nCost | 2 | 1 | 3\n"
+    block = SimpleNamespace(char_start=0, table_header="| North | South | Total\n")
+    assert row_group_label(dated, block, dated.index("Cost")) == "Three months ended June 30, 2025"
+    numbered = "| North | South | Total\nNote 7\nRevenue | 5 | 4 | 9\nCost | 2 | 1 | 3\n"
+    assert row_group_label(numbered, block, numbered.index("Cost")) == ""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rag.facts.pdf_tables import PDF_TABLE_SOURCE, row_metric, table_facts
+from rag.facts.pdf_tables import PDF_TABLE_SOURCE, parent_share_metric, row_metric, table_facts
 from rag.facts.store import FactStore
 from rag.parse import parse_file, parse_pdf
 from rag.parse.statements import statement_pages
@@ -30,6 +30,8 @@ ROWS = [  # label, 2019, 2018
     ("Income before income taxes", "1,900", "1,480"),
     ("Provision for income taxes", "400", "310"),
     ("Net income", "$ 1,500", "$ 1,170"),
+    ("Net income attributable to noncontrolling interests", "60", "50"),
+    ("Net income attributable to Acme stockholders", "$ 1,440", "$ 1,120"),
 ]
 WORDS = ("the company designs and sells widgets through distributors in many regions and reports one segment "
          "whose results are reviewed by management each quarter").split()
@@ -148,11 +150,22 @@ def test_statement_rows_become_facts_read_from_the_pdf_table(parsed, filing, tmp
     assert rows[0].page == 4 and rows[0].chunk_id == "c4" and rows[0].row_label == "Net sales"
 
 
+def test_net_income_is_the_parents_share_where_the_statement_prints_both(parsed, filing):
+    meta = dict(parsed.meta, doc_id="acme-2019", ticker="ACME", path=str(filing))
+    net_income = {f.period_end: f.value for f in table_facts(parsed, meta) if f.concept == "us-gaap:NetIncomeLoss"}
+    # Not the consolidated line above it (1,500), nor the noncontrolling interests' share (60).
+    assert net_income == {"2019-12-31": 1_440e6, "2018-12-31": 1_120e6}
+
+
 def test_row_labels_map_through_the_metric_vocabulary():
     assert row_metric("Total net sales", "income statement").key == "revenue"
     assert row_metric("Cost of sales", "income statement").key == "cost_of_revenue"
     assert row_metric("Net sales", "balance sheet") is None  # not a figure that statement prints
     assert row_metric("Net sales of widgets sold to distributors", "income statement") is None
+    assert parent_share_metric("Net income attributable to common shareholders", "income statement").key == \
+        "net_income"
+    assert parent_share_metric("Net loss attributable to non-controlling interests", "income statement") is None
+    assert parent_share_metric("Net income", "income statement") is None
 
 
 def test_financebench_pdf_statement_page_reads_as_a_table_fast():

@@ -8,9 +8,10 @@ import re
 from dataclasses import dataclass
 from itertools import groupby
 
+from ..dates import dates_named
 from ..numbers import parse_numbers
 from ..schema import Citation
-from ..words import split_sentences
+from ..words import split_sentences, tokens
 
 
 @dataclass
@@ -26,6 +27,7 @@ class QuotableUnit:
     note: str = ""  # "in millions" etc. for a row
     group: str = ""  # the row's group heading inside the table ("Operating expenses")
     caption: str = ""  # a row's table title above its column header ("Latin America (LATAM)")
+    lead: str = ""  # the sentence that introduces a row's table ("... financial information for <segment>:")
     score: float = 0.0
     coverage: float = 0.0  # share of the question's content terms in this unit
     following: str = ""  # the next sentence of the same paragraph (context for the best sentence)
@@ -72,9 +74,10 @@ def _holds_amount(values: list[str]) -> bool:
 
 
 def _is_column_header(cells: list[str]) -> bool:
-    """'| 2024 | 2023', 'Year Ended December 31, | 2023 | 2022': periods in the value cells, no amounts."""
+    """'| 2024 | 2023', 'Year Ended December 31, | 2023 | 2022': periods in the value cells, no amounts. A long
+    cell is a head only when it names a date ('| As of or for the Three Months Ended June 30, 2025')."""
     values = [c for c in cells[1:] if c]
-    if not values or any(len(c) > 40 for c in values):
+    if not values or any(len(c) > 40 and not dates_named(c) for c in values):
         return False
     return any(_YEARISH.search(c) for c in values) and not _holds_amount(values)
 
@@ -106,6 +109,13 @@ def _is_title_header(cells: list[str], following: list[str]) -> bool:
     return False
 
 
+def _closes_group(row: str, group: str) -> bool:
+    """Is the row its group's own total ("Total other income (expense)" under "Other income (expense):")? The
+    rows after it ("Income before income taxes", "Net income") are the statement's, not the group's."""
+    label = tokens(row.split("|")[0])
+    return label[:1] == ["total"] and set(tokens(group)) <= set(label[1:])
+
+
 def quotable_units(source: Citation) -> list[QuotableUnit]:
     """The source's sentences and table rows in text order, without the chunk's title line. Headings are not units:
     a row carries its group heading, and a bare "None." is quoted with the sentence or heading before it."""
@@ -119,6 +129,7 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
     group = ""
     caption = ""
     above: list[str] = []  # the short lines since the last row or prose: a title, if a column header follows
+    lead_in = lead = ""  # the last sentence ending in a colon before a table, and the current table's
     pos = 0
     for i, raw in enumerate(lines[start:], start):
         line = raw.strip()
@@ -137,6 +148,7 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
                     header_lines = []
                     caption = " ".join(above)
                     group = ""
+                    lead, lead_in = lead_in, ""
                 header_lines.append(line)
                 header_closed = False
                 continue
@@ -149,12 +161,14 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
                 line = " | ".join(cells[1:])  # "| Total U.S. | 1,929": a label set one column in is still the label
             above = []
             units.append(QuotableUnit(source, "row", line, pos, "\n".join(header_lines), note, group=group,
-                                      caption=caption))
+                                      caption=caption, lead=lead))
+            group = "" if _closes_group(line, group) else group
         else:
             header_closed = True
+            lead_in = line if line.endswith(":") else ""  # "Presented in the table below is ...:"
             if len(line) > 120:  # prose ends the table
                 header_lines = []
-                group = caption = ""
+                group = caption = lead = ""
                 above = []
             elif len(line.split()) <= 6 and not line.endswith((".", "!", "?")) and not m:
                 # "Operating expenses:" heads the rows below it; "(In millions except par value)" is the unit note.

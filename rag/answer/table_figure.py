@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ..dates import MONTH_PATTERN
+from ..dates import MONTH_PATTERN, dates_named
 from ..facts.metrics import PHRASEBOOK, STATEMENT_BY_METRIC
 from ..numbers import parse_numbers
 from ..phrasing import PhraseList
@@ -331,7 +331,22 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     column."""
     if analysis is None or not one_company(analysis, chosen) or not chosen or not _asks_figure(question, analysis):
         return None
-    row = _leading_row(chosen, question, analysis)
+    lead = _leading_row(chosen, question, analysis)
+    # A period asked of a quarterly report: the best-matching row is often the same line in another period's
+    # table (the prior year's, the year to date's, the trailing year's); the next rows are read until one has a
+    # column for the period asked, each under every check below.
+    others = [u for u in chosen[:_PERIOD_ROWS] if u.kind == "row" and u is not lead] if analysis.periods else []
+    return next((said for row in [lead, *others] if (said := _row_figure(row, chosen, analysis, question, content))),
+                None)
+
+
+# How many of the best-matching passages' units are read for a period's row (see table_figure).
+_PERIOD_ROWS = 8
+
+
+def _row_figure(row: QuotableUnit, chosen: list[QuotableUnit], analysis: QuestionPlan, question: str,
+                content: list[str]) -> str | None:
+    """The figure asked read from one row, or None (see table_figure)."""
     # A change asked is computed from two years' figures, unless the row itself prints the change ("Comparable
     # sales (% change)"): then its cell for the year is the change asked.
     change_row = bool(_CHANGE_ROW.search(row.text.split("|")[0]))
@@ -359,7 +374,9 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     # A part the question names ("<product> net revenues", "<offering> subscription revenue") that the row, its
     # group and its table's title do not print: the row is the whole or another part, and reading it would state a
     # figure of something else with confidence. The passage is quoted instead.
-    printed = label | set(tokens(row.group)) | set(tokens(row.title)) | set(tokens(row.caption))
+    printed = label | set(tokens(row.group)) | set(tokens(row.title)) | set(tokens(row.caption)) | set(tokens(row.lead))
+    if _parts_table_period(row):
+        printed |= set(tokens(row.header))  # a period's rows under the parts' heads (see _part_column)
     if any(not set(tokens(name)) <= printed for name in analysis.unread_names):
         return None
     asked = set(tokens(question))
@@ -367,7 +384,8 @@ def table_figure(chosen: list[QuotableUnit], analysis: QuestionPlan | None, ques
     # Africa (EMEA)") is that part's figure: the question names the group, or the row is the group's own total
     # ("Total net sales" under "Net sales:").
     if row.group and not (_names_group(row.group, asked) or set(tokens(row.group)) <= label
-                          or _heads_the_figure_asked(row.group, analysis)) or _one_part_of_several(row, chosen, asked):
+                          or _heads_the_figure_asked(row.group, analysis) or _period_heading(row.group)) \
+            or _one_part_of_several(row, chosen, asked):
         return None
     # A figure asked per item ("net sales per retail square foot") is a rate: a row without "per" is the total,
     # and a row per another item ("per share" when a square foot is asked) another rate.
@@ -402,7 +420,8 @@ def _cell_asked(row: QuotableUnit, analysis: QuestionPlan, asked: set[str]) -> t
     when none is named), else, for a count at the filing's year end, the column headed by what is counted. None
     when the row gives the period no one column."""
     if analysis.periods:
-        found = _quarter_column(row, analysis.periods[0])
+        found = _quarter_column(row, analysis.periods[0], asked) or (
+            _part_column(row, row.group, analysis.periods[0], asked) if row.group else None)
         return (analysis.periods[0].label(), found) if found else None
     wanted = [str(y) for y in analysis.fiscal_years] or ([str(row.source.fiscal_year)] if row.source.fiscal_year
                                                          else [])
@@ -421,7 +440,7 @@ _MONTHS_HEAD = {3: re.compile(r"\b(?:three\s+months|quarters?\s+ended|13\s+weeks
                 9: re.compile(r"\b(?:nine\s+months|39\s+weeks)\b", re.I)}
 
 
-def _quarter_column(row: QuotableUnit, period) -> tuple[int, list[str]] | None:
+def _quarter_column(row: QuotableUnit, period, asked: set[str]) -> tuple[int, list[str]] | None:
     """The value column of a quarterly report's table for the period asked (a PeriodAsk): under the column group
     whose head names the months asked ("Three Months Ended" for a quarter, "Six Months" for a half year), the
     group's first column when the row's own 10-Q reports that period, its second (the prior-year column) when the
@@ -437,6 +456,12 @@ def _quarter_column(row: QuotableUnit, period) -> tuple[int, list[str]] | None:
     lines = [column_heads(line) for line in row.header.splitlines() if line.strip()]
     for g, groups in enumerate(lines):
         named = [k for k, head in enumerate(groups) if _MONTHS_HEAD[period.months].search(head)]
+        each_dated = len(groups) == len(values) and all(_DATE_HEAD.search(h) for h in groups)
+        if named and each_dated:
+            return _dated_column(groups, named, back)
+        if len(groups) == 1 and len(values) > 1 and _period_heading(groups[0]):
+            # One period over every column ("As of or for the Three Months Ended June 30, 2025" over the segments)
+            return _part_column(row, groups[0], period, asked)
         if len(named) != 1 or not groups or len(values) % len(groups):
             continue
         heads = next((h for h in lines[g + 1:] if len(h) == len(values)), None)
@@ -447,6 +472,54 @@ def _quarter_column(row: QuotableUnit, period) -> tuple[int, list[str]] | None:
             return None  # the column is a change or a rate, not the period's figure
         return column, [groups[named[0]], heads[column]]
     return None
+
+
+def _dated_column(heads: list[str], named: list[int], back: int) -> tuple[int, list[str]] | None:
+    """The column asked where every column's head gives its own length and end date, as a PDF's table prints
+    them once its spanning head is set before each ("For the Three Months Ended June 30, 2025 | ... | For the Six
+    Months Ended June 30, 2024"): among the columns of the length asked, the latest-dated one for the row's own
+    period, the one a year before it for the prior year. None when their years do not tell them apart."""
+    dated = sorted(((int(_DATE_HEAD.search(heads[k]).group(1)), k) for k in named), reverse=True)
+    if len({year for year, _ in dated}) != len(dated) or back >= len(dated) or dated[0][0] - dated[back][0] != back:
+        return None
+    column = dated[back][1]
+    return column, [heads[column]]
+
+
+def _period_heading(group: str) -> bool:
+    """A group heading that is a period ("Three months ended June 30, 2025"), not a part of the company: it heads
+    that period's rows in a table whose columns are the parts (segments, regions)."""
+    return any(head.search(group) for head in _MONTHS_HEAD.values()) and bool(_DATE_HEAD.search(group))
+
+
+def _parts_table_period(row: QuotableUnit) -> str:
+    """The period a table of parts' columns says once for the row: its group heading, or a head over every column
+    ("As of or for the Three Months Ended June 30, 2025"); "" for any other table."""
+    spanning = [heads for line in row.header.splitlines() if len(heads := column_heads(line)) == 1]
+    return next((h for h in [row.group] + [heads[0] for heads in spanning] if h and _period_heading(h)), "")
+
+
+def _part_column(row: QuotableUnit, heading: str, period, asked: set[str]) -> tuple[int, list[str]] | None:
+    """The value column of a table whose columns are parts (segments, regions) and whose period is said once, by
+    the row's group heading or a head over every column (`heading`): it must name the months asked and end on the
+    row's own filing's period end (a year before it for the prior year's period), and one column head must be the
+    part the question names."""
+    source = row.source
+    months_asked = period.months in _MONTHS_HEAD and bool(_MONTHS_HEAD[period.months].search(heading))
+    if not months_asked or not _period_heading(heading) or period.trailing or not source.period_end \
+            or not source.fiscal_year or source.fiscal_period != period.fiscal_period:
+        return None
+    back = (source.fiscal_year - period.fiscal_year) if period.fiscal_year else 0
+    ends = dates_named(heading)
+    if back not in (0, 1) or len(ends) != 1 or ends[0][2][:7] != f"{int(source.period_end[:4]) - back}{source.period_end[4:7]}":
+        return None
+    values = row.text.split("|")[1:]
+    heads = next((h for h in reversed([column_heads(line) for line in row.header.splitlines()]) if len(h) == len(values)),
+                 None)
+    named = [j for j, head in enumerate(heads or []) if _names_group(head, asked)]
+    if len(named) != 1:
+        return None
+    return named[0], ([heads[named[0]]] if heading == row.group else [heading, heads[named[0]]])
 
 
 def table_change(chosen: list[QuotableUnit], analysis: QuestionPlan | None, question: str) -> str | None:

@@ -15,6 +15,7 @@ import datetime as dt
 import re
 
 from ..dates import dates_named
+from ..lexicon import word_set
 from ..numbers import SCALE_WORDS, parse_numbers
 from ..parse import Fact, ParsedFiling
 from ..parse.statements import statement_pages
@@ -44,6 +45,19 @@ def row_metric(label: str, statement: str) -> Metric | None:
     allowed = _BY_STATEMENT.get(statement, [])
     found = {p.names.key: p.names for p in PHRASEBOOK.fullmatch(low) if p.names in allowed}
     return next(iter(found.values())) if len(found) == 1 else None
+
+
+_NONCONTROLLING = word_set("noncontrolling_share")
+
+
+def parent_share_metric(label: str, statement: str) -> Metric | None:
+    """The metric a row "<metric> attributable to <the parent>" names ("Net income attributable to <Company>",
+    "... to common shareholders"): the parent's share, which the metric's first concept holds (XBRL's
+    NetIncomeLoss is the parent's, beside a consolidated line including the noncontrolling interests). None for
+    the noncontrolling interests' own row and for any other label."""
+    head, sep, whom = label.lower().partition(" attributable to ")
+    words = {w.strip(",.;:()") for w in whom.replace("-", "").split()}
+    return row_metric(head, statement) if sep and not words & _NONCONTROLLING else None
 
 
 def _scale(text: str) -> int:
@@ -110,18 +124,25 @@ def table_facts(parsed: ParsedFiling, filing: dict) -> list[Fact]:
         page_start = parsed.page_starts[block.page - 1]
         scale = _scale(" ".join((block.caption, block.table_header, parsed.text[page_start:block.char_start])))
         offset = block.char_start + len(block.table_header) + 1
+        rows = []
         for line in block.text[len(block.table_header) + 1:].split("\n"):
-            facts.extend(_row_facts(line, offset, statement, heads, periods, spanning, scale, filing, seen))
+            cells = line.split(" | ")
+            if len(cells) == len(heads) + 1:
+                parent = parent_share_metric(cells[0], statement)
+                rows.append((line, offset, parent or row_metric(cells[0], statement), parent is not None))
             offset += len(line) + 1
+        # A table that prints a figure's parent share beside its consolidated line ("Net income" above "Net income
+        # attributable to <Company>") gives the figure from the parent's row: it is the one the metric names.
+        shared = {m.key for _, _, m, parent in rows if parent}
+        for line, at, metric, parent in rows:
+            if metric is not None and (parent or metric.key not in shared):
+                facts.extend(_row_facts(line, at, metric, heads, periods, spanning, scale, filing, seen))
     return facts
 
 
-def _row_facts(line: str, offset: int, statement: str, heads: list[str], periods: list, spanning: str, scale: int,
+def _row_facts(line: str, offset: int, metric: Metric, heads: list[str], periods: list, spanning: str, scale: int,
                filing: dict, seen: set) -> list[Fact]:
     cells = line.split(" | ")
-    metric = row_metric(cells[0], statement) if len(cells) == len(heads) + 1 else None
-    if metric is None:
-        return []
     out = []
     at = offset + len(cells[0]) + 3
     for cell, head, end in zip(cells[1:], heads, periods, strict=True):

@@ -7,12 +7,13 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..dates import dates_named
 from ..parse import STATEMENT_CAPTIONS, ParsedFiling, Section, statement_pages
 from ..words import ends_sentence
 
 # Bump when the parsed text or the chunk layout changes: shards are rebuilt rather than mixed with new ones (only
 # chunks whose text changed are embedded again).
-CHUNKER_VERSION = "15"
+CHUNKER_VERSION = "16"
 
 
 def chunker_version() -> str:
@@ -307,8 +308,10 @@ def row_group_label(text: str, block, start: int) -> str:
         if not line.strip():
             continue
         if len(cells) == 1 or not any(cells[1:]):
-            # A line with a label and no values heads the rows below it.
-            return cells[0] if cells[0] and not any(ch.isdigit() for ch in cells[0]) else ""
+            # A line with a label and no values heads the rows below it: words, or the period the rows are of
+            # ("Three months ended June 30, 2025" over a table whose columns are segments).
+            worded = not any(ch.isdigit() for ch in cells[0]) or bool(dates_named(cells[0]))
+            return cells[0] if cells[0] and worded else ""
         if continues_label and cells[0]:
             return cells[0]
         if not continues_label:
