@@ -28,11 +28,12 @@ from .facts import (
     plain_word,
 )
 from .item_topics import BUSINESS_WORDS, CUSTOMER_WORDS, HEADCOUNT_WORDS, ITEM_CONTENT, ITEM_TITLES, PRODUCT_WORDS
+from .lexicon import word_set
 from .parse.items import TENK_ITEMS, TENQ_ITEMS
 from .periods import fiscal_year_of_date, read_periods
-from .phrasing import PhraseList
+from .phrasing import PhraseList, follows
 from .schema import Calculation, MetricMention, QuestionPlan
-from .words import AMOUNT_VERBS, HEADCOUNT_NOUNS
+from .words import HEADCOUNT_NOUNS
 from .words import STOP_WORDS as FUNCTION_WORDS
 
 # A headcount asked in other words ("how many people", "the bigger headcount", "the size of its workforce") counts
@@ -102,13 +103,9 @@ _QUARTER_WORDS = re.compile(r"\b(?:quarter\w*|q[1-4]|three\s+months|six\s+months
 # "How much of its revenue did it put into R&D" asks for a share as surely as "what share of".
 _SHARE_OF = PhraseList("share_of")
 # One line over another ("medical costs over premiums", "R&D divided by revenue") is a share too, unless it
-# defines a computed metric the question names ("net margin, taking net income over net sales"); "over" a period or
-# an amount ("over the prior year", "over 2023"), or after a verb it belongs to ("hand over"), is none.
-_LINE_OVER_LINE = re.compile(
-    r"\b(?!(?:hand|turn|take|took|carr|pass|roll|hold|held|sign|spread)\w*\s)[a-z]+\s+"
-    r"(?:divided\s+by|over)\s+(?!(?:the|a|an|its|their|fiscal|fy\w*|prior|previous|last|past|next|time|years?|"
-    r"quarters?|months?|periods?|q[1-4]|in|on|at|to|for|from|with|by|of|and|or|into|about)\b|\d|\$)"
-)
+# defines a computed metric the question names ("net margin, taking net income over net sales"); see
+# rag/data/lexicon.toml's line_over_line for the "over" that is none.
+_LINE_OVER_LINE = PhraseList("line_over_line")
 # "The ratio of A to B", and the same written "A to B ratio" (a ratio an analyst names by its two lines); "led to a
 # higher ratio" names no second line.
 _RATIO_OF = re.compile(r"\bratio\s+(?:of|between)\b|"
@@ -174,25 +171,17 @@ _TOTAL_OVER = re.compile(r"\btotal\b.*\b(?:over|across)\b")
 _FROM_TO = re.compile(
     r"\bfrom\s+(?:fiscal\s+(?:year\s+)?|fy\s*)?'?(\d{2,4})\b.{0,40}?\bto\s+(?:fiscal\s+(?:year\s+)?|fy\s*)?'?(\d{2,4})\b"
 )
-# What a share's part is said to come from; revenue "billed to" or "sold to" a place or customer is that part too.
-_SHARE_FROM = re.compile(
-    r"\b(?:came|come|comes|coming|generated|derived|was|were|is|are)?\s*(?:from|by|in|(?<=billed\s)to|"
-    r"(?<=sold\s)to)\s+(?:the\s+|its\s+)?"
-    r"([a-z][\w&.'-]*(?:\s+[a-z][\w&.'-]*){0,4}?)\s*(?=\b(?:in|during|for|of)\b|[?.,;(]|$)"
-)
-# The part said to be the share, with no "from": "what percent of its net sales were <product>". A participle after
-# the verb ("was generated") says how, and _SHARE_FROM reads the part after it.
-_SHARE_IS = re.compile(
-    r"\b(?:was|were|is|are)\s+(?!(?:from|by|in|to|not|made|paid|spent|due|attributable)\b|[a-z]+ed\b)"
-    r"(?:the\s+|its\s+)?([a-z][\w&.'-]*(?:\s+[a-z][\w&.'-]*){0,4}?)\s*(?=\b(?:in|during|for|of)\b|[?.,;(]|$)"
-)
-# The part as the subject of the share it makes up: "<product> accounted for what percentage of its revenue".
-# An owner's possessive before it ("<company>'s <product>") names whose part it is, not the part.
-_SHARE_SUBJECT = re.compile(
-    r"^(?:[a-z][\w&.-]*['’]s\s+)?(?:the\s+|its\s+)?([a-z][\w&.'-]*(?:\s+[a-z][\w&.'-]*){0,4}?)\s+"
-    r"(?:accounted|accounts|account|made|makes|make|represented|represents|represent|contributed|contributes|"
-    r"contribute|comprised|comprises|constituted|constitutes)\s+(?:for\s+|up\s+)?(?:what|how\s+much)\b"
-)
+# What a share's part is said to come from ("came from <region>"; revenue "billed to" or "sold to" a customer), or
+# to be ("what percent of its net sales were <product>"), or to make up ("<product> accounted for what percentage of
+# its revenue"): the words that introduce the part (rag/data/lexicon.toml).
+_PART_FROM = PhraseList("part_from")
+_PART_IS = PhraseList("part_is")
+_PART_MAKES_UP = PhraseList("part_makes_up")
+_PART_ENDS = word_set("part_ends")
+# The words of a part's or a source's name: a letter first, then letters, digits, "&", ".", "'" or "-".
+_NAME_TOKEN = re.compile(r"[a-z][\w&.'-]*")
+_NAME_OPENERS = word_set("name_openers")
+_LEADING_WORD = re.compile(r"\w+")
 
 
 # ==============================================================================================================
@@ -231,7 +220,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     defines = any(metric(m.metric_key).derive for m in plan.metrics)
     # A hypothetical change is the premise of a sensitivity (Item 305's "a hypothetical 10% adverse change", "a
     # 100 basis point increase in rates"), not a change the question asks the figure's.
-    premise = _HYPOTHETICAL.sub(lambda m: " " * len(m.group(0)), named)
+    premise = _blanked(named, _HYPOTHETICAL.finditer(named))
     plan.calculation = replace(_calculation(norm, defines), growth=_calculation(premise).growth)
     if plan.calculation.multiple and len(plan.fiscal_years) >= 2:  # one figure's years: the later over the earlier
         plan.calculation = replace(plan.calculation, growth=True)
@@ -354,10 +343,11 @@ def _unread_names(question: str, plan: QuestionPlan, catalog: Catalog) -> list[s
 _SHARE_CLASS = re.compile(r"^(?:Class|Series)\s+[A-Z0-9]{1,2}(?:-\d)?$")
 
 
-# A second question joined to the first by a comma or semicolon and "and" (or by nothing but the semicolon): its
-# question word opens it ("..., and how does that affect ...", "...; what reserve ...").
-_FOLLOW_UP = re.compile(r"(?:[,;]\s*and\s+|;\s*|\?\s+(?:and\s+)?)(?=(?:what|how|why|which|when|where|who|does|did|is|"
-                        r"are|was|were|has|have)\b)", re.I)
+# A second question joined to the first by a comma or semicolon and "and" (or by nothing but the semicolon, or after
+# a question mark): one of rag/data/lexicon.toml's question openers opens it ("..., and how does that affect ...",
+# "...; what reserve ...").
+_FOLLOW_UP_JOIN = re.compile(r"[,;]\s*and\s+|;\s*|\?\s+(?:and\s+)?", re.I)
+_QUESTION_OPENERS = word_set("question_openers")
 # "and why did it sell it?" names nothing of its own to search (its one word, "sell", is the first question's
 # subject again): a later question is searched only when it holds this many words beyond function words.
 _FOLLOW_UP_MIN_WORDS = 2
@@ -365,9 +355,16 @@ _FOLLOW_UP_MIN_WORDS = 2
 
 def follow_ups(question: str) -> list[str]:
     """The later questions of a compound question, as written (see QuestionPlan.follow_ups)."""
-    pieces = [p.strip(" ,;") for p in _FOLLOW_UP.split(question or "")[1:]]
+    question = question or ""
+    joins = [m.span() for m in _FOLLOW_UP_JOIN.finditer(question) if _opens_question(question, m.end())]
+    pieces = [question[end:start].strip(" ,;") for (_, end), (start, _) in zip(joins, joins[1:] + [(len(question), 0)])]
     return [p for p in pieces
             if sum(1 for w in re.findall(r"[a-z][\w'-]*", p.lower()) if w not in FUNCTION_WORDS) >= _FOLLOW_UP_MIN_WORDS]
+
+
+def _opens_question(text: str, at: int) -> bool:
+    first = _LEADING_WORD.match(text, at)
+    return bool(first) and first.group().lower() in _QUESTION_OPENERS
 
 
 def _name_phrases(question: str, unread: list[str]) -> list[str]:
@@ -631,10 +628,16 @@ def _asks_what_is_left(plan: QuestionPlan, norm: str) -> bool:
     asked = [m for m in plan.metrics if not m.vetoed]
     return (plan.calculation.amount_of and len(asked) == 1 and not asked[0].qualified and not plan.share_part
             and not plan.source_part and not plan.excluded and bool(_REMAINDER.search(norm, asked[0].end)))
-_HYPOTHETICAL = re.compile(
-    r"\b(?:a|an)\s+(?:hypothetical\s+)?(?:(?:\d[\d.,]*\s*(?:%|percent|basis[\s-]points?|bps?|percentage[\s-]points?)"
-    r"|one[\s-]percent(?:age[\s-]point)?)[\s-]+|hypothetical\s+)(?:[\w-]+\s+){0,2}?"
-    r"(?:rise|increase|decrease|decline|drop|change|move(?:ment)?|fall|shift|appreciation|depreciation)\b")
+# A hypothetical change is the premise of a sensitivity, not a change asked (rag/data/lexicon.toml).
+_HYPOTHETICAL = PhraseList("hypothetical_change")
+
+
+def _blanked(text: str, found) -> str:
+    """The text with each found phrase written as spaces, so that offsets stay the text's."""
+    chars = list(text)
+    for m in found:
+        chars[m.start():m.end()] = " " * (m.end() - m.start())
+    return "".join(chars)
 
 
 def _calculation(norm: str, defines_metric: bool = False) -> Calculation:
@@ -684,31 +687,96 @@ def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMentio
     # A part's name may hold a bracket ("Northern Europe (including Iceland)"): read without it, at the same places.
     unbracketed = re.sub(r"[()]", " ", norm)
     after = max(calc.share_of_end, whole.end)
-    said = [_SHARE_SUBJECT.match(unbracketed)] + sorted(
-        list(_SHARE_FROM.finditer(unbracketed, after)) + list(_SHARE_IS.finditer(unbracketed, after)),
-        key=lambda m: m.start(1))
-    for m in [m for m in said if m is not None]:
-        if any(start <= m.start(1) < end for start, end in left_out):
+    subject = _part_as_subject(unbracketed)
+    said = ([(0, *subject)] if subject else []) + sorted(
+        _parts_after(unbracketed, after, _PART_FROM) + _parts_after(unbracketed, after, _PART_IS),
+        key=lambda found: found[1])
+    for said_at, start, end in said:
+        if any(left <= start < right for left, right in left_out):
             continue  # "came from outside the U.S.": the part is the whole less what is left out
-        if re.search(r"\bnot\s*$", unbracketed[:m.start()]):
+        if re.search(r"\bnot\s*$", unbracketed[:said_at]):
             return None  # "was not from <product>": the rest of the whole, which no part named here is
-        found = WORD_PATTERN.findall(m.group(1))
+        found = WORD_PATTERN.findall(unbracketed[start:end])
         while found and found[0] in ("the", "its", "their", "our", "a", "an"):
             found = found[1:]
         words = [plain_word(w) for w in found]
         if words and not all(w in STOP_WORDS or w in catalog.words or w in MONTH_WORDS or w.isdigit() for w in found):
-            return MetricMention(whole.metric_key, m.start(1), m.end(1), list(whole.words), after=words)
+            return MetricMention(whole.metric_key, start, end, list(whole.words), after=words)
+    return None
+
+
+def _name_after(text: str, at: int, ends: frozenset[str], closers: str) -> tuple[int, int] | None:
+    """The span of the words naming a part or a source, which start at offset `at` after a space: an article or a
+    possessive pronoun skipped, then up to five words, up to the first word of `ends`, a mark of `closers` or the
+    text's end ("from <region> in fiscal 2025" -> "<region>"). None when no such end comes within five words."""
+    if not text[at:at + 1].isspace():
+        return None
+    at = _skip_spaces(text, at)
+    first = _NAME_TOKEN.match(text, at)
+    if first and first.group() in _NAME_OPENERS and text[first.end():first.end() + 1].isspace():
+        at = _skip_spaces(text, first.end())
+    start = at
+    for _ in range(5):
+        word = _NAME_TOKEN.match(text, at)
+        if word is None:
+            return None
+        at = _skip_spaces(text, word.end())
+        following = _LEADING_WORD.match(text, at)
+        if at == len(text) or text[at] in closers or (at > word.end() and following and following.group() in ends):
+            return start, word.end()
+        if at == word.end():
+            return None
+    return None
+
+
+def _skip_spaces(text: str, at: int) -> int:
+    return len(text) - len(text[at:].lstrip())
+
+
+def _parts_after(text: str, pos: int, introduced: PhraseList) -> list[tuple[int, int, int]]:
+    """Each part of a share named after offset `pos` by the words that introduce it (_PART_FROM, _PART_IS): where
+    those words start, and the part's span; no part inside another's span."""
+    out: list[tuple[int, int, int]] = []
+    for m in introduced.finditer(text[pos:]):
+        said_at, at = pos + m.start(), pos + m.end()
+        following = _LEADING_WORD.match(text, _skip_spaces(text, at))
+        if introduced is _PART_IS and following and following.group().endswith("ed"):
+            continue  # "was generated from <region>": the verb says how; _PART_FROM reads the part after it
+        span = _name_after(text, at, _PART_ENDS, "?.,;(")
+        if span and not (out and said_at < out[-1][2]):
+            out.append((said_at, *span))
+    return out
+
+
+def _part_as_subject(text: str) -> tuple[int, int] | None:
+    """The part as the subject of the share it makes up ("<product> accounted for what percentage of its revenue"),
+    up to five words at the question's start; an owner's possessive before it ("<company>'s <product>") names whose
+    part it is, not the part."""
+    at = 0
+    first = _NAME_TOKEN.match(text)
+    if first and first.group().endswith("'s") and text[first.end():first.end() + 1].isspace():
+        at = _skip_spaces(text, first.end())
+    article = _NAME_TOKEN.match(text, at)
+    if article and article.group() in ("the", "its") and text[article.end():article.end() + 1].isspace():
+        at = _skip_spaces(text, article.end())
+    start = at
+    for _ in range(5):
+        word = _NAME_TOKEN.match(text, at)
+        if word is None or not text[word.end():word.end() + 1].isspace():
+            return None
+        if follows(_PART_MAKES_UP.book.phrasings, text, word.end()):
+            return start, word.end()
+        at = _skip_spaces(text, word.end())
     return None
 
 
 # What a figure is said to come from: the words after "from", or after the activity that earned it, named by its
 # verb in -ing right after the verb that asks the amount ("how much did it earn hauling <goods>", "what revenue did
-# it book selling <services>"), up to a preposition or the end of the clause.
-_ACTIVITY = (r"(?:" + AMOUNT_VERBS + r"|mak(?:e|es)|made|book(?:s|ed)?)\s+(?:by\s+|through\s+)?"
-             r"(?!(?:during|including|excluding|ending|beginning|according|following|regarding)\b)[a-z]{3,}ing")
-_FROM_SOURCE = re.compile(
-    r"\b(?:from|" + _ACTIVITY + r")\s+(?:the\s+|its\s+|their\s+)?([a-z][\w&.'’-]*(?:\s+[a-z][\w&.'’-]*){0,4}?)\s*"
-    r"(?=\b(?:in|during|for|of|over|between|to|than|compared|versus|vs|and|or|at|as)\b|[?.,;:(]|$)")
+# it book selling <services>"), up to a word that opens a time or another clause (rag/data/lexicon.toml).
+_SOURCE_FROM = PhraseList("source_from")
+_EARNED_BY = PhraseList("earned_by")
+_NOT_ACTIVITY = word_set("not_activity")
+_SOURCE_ENDS = word_set("source_ends")
 # Where a figure is read or when, not what it comes from: "from its 10-K", "from the income statement", "from the
 # prior year".
 _NOT_A_SOURCE = {"filing", "filings", "report", "reports", "10-k", "10-q", "annual", "quarterly", "prior", "previous",
@@ -727,15 +795,33 @@ def _source_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
     for mention in plan.metrics:
         if mention.vetoed or not metric(mention.metric_key).members:
             continue
-        m = next((m for m in _FROM_SOURCE.finditer(norm, mention.end)
-                  if not any(start <= m.start() < end for start, end in left_out)), None)
-        if m is None:
+        span = next((span for said_at, *span in _sources_after(norm, mention.end)
+                     if not any(start <= said_at < end for start, end in left_out)), None)
+        if span is None:
             continue
-        found = WORD_PATTERN.findall(m.group(1))
+        found = WORD_PATTERN.findall(norm[span[0]:span[1]])
         if found and not all(w in STOP_WORDS or w in catalog.words or w in MONTH_WORDS or w.isdigit()
                              or w in _NOT_A_SOURCE or w in _TITLE_WORDS for w in found):
             return found
     return []
+
+
+def _sources_after(text: str, pos: int) -> list[tuple[int, int, int]]:
+    """Each source named after offset `pos` (see _SOURCE_FROM): where the words that introduce it start, and the
+    source's span; no source inside another's span."""
+    found = [(pos + m.start(), pos + m.end()) for m in _SOURCE_FROM.finditer(text[pos:])]
+    for m in _EARNED_BY.finditer(text[pos:]):
+        at = _skip_spaces(text, pos + m.end())
+        activity = _LEADING_WORD.match(text, at)
+        if (at > pos + m.end() and activity and activity.group().isalpha() and len(activity.group()) >= 6
+                and activity.group().endswith("ing") and activity.group() not in _NOT_ACTIVITY):
+            found.append((pos + m.start(), activity.end()))
+    out: list[tuple[int, int, int]] = []
+    for said_at, at in sorted(found):
+        span = _name_after(text, at, _SOURCE_ENDS, "?.,;:(")
+        if span and not (out and said_at < out[-1][2]):
+            out.append((said_at, *span))
+    return out
 
 
 def _year_of_company(question: str, plan: QuestionPlan, catalog: Catalog) -> dict[str, int]:
