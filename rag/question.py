@@ -39,7 +39,7 @@ from .words import STOP_WORDS as FUNCTION_WORDS
 # A headcount asked in other words ("how many people", "the bigger headcount", "the size of its workforce") counts
 # the persons employed as filings name them (HEADCOUNT_NOUNS): "31.4 million people" served is not a headcount.
 _GENERIC_COUNT = {"people", "individuals"}
-_SIZE_ASKED = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bhow\s+(?:big|large)\b|\bsize\b|\bheadcount\b")
+_SIZE_ASKED = PhraseList("size_asked")
 _DEFINED_TERM = re.compile(r"^\s*(?i:what)\s+(?i:is|are)\s+([A-Z][\w&-]*(?:\s+[A-Z][\w&-]*)*)(?![\w'’])")
 # "What kind of company is XYZ, and when did Acme buy it": the kind asked of a business beside the company
 # named; the filer's own Item 1 describes only the filer, so that business is described elsewhere (where the
@@ -96,7 +96,7 @@ def _asks_prose(text: str) -> bool:
 
 # A part of the company (a segment, a region): its figure is a dimension member's, answered only when the question
 # names a member the filing tags (rag.facts.members), never with the consolidated figure.
-_PART_WORDS = re.compile(r"\b(?:segments?|geograph\w*|regions?|regional|breakdown|broken\s+down)\b")
+_PART_WORDS = PhraseList("part_words")
 # Quarter words: a quarterly figure is the facts layer's when the plan reads the period (plan.periods or
 # latest_quarters); otherwise the question is left to retrieval.
 _QUARTER_WORDS = re.compile(r"\b(?:quarter\w*|q[1-4]|three\s+months|six\s+months|nine\s+months)\b")
@@ -129,14 +129,15 @@ _NUMBER_OF = re.compile(r"\bnumber\s+of\s+((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'�
 # What such a count counts, read as after "how many" (see _HOW_MANY), up to the companies it is compared across.
 _NUMBER_OF_COUNTED = re.compile(r"\bnumber\s+of\s+((?:(?!" + _COUNT_ENDS + r"|and\b|between\b|than\b)[a-z][\w'’-]*\s+)"
                                 r"{0,6}(?!" + _COUNT_ENDS + r"|and\b|between\b|than\b)[a-z][\w'’-]*)")
-_COUNTS_MONEY = re.compile(r"(?:dollars|usd|euros?|millions|billions|thousands)\b")
+# What money is counted in ("how many dollars", "how many millions"): no count of things.
+_MONEY_COUNTED = word_set("money_counted")
 # An amount asked: the (up to five) words between "how much" and the question's verb name what is measured ("how much
 # free cash flow did it generate"), unless they only say it is money ("how much cash", "how much money in total").
 # "How much of" asks for a share (see _SHARE), "how much more" or "bigger" a difference, and a leading "in" only says
 # the amount is money ("how much in dividends").
 _HOW_MUCH = re.compile(r"\bhow\s+much\s+(?!of\b|more\b|less\b|fewer\b|[a-z]+er\b)(?:in\s+)?((?:(?!" + _COUNT_ENDS + r")[a-z][\w'’&-]*\s+){0,4}(?!"
                        + _COUNT_ENDS + r")[a-z][\w'’&-]*)\s+" + _COUNT_ENDS)
-_ONLY_MONEY = re.compile(r"(?:(?:money|cash|dollars|usd|funds|capital|in|total|overall)\s*)+$")
+_ONLY_MONEY = word_set("only_money")
 # A word written as a name: capitalised ("Model", "XYZ") or with a capital inside ("eWidget").
 _NAME_WORD = re.compile(r"(?<![\w.'’-])(?:[A-Z][\w&'’.-]*|[a-z]+[A-Z][\w&-]*)")
 # The titles of the financial statements and of a filing's parts, which questions capitalise: they say where a
@@ -250,7 +251,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     number_of = _NUMBER_OF.search(norm)
     plan.number_of = number_of.group(1).split() if number_of else []
     amount = _HOW_MUCH.search(norm)
-    if amount and not _ONLY_MONEY.match(amount.group(1)):
+    if amount and not set(amount.group(1).split()) <= _ONLY_MONEY:
         plan.amount_named = amount.span(1)
     _amount_margin(norm, plan)
     plan.share_part = _share_part(norm, plan, catalog)
@@ -284,7 +285,7 @@ def _counted(norm: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
     if not plan.metrics:
         found += [_MORE_OF.search(norm)] + ([_NUMBER_OF_COUNTED.search(norm)] if len(plan.tickers) >= 2 else [])
     for m in found:
-        if m and not _COUNTS_MONEY.match(m.group(1)):
+        if m and m.group(1).split()[0] not in _MONEY_COUNTED:
             words = [w for w in m.group(1).split() if w.removesuffix("'s").removesuffix("’s") not in catalog.words]
             if words:
                 return words[:5]
