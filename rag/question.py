@@ -29,9 +29,10 @@ from .facts import (
 )
 from .item_topics import BUSINESS_WORDS, CUSTOMER_WORDS, HEADCOUNT_WORDS, ITEM_CONTENT, ITEM_TITLES, PRODUCT_WORDS
 from .lexicon import word_set
+from .named_parts import first_word, part_as_subject, parts_said, sources_after
 from .parse.items import TENK_ITEMS, TENQ_ITEMS
 from .periods import fiscal_year_of_date, read_periods
-from .phrasing import PhraseList, follows
+from .phrasing import PhraseList
 from .schema import Calculation, MetricMention, QuestionPlan
 from .words import HEADCOUNT_NOUNS
 from .words import STOP_WORDS as FUNCTION_WORDS
@@ -133,7 +134,7 @@ _NUMBER_OF_COUNTED = re.compile(r"\bnumber\s+of\s+((?:(?!" + _COUNT_ENDS + r"|an
 _MONEY_COUNTED = word_set("money_counted")
 # An amount asked: the (up to five) words between "how much" and the question's verb name what is measured ("how much
 # free cash flow did it generate"), unless they only say it is money ("how much cash", "how much money in total").
-# "How much of" asks for a share (see _SHARE), "how much more" or "bigger" a difference, and a leading "in" only says
+# "How much of" asks for a share (see _SHARE_OF), "how much more" or "bigger" a difference, and a leading "in" only says
 # the amount is money ("how much in dividends").
 _HOW_MUCH = re.compile(r"\bhow\s+much\s+(?!of\b|more\b|less\b|fewer\b|[a-z]+er\b)(?:in\s+)?((?:(?!" + _COUNT_ENDS + r")[a-z][\w'’&-]*\s+){0,4}(?!"
                        + _COUNT_ENDS + r")[a-z][\w'’&-]*)\s+" + _COUNT_ENDS)
@@ -172,19 +173,6 @@ _TOTAL_OVER = re.compile(r"\btotal\b.*\b(?:over|across)\b")
 _FROM_TO = re.compile(
     r"\bfrom\s+(?:fiscal\s+(?:year\s+)?|fy\s*)?'?(\d{2,4})\b.{0,40}?\bto\s+(?:fiscal\s+(?:year\s+)?|fy\s*)?'?(\d{2,4})\b"
 )
-# What a share's part is said to come from ("came from <region>"; revenue "billed to" or "sold to" a customer), or
-# to be ("what percent of its net sales were <product>"), or to make up ("<product> accounted for what percentage of
-# its revenue"): the words that introduce the part (rag/data/lexicon.toml).
-_PART_FROM = PhraseList("part_from")
-_PART_IS = PhraseList("part_is")
-_PART_MAKES_UP = PhraseList("part_makes_up")
-_PART_ENDS = word_set("part_ends")
-# The words of a part's or a source's name: a letter first, then letters, digits, "&", ".", "'" or "-".
-_NAME_TOKEN = re.compile(r"[a-z][\w&.'-]*")
-_NAME_OPENERS = word_set("name_openers")
-_LEADING_WORD = re.compile(r"\w+")
-
-
 # ==============================================================================================================
 # The plan
 
@@ -364,8 +352,7 @@ def follow_ups(question: str) -> list[str]:
 
 
 def _opens_question(text: str, at: int) -> bool:
-    first = _LEADING_WORD.match(text, at)
-    return bool(first) and first.group().lower() in _QUESTION_OPENERS
+    return first_word(text, at).lower() in _QUESTION_OPENERS
 
 
 def _name_phrases(question: str, unread: list[str]) -> list[str]:
@@ -674,7 +661,7 @@ def _left_out_spans(plan: QuestionPlan) -> list[tuple[int, int]]:
 
 def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMention | None:
     """'What percentage of revenue came from <region>?': the part, as the whole's metric narrowed by the
-    words after 'from' (or after 'was', or before 'accounted for what share': see _SHARE_IS, _SHARE_SUBJECT),
+    words after 'from' (or after 'was', or before 'accounted for what share': see rag.named_parts),
     resolved later to a dimension member, or not at all. Only for one metric asked, no change
     asked, and a metric that dimension members can narrow."""
     calc = plan.calculation
@@ -688,9 +675,9 @@ def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMentio
     # A part's name may hold a bracket ("Northern Europe (including Iceland)"): read without it, at the same places.
     unbracketed = re.sub(r"[()]", " ", norm)
     after = max(calc.share_of_end, whole.end)
-    subject = _part_as_subject(unbracketed)
+    subject = part_as_subject(unbracketed)
     said = ([(0, *subject)] if subject else []) + sorted(
-        _parts_after(unbracketed, after, _PART_FROM) + _parts_after(unbracketed, after, _PART_IS),
+        parts_said(unbracketed, after),
         key=lambda found: found[1])
     for said_at, start, end in said:
         if any(left <= start < right for left, right in left_out):
@@ -706,78 +693,6 @@ def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMentio
     return None
 
 
-def _name_after(text: str, at: int, ends: frozenset[str], closers: str) -> tuple[int, int] | None:
-    """The span of the words naming a part or a source, which start at offset `at` after a space: an article or a
-    possessive pronoun skipped, then up to five words, up to the first word of `ends`, a mark of `closers` or the
-    text's end ("from <region> in fiscal 2025" -> "<region>"). None when no such end comes within five words."""
-    if not text[at:at + 1].isspace():
-        return None
-    at = _skip_spaces(text, at)
-    first = _NAME_TOKEN.match(text, at)
-    if first and first.group() in _NAME_OPENERS and text[first.end():first.end() + 1].isspace():
-        at = _skip_spaces(text, first.end())
-    start = at
-    for _ in range(5):
-        word = _NAME_TOKEN.match(text, at)
-        if word is None:
-            return None
-        at = _skip_spaces(text, word.end())
-        following = _LEADING_WORD.match(text, at)
-        if at == len(text) or text[at] in closers or (at > word.end() and following and following.group() in ends):
-            return start, word.end()
-        if at == word.end():
-            return None
-    return None
-
-
-def _skip_spaces(text: str, at: int) -> int:
-    return len(text) - len(text[at:].lstrip())
-
-
-def _parts_after(text: str, pos: int, introduced: PhraseList) -> list[tuple[int, int, int]]:
-    """Each part of a share named after offset `pos` by the words that introduce it (_PART_FROM, _PART_IS): where
-    those words start, and the part's span; no part inside another's span."""
-    out: list[tuple[int, int, int]] = []
-    for m in introduced.finditer(text[pos:]):
-        said_at, at = pos + m.start(), pos + m.end()
-        following = _LEADING_WORD.match(text, _skip_spaces(text, at))
-        if introduced is _PART_IS and following and following.group().endswith("ed"):
-            continue  # "was generated from <region>": the verb says how; _PART_FROM reads the part after it
-        span = _name_after(text, at, _PART_ENDS, "?.,;(")
-        if span and not (out and said_at < out[-1][2]):
-            out.append((said_at, *span))
-    return out
-
-
-def _part_as_subject(text: str) -> tuple[int, int] | None:
-    """The part as the subject of the share it makes up ("<product> accounted for what percentage of its revenue"),
-    up to five words at the question's start; an owner's possessive before it ("<company>'s <product>") names whose
-    part it is, not the part."""
-    at = 0
-    first = _NAME_TOKEN.match(text)
-    if first and first.group().endswith("'s") and text[first.end():first.end() + 1].isspace():
-        at = _skip_spaces(text, first.end())
-    article = _NAME_TOKEN.match(text, at)
-    if article and article.group() in ("the", "its") and text[article.end():article.end() + 1].isspace():
-        at = _skip_spaces(text, article.end())
-    start = at
-    for _ in range(5):
-        word = _NAME_TOKEN.match(text, at)
-        if word is None or not text[word.end():word.end() + 1].isspace():
-            return None
-        if follows(_PART_MAKES_UP.book.phrasings, text, word.end()):
-            return start, word.end()
-        at = _skip_spaces(text, word.end())
-    return None
-
-
-# What a figure is said to come from: the words after "from", or after the activity that earned it, named by its
-# verb in -ing right after the verb that asks the amount ("how much did it earn hauling <goods>", "what revenue did
-# it book selling <services>"), up to a word that opens a time or another clause (rag/data/lexicon.toml).
-_SOURCE_FROM = PhraseList("source_from")
-_EARNED_BY = PhraseList("earned_by")
-_NOT_ACTIVITY = word_set("not_activity")
-_SOURCE_ENDS = word_set("source_ends")
 # Where a figure is read or when, not what it comes from: "from its 10-K", "from the income statement", "from the
 # prior year".
 _NOT_A_SOURCE = {"filing", "filings", "report", "reports", "10-k", "10-q", "annual", "quarterly", "prior", "previous",
@@ -796,7 +711,7 @@ def _source_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
     for mention in plan.metrics:
         if mention.vetoed or not metric(mention.metric_key).members:
             continue
-        span = next((span for said_at, *span in _sources_after(norm, mention.end)
+        span = next((span for said_at, *span in sources_after(norm, mention.end)
                      if not any(start <= said_at < end for start, end in left_out)), None)
         if span is None:
             continue
@@ -805,24 +720,6 @@ def _source_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
                              or w in _NOT_A_SOURCE or w in _TITLE_WORDS for w in found):
             return found
     return []
-
-
-def _sources_after(text: str, pos: int) -> list[tuple[int, int, int]]:
-    """Each source named after offset `pos` (see _SOURCE_FROM): where the words that introduce it start, and the
-    source's span; no source inside another's span."""
-    found = [(pos + m.start(), pos + m.end()) for m in _SOURCE_FROM.finditer(text[pos:])]
-    for m in _EARNED_BY.finditer(text[pos:]):
-        at = _skip_spaces(text, pos + m.end())
-        activity = _LEADING_WORD.match(text, at)
-        if (at > pos + m.end() and activity and activity.group().isalpha() and len(activity.group()) >= 6
-                and activity.group().endswith("ing") and activity.group() not in _NOT_ACTIVITY):
-            found.append((pos + m.start(), activity.end()))
-    out: list[tuple[int, int, int]] = []
-    for said_at, at in sorted(found):
-        span = _name_after(text, at, _SOURCE_ENDS, "?.,;:(")
-        if span and not (out and said_at < out[-1][2]):
-            out.append((said_at, *span))
-    return out
 
 
 def _year_of_company(question: str, plan: QuestionPlan, catalog: Catalog) -> dict[str, int]:
