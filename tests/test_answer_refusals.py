@@ -384,7 +384,7 @@ def test_a_count_no_passage_states_is_refused():
     # The passages name the widgets, number their models and state their sales: none says how many were sold.
     res = _acme_answer("How many Widgets did Acme sell in fiscal 2024?", _PRODUCT_LINE)
     assert res.refused and res.refusal_reason == "count_not_stated" and res.citations == []
-    assert "how many widgets" in res.answer and "209,586" not in res.answer
+    assert "how many Widgets" in res.answer and "209,586" not in res.answer
     # A line of a table of amounts is an amount, its "$" printed on another row: never read as a count.
     res = _acme_answer("How many Gadgets did Acme sell in fiscal 2024?", _PRODUCT_LINE)
     assert "29,984 million" not in res.answer and "Figure read from the table" not in res.answer

@@ -221,7 +221,11 @@ def count_not_stated(analysis: QuestionPlan | None, sources: list[Citation]) -> 
     asked = {t for t in tokens(analysis.question or "") if t not in GENERIC_TERMS and not t.isdigit()}
     if any(states_count(u, analysis.counted, set(), asked) for c in sources for u in quotable_units(c)):
         return None
-    what = f"how many {' '.join(analysis.counted)}"
+    # The count in the question's own words when it asked "how many" of what the plan counts, else in general.
+    question = analysis.question or ""
+    lead, counted = "how many ", " ".join(analysis.counted)
+    at = question.lower().find(lead + counted) + len(lead)
+    what = lead + question[at:at + len(counted)] if at >= len(lead) else "the count asked"
     return Refusal(
         "count_not_stated",
         f"The indexed filings of {analysis.tickers[0]} do not appear to state {what}: none of the {len(sources)} "
