@@ -35,8 +35,8 @@ _JOINERS = frozenset(_NAME_DATA["joiners"])
 # The legal forms written as abbreviations with a dot ('Inc.'): the others are words ('Company') or capitals ('LLC').
 _ABBREVIATED_FORMS = frozenset(_NAME_DATA["abbreviated_forms"])
 _WEB_SUFFIXES = tuple("." + suffix for suffix in _NAME_DATA["web_suffixes"])
-# A word of a name as written: letters and digits, joined inside by an apostrophe, a dot or "&" ("mcdonald's",
-# "amazon.com", "l.p", "at&t"), or "&" alone. A hyphen or a comma parts words ("Coca-Cola" is "coca cola").
+# A word of a name as written: letters and digits, joined inside by an apostrophe, a dot or "&" (invented: "o'hara's",
+# "example.com", "l.p", "a&b"), or "&" alone. A hyphen or a comma parts words ("Alpha-Beta" is "alpha beta").
 _NAME_WORD = re.compile(r"[a-z0-9]+(?:['’.&][a-z0-9]+)*|&", re.I)
 
 
@@ -145,7 +145,7 @@ def reader_name(company: str | None) -> str:
     """A filer's name as a reader writes it. EDGAR's conformed names are upper case with abbreviated legal forms
     and state tags ('ACME WIDGET CO', 'ACME & COMPANY/MN'); such a name is put in title case, a joiner in lower
     case ('Bank of Acme'), and its closing legal form written as companies abbreviate it ('Co.', 'Corp.', 'Inc.'),
-    as a word ('Company'), or in capitals ('LLC', 'PLC', 'N.V.'). Words with digits or '&' in them ('3M', 'AT&T')
+    as a word ('Company'), or in capitals ('LLC', 'PLC', 'N.V.'). Words with digits or '&' in them (invented: '4X', 'A&B')
     stay as they are. A name in mixed case is the filer's own: unchanged."""
     name = " ".join((company or "").split())
     if not name or any(ch.islower() for ch in name):

@@ -28,17 +28,19 @@ from .facts import (
     plain_word,
 )
 from .item_topics import BUSINESS_WORDS, CUSTOMER_WORDS, HEADCOUNT_WORDS, ITEM_CONTENT, ITEM_TITLES, PRODUCT_WORDS
+from .lexicon import word_set
+from .named_parts import first_word, part_as_subject, parts_said, sources_after
 from .parse.items import TENK_ITEMS, TENQ_ITEMS
 from .periods import fiscal_year_of_date, read_periods
 from .phrasing import PhraseList
 from .schema import Calculation, MetricMention, QuestionPlan
-from .words import AMOUNT_VERBS, HEADCOUNT_NOUNS
+from .words import HEADCOUNT_NOUNS
 from .words import STOP_WORDS as FUNCTION_WORDS
 
 # A headcount asked in other words ("how many people", "the bigger headcount", "the size of its workforce") counts
 # the persons employed as filings name them (HEADCOUNT_NOUNS): "31.4 million people" served is not a headcount.
 _GENERIC_COUNT = {"people", "individuals"}
-_SIZE_ASKED = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b|\bhow\s+(?:big|large)\b|\bsize\b|\bheadcount\b")
+_SIZE_ASKED = PhraseList("size_asked")
 _DEFINED_TERM = re.compile(r"^\s*(?i:what)\s+(?i:is|are)\s+([A-Z][\w&-]*(?:\s+[A-Z][\w&-]*)*)(?![\w'’])")
 # "What kind of company is XYZ, and when did Acme buy it": the kind asked of a business beside the company
 # named; the filer's own Item 1 describes only the filer, so that business is described elsewhere (where the
@@ -95,20 +97,16 @@ def _asks_prose(text: str) -> bool:
 
 # A part of the company (a segment, a region): its figure is a dimension member's, answered only when the question
 # names a member the filing tags (rag.facts.members), never with the consolidated figure.
-_PART_WORDS = re.compile(r"\b(?:segments?|geograph\w*|regions?|regional|breakdown|broken\s+down)\b")
+_PART_WORDS = PhraseList("part_words")
 # Quarter words: a quarterly figure is the facts layer's when the plan reads the period (plan.periods or
 # latest_quarters); otherwise the question is left to retrieval.
 _QUARTER_WORDS = re.compile(r"\b(?:quarter\w*|q[1-4]|three\s+months|six\s+months|nine\s+months)\b")
 # "How much of its revenue did it put into R&D" asks for a share as surely as "what share of".
 _SHARE_OF = PhraseList("share_of")
 # One line over another ("medical costs over premiums", "R&D divided by revenue") is a share too, unless it
-# defines a computed metric the question names ("net margin, taking net income over net sales"); "over" a period or
-# an amount ("over the prior year", "over 2023"), or after a verb it belongs to ("hand over"), is none.
-_LINE_OVER_LINE = re.compile(
-    r"\b(?!(?:hand|turn|take|took|carr|pass|roll|hold|held|sign|spread)\w*\s)[a-z]+\s+"
-    r"(?:divided\s+by|over)\s+(?!(?:the|a|an|its|their|fiscal|fy\w*|prior|previous|last|past|next|time|years?|"
-    r"quarters?|months?|periods?|q[1-4]|in|on|at|to|for|from|with|by|of|and|or|into|about)\b|\d|\$)"
-)
+# defines a computed metric the question names ("net margin, taking net income over net sales"); see
+# rag/data/lexicon.toml's line_over_line for the "over" that is none.
+_LINE_OVER_LINE = PhraseList("line_over_line")
 # "The ratio of A to B", and the same written "A to B ratio" (a ratio an analyst names by its two lines); "led to a
 # higher ratio" names no second line.
 _RATIO_OF = re.compile(r"\bratio\s+(?:of|between)\b|"
@@ -132,14 +130,15 @@ _NUMBER_OF = re.compile(r"\bnumber\s+of\s+((?:[a-z][\w'’-]*\s+){0,2}[a-z][\w'�
 # What such a count counts, read as after "how many" (see _HOW_MANY), up to the companies it is compared across.
 _NUMBER_OF_COUNTED = re.compile(r"\bnumber\s+of\s+((?:(?!" + _COUNT_ENDS + r"|and\b|between\b|than\b)[a-z][\w'’-]*\s+)"
                                 r"{0,6}(?!" + _COUNT_ENDS + r"|and\b|between\b|than\b)[a-z][\w'’-]*)")
-_COUNTS_MONEY = re.compile(r"(?:dollars|usd|euros?|millions|billions|thousands)\b")
+# What money is counted in ("how many dollars", "how many millions"): no count of things.
+_MONEY_COUNTED = word_set("money_counted")
 # An amount asked: the (up to five) words between "how much" and the question's verb name what is measured ("how much
 # free cash flow did it generate"), unless they only say it is money ("how much cash", "how much money in total").
-# "How much of" asks for a share (see _SHARE), "how much more" or "bigger" a difference, and a leading "in" only says
+# "How much of" asks for a share (see _SHARE_OF), "how much more" or "bigger" a difference, and a leading "in" only says
 # the amount is money ("how much in dividends").
 _HOW_MUCH = re.compile(r"\bhow\s+much\s+(?!of\b|more\b|less\b|fewer\b|[a-z]+er\b)(?:in\s+)?((?:(?!" + _COUNT_ENDS + r")[a-z][\w'’&-]*\s+){0,4}(?!"
                        + _COUNT_ENDS + r")[a-z][\w'’&-]*)\s+" + _COUNT_ENDS)
-_ONLY_MONEY = re.compile(r"(?:(?:money|cash|dollars|usd|funds|capital|in|total|overall)\s*)+$")
+_ONLY_MONEY = word_set("only_money")
 # A word written as a name: capitalised ("Model", "XYZ") or with a capital inside ("eWidget").
 _NAME_WORD = re.compile(r"(?<![\w.'’-])(?:[A-Z][\w&'’.-]*|[a-z]+[A-Z][\w&-]*)")
 # The titles of the financial statements and of a filing's parts, which questions capitalise: they say where a
@@ -174,27 +173,6 @@ _TOTAL_OVER = re.compile(r"\btotal\b.*\b(?:over|across)\b")
 _FROM_TO = re.compile(
     r"\bfrom\s+(?:fiscal\s+(?:year\s+)?|fy\s*)?'?(\d{2,4})\b.{0,40}?\bto\s+(?:fiscal\s+(?:year\s+)?|fy\s*)?'?(\d{2,4})\b"
 )
-# What a share's part is said to come from; revenue "billed to" or "sold to" a place or customer is that part too.
-_SHARE_FROM = re.compile(
-    r"\b(?:came|come|comes|coming|generated|derived|was|were|is|are)?\s*(?:from|by|in|(?<=billed\s)to|"
-    r"(?<=sold\s)to)\s+(?:the\s+|its\s+)?"
-    r"([a-z][\w&.'-]*(?:\s+[a-z][\w&.'-]*){0,4}?)\s*(?=\b(?:in|during|for|of)\b|[?.,;(]|$)"
-)
-# The part said to be the share, with no "from": "what percent of its net sales were <product>". A participle after
-# the verb ("was generated") says how, and _SHARE_FROM reads the part after it.
-_SHARE_IS = re.compile(
-    r"\b(?:was|were|is|are)\s+(?!(?:from|by|in|to|not|made|paid|spent|due|attributable)\b|[a-z]+ed\b)"
-    r"(?:the\s+|its\s+)?([a-z][\w&.'-]*(?:\s+[a-z][\w&.'-]*){0,4}?)\s*(?=\b(?:in|during|for|of)\b|[?.,;(]|$)"
-)
-# The part as the subject of the share it makes up: "<product> accounted for what percentage of its revenue".
-# An owner's possessive before it ("<company>'s <product>") names whose part it is, not the part.
-_SHARE_SUBJECT = re.compile(
-    r"^(?:[a-z][\w&.-]*['’]s\s+)?(?:the\s+|its\s+)?([a-z][\w&.'-]*(?:\s+[a-z][\w&.'-]*){0,4}?)\s+"
-    r"(?:accounted|accounts|account|made|makes|make|represented|represents|represent|contributed|contributes|"
-    r"contribute|comprised|comprises|constituted|constitutes)\s+(?:for\s+|up\s+)?(?:what|how\s+much)\b"
-)
-
-
 # ==============================================================================================================
 # The plan
 
@@ -231,7 +209,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     defines = any(metric(m.metric_key).derive for m in plan.metrics)
     # A hypothetical change is the premise of a sensitivity (Item 305's "a hypothetical 10% adverse change", "a
     # 100 basis point increase in rates"), not a change the question asks the figure's.
-    premise = _HYPOTHETICAL.sub(lambda m: " " * len(m.group(0)), named)
+    premise = _blanked(named, _HYPOTHETICAL.finditer(named))
     plan.calculation = replace(_calculation(norm, defines), growth=_calculation(premise).growth)
     if plan.calculation.multiple and len(plan.fiscal_years) >= 2:  # one figure's years: the later over the earlier
         plan.calculation = replace(plan.calculation, growth=True)
@@ -261,7 +239,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     number_of = _NUMBER_OF.search(norm)
     plan.number_of = number_of.group(1).split() if number_of else []
     amount = _HOW_MUCH.search(norm)
-    if amount and not _ONLY_MONEY.match(amount.group(1)):
+    if amount and not set(amount.group(1).split()) <= _ONLY_MONEY:
         plan.amount_named = amount.span(1)
     _amount_margin(norm, plan)
     plan.share_part = _share_part(norm, plan, catalog)
@@ -295,7 +273,7 @@ def _counted(norm: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
     if not plan.metrics:
         found += [_MORE_OF.search(norm)] + ([_NUMBER_OF_COUNTED.search(norm)] if len(plan.tickers) >= 2 else [])
     for m in found:
-        if m and not _COUNTS_MONEY.match(m.group(1)):
+        if m and m.group(1).split()[0] not in _MONEY_COUNTED:
             words = [w for w in m.group(1).split() if w.removesuffix("'s").removesuffix("’s") not in catalog.words]
             if words:
                 return words[:5]
@@ -354,10 +332,11 @@ def _unread_names(question: str, plan: QuestionPlan, catalog: Catalog) -> list[s
 _SHARE_CLASS = re.compile(r"^(?:Class|Series)\s+[A-Z0-9]{1,2}(?:-\d)?$")
 
 
-# A second question joined to the first by a comma or semicolon and "and" (or by nothing but the semicolon): its
-# question word opens it ("..., and how does that affect ...", "...; what reserve ...").
-_FOLLOW_UP = re.compile(r"(?:[,;]\s*and\s+|;\s*|\?\s+(?:and\s+)?)(?=(?:what|how|why|which|when|where|who|does|did|is|"
-                        r"are|was|were|has|have)\b)", re.I)
+# A second question joined to the first by a comma or semicolon and "and" (or by nothing but the semicolon, or after
+# a question mark): one of rag/data/lexicon.toml's question openers opens it ("..., and how does that affect ...",
+# "...; what reserve ...").
+_FOLLOW_UP_JOIN = re.compile(r"[,;]\s*and\s+|;\s*|\?\s+(?:and\s+)?", re.I)
+_QUESTION_OPENERS = word_set("question_openers")
 # "and why did it sell it?" names nothing of its own to search (its one word, "sell", is the first question's
 # subject again): a later question is searched only when it holds this many words beyond function words.
 _FOLLOW_UP_MIN_WORDS = 2
@@ -365,9 +344,15 @@ _FOLLOW_UP_MIN_WORDS = 2
 
 def follow_ups(question: str) -> list[str]:
     """The later questions of a compound question, as written (see QuestionPlan.follow_ups)."""
-    pieces = [p.strip(" ,;") for p in _FOLLOW_UP.split(question or "")[1:]]
+    question = question or ""
+    joins = [m.span() for m in _FOLLOW_UP_JOIN.finditer(question) if _opens_question(question, m.end())]
+    pieces = [question[end:start].strip(" ,;") for (_, end), (start, _) in zip(joins, joins[1:] + [(len(question), 0)])]
     return [p for p in pieces
             if sum(1 for w in re.findall(r"[a-z][\w'-]*", p.lower()) if w not in FUNCTION_WORDS) >= _FOLLOW_UP_MIN_WORDS]
+
+
+def _opens_question(text: str, at: int) -> bool:
+    return first_word(text, at).lower() in _QUESTION_OPENERS
 
 
 def _name_phrases(question: str, unread: list[str]) -> list[str]:
@@ -631,10 +616,16 @@ def _asks_what_is_left(plan: QuestionPlan, norm: str) -> bool:
     asked = [m for m in plan.metrics if not m.vetoed]
     return (plan.calculation.amount_of and len(asked) == 1 and not asked[0].qualified and not plan.share_part
             and not plan.source_part and not plan.excluded and bool(_REMAINDER.search(norm, asked[0].end)))
-_HYPOTHETICAL = re.compile(
-    r"\b(?:a|an)\s+(?:hypothetical\s+)?(?:(?:\d[\d.,]*\s*(?:%|percent|basis[\s-]points?|bps?|percentage[\s-]points?)"
-    r"|one[\s-]percent(?:age[\s-]point)?)[\s-]+|hypothetical\s+)(?:[\w-]+\s+){0,2}?"
-    r"(?:rise|increase|decrease|decline|drop|change|move(?:ment)?|fall|shift|appreciation|depreciation)\b")
+# A hypothetical change is the premise of a sensitivity, not a change asked (rag/data/lexicon.toml).
+_HYPOTHETICAL = PhraseList("hypothetical_change")
+
+
+def _blanked(text: str, found) -> str:
+    """The text with each found phrase written as spaces, so that offsets stay the text's."""
+    chars = list(text)
+    for m in found:
+        chars[m.start():m.end()] = " " * (m.end() - m.start())
+    return "".join(chars)
 
 
 def _calculation(norm: str, defines_metric: bool = False) -> Calculation:
@@ -670,7 +661,7 @@ def _left_out_spans(plan: QuestionPlan) -> list[tuple[int, int]]:
 
 def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMention | None:
     """'What percentage of revenue came from <region>?': the part, as the whole's metric narrowed by the
-    words after 'from' (or after 'was', or before 'accounted for what share': see _SHARE_IS, _SHARE_SUBJECT),
+    words after 'from' (or after 'was', or before 'accounted for what share': see rag.named_parts),
     resolved later to a dimension member, or not at all. Only for one metric asked, no change
     asked, and a metric that dimension members can narrow."""
     calc = plan.calculation
@@ -684,31 +675,24 @@ def _share_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> MetricMentio
     # A part's name may hold a bracket ("Northern Europe (including Iceland)"): read without it, at the same places.
     unbracketed = re.sub(r"[()]", " ", norm)
     after = max(calc.share_of_end, whole.end)
-    said = [_SHARE_SUBJECT.match(unbracketed)] + sorted(
-        list(_SHARE_FROM.finditer(unbracketed, after)) + list(_SHARE_IS.finditer(unbracketed, after)),
-        key=lambda m: m.start(1))
-    for m in [m for m in said if m is not None]:
-        if any(start <= m.start(1) < end for start, end in left_out):
+    subject = part_as_subject(unbracketed)
+    said = ([(0, *subject)] if subject else []) + sorted(
+        parts_said(unbracketed, after),
+        key=lambda found: found[1])
+    for said_at, start, end in said:
+        if any(left <= start < right for left, right in left_out):
             continue  # "came from outside the U.S.": the part is the whole less what is left out
-        if re.search(r"\bnot\s*$", unbracketed[:m.start()]):
+        if re.search(r"\bnot\s*$", unbracketed[:said_at]):
             return None  # "was not from <product>": the rest of the whole, which no part named here is
-        found = WORD_PATTERN.findall(m.group(1))
+        found = WORD_PATTERN.findall(unbracketed[start:end])
         while found and found[0] in ("the", "its", "their", "our", "a", "an"):
             found = found[1:]
         words = [plain_word(w) for w in found]
         if words and not all(w in STOP_WORDS or w in catalog.words or w in MONTH_WORDS or w.isdigit() for w in found):
-            return MetricMention(whole.metric_key, m.start(1), m.end(1), list(whole.words), after=words)
+            return MetricMention(whole.metric_key, start, end, list(whole.words), after=words)
     return None
 
 
-# What a figure is said to come from: the words after "from", or after the activity that earned it, named by its
-# verb in -ing right after the verb that asks the amount ("how much did it earn hauling <goods>", "what revenue did
-# it book selling <services>"), up to a preposition or the end of the clause.
-_ACTIVITY = (r"(?:" + AMOUNT_VERBS + r"|mak(?:e|es)|made|book(?:s|ed)?)\s+(?:by\s+|through\s+)?"
-             r"(?!(?:during|including|excluding|ending|beginning|according|following|regarding)\b)[a-z]{3,}ing")
-_FROM_SOURCE = re.compile(
-    r"\b(?:from|" + _ACTIVITY + r")\s+(?:the\s+|its\s+|their\s+)?([a-z][\w&.'’-]*(?:\s+[a-z][\w&.'’-]*){0,4}?)\s*"
-    r"(?=\b(?:in|during|for|of|over|between|to|than|compared|versus|vs|and|or|at|as)\b|[?.,;:(]|$)")
 # Where a figure is read or when, not what it comes from: "from its 10-K", "from the income statement", "from the
 # prior year".
 _NOT_A_SOURCE = {"filing", "filings", "report", "reports", "10-k", "10-q", "annual", "quarterly", "prior", "previous",
@@ -727,11 +711,11 @@ def _source_part(norm: str, plan: QuestionPlan, catalog: Catalog) -> list[str]:
     for mention in plan.metrics:
         if mention.vetoed or not metric(mention.metric_key).members:
             continue
-        m = next((m for m in _FROM_SOURCE.finditer(norm, mention.end)
-                  if not any(start <= m.start() < end for start, end in left_out)), None)
-        if m is None:
+        span = next((span for said_at, *span in sources_after(norm, mention.end)
+                     if not any(start <= said_at < end for start, end in left_out)), None)
+        if span is None:
             continue
-        found = WORD_PATTERN.findall(m.group(1))
+        found = WORD_PATTERN.findall(norm[span[0]:span[1]])
         if found and not all(w in STOP_WORDS or w in catalog.words or w in MONTH_WORDS or w.isdigit()
                              or w in _NOT_A_SOURCE or w in _TITLE_WORDS for w in found):
             return found

@@ -654,7 +654,7 @@ _OF_RECORD = re.compile(r"(?:\s+[a-z][\w-]*){0,2}?\s+of\s+record\b", re.I)
 
 
 def _counted_nouns(text: str):
-    """The words that a figure in the text counts: the word after it ("36,000 employees"), and the three words
+    """The words that a figure in the text counts: the word after it ("12,500 employees", invented), and the three words
     before a figure stated after its noun ("headcount worldwide was 48,310")."""
     for m in _COUNT.finditer(text):
         yield m.group(1)

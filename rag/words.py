@@ -158,13 +158,6 @@ HEADCOUNT_NOUNS = ["employees", "persons", "associates", "colleagues", "workers"
 COUNT_AFTER_NOUN_LINK = (r"(?:was|were|totaled|totalled|numbered|stood\s+at|reached|of)\s+(?:approximately\s+|"
                          r"about\s+|around\s+|roughly\s+|over\s+|nearly\s+|almost\s+|more\s+than\s+)?")
 
-# The verbs a question asks what an amount came to with ("what did it bring in from ...", "how much did it raise",
-# "what did it collect from the sale"): money brought in, paid out or borrowed. A regular expression's alternatives,
-# read by the facts layer's label reader and the extractive answer alike.
-AMOUNT_VERBS = (r"(?:bring|brought|take|took)\s+in|collect(?:s|ed)?|generat(?:e|es|ed)|earn(?:s|ed)?|spen[dt]s?|"
-                r"pa(?:y|ys|id)|rais(?:e|es|ed)|borrow(?:s|ed)?|receive[sd]?")
-
-
 # Where a period does not end a sentence: an abbreviation ("Inc.", "U.S.", "No.") or a person's initial ("Jane A.
 # Doe"), though a lone letter that names a class, series or exhibit does ("... of Class B. The ...").
 _ABBREVIATION = re.compile(r"\b(?:Inc|Corp|Co|Ltd|No|Nos|U\.S|U\.K|Mr|Mrs|Ms|Dr|Jr|Sr|vs|etc|approx|e\.g|i\.e|St|Fig)\.$")

@@ -90,14 +90,15 @@ def change_amount(text: str, figure: WrittenNumber) -> bool:
 # The same verb left at the end of a clause quoted up to that amount ("... during fiscal 2024 increased by").
 TRAILING_CHANGE = re.compile(r"\s*" + _CHANGE_VERB + r"(?:\s+by)?\s*$", re.I)
 # The words that set another period's figure beside the one stated: "up from", "compared with", "versus", "than".
-_COMPARED_WITH = re.compile(r"\b(?:from|compared\s+(?:to|with)|versus|vs\.?|than)\s*$", re.I)
+_COMPARED_WITH = PhraseList("compared_with")
 
 
 def compared_figure(text: str, figure: WrittenNumber, year: str) -> bool:
     """A figure a comparison sets beside the one stated, for another year: it follows "from", "compared with",
     "versus" or "than", and the next words name a year, not the one asked ("up from $2.25 billion at the end of
     fiscal 2030", invented). A year named further on belongs to something else ("under the program authorized in 2028")."""
-    if not _COMPARED_WITH.search(text[max(0, figure.start - 30):figure.start]):
+    # An abbreviation's dot ("vs.") is no end of the words before the figure.
+    if not _COMPARED_WITH.ends(text[max(0, figure.start - 30):figure.start].rstrip().removesuffix(".")):
         return False
     named = {t for t in tokens(text[figure.end:])[:8] if YEAR.fullmatch(t)}
     return bool(named) and year not in named

@@ -15,6 +15,7 @@ from ..numbers import (
     respective_years,
     worth_checking,
 )
+from ..phrasing import PhraseList, follows
 from ..words import COUNT_AFTER_NOUN_LINK, STOP_WORDS
 from .figures import answer_figures
 from .quotable import QuotableUnit
@@ -23,7 +24,7 @@ from .terms import is_covered, tokens
 YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _CLAUSE = re.compile(r"[^,;:.()]*")  # from a figure to the next punctuation
 # "13,559 of our employees": a part of what is counted.
-_PARTITIVE = re.compile(r"\s+of\s+(?:our|its|their|the|these|those|whom|which)\b", re.I)
+_PARTITIVE = PhraseList("partitive")
 # A capitalised word right before a number, as a product's or model's name carries it ("<Product> 17").
 _NAME_BEFORE = re.compile(r"\b([A-Za-z]*[A-Z][\w-]*)\s+$")
 # The count stated after its noun: "our employee headcount worldwide was 131,407", "a workforce of about 212,000".
@@ -59,7 +60,7 @@ def counts_named(u: QuotableUnit, counted: list[str], years: set[str]) -> list[W
         n = run[-1]
         if n.start in parts:
             continue  # "426, 186 and 97 holders of record of our class X, Y and Z stock, respectively": parts
-        if _PARTITIVE.match(u.text, n.end):
+        if u.text[n.end:n.end + 1].isspace() and follows(_PARTITIVE.book.phrasings, u.text.lower(), n.end):
             continue  # "13,559 of our employees took part": some of them, not how many there are
         name = _NAME_BEFORE.search(u.text, 0, run[0].start)
         if name and names_counted(stems, set(tokens(name.group(1)))):

@@ -19,7 +19,7 @@ from ..numbers import (
     respective_years,
     worth_checking,
 )
-from ..phrasing import PhraseList
+from ..phrasing import PhraseList, follows
 from ..retrieve import PREAMBLE_WORDS
 from ..schema import Citation, QuestionPlan
 from ..second_look import MIN_SENTENCE_WORDS
@@ -79,7 +79,7 @@ class _Asked:
     def of(cls, question: str, analysis: QuestionPlan | None, years: set[str]) -> "_Asked":
         return cls(
             question=question, years=years, counted=analysis.counted if analysis else [],
-            amount=bool(_AMOUNT_Q.search(question)) and not PERCENT_Q.search(question),
+            amount=_asks_amount(question) and not PERCENT_Q.search(question),
             numeric=numeric_question(question),
             share_classes={c.lower() for c in _SHARE_CLASS.findall(question)},
             ruled_out=[set(tokens(words)) - GENERIC_TERMS
@@ -277,8 +277,14 @@ def _render_unit(u: QuotableUnit) -> str:
 
 
 # An amount asked, not its change: "how much volume", but not "how much did it grow" or "how much of revenue".
-_AMOUNT_Q = re.compile(r"\bhow\s+much\b(?!\s+of\b)(?!.*\b(?:grow|grew|growth|increase|decrease|declin|rise|rose|fell|"
-                       r"fall|drop|change|higher|lower|more|less)\w*)", re.I)
+_HOW_MUCH = re.compile(r"\bhow\s+much\b(?!\s+of\b)", re.I)
+_AMOUNT_CHANGED = PhraseList("amount_changed")
+
+
+def _asks_amount(question: str) -> bool:
+    """"How much" asked of an amount, with no word of its change after it (rag/data/lexicon.toml's amount_changed)."""
+    m = _HOW_MUCH.search(question)
+    return bool(m) and not _AMOUNT_CHANGED.search(question[m.end():])
 # A passage that leaves something out itself ("growth excluding currency", "on a constant-currency basis") is the
 # figure a question with the same exclusion asks for, not the part left out.
 _EXCLUDES = PhraseList("excludes")
@@ -482,7 +488,7 @@ def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
     money = [n for n in answer_figures(best.text) if n.money]
     paired = [(run, years) for run in listed_runs(best.text, money) if (years := respective_years(best.text, run))]
     if paired:
-        if not _AMOUNT_Q.search(question) or len(paired) != 1:
+        if not _asks_amount(question) or len(paired) != 1:
             return None
         run, years = paired[0]
         picked = [n for n, y in zip(run, years) if str(y) == year]
@@ -501,9 +507,22 @@ def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
             f"\"{quote}\" [{best.source.number}]. {untagged(analysis)}: the whole passage is under Sources.")
 
 
-_MEASURE = re.compile(r"\s*(?:[a-z-]+\s+){0,2}?(?:square\s+(?:feet|foot|meters?|metres?)|sq\.?\s*ft|acres?|miles?|"
-                      r"kilomet(?:er|re)s?|tons?|tonnes?|gallons?|barrels?|lit(?:er|re)s?|hours?|days?|weeks?|months?|"
-                      r"years?)\b", re.I)
+# A unit of measure after a number, up to two words later ("31,000 additional square feet", "five years"): see
+# rag/data/lexicon.toml's measure_units.
+_MEASURE_UNITS = PhraseList("measure_units")
+_MEASURE_GAP_WORD = re.compile(r"\s*[a-z-]+\s+", re.I)
+
+
+def _measures(text: str, at: int) -> bool:
+    """Does a unit of measure follow offset `at`, after at most two other words?"""
+    for _ in range(3):
+        if follows(_MEASURE_UNITS.book.phrasings, text.lower(), at):
+            return True
+        gap = _MEASURE_GAP_WORD.match(text, at)
+        if gap is None:
+            return False
+        at = gap.end()
+    return False
 
 
 def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[WrittenNumber], counted: list[str],
@@ -514,7 +533,7 @@ def _count_asked(unit: QuotableUnit, figures: list[WrittenNumber], kept: list[Wr
     holds; with no such words, the total is the count its noun follows ("42,300 employees"). A question whose
     other words the sentence never uses ("how many employees in Europe") gets no figure."""
     # A size or a span ("31,000 additional square feet", "five years") measures something: it counts no stores.
-    kept = [n for n in kept if not _MEASURE.match(unit.text, n.end)]
+    kept = [n for n in kept if not _measures(unit.text, n.end)]
     # The sentence must count the thing asked at all: "up to 175 million shares" counts no holders of record, and
     # "the 848 factory" no airplanes. One count left is then the one; a part beside the total is picked below.
     named = {m.start for m in counts_named(unit, counted, set())}

@@ -10,6 +10,7 @@ import re
 from dataclasses import replace
 
 from ..dates import MONTH_PATTERN
+from ..lexicon import word_set
 from ..numbers import WrittenNumber, parse_numbers, worth_checking
 from ..schema import Citation
 from .citations import CITATION_BODY, CITATION_MARKER, citation_numbers
@@ -45,17 +46,15 @@ def _significant_digits(n: WrittenNumber) -> int:
     return len(digits.lstrip("0"))
 
 
+_NUMBERED_LABELS = word_set("numbered_labels")
 _SKIP_SPANS = [
     re.compile(r"\[\s*" + CITATION_BODY + r"\s*\]", re.IGNORECASE),
     re.compile(r"\b" + MONTH_PATTERN + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?", re.IGNORECASE),
     re.compile(r"\b\d{1,2}\s+" + MONTH_PATTERN + r"\.?(?:,?\s+\d{4})?", re.IGNORECASE),
     re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"),
-    re.compile(
-        r"\b(?:items?|notes?|parts?|pages?|p\.|pp\.|sections?|rules?|forms?|schedules?|asc|asu|topic|exhibits?|"
-        r"articles?|levels?|tiers?|q|quarter|fy|model|chapter|step|phase|class|series|gen|generation)\s*"
-        r"\d[\w.\-–]*(?:\s*(?:-|–|to|and|,)\s*\d[\w.\-–]*)*",
-        re.IGNORECASE,
-    ),
+    # A number that a label's word numbers ("Item 7", "Notes 4 and 5", "ASC 842", "Level 3", "Series B-1"): the
+    # words are rag/data/lexicon.toml's numbered_labels, a span read only when its word is one of them.
+    re.compile(r"\b(?P<label>[a-z]+\.?)\s*\d[\w.\-–]*(?:\s*(?:-|–|to|and|,)\s*\d[\w.\-–]*)*", re.IGNORECASE),
     re.compile(r"(?m)^\s*\d{1,2}[.)]\s"),
     re.compile(r"\b10-[KQ]\b|\b8-K\b|\b401\(k\)", re.IGNORECASE),
 ]
@@ -65,6 +64,8 @@ def _blank(text: str, patterns) -> str:
     chars = list(text)
     for rx in patterns:
         for m in rx.finditer(text):
+            if "label" in rx.groupindex and m.group("label").lower() not in _NUMBERED_LABELS:
+                continue
             for i in range(m.start(), m.end()):
                 if chars[i] != "\n":
                     chars[i] = " "

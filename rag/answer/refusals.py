@@ -199,11 +199,6 @@ def figure_not_printed(analysis: QuestionPlan | None, sources: list[Citation]) -
     )
 
 
-# What a "how many" question counts, as it words it: "how many <things> did/does/were ...".
-_COUNTED_PHRASE = re.compile(r"\bhow\s+many\s+((?:[\w'’-]+\s+){0,3}?[\w'’-]+?)\s+(?:did|do|does|were|was|are|is|"
-                             r"has|have|had|will|can|could)\b", re.I)
-
-
 _PERSON_STEMS = {stem(w) for w in (HEADCOUNT_NOUNS + """people individuals members customers clients users
     subscribers consumers patients holders shareholders stockholders shareowners lives""".split())}
 
@@ -226,8 +221,11 @@ def count_not_stated(analysis: QuestionPlan | None, sources: list[Citation]) -> 
     asked = {t for t in tokens(analysis.question or "") if t not in GENERIC_TERMS and not t.isdigit()}
     if any(states_count(u, analysis.counted, set(), asked) for c in sources for u in quotable_units(c)):
         return None
-    phrase = _COUNTED_PHRASE.search(analysis.question or "")
-    what = f"how many {phrase.group(1)}" if phrase else "the count asked"
+    # The count in the question's own words when it asked "how many" of what the plan counts, else in general.
+    question = analysis.question or ""
+    lead, counted = "how many ", " ".join(analysis.counted)
+    at = question.lower().find(lead + counted) + len(lead)
+    what = lead + question[at:at + len(counted)] if at >= len(lead) else "the count asked"
     return Refusal(
         "count_not_stated",
         f"The indexed filings of {analysis.tickers[0]} do not appear to state {what}: none of the {len(sources)} "
@@ -266,10 +264,16 @@ def names_not_found(analysis: QuestionPlan | None, sources: list[Citation]) -> R
 
 # One named company paying another ("how much did <A> pay <B>", "what did <B> receive from <A>"): the words between
 # the two names, the payer's first.
-_PAID_TO = re.compile(r"^(?:['’]s)?\s+(?:\w+\s+){0,2}?(?:pa(?:y|ys|id|ying)|remit\w*|paid\s+out)(?:\s+to)?\s+$", re.I)
-_PAID_BY = re.compile(r"^(?:['’]s)?\s+(?:\w+\s+){0,2}?(?:receiv\w*|collect\w*|earn\w*|g[eo]ts?|got|made|take|took)"
-                      r"(?:\s+\w+){0,2}?\s+from\s+$", re.I)
-_AMOUNT_ASKED = re.compile(r"\bhow\s+much\b|\bwhat\s+(?:amount|sum|payments?)\b|\bthe\s+(?:amount|sum)\b", re.I)
+# (rag/data/lexicon.toml's paid_to and paid_from).
+_PAID_TO = PhraseList("paid_to")
+_PAID_FROM = PhraseList("paid_from")
+_AMOUNT_ASKED = PhraseList("amount_asked")
+
+
+def _says(phrases: PhraseList, between: str) -> bool:
+    """Do the words between two companies' names read one of the phrases, the first name's possessive aside?"""
+    between = between.removeprefix("'s").removeprefix("’s")
+    return between[:1].isspace() and between[-1:].isspace() and bool(phrases.fullmatch(between.strip()))
 
 
 def payment_not_stated(analysis: QuestionPlan | None, sources: list[Citation]) -> Refusal | None:
@@ -284,8 +288,8 @@ def payment_not_stated(analysis: QuestionPlan | None, sources: list[Citation]) -
         return None
     named = sorted((start, end, ticker) for start, end, dimension, ticker in analysis.spans if dimension == "ticker")
     pair = next(((first, second) for first, second in zip(named, named[1:])
-                 if first[2] != second[2] and (_PAID_TO.match(question[first[1]:second[0]])
-                                               or _PAID_BY.match(question[first[1]:second[0]]))), None)
+                 if first[2] != second[2] and (_says(_PAID_TO, question[first[1]:second[0]])
+                                               or _says(_PAID_FROM, question[first[1]:second[0]]))), None)
     if pair is None:
         return None
     names = {ticker: question[start:end] for start, end, ticker in pair}
@@ -298,7 +302,7 @@ def payment_not_stated(analysis: QuestionPlan | None, sources: list[Citation]) -
         for u in quotable_units(c):
             if any(p.search(u.text) for p in others) and any(n.money for n in parse_numbers(u.text)):
                 return None
-    payer, payee = (pair[0], pair[1]) if _PAID_TO.match(question[pair[0][1]:pair[1][0]]) else (pair[1], pair[0])
+    payer, payee = (pair[0], pair[1]) if _says(_PAID_TO, question[pair[0][1]:pair[1][0]]) else (pair[1], pair[0])
     return Refusal(
         "payment_not_stated",
         f"The indexed filings do not appear to state how much {names[payer[2]]} paid {names[payee[2]]}: none of the "

@@ -38,7 +38,8 @@ def negated(label: str, question: str) -> bool:
     return bool(re.search(r"\bnon-?[a-z]", label, re.I)) and not re.search(r"\bnon-?[a-z]", question, re.I)
 
 
-PERCENT_Q = re.compile(r"\bpercent\w*|%|\b(?:rates?|ratios?|margins?|shares?\s+of|proportion)\b", re.I)
+# A share or a rate asked (rag/data/lexicon.toml's percent_asked).
+PERCENT_Q = PhraseList("percent_asked")
 
 
 _PERCENT_LABEL = re.compile(r"\((?:in\s+)?(?:%|percent)\)|\s%\s*$")
@@ -54,7 +55,7 @@ _WHOLE_GROUP = set(tokens("total consolidated worldwide"))
 
 
 # A column head over a comparison of periods rather than a period: "2024 vs. 2023", "% Change", "Increase".
-_COMPARISON_HEAD = re.compile(r"\bvs\.?|\bversus\b|\bchange\b|\bincrease|\bdecrease|%", re.I)
+_COMPARISON_HEAD = PhraseList("comparison_head")
 
 
 def _heads_over(lines: list[list[str]], column: int, width: int) -> list[str] | None:
@@ -214,7 +215,7 @@ def _asks_figure(question: str, analysis: QuestionPlan) -> bool:
 
 
 # A row whose label says it prints a change: "Same-store sales (% change)", "Net sales growth", "Increase in ...".
-_CHANGE_ROW = re.compile(r"%\s*change|\b(?:change|growth|increase|decrease)\b", re.I)
+_CHANGE_ROW = PhraseList("change_row")
 
 
 def one_company(analysis: QuestionPlan, chosen: list[QuotableUnit]) -> bool:
@@ -228,8 +229,7 @@ def one_company(analysis: QuestionPlan, chosen: list[QuotableUnit]) -> bool:
 
 # A balance asked at a period's end ("the year-end balance of", "at the end of 2024"), and the column of a
 # roll-forward table that holds it ("Balance at End of Period", "Ending balance").
-_END_ASKED = re.compile(r"\b(?:balances?|year[-\s]?end|end\s+of\s+(?:the\s+)?(?:fiscal\s+)?(?:year|period|\d{4})|ending|"
-                        r"closing|stood)\b", re.I)
+_END_ASKED = PhraseList("end_asked")
 _END_HEAD = re.compile(r"\b(?:end|ending|closing)\b", re.I)
 
 

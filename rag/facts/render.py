@@ -451,7 +451,7 @@ class FactsBlock:
 
 def _row_of(text: str, f) -> str | None:
     """The line of a chunk that prints a fact's figure, its row label first where the filing prints one (the
-    table row 'Total net sales | $391,035 | ...'); None when no line shows the figure as tagged."""
+    table row 'Total net sales | $123,456 | ...', an invented row); None when no line shows the figure as tagged."""
     lines = [ln.strip() for ln in (text or "").splitlines() if f.text and f.text in ln]
     label = (f.row_label or "").strip()
     return next((ln for ln in lines if label and ln.startswith(label)), lines[0] if lines else None)
