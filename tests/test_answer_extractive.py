@@ -1474,3 +1474,24 @@ def test_a_figure_read_from_the_text_says_how_it_was_read_not_that_it_is_untagge
     assert "**80,128 thousand**" in text
     assert "not tagged" not in text
     assert "read from the filing's text, not from its XBRL data" in text
+
+
+def test_a_quoted_row_names_its_columns_without_the_layouts_unit_sign_cells():
+    # A header as a layout leaves it when each unit sign had its own column: "2023%%" and a "$$" cell.
+    table = ("Operating results | 2025 | 2024 | 2023%% | $$\nWidget units shipped | 4,100 | 3,900 | 3,500\n"
+             "Gadget units shipped | 900 | 800 | 700")
+    units = [u for u in quotable_units(Citation(number=1, text=table, ticker="ZZZ", company="Zeta Devices Inc."))
+             if u.kind == "row"]
+    assert units and units[0].header  # the row keeps its header as read, so its values still align with it
+    text = _one_company("How many widget units did Zeta Devices ship?", table)
+    shown = _first_quote(text)
+    assert "columns: 2025 | 2024 | 2023" in shown
+    assert "%%" not in shown and "$$" not in shown
+
+
+def test_unit_sign_leftovers_are_dropped_only_where_they_are_leftovers():
+    from rag.parse.tables import without_unit_leftovers
+
+    assert without_unit_leftovers(" $$ ") == "" and without_unit_leftovers("%") == ""
+    assert without_unit_leftovers("2023%%") == "2023" and without_unit_leftovers("(Restated)$$") == "(Restated)"
+    assert without_unit_leftovers("12%") == "12%" and without_unit_leftovers("$ 5") == "$ 5"

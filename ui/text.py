@@ -22,6 +22,7 @@ from typing import Iterable, Iterator
 
 from rag.companies import reader_name
 from rag.conversations import Escaper
+from rag.parse.tables import without_unit_leftovers
 from rag.schema import citation_label, pages_label, period_label
 
 WORD_JOINER = "\u2060"
@@ -422,16 +423,6 @@ def _styled(text: str, lo: int, hi: int, shade, marks: list) -> str:
     return "".join(out)
 
 
-# A cell that is nothing but currency or percent signs, or a run of two or more of them glued to a heading's year:
-# what a layout leaves when it gives a unit its own cell (a header read as "2022%% | $$").
-_UNIT_ONLY = re.compile(r"^[\s$%€£¥]*$")
-_UNIT_TAIL = re.compile(r"(?<=[0-9A-Za-z)])[$%€£¥]{2,}$")
-
-
-def _clean_cell(cell: str) -> str:
-    return "" if _UNIT_ONLY.match(cell) else _UNIT_TAIL.sub("", cell)
-
-
 def _cell_spans(line: str) -> list[tuple[int, int]]:
     """(start, end) in `line` of each cell's text, trimmed; a closing '|' makes no empty last cell."""
     spans, at = [], 0
@@ -445,8 +436,8 @@ def _cell_spans(line: str) -> list[tuple[int, int]]:
 
 
 def table_cells(line: str) -> list[str]:
-    """One table line's cells, trimmed; unit-sign leftovers dropped (see _UNIT_ONLY), trailing empty cells too."""
-    cells = [_clean_cell(line[a:b]) for a, b in _cell_spans(line)]
+    """One table line's cells, trimmed; unit-sign leftovers dropped, trailing empty cells too."""
+    cells = [without_unit_leftovers(line[a:b]) for a, b in _cell_spans(line)]
     while len(cells) > 1 and not cells[-1]:
         cells.pop()
     return cells
@@ -463,14 +454,14 @@ def _table_html(text: str, lo: int, hi: int, shade, marks: list) -> str:
         at += len(line)
         if body.strip():
             spans = [(start + a, start + b) for a, b in _cell_spans(body)]
-            while len(spans) > 1 and not _clean_cell(text[spans[-1][0]:spans[-1][1]]):
+            while len(spans) > 1 and not without_unit_leftovers(text[spans[-1][0]:spans[-1][1]]):
                 spans.pop()
             rows.append(spans)
     width = max((len(spans) for spans in rows), default=1)
     out = ['<table class="wb-table">']
     for spans in rows:
         first, last = spans[0][0], spans[-1][1]
-        head = not _clean_cell(text[spans[0][0]:spans[0][1]])
+        head = not without_unit_leftovers(text[spans[0][0]:spans[0][1]])
         whole = any(m[0] <= first and last <= m[1] for m in marks)
         cls = "wb-mark" if whole else "wb-chunk" if _overlaps(first, last, shade) else ""
         out.append(f'<tr class="{cls}">' if cls else "<tr>")
@@ -480,7 +471,7 @@ def _table_html(text: str, lo: int, hi: int, shade, marks: list) -> str:
             if i < len(spans):
                 a, b = spans[i]
                 raw = text[a:b]
-                cleaned = _clean_cell(raw)
+                cleaned = without_unit_leftovers(raw)
                 if whole or cleaned != raw:
                     body = html.escape(cleaned, quote=True)
                 else:  # the figure the answer cites, marked inside its cell

@@ -19,6 +19,7 @@ from ..numbers import (
     respective_years,
     worth_checking,
 )
+from ..parse.tables import without_unit_leftovers
 from ..phrasing import PhraseList, follows
 from ..retrieve import PREAMBLE_WORDS
 from ..schema import Citation, QuestionPlan
@@ -266,7 +267,8 @@ def _render_unit(u: QuotableUnit) -> str:
                 context.append(f"table: {u.title}")
             elif u.caption and len(u.caption) <= 60:
                 context.append(f"table: {u.caption}")  # one region's or segment's table of several alike
-            lines = [" | ".join(c for c in column_heads(h) if c) for h in u.header.splitlines()]
+            lines = [" | ".join(filter(None, map(without_unit_leftovers, column_heads(h))))
+                     for h in u.header.splitlines()]
             context.append("columns: " + " / ".join(ln for ln in lines if ln))
         values = [c for c in u.text.split("|")[1:] if re.search(r"\d", c)]
         if u.note and not (values and all("%" in c for c in values)):

@@ -54,6 +54,22 @@ def _merge_cells(raw_cells: list[str]) -> list[str]:
     return out
 
 
+UNIT_SIGNS = "$%€£¥"
+
+
+def without_unit_leftovers(cell: str) -> str:
+    """A cell as a reader should see it: "" when it is nothing but currency or percent signs, and a run of two or
+    more signs glued to a heading's end dropped ("2024%%" -> "2024"). Both are what a layout leaves when it gives a
+    unit its own column; for display only, since dropping cells would shift a row's values against its heads."""
+    text = cell.strip()
+    if not text.strip(UNIT_SIGNS + " "):
+        return ""
+    bare = text.rstrip(UNIT_SIGNS)
+    if len(text) - len(bare) >= 2 and (bare[-1].isalnum() or bare[-1] == ")"):
+        return bare
+    return text
+
+
 def is_amount(value: str) -> bool:
     return bool(_AMOUNT_RE.match(value)) and not YEAR_RE.match(value)
 
