@@ -242,7 +242,9 @@ def bench_answer(question_files: list[str], settings: Settings, *, mode: str, to
     engine.warm(mode)
     print(f"model {settings.llm_model} at {settings.ollama_url}, context {settings.llm_context_window}, "
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '-')} here (the server's own setting decides)")
-    print(f"{'#':>3} {'by':<10} {'prompt':>7} {'answer':>7} {'first s':>8} {'total s':>8} {'tok/s':>6}  question")
+    # first s: the answer's first words (an exact figure leads before the model speaks); model s: the model's own.
+    print(f"{'#':>3} {'by':<10} {'prompt':>7} {'answer':>7} {'first s':>8} {'model s':>8} {'total s':>8} "
+          f"{'tok/s':>6}  question")
     rows = []
     with OllamaCounts() as counts:
         for i, question in enumerate(questions, 1):
@@ -258,10 +260,11 @@ def bench_answer(question_files: list[str], settings: Settings, *, mode: str, to
             rows.append(row)
             by = "model" if row["llm_answered"] else ("refused" if result.refused else "extractive")
             print(f"{i:>3} {by:<10} {row['prompt_tokens'] or '-':>7} {row['eval_tokens'] or '-':>7} "
-                  f"{_secs(row['first_token_s']):>8} {total:>8.1f} {_secs(rate):>6}  {question[:60]}", flush=True)
+                  f"{_secs(row['first_token_s']):>8} {_secs(row['model_first_token_s']):>8} {total:>8.1f} "
+                  f"{_secs(rate):>6}  {question[:60]}", flush=True)
     answered = [r for r in rows if r["llm_answered"]]
     for key, label in (("prompt_tokens", "prompt tokens"), ("first_token_s", "first token s"),
-                       ("total_s", "whole answer s")):
+                       ("model_first_token_s", "model first s"), ("total_s", "whole answer s")):
         values = np.array([r[key] for r in answered if r[key] is not None], dtype=float)
         if len(values):
             print(f"{label:<16} p50 {np.percentile(values, 50):.1f}  p95 {np.percentile(values, 95):.1f}  "

@@ -372,11 +372,13 @@ def unsupported_count(result) -> int:
 
 
 def llm_fields(result, counts: dict | None) -> dict:
-    """A row's figures of the model's answer: whether the model wrote it, its first words' wait, Ollama's prompt and
-    answer token counts, its citations (kept, and removed for naming no source), claims flagged as unsupported, and
-    placeholder markers ("[n]") left in the text."""
+    """A row's figures of the model's answer: whether the model wrote it, the wait for the answer's first words and
+    for the model's own, Ollama's prompt and answer token counts (for every answer the model was asked for, kept or
+    replaced by the quoted passages), its citations (kept, and removed for naming no source), claims flagged as
+    unsupported, and placeholder markers ("[n]") left in the text."""
     by_model = bool(result.model) and not result.extractive
     first_ms = (result.timings or {}).get("first_token_ms")
+    model_ms = (result.timings or {}).get("model_first_token_ms")
     text = result.answer or ""
     given = {c.number for c in result.sources}
     named = [n for m in CITATION_MARKER.finditer(text) for n in citation_numbers(m.group(1))]
@@ -384,8 +386,9 @@ def llm_fields(result, counts: dict | None) -> dict:
     return {
         "llm_answered": by_model,
         "first_token_s": round(first_ms / 1000, 3) if by_model and first_ms is not None else None,
-        "prompt_tokens": (counts or {}).get("prompt_eval_count") if by_model else None,
-        "eval_tokens": (counts or {}).get("eval_count") if by_model else None,
+        "model_first_token_s": round(model_ms / 1000, 3) if model_ms is not None else None,
+        "prompt_tokens": (counts or {}).get("prompt_eval_count"),
+        "eval_tokens": (counts or {}).get("eval_count"),
         "citations_kept": sum(1 for n in named if n in given),
         "citations_removed": removed,
         "unsupported": unsupported_count(result),
@@ -420,10 +423,12 @@ def llm_summary(rows: list[dict], model: str) -> dict:
         "citations_resolving": round(kept / (kept + removed), 4) if kept + removed else None,
         "unsupported_flagged": sum(r.get("unsupported", 0) for r in rows),
         "placeholder_left": sum(1 for r in rows if r.get("placeholder_left")),
-        "prompt_tokens_p50": _percentile([r.get("prompt_tokens") for r in by_model], 50),
-        "prompt_tokens_p95": _percentile([r.get("prompt_tokens") for r in by_model], 95),
+        "prompt_tokens_p50": _percentile([r.get("prompt_tokens") for r in rows], 50),
+        "prompt_tokens_p95": _percentile([r.get("prompt_tokens") for r in rows], 95),
         "first_token_s_p50": _percentile([r.get("first_token_s") for r in by_model], 50),
         "first_token_s_p95": _percentile([r.get("first_token_s") for r in by_model], 95),
+        "model_first_token_s_p50": _percentile([r.get("model_first_token_s") for r in rows], 50),
+        "model_first_token_s_p95": _percentile([r.get("model_first_token_s") for r in rows], 95),
     }
 
 
@@ -601,6 +606,8 @@ def summarize(rows: list[dict], **info) -> dict:
         "answer_accuracy": _mean(float(r["answer_correct"]) for r in scored),
         "refusal_accuracy": _mean(float(r["answer_correct"]) for r in refusals),
         "answer_evidence": overall["answer_evidence"],
+        # The same over the answers in prose (answerable questions without a reference number).
+        "prose_answer_evidence": _mean(r.get("answer_evidence") for r in answerable if not r.get("value_scored")),
         # Answerable questions with a reference number only (refusals and prose answers left out).
         "numeric_accuracy": _mean(float(r["answer_correct"]) for r in answerable if r["answer_correct"] is not None),
         **_page_hits(rows),
@@ -624,7 +631,8 @@ def _fmt(v) -> str:
 
 def print_report(report: dict) -> None:
     keys = [k for k in ("evidence_recall@5", "evidence_recall@10", "filing_precision@5", "filing_precision@10", "mrr",
-                        "answer_accuracy", "numeric_accuracy", "refusal_accuracy", "answer_evidence", "page_hit@5",
+                        "answer_accuracy", "numeric_accuracy", "refusal_accuracy", "answer_evidence",
+                        "prose_answer_evidence", "page_hit@5",
                         "page_hit@10", "doc_hit@5") if k in report]
     info = {k: report[k] for k in ("mode", "top_k", "use_analysis", "use_llm", "split", "history_used")
             if k in report}
@@ -658,6 +666,8 @@ def print_llm_report(report: dict) -> None:
         print(f"{key:<20} {'-' if report[key] is None else report[key]}")
     print(f"{'prompt_tokens':<20} p50 {report['prompt_tokens_p50']}  p95 {report['prompt_tokens_p95']}")
     print(f"{'first_token_s':<20} p50 {report['first_token_s_p50']}  p95 {report['first_token_s_p95']}")
+    print(f"{'model_first_token_s':<20} p50 {report['model_first_token_s_p50']}  "
+          f"p95 {report['model_first_token_s_p95']}")
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -441,7 +441,7 @@ class AnswerResult:
     sources: list[Citation]  # every source that was given (to the model, or to the extractive answer)
     detected: dict  # what the question names: tickers, fiscal_years, forms, sections, unknown_companies, label
     mode: str  # the retrieval mode: hybrid / dense / keyword
-    timings: dict  # retrieval_ms, first_token_ms, total_ms
+    timings: dict  # retrieval_ms, first_token_ms, model_first_token_ms (the model's own first words), total_ms
     warnings: list[str] = field(default_factory=list)
     extractive: bool = False
     refused: bool = False

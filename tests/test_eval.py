@@ -398,9 +398,14 @@ def test_llm_fields_read_the_answer_and_ollamas_counts():
     assert row["prompt_tokens"] == 2400 and row["eval_tokens"] == 80
     assert row["citations_kept"] == 2 and row["citations_removed"] == 1
     assert row["unsupported"] == 1 and row["placeholder_left"]
-    extractive = ev.llm_fields(_llm_result("Sales were $5 million [1].", model=None), {"prompt_eval_count": 9})
+    assert row["model_first_token_s"] is None  # the result's timings hold no model's first words
+    # A model asked whose refusal gave way to quoted passages: its prompt counts, the answer is not the model's.
+    quoted = _llm_result("Sales were $5 million [1].", model=None)
+    quoted.timings["model_first_token_ms"] = 41000.0
+    extractive = ev.llm_fields(quoted, {"prompt_eval_count": 9})
     assert not extractive["llm_answered"] and extractive["first_token_s"] is None
-    assert extractive["prompt_tokens"] is None  # no model wrote it: no prompt counted
+    assert extractive["prompt_tokens"] == 9 and extractive["model_first_token_s"] == 41.0
+    assert ev.llm_fields(_llm_result("Sales [1].", model=None), None)["prompt_tokens"] is None  # never asked
 
 
 def test_llm_summary_has_the_issue_keys_and_counts_what_it_says():

@@ -14,7 +14,11 @@ Order of events in one answer:
 3. With `use_llm`: the exact figures of the facts layer (or, without them, a figure the extractive reader finds in
    the passages shown) are yielded first and stand: the model's text follows them, is held back while it is no
    more than a not-found sentence (a model that only refuses adds a line saying so, never a refusal), and a figure
-   of its that contradicts the XBRL fact is followed by a note saying so (rag.facts.CheckedStream). The prompt
+   of its that contradicts the XBRL fact is followed by a note saying so (rag.facts.CheckedStream). Without a
+   figure leading, a model whose whole reply is the not-found sentence gives way to the extractive answer (4.)
+   whenever that quotes passages matching the question; it is a refusal only when that finds none too. A model's
+   answer in prose (no figure leads it, none is asked) is followed by the sentences and rows of the passages it
+   cites that best match the question, in the filings' own words, to check it by. The prompt
    (rules + numbered, delimited sources) fits a budget (RAG_LLM_PROMPT_TOKENS within the model's context from
    /api/show): passages trimmed to their matching sentences and rows before more passages (`fit_prompt`); its
    estimated size is `prompt_tokens`. It streams through llama-index's `Ollama`.

@@ -725,3 +725,11 @@ def figure_reading(question: str, sources: list[Citation], analysis: QuestionPla
         return None
     text, _refused = extractive_answer(question, sources, analysis, embed_model=embed_model, figure_only=True)
     return text.strip() or None
+
+
+def cited_quotes(question: str, sources: list[Citation], analysis: QuestionPlan | None, limit: int = 4) -> str:
+    """The sentences and table rows of the given passages (those a model's answer cites) that best match the
+    question, each with its [n], rendered as the extractive answer renders them, in passage order; "" when none
+    matches. Shown under a model's answer in prose: the filing's own words to check its paraphrase against."""
+    chosen = _select_units(_score_units(question, sources, analysis), limit=limit, per_source=2)
+    return "\n".join(_render_unit(u) for u in sorted(chosen, key=lambda u: (u.source.number, u.pos)))

@@ -423,9 +423,13 @@ def not_found_sentences(text: str) -> tuple[list[str], list[str]]:
     return said, [s for s in sentences if all(s is not n for n in said)]
 
 
+def states_content(sentence: str) -> bool:
+    """Does a sentence cite a source or state a figure (what makes an answer more than its not-found sentence)?"""
+    return CITATION_MARKER.search(sentence) is not None or bool(answer_figures(sentence))
+
+
 def _is_whole(said: list[str], rest: list[str]) -> bool:
-    content = [s for s in rest if CITATION_MARKER.search(s) is not None or answer_figures(s)]
-    return bool(said) and not content
+    return bool(said) and not any(states_content(s) for s in rest)
 
 
 def whole_refusal(text: str) -> bool:

@@ -19,7 +19,7 @@ from ..config import Settings
 from ..schema import AnswerResult, Citation, QuestionPlan, RetrievalResult
 from ..words import split_sentences
 from .citations import CITATION_MARKER, CitationFilter, citation_numbers
-from .extractive import extractive_answer, figure_reading, figure_source
+from .extractive import cited_quotes, extractive_answer, figure_reading, figure_source
 from .figures import check_citations
 from .injection import steered_warnings
 from .llm import StreamBroken, answer_tokens, make_llm, model_context_length, translate_error
@@ -35,6 +35,7 @@ from .refusals import (
     partial_company_note,
     payment_not_stated,
     period_not_covered,
+    states_content,
     where_filings_are_listed,
     whole_refusal,
 )
@@ -229,24 +230,28 @@ class _ThinkFilter:
         return rest
 
 
-class _LeadHold:
-    """Under an exact figure shown first, the model's text is held back until it says more than that the sources
-    do not hold the answer: a model that only refuses must not be seen to contradict the figure above it. Once one
-    complete sentence of it is no not-found sentence (or it runs past HOLD_CHARS), it streams as it comes."""
+class _RefusalHold:
+    """The model's text is held back until it says more than that the sources do not hold the answer: a model that
+    only refuses must not be seen to contradict an exact figure shown above it, nor stand in for the passages the
+    extractive answer quotes instead (rag.answer.stream, _end_llm). Once a sentence of it that is no not-found
+    sentence cites a source or states a figure, or one complete sentence is no not-found sentence (or it runs past
+    HOLD_CHARS), it streams as it comes: an answer is held back for its first words only."""
 
     HOLD_CHARS = 600
 
-    def __init__(self, active: bool):
-        self.released = not active
+    def __init__(self):
+        self.released = False
         self.buf = ""
 
     def feed(self, piece: str) -> str:
         if self.released:
             return piece
         self.buf += piece
-        complete = split_sentences(" ".join(self.buf.split()))[:-1]
+        sentences = split_sentences(" ".join(self.buf.split()))
+        complete = sentences[:-1]
         said, _rest = not_found_sentences("\n".join(complete))
-        if len(self.buf) > self.HOLD_CHARS or len(said) < len(complete):
+        content = any(states_content(s) and not not_found_sentences(s)[0] for s in sentences)
+        if content or len(self.buf) > self.HOLD_CHARS or len(said) < len(complete):
             self.released = True
             out, self.buf = self.buf, ""
             return out
@@ -305,6 +310,11 @@ class AnswerStream:
         self._lead = ""
         self._lead_sources: list[Citation] = []
         self._model_refused = False  # the model's whole answer was its not-found sentence, under the lead
+        # The passages the Sources list shows (what the extractive answer quotes), and that answer when it was
+        # computed to decide whether it replaces the model's refusal.
+        self._quotable: list[Citation] = []
+        self._quoted: tuple[str, bool] | None = None
+        self._quotes = ""  # the cited passages' own words shown under a model's answer in prose
 
     @property
     def waiting(self) -> WaitState | None:
@@ -391,8 +401,10 @@ class AnswerStream:
             sources=[],
             detected=(retrieval.plan or QuestionPlan()).detected(),
             mode=retrieval.mode,
+            # first_token_ms: the answer's first words (an exact figure leads before the model speaks);
+            # model_first_token_ms: the model's own first words, from the start of the answer.
             timings={"retrieval_ms": round(float(retrieval.retrieval_ms or 0.0), 2), "first_token_ms": None,
-                     "total_ms": None},
+                     "model_first_token_ms": None, "total_ms": None},
             warnings=list(getattr(retrieval, "warnings", None) or []),
             generated_queries=list(getattr(retrieval, "generated_queries", None) or []),
             rewritten_question=(retrieval.plan.rewritten or None) if retrieval.plan is not None else None,
@@ -425,6 +437,7 @@ class AnswerStream:
         messages = build_messages(self.question, given, facts_text=facts_text)
         res.prompt_tokens = estimate_tokens(messages)
         shown = len(chunk_sources) if self.retrieval.shown is None else self.retrieval.shown
+        self._quotable = fact_sources + chunk_sources[:shown]
         # The facts layer's answer (read from XBRL, computed in code, cited) comes first and stands: the model adds
         # context after it, and neither its refusal nor another figure can take its place. Without one, a figure
         # the extractive reader finds in the passages shown (a table's cell, a count stated in prose) leads alike.
@@ -440,6 +453,16 @@ class AnswerStream:
         outcome = yield from self._stream_llm(messages, given_all, res, self._emit)
         if outcome is not None:
             return outcome
+        # An answer in prose (as the intent model reads the question) is followed by the filing's own words from
+        # the passages it cites, to check it by.
+        said, plan = "".join(self._pieces), self.retrieval.plan
+        cited = {n for m in CITATION_MARKER.finditer(said) for n in citation_numbers(m.group(1))}
+        prose = plan is not None and plan.intent is not None and plan.intent.label in ("prose", "list")
+        if prose and not (lead or res.cut or whole_refusal(said)):
+            quotes = cited_quotes(self.question, [c for c in given if c.number in cited], plan)
+            if quotes:
+                self._quotes = f"\n\n**In the filings' own words:**\n{quotes}"
+                yield self._emit(self._quotes)
         read = self._shown_and_cited(given, shown)
         res.sources = fact_sources + read + [c for c in self._lead_sources
                                              if c.kind == "chunk" and all(c.number != r.number for r in read)]
@@ -467,7 +490,7 @@ class AnswerStream:
         if fallback_reason:
             res.warnings.insert(0, fallback_reason)
         reason = self._fallback_label if fallback_reason else None
-        text, refused = extractive_answer(
+        text, refused = self._quoted or extractive_answer(
             self.question, res.sources, self.retrieval.plan, facts_text=facts_text, reason=reason,
             embed_model=self.embed_model,
         )
@@ -522,7 +545,7 @@ class AnswerStream:
         think = _ThinkFilter()
         cites = CitationFilter({c.number for c in given})
         self._cites = cites
-        self._hold = _LeadHold(bool(self._lead))
+        self._hold = _RefusalHold()
         got = _Progress()
         started = time.monotonic()
         deadline = started + float(settings.llm_deadline_s) if settings.llm_deadline_s > 0 else None
@@ -579,6 +602,8 @@ class AnswerStream:
             got.raw_seen = True
             out = cites.feed(think.feed(delta))
             if out:
+                if not got.got_text:
+                    self._res.timings["model_first_token_ms"] = round((time.perf_counter() - self._t0) * 1000, 2)
                 got.got_text = True
                 self._waiting = None
                 self._res.model = self.settings.llm_model
@@ -603,7 +628,8 @@ class AnswerStream:
         got.got_text = got.got_text or bool(tail.strip())
         tail = self._hold.feed(tail)
         held = self._hold.flush()
-        if held and whole_refusal(held):
+        refused = bool(held) and whole_refusal(held)
+        if refused and self._lead:
             # Under the exact figures, a model that found nothing in the passages adds nothing: its refusal is
             # not shown as the answer (the figures above are), and the answer says why the model adds nothing.
             self._model_refused = True
@@ -611,6 +637,12 @@ class AnswerStream:
                                 "figures shown are the filing's own XBRL data, computed in code.")
             tail += (f"*The model ({model}) found nothing to add from the passages it read; the figures above are "
                      "the filing's own.*")
+        elif refused and not res.cut and self._quotes_instead():
+            # Nor is its refusal the answer when the extractive reader quotes passages that match the question (and
+            # cites them): the product never answers worse with a model than without one. Nothing of the refusal
+            # was shown (it was held back), so the quoted answer takes its place.
+            return (f"The model ({model}) replied that the passages do not hold the answer, but passages that match "
+                    "the question were found: they are quoted instead.")
         else:
             tail += held
         if tail:
@@ -649,6 +681,15 @@ class AnswerStream:
             res.cut, res.cut_reason = True, reason
         res.warnings.append(warning)
 
+    def _quotes_instead(self) -> bool:
+        """Does the extractive answer over the passages shown quote what matches the question, rather than say
+        that none does? It is computed here once, under the label saying why no model answered, and is the answer
+        the fallback then shows."""
+        self._fallback_label = "the model found no answer in the passages"
+        self._quoted = extractive_answer(self.question, self._quotable, self.retrieval.plan,
+                                         reason=self._fallback_label, embed_model=self.embed_model)
+        return not self._quoted[1]
+
     def _halted_reason(self, got: _Progress) -> str:
         """Why the answer is extractive when it stopped reading a model that had sent no text."""
         model = self.settings.llm_model
@@ -663,7 +704,7 @@ class AnswerStream:
                 "tokens) shortens it.")
 
     def _check_llm_answer(self, res: AnswerResult, pieces: list[str], given: list[Citation]) -> None:
-        text = "".join(pieces).replace(self._cut_mark, "")
+        text = "".join(pieces).replace(self._cut_mark, "").replace(self._quotes, "")
         note = partial_company_note(self.retrieval.plan)
         if note and text.startswith(note):
             text = text[len(note):]
