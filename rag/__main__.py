@@ -55,9 +55,9 @@ def _settings(args):
 
 def _writer(settings):
     """The index store of a command that writes: a wait for another writer's lock is told on stderr."""
-    from .index import IndexStore
+    from .index import open_store
 
-    return IndexStore(settings, on_lock_wait=lambda message: print(clean_text(message), file=sys.stderr, flush=True))
+    return open_store(settings, on_lock_wait=lambda message: print(clean_text(message), file=sys.stderr, flush=True))
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -140,9 +140,9 @@ def cmd_index(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from .index import IndexStore, fiscal_period_of
+    from .index import fiscal_period_of, open_store
 
-    filings = IndexStore(_settings(args)).list_filings()
+    filings = open_store(_settings(args)).list_filings()
     if args.json:
         print(json.dumps(filings, indent=1))
         return 0
@@ -372,12 +372,12 @@ def cmd_bench(args) -> int:
         return bench.bench_index(args.paths, _settings(args), args.backend, synthetic_mb=args.synthetic_mb)
     if args.what == "embed":
         return bench.bench_embed(args.paths, _settings(args), args.backend, rounds=args.rounds)
-    from .index import IndexStore
+    from .index import open_store
 
     settings = _settings(args)
     if args.backend:
         settings = settings.with_overrides(embed_backend=args.backend[0])
-    if not IndexStore(settings).list_filings():
+    if not open_store(settings).list_filings():
         return _fail(EMPTY_INDEX)
     if args.what == "answer":
         return bench.bench_answer(args.paths, settings, mode=args.mode, top_k=args.top_k, filters=_filters(args),
