@@ -271,7 +271,7 @@ class ServedIndexStore(IndexStore):
                            np.array(ids, dtype=np.int64), self.root)
 
     # ---- writing
-    def _ensure_chunk_table(self, conn, dim: int | None = None) -> None:
+    def ensure_chunk_table(self, conn, dim: int | None = None) -> None:
         """rag_chunks for the embedding model's vectors (of `dim` numbers; by default the model embeds once to
         tell)."""
         state = conn.execute("SELECT dim, embed_model, embed_backend FROM rag_index_state WHERE id = 1").fetchone()
@@ -295,7 +295,7 @@ class ServedIndexStore(IndexStore):
         report = IndexReport()
         started = time.perf_counter()
         with self._connect() as conn:
-            self._ensure_chunk_table(conn)
+            self.ensure_chunk_table(conn)
             conn.commit()
             for path in files:
                 row = {"file": str(path), "status": "skipped", "parse_s": 0.0, "chunks": 0, "embed_s": 0.0}
@@ -443,6 +443,15 @@ class ServedIndexStore(IndexStore):
         self._facts_update(doc_id, fields)
         return dict(entry)
 
+    def insert_filing(self, conn, entry: dict, nodes: list, vectors: np.ndarray, text: str, sections: list) -> None:
+        """A filing embedded already (its record, chunks, their vectors, its text and sections), replacing any
+        earlier version, inside the caller's transaction (which holds the filing's lock)."""
+        conn.execute("DELETE FROM rag_filings WHERE doc_id = %s", (entry["doc_id"],))
+        conn.execute("INSERT INTO rag_filings (doc_id, sha256, record, text, sections) VALUES (%s, %s, %s, %s, %s)",
+                     (entry["doc_id"], entry.get("sha256") or "", json.dumps(entry), text, json.dumps(sections)))
+        insert_chunks(conn, (chunk_row(node, vectors[i], i) for i, node in enumerate(nodes)))
+        self._next_generation(conn)
+
     # ---- moving over
     def copy_from(self, source: IndexStore, progress=None) -> int:
         """Copy the live filings of an embedded index (its chunks, vectors, text and sections: nothing is embedded
@@ -455,7 +464,7 @@ class ServedIndexStore(IndexStore):
             raise IndexError_(f"the embedded index holds vectors of {manifest.get('embed_model')}; set "
                               "RAG_EMBED_MODEL and RAG_EMBED_BACKEND to match before copying it")
         with self._connect() as conn:
-            self._ensure_chunk_table(conn, manifest.get("dim"))
+            self.ensure_chunk_table(conn, manifest.get("dim"))
             conn.commit()
             for n, (doc_id, entry) in enumerate(sorted(manifest.get("filings", {}).items())):
                 shard = source.root / "shards" / entry["shard"]
@@ -464,15 +473,10 @@ class ServedIndexStore(IndexStore):
                     old = conn.execute("SELECT sha256 FROM rag_filings WHERE doc_id = %s", (doc_id,)).fetchone()
                     if old and old[0] == entry.get("sha256"):
                         continue
-                    nodes = with_record(read_nodes(shard / "nodes.jsonl"), entry)
-                    vectors = np.load(shard / "vectors.npy")
-                    conn.execute("DELETE FROM rag_filings WHERE doc_id = %s", (doc_id,))
-                    conn.execute(
-                        "INSERT INTO rag_filings (doc_id, sha256, record, text, sections) VALUES (%s, %s, %s, %s, %s)",
-                        (doc_id, entry.get("sha256") or "", json.dumps({**entry, "shard": None}),
-                         (shard / "text.txt").read_text(encoding="utf-8"), (shard / "sections.json").read_text()))
-                    insert_chunks(conn, (chunk_row(node, vectors[i], i) for i, node in enumerate(nodes)))
-                    self._next_generation(conn)
+                    self.insert_filing(conn, {**entry, "shard": None},
+                                       with_record(read_nodes(shard / "nodes.jsonl"), entry),
+                                       np.load(shard / "vectors.npy"), (shard / "text.txt").read_text(encoding="utf-8"),
+                                       json.loads((shard / "sections.json").read_text()))
                 copied += 1
                 if progress:
                     progress(n + 1, doc_id)
