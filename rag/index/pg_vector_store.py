@@ -16,6 +16,7 @@ Vectors are unit-normalised, so the inner product (`<#>`, negated) is the cosine
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 from typing import Any, Iterable, Sequence
@@ -39,6 +40,8 @@ from .nodes import make_node, node_to_json
 # A selection of at most this many chunks is searched exactly rather than through the HNSW index: below it a
 # sequential comparison of the selected vectors is as fast as the graph walk and never misses (`rag bench scale`).
 EXACT_BELOW = 20_000
+# BM25's parameters, bm25s's defaults (the embedded store's keyword search).
+BM25_K1, BM25_B = 1.5, 0.75
 # Candidates the HNSW walk keeps (pgvector's default is 40): recall close to the exact search's at top-k 60.
 EF_SEARCH = 200
 
@@ -177,6 +180,8 @@ class PgFilingVectorStore(BasePydanticVectorStore):
     _url: str = PrivateAttr()
     _conn: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr()
+    _stats: Any = PrivateAttr(default=None)
+    _df: dict = PrivateAttr(default_factory=dict)
 
     def __init__(self, url: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -260,12 +265,61 @@ class PgFilingVectorStore(BasePydanticVectorStore):
                                       ids=[n.node_id for n in nodes])
 
     def keyword_search(self, text: str, k: int, where: str = "TRUE", params: Sequence = ()) -> list[NodeWithScore]:
-        """Full-text search (english stemming, any of the words) among the rows `where` admits, ranked by
-        ts_rank with the chunk's length normalised, best first."""
-        terms = keyword_query(text)
-        if not terms or k <= 0:
+        """BM25 over the full-text column among the rows `where` admits, best first: the words of `text` as the
+        english configuration stems them, any of them matching (GIN), each weighted by its rarity across the index
+        as the embedded store's BM25 weighs it (ts_rank knows no rarity, and ranked passages that repeat a common
+        word above those holding the rare one a question turns on)."""
+        if k <= 0:
             return []
-        sql = (f"SELECT node, ts_rank(search, q, 1) AS score FROM rag_chunks, to_tsquery('english', %s) q "
-               f"WHERE search @@ q AND {where} ORDER BY score DESC LIMIT %s")
-        rows = self.run(lambda conn: conn.execute(sql, [terms, *params, k]).fetchall())
-        return [NodeWithScore(node=node_of(payload), score=float(score)) for payload, score in rows]
+        weights = self._term_weights(text)
+        if not weights:
+            return []
+        rows, average = self._corpus_stats()
+        terms = list(weights)
+        sql = (
+            "WITH q AS (SELECT unnest(%s::text[]) AS lexeme, unnest(%s::float8[]) AS idf), "
+            f"hits AS (SELECT id, search, length(search) AS dl FROM rag_chunks WHERE search @@ %s::tsquery AND {where}) "
+            "SELECT h.id, sum(q.idf * t.tf * %s / (t.tf + %s * (1 - %s + %s * h.dl / %s))) AS score "
+            "FROM hits h CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf "
+            "FROM unnest(h.search) u) t JOIN q ON q.lexeme = t.lexeme GROUP BY h.id ORDER BY score DESC, h.id LIMIT %s"
+        )
+        query = " | ".join(_quoted(term) for term in terms)
+        args = [terms, [weights[t] for t in terms], query, *params,
+                BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, max(average, 1.0), k]
+
+        def work(conn):
+            ranked = conn.execute(sql, args).fetchall()
+            nodes = dict(conn.execute("SELECT id, node FROM rag_chunks WHERE id = ANY(%s)",
+                                      ([i for i, _ in ranked],)).fetchall())
+            return [(nodes[i], score) for i, score in ranked]
+
+        return [NodeWithScore(node=node_of(payload), score=float(score)) for payload, score in self.run(work)]
+
+    def _corpus_stats(self) -> tuple[int, float]:
+        """(chunks, their average count of distinct stems), read once per store (a store serves one load)."""
+        if self._stats is None:
+            count, average = self.run(lambda conn: conn.execute(
+                "SELECT count(*), coalesce(avg(length(search)), 0) FROM rag_chunks").fetchone())
+            self._stats = (int(count), float(average))
+        return self._stats
+
+    def _term_weights(self, text: str) -> dict[str, float]:
+        """Each stem of `text` (english configuration, stop words out) -> its BM25 inverse document frequency
+        (Lucene's form, as bm25s computes it); a stem no chunk holds is left out."""
+        if not keyword_query(text):
+            return {}
+        stems = self.run(lambda conn: conn.execute(
+            "SELECT coalesce(tsvector_to_array(to_tsvector('english', %s)), '{}')", (text,)).fetchone()[0])
+        rows, _ = self._corpus_stats()
+        unknown = [s for s in stems if s not in self._df]
+        if unknown:
+            counts = self.run(lambda conn: [conn.execute(
+                "SELECT count(*) FROM rag_chunks WHERE search @@ %s::tsquery", (_quoted(s),)).fetchone()[0]
+                for s in unknown])
+            self._df.update(zip(unknown, counts))
+        return {s: math.log(1 + (rows - self._df[s] + 0.5) / (self._df[s] + 0.5)) for s in stems if self._df[s]}
+
+
+def _quoted(stem: str) -> str:
+    """A stem as a tsquery operand, taken as written (no second stemming)."""
+    return "'" + stem.replace("\\", "\\\\").replace("'", "''") + "'"
