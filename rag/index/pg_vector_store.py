@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import threading
 from typing import Any, Iterable, Sequence
 
@@ -164,12 +163,6 @@ def selection_clause(*, filters: MetadataFilters | None = None, doc_ids: Sequenc
     return (" AND ".join(parts) or "TRUE"), params
 
 
-def keyword_query(text: str) -> str:
-    """The words of `text` as a to_tsquery OR-query ('revenu | segment'), as BM25 scores any word it shares."""
-    words = dict.fromkeys(re.findall(r"[^\W_]{2,}", text.lower()))
-    return " | ".join(words)
-
-
 class PgFilingVectorStore(BasePydanticVectorStore):
     """Chunks and their vectors in PostgreSQL (table rag_chunks), queried like FilingVectorStore: `filters` (EQ or IN
     on the filter columns, AND or OR, nested), `doc_ids` and `node_ids` narrow a query exactly."""
@@ -306,8 +299,6 @@ class PgFilingVectorStore(BasePydanticVectorStore):
     def _term_weights(self, text: str) -> dict[str, float]:
         """Each stem of `text` (english configuration, stop words out) -> its BM25 inverse document frequency
         (Lucene's form, as bm25s computes it); a stem no chunk holds is left out."""
-        if not keyword_query(text):
-            return {}
         stems = self.run(lambda conn: conn.execute(
             "SELECT coalesce(tsvector_to_array(to_tsvector('english', %s)), '{}')", (text,)).fetchone()[0])
         rows, _ = self._corpus_stats()
