@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Iterable
@@ -221,6 +222,8 @@ class ServedIndexStore(IndexStore):
         super().__init__(settings, on_lock_wait=on_lock_wait)
         self.url = self.settings.database_url
         self._schema_ready = False
+        self._reader = None  # one connection for the cheap reads every question makes (the generation)
+        self._reader_lock = threading.Lock()
 
     def _connect(self, *, autocommit: bool = False):
         conn = connect(self.url, autocommit=autocommit)
@@ -234,14 +237,19 @@ class ServedIndexStore(IndexStore):
         return conn.execute("SELECT to_regclass('rag_chunks') IS NOT NULL").fetchone()[0]
 
     # ---- reading
+    def _read(self, sql: str) -> list[tuple]:
+        """A read on the store's own connection (made again should the server have dropped it)."""
+        with self._reader_lock:
+            if self._reader is None or self._reader.closed or self._reader.broken:
+                self._reader = self._connect(autocommit=True)
+            return self._reader.execute(sql).fetchall()
+
     def current_generation(self) -> str | None:
-        with self._connect(autocommit=True) as conn:
-            found = conn.execute("SELECT generation FROM rag_index_state WHERE id = 1").fetchone()
-        return str(found[0]) if found and found[0] else None
+        found = self._read("SELECT generation FROM rag_index_state WHERE id = 1")
+        return str(found[0][0]) if found and found[0][0] else None
 
     def list_filings(self) -> list[dict]:
-        with self._connect(autocommit=True) as conn:
-            return sorted_filings(r[0] for r in conn.execute("SELECT record FROM rag_filings"))
+        return sorted_filings(r[0] for r in self._read("SELECT record FROM rag_filings"))
 
     def load(self) -> ServedIndex:
         """The index as one consistent snapshot: its filings and the filter columns of every chunk."""
