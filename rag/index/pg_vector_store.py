@@ -41,6 +41,8 @@ from .nodes import make_node, node_to_json
 EXACT_BELOW = 20_000
 # BM25's parameters, bm25s's defaults (the embedded store's keyword search).
 BM25_K1, BM25_B = 1.5, 0.75
+# A stem in more than this share of the chunks is common: it adds to a chunk's score but does not make it a candidate.
+COMMON_SHARE = 0.05
 # Candidates the HNSW walk keeps (pgvector's default is 40): recall close to the exact search's at top-k 60.
 EF_SEARCH = 200
 
@@ -276,7 +278,11 @@ class PgFilingVectorStore(BasePydanticVectorStore):
             "FROM hits h CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf "
             "FROM unnest(h.search) u) t JOIN q ON q.lexeme = t.lexeme GROUP BY h.id ORDER BY score DESC, h.id LIMIT %s"
         )
-        query = " | ".join(_quoted(term) for term in terms)
+        # The chunks scored are those holding a stem that is not common, when the question has one: a chunk holding
+        # only common stems scores below every chunk holding a rare one, and scoring every chunk that says
+        # "company" or "year" would read most of the index.
+        rare = [t for t in terms if self._df[t] <= COMMON_SHARE * rows] or terms
+        query = " | ".join(_quoted(term) for term in rare)
         args = [terms, [weights[t] for t in terms], query, *params,
                 BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, max(average, 1.0), k]
 
