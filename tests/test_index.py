@@ -646,3 +646,22 @@ def test_a_killed_served_writer_leaves_the_index_as_it_was(tmp_path, pg_url):
     out, err = listed.communicate(timeout=120)
     assert listed.returncode == 0, err
     assert "ACME" in out and "BOLT" in out
+
+
+def test_a_correction_on_the_served_index_reaches_the_record_the_filters_and_the_chunks(tmp_path, pg_url):
+    store = _served(tmp_path, pg_url)
+    store.add([write_filing(tmp_path / "in", "acme.htm", **ACME)])
+    doc_id = store.list_filings()[0]["doc_id"]
+    before = store.current_generation()
+    record = store.update_filing(doc_id, {"ticker": "acmx", "fiscal_year": 2023})
+    assert (record["ticker"], record["fiscal_year"], record["fiscal_year_source"]) == ("ACMX", 2023, "user")
+    index = store.load()
+    assert index.generation != before and store.list_filings()[0]["ticker"] == "ACMX"
+    rows = index.subset(tickers=["ACMX"], fiscal_years=[2023])
+    assert len(rows) == len(index) and not len(index.subset(tickers=["ACME"]))
+    assert {(n.metadata["ticker"], n.metadata["fiscal_year"]) for n in index.nodes_at(range(len(index)))} == {
+        ("ACMX", 2023)}
+    found = index.vector_store.query(VectorStoreQuery(
+        query_embedding=store.embed_model().get_query_embedding("zorblax coupler"), similarity_top_k=3,
+        **index.restriction(rows)))
+    assert len(found.nodes) == 3
