@@ -55,9 +55,9 @@ def _settings(args):
 
 def _writer(settings):
     """The index store of a command that writes: a wait for another writer's lock is told on stderr."""
-    from .index import IndexStore
+    from .index import open_store
 
-    return IndexStore(settings, on_lock_wait=lambda message: print(clean_text(message), file=sys.stderr, flush=True))
+    return open_store(settings, on_lock_wait=lambda message: print(clean_text(message), file=sys.stderr, flush=True))
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -140,9 +140,9 @@ def cmd_index(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from .index import IndexStore, fiscal_period_of
+    from .index import fiscal_period_of, open_store
 
-    filings = IndexStore(_settings(args)).list_filings()
+    filings = open_store(_settings(args)).list_filings()
     if args.json:
         print(json.dumps(filings, indent=1))
         return 0
@@ -359,6 +359,16 @@ def _eval_progress(json_path: str | None):
 def cmd_bench(args) -> int:
     from . import bench
 
+    if args.what == "scale":
+        from .scale_bench import bench_scale
+
+        settings = _settings(args)
+        backend = (args.backend or ["postgres" if settings.served else "embedded"])[0]
+        if backend not in STORE_BACKENDS:
+            return _fail(f"bench scale --backend is {' or '.join(STORE_BACKENDS)}, not {backend!r}", 2)
+        return bench_scale(settings, backend, args.chunks)
+    if args.backend and set(args.backend) & set(STORE_BACKENDS):
+        return _fail(f"--backend {'/'.join(STORE_BACKENDS)} is for bench scale; here it names an embedding backend", 2)
     if args.what == "load":
         from .load_bench import bench_load
 
@@ -372,12 +382,12 @@ def cmd_bench(args) -> int:
         return bench.bench_index(args.paths, _settings(args), args.backend, synthetic_mb=args.synthetic_mb)
     if args.what == "embed":
         return bench.bench_embed(args.paths, _settings(args), args.backend, rounds=args.rounds)
-    from .index import IndexStore
+    from .index import open_store
 
     settings = _settings(args)
     if args.backend:
         settings = settings.with_overrides(embed_backend=args.backend[0])
-    if not IndexStore(settings).list_filings():
+    if not open_store(settings).list_filings():
         return _fail(EMPTY_INDEX)
     if args.what == "answer":
         return bench.bench_answer(args.paths, settings, mode=args.mode, top_k=args.top_k, filters=_filters(args),
@@ -584,7 +594,10 @@ BENCHES = {
     "retrieve": "retrieval latency over question files",
     "answer": "the model's answers over question files: prompt tokens, first token (OLLAMA_HOST, RAG_LLM_MODEL)",
     "load": "the app under concurrent browser sessions",
+    "scale": "a synthetic index of --chunks chunks (the --storage index's, repeated): build, add, search, memory",
 }
+# The index stores bench scale compares (--backend there; elsewhere --backend names an embedding backend).
+STORE_BACKENDS = ("embedded", "postgres")
 
 
 def _bench_options(p) -> None:
@@ -594,8 +607,10 @@ def _bench_options(p) -> None:
     p.add_argument("--time-limit", type=float, default=600.0, help="load: seconds the sessions may take in all")
     p.add_argument("--llm", action="store_true", help="load: answer with Ollama (default: extractive answers)")
     p.add_argument("paths", nargs="*", help="files/folders to index or embed, or question files to time")
-    p.add_argument("--backend", action="append", choices=list(EMBED_BACKENDS),
-                   help="embedding backend (default RAG_EMBED_BACKEND); repeat to compare backends in one run")
+    p.add_argument("--backend", action="append", choices=[*EMBED_BACKENDS, *STORE_BACKENDS],
+                   help="embedding backend (default RAG_EMBED_BACKEND); repeat to compare backends in one run; "
+                        "scale: the index store, embedded or postgres (RAG_DATABASE_URL, an empty database)")
+    p.add_argument("--chunks", type=int, default=15_000, help="scale: chunks in the synthetic index")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="answer: only the first N questions")
     p.add_argument("--rounds", type=int, default=1, help="embed: times each backend embeds the chunks, in turns")
     p.add_argument("--synthetic-mb", type=float, default=0.0, metavar="MB",

@@ -18,7 +18,7 @@ from .config import Settings, get_settings
 from .facts import CheckedStream, FactsLayer, FactStoreUnavailable
 from .facts.restated import reported_values, restating
 from .followup import plan_conversation, unresolved
-from .index import IndexStore, LoadedIndex
+from .index import LoadedIndex, open_store
 from .retrieve import Retriever
 from .schema import Filters, QuestionPlan, RetrievalResult
 
@@ -44,7 +44,7 @@ def answered_question(question: str, retrieval: RetrievalResult) -> str:
 class Engine:
     def __init__(self, settings: Settings | None = None):
         self.settings = settings or get_settings()
-        self.store = IndexStore(self.settings)
+        self.store = open_store(self.settings)
         self._lock = threading.Lock()
         self._index: LoadedIndex | None = None
         self._retriever: Retriever | None = None
@@ -180,7 +180,7 @@ class Engine:
         """One indexed filing's chunks in the order of its text, from the live generation."""
         index = self.index()
         rows = index.subset(doc_ids=[doc_id]) if doc_id else None
-        nodes = [index.nodes[int(r)] for r in (rows if rows is not None else [])]
+        nodes = index.nodes_at(rows if rows is not None else [])
         return sorted(nodes, key=lambda n: int(n.metadata.get("char_start") or 0))
 
     def _node_with_score(self, chunk_id: str, result: RetrievalResult):
@@ -281,12 +281,7 @@ class Engine:
 
     def _node(self, chunk_id: str):
         """An indexed chunk's node, by id, from the live generation (None when it is gone)."""
-        index = self.index()
-        cached = getattr(self, "_nodes_by_id", None)
-        if cached is None or cached[0] != index.generation:
-            cached = (index.generation, {n.node_id: n for n in index.nodes})
-            self._nodes_by_id = cached
-        return cached[1].get(chunk_id)
+        return self.index().node(chunk_id)
 
     def _chunk(self, chunk_id: str):
         """(text, metadata) of an indexed chunk, by node id."""

@@ -18,7 +18,7 @@ from .answer.citations import CITATION_MARKER, citation_numbers
 from .config import Settings
 from .dates import MONTH_PATTERN
 from .engine import Engine, answered_question
-from .index import IndexStore
+from .index import open_store
 from .schema import Filters, period_label
 
 # The question kinds FORMAT.md defines, in its order: every report lists an answer accuracy for each.
@@ -700,7 +700,7 @@ def run_financebench(folder: Path, settings: Settings, *, mode: str = "hybrid", 
     documents, questions, companies, in_set = financebench_questions(folder, split)
     if settings.storage_dir.resolve() == Settings().storage_dir.resolve():
         settings = settings.with_overrides(storage_dir=settings.storage_dir / "financebench")
-    store = IndexStore(settings)
+    store = open_store(settings)
     # Held by the current chunker and model; a PDF indexed by an older one is brought up to date (and re-embeds only
     # its changed chunks).
     indexed_paths = {Path(f.get("path") or "").name for f in store.list_filings()

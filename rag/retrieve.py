@@ -7,16 +7,13 @@ import time
 import weakref
 from dataclasses import replace
 
-import bm25s
 import numpy as np
 from llama_index.core.llms import MockLLM
 from llama_index.core.retrievers import BaseRetriever, QueryFusionRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.core.vector_stores.types import VectorStoreQuery
-from llama_index.retrievers.bm25 import BM25Retriever
 
 from .catalog import Catalog
-from .index import keyword_stemmer
 from .intent import read_intent
 from .item_topics import BUSINESS_WORDS
 from .phrasing import PhraseList
@@ -84,7 +81,7 @@ class SubsetVectorRetriever(BaseRetriever):
         query = VectorStoreQuery(
             query_embedding=query_bundle.embedding or _embed_query(self._embed, query_bundle.query_str),
             similarity_top_k=self._k,
-            node_ids=None if self._subset is None else self._index.node_ids(self._subset),
+            **self._index.restriction(self._subset),
         )
         found = self._index.vector_store.query(query)
         return [NodeWithScore(node=node, score=score) for node, score in zip(found.nodes, found.similarities)]
@@ -120,34 +117,22 @@ def with_spelled_out(query: str) -> str:
     return " ".join([query, *spelled_out(query)])
 
 
+class SubsetKeywordRetriever(BaseRetriever):
+    """Keyword search through the index (BM25 in the embedded store, full-text search in the served one), restricted
+    to a subset of rows; chunks with no query word are not returned."""
+
+    def __init__(self, index, top_k: int, subset: np.ndarray | None):
+        super().__init__()
+        self._index, self._k, self._subset = index, top_k, subset
+
+    def _retrieve(self, query_bundle: QueryBundle):
+        return self._index.keyword_search(with_spelled_out(query_bundle.query_str), self._k, self._subset)
+
+
 def _keyword_retriever(index, top_k: int, subset: np.ndarray | None):
-    class SubsetBM25Retriever(BM25Retriever):
-        """BM25 (bm25s) with a per-query mask, mapping hits back to the index's own nodes. Chunks outside the
-        subset, or with no query term at all (score 0), are not returned."""
-
-        def _retrieve(self, query_bundle: QueryBundle):
-            tokens = bm25s.tokenize(
-                with_spelled_out(query_bundle.query_str), stemmer=self.stemmer, token_pattern=self.token_pattern,
-                show_progress=False)
-            if not tokens.vocab:
-                return []
-            mask = None
-            if subset is not None:
-                mask = np.zeros(len(index), dtype="float32")
-                mask[subset] = 1.0
-            k = min(self.similarity_top_k, len(index) if subset is None else len(subset))
-            ids, scores = self.bm25.retrieve(tokens, k=k, weight_mask=mask, show_progress=False, n_threads=1)
-            return [
-                NodeWithScore(node=index.nodes[int(i)], score=float(s))
-                for i, s in zip(ids[0], scores[0])
-                if s > 0
-            ]
-
-    if index.bm25 is None or (subset is not None and len(subset) == 0):
+    if not len(index) or (subset is not None and len(subset) == 0):
         return None
-    # A k above the index's size is clamped per query anyway; passed as is, LlamaIndex warns on every search.
-    k = min(top_k, len(index))
-    return SubsetBM25Retriever(existing_bm25=index.bm25, similarity_top_k=k, stemmer=keyword_stemmer())
+    return SubsetKeywordRetriever(index, top_k, subset)
 
 
 # ==============================================================================================================
@@ -353,7 +338,7 @@ class Retriever:
         if not len(rows) or len(set(columns["ticker"][rows])) > 1:
             return []
         latest = rows[columns["fiscal_year"][rows] == columns["fiscal_year"][rows].max()]
-        ordered = sorted((self.index.nodes[int(r)] for r in latest),
+        ordered = sorted(self.index.nodes_at(latest),
                          key=lambda n: (n.metadata.get("doc_id", ""), int(n.metadata.get("char_start") or 0)))
         body_words = len(ordered[0].text.split("\n", 1)[-1].split())
         opening = ordered[:2] if body_words < PREAMBLE_WORDS else ordered[:1]

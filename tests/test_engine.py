@@ -266,3 +266,20 @@ def test_the_engine_keeps_the_exact_figure_over_a_models_refusal_or_other_figure
     assert "disagrees with the exact figure shown first" in other.answer
     assert any(w.startswith("Check this figure") and "383,285" in w for w in other.warnings)
     assert other.prompt_tokens and other.prompt_tokens <= 2500
+
+
+def test_the_engine_on_a_served_index_answers_and_sees_a_filing_another_writer_added(tmp_path, pg_url):
+    from rag.index import ServedIndexStore
+    from tests.filings import ACME, BOLT
+
+    settings = get_settings(storage_dir=tmp_path / "storage", data_dir=tmp_path / "data", database_url=pg_url)
+    ServedIndexStore(settings).add([write_filing(tmp_path / "in", "acme.htm", **ACME)])
+    engine = Engine(settings)
+    result = engine.ask(ACME_Q, use_llm=False)
+    assert "391,035" in result.answer and not result.refused
+    assert all(c.ticker == "ACME" and engine.index().node(c.chunk_id) is not None
+               for c in result.citations if c.chunk_id)
+    # Another writer (another session, another machine) adds a filing: the next question sees it, no restart.
+    ServedIndexStore(settings).add([write_filing(tmp_path / "in", "bolt.htm", **BOLT)])
+    found = engine.retrieve("What does Bolt alone build?", top_k=3)
+    assert any("quintaphonic drivetrain" in n.node.text for n in found.nodes)

@@ -23,7 +23,8 @@ from llama_index.core.vector_stores.types import (
 )
 
 from rag.config import get_settings
-from rag.index import NODE_META_KEYS, FilingVectorStore, IndexBusy, IndexStore
+from rag.database import connect
+from rag.index import NODE_META_KEYS, FilingVectorStore, IndexBusy, IndexStore, ServedIndexStore, open_store
 from rag.index.chunking import _sentence_spans as sentence_spans
 from rag.retrieve import Retriever
 from rag.schema import Filters
@@ -35,6 +36,15 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def store(tmp_path):
     return IndexStore(get_settings(storage_dir=tmp_path / "storage", data_dir=tmp_path / "data"))
+
+
+@pytest.fixture(params=["embedded", "served"])
+def any_store(request, tmp_path):
+    """The store of each backend: files under a storage folder, or a PostgreSQL database (team mode)."""
+    settings = get_settings(storage_dir=tmp_path / "storage", data_dir=tmp_path / "data")
+    if request.param == "served":
+        settings = settings.with_overrides(database_url=request.getfixturevalue("pg_url"))
+    return open_store(settings)
 
 
 @pytest.fixture
@@ -59,7 +69,8 @@ def _keyword_hits(store, query, filters=None):
     return retriever.retrieve(query, mode="keyword", top_k=5, filters=filters, use_analysis=False).nodes
 
 
-def test_chunks_fit_the_model_and_carry_metadata(store, tmp_path):
+def test_chunks_fit_the_model_and_carry_metadata(any_store, tmp_path):
+    store = any_store
     path = write_filing(tmp_path / "in", "acme.htm", **ACME, business_paragraphs=25, table_rows=80)
     report = store.add([path])
     assert report.rows[0]["status"] == "indexed", report.rows
@@ -154,7 +165,8 @@ def test_chunker_change_re_embeds_only_changed_chunks(store, tmp_path, embed_cal
     assert len(list((store.root / "shards").iterdir())) == 1
 
 
-def test_remove_leaves_no_orphans(store, tmp_path):
+def test_remove_leaves_no_orphans(any_store, tmp_path):
+    store = any_store
     acme = write_filing(tmp_path / "in", "acme.htm", **ACME)
     bolt = write_filing(tmp_path / "in", "bolt.htm", **BOLT)
     store.add([acme, bolt])
@@ -165,21 +177,28 @@ def test_remove_leaves_no_orphans(store, tmp_path):
     removed = store.remove([str(bolt)])
     assert len(removed) == 1
     after = store.load()
-    assert len(after) == acme_chunks == after.vector_store.client.ntotal
+    assert len(after) == acme_chunks
+    if not isinstance(store, ServedIndexStore):
+        assert len(after) == after.vector_store.client.ntotal
     assert all(n.metadata["ticker"] == "ACME" for n in after.nodes)
     assert not any("quintaphonic" in n.node.text for n in _keyword_hits(store, "quintaphonic drivetrain"))
     dense = Retriever(after, store.embed_model()).retrieve(
         "quintaphonic drivetrain", mode="dense", top_k=50, use_analysis=False
     ).nodes
     assert dense and not any("quintaphonic" in n.node.text for n in dense)
-    shards = list((store.root / "shards").iterdir())
-    assert len(shards) == 1, "the removed filing's vectors are still on disk"
+    if isinstance(store, ServedIndexStore):
+        with connect(store.url) as conn:
+            assert conn.execute("SELECT count(*) FROM rag_chunks").fetchone() == (acme_chunks,)
+    else:
+        shards = list((store.root / "shards").iterdir())
+        assert len(shards) == 1, "the removed filing's vectors are still on disk"
 
     # And by accession/doc id.
     assert store.remove([after.nodes[0].metadata["doc_id"]]) and len(store.load()) == 0
 
 
-def test_filters_are_exact_and_return_k(store, tmp_path):
+def test_filters_are_exact_and_return_k(any_store, tmp_path):
+    store = any_store
     acme = write_filing(tmp_path / "in", "acme.htm", **ACME, business_paragraphs=12)
     bolt = write_filing(tmp_path / "in", "bolt.htm", **BOLT, business_paragraphs=12)
     store.add([acme, bolt])
@@ -330,8 +349,8 @@ def test_vector_store_filters_are_exact(two_filings):
     bolt_doc = index.nodes[bolt[0]].metadata["doc_id"]
     assert len(_query(store, embedding, 1000, doc_ids=[bolt_doc]).nodes) == len(bolt)
     risk_rows = index.subset(sections=["Item 1A"])
-    picked = _query(store, embedding, 1000, node_ids=index.node_ids(risk_rows)).nodes
-    assert sorted(n.node_id for n in picked) == sorted(index.node_ids(risk_rows))
+    picked = _query(store, embedding, 1000, **index.restriction(risk_rows)).nodes
+    assert sorted(n.node_id for n in picked) == sorted(index.restriction(risk_rows)["node_ids"])
 
     # A filter the store cannot apply exactly is refused, not ignored.
     with pytest.raises(ValueError):
@@ -517,3 +536,163 @@ def test_row_group_label_reads_a_first_cell_label_or_a_heading_line():
     assert row_group_label(dated, block, dated.index("Cost")) == "Three months ended June 30, 2025"
     numbered = "| North | South | Total\nNote 7\nRevenue | 5 | 4 | 9\nCost | 2 | 1 | 3\n"
     assert row_group_label(numbered, block, numbered.index("Cost")) == ""
+
+
+# ---- team mode: the served index in PostgreSQL (the tests above marked any_store run on both backends)
+
+
+def _served(tmp_path, pg_url):
+    return ServedIndexStore(get_settings(storage_dir=tmp_path / "storage", data_dir=tmp_path / "data",
+                                         database_url=pg_url))
+
+
+def test_keyword_search_finds_other_forms_of_a_word(any_store, tmp_path):
+    any_store.add([write_filing(tmp_path / "in", "acme.htm", **ACME), write_filing(tmp_path / "in", "bolt.htm", **BOLT)])
+    hits = _keyword_hits(any_store, "couplers")  # the filing writes "coupler"
+    assert hits and "zorblax coupler" in hits[0].node.text
+    assert not _keyword_hits(any_store, "xylophonic")
+
+
+def test_a_filtered_dense_search_returns_k_through_the_graph_as_exactly(tmp_path, pg_url, monkeypatch):
+    from rag.index import pg_vector_store
+
+    store = _served(tmp_path, pg_url)
+    store.add([write_filing(tmp_path / "in", "acme.htm", **ACME, business_paragraphs=12),
+               write_filing(tmp_path / "in", "bolt.htm", **BOLT, business_paragraphs=12)])
+    index = store.load()
+    embedding = store.embed_model().get_query_embedding("electric vehicle drivetrain")
+    bolt = MetadataFilters(filters=[MetadataFilter(key="ticker", value="bolt")])
+    bolt_total = int((index.columns["ticker"] == "BOLT").sum())
+    exact = _query(index.vector_store, embedding, 1000, filters=bolt)
+    assert len(exact.nodes) == bolt_total and {n.metadata["ticker"] for n in exact.nodes} == {"BOLT"}
+    assert exact.similarities == sorted(exact.similarities, reverse=True)
+    # Every selection through the HNSW index (iterative scan): still k, still only the filter's rows, same order.
+    monkeypatch.setattr(pg_vector_store, "EXACT_BELOW", 0)
+    for k in (3, bolt_total):
+        walked = _query(index.vector_store, embedding, k, filters=bolt)
+        assert [n.node_id for n in walked.nodes] == [n.node_id for n in exact.nodes[:k]]
+    # A subset of rows a phrase picks (no filter to say it in SQL) is searched by its chunks' ids.
+    rows = index.rows_with_phrase("quintaphonic drivetrain")
+    assert len(rows) and {n.metadata["ticker"] for n in index.nodes_at(rows)} == {"BOLT"}
+    found = _query(index.vector_store, embedding, 10, **index.restriction(rows)).nodes
+    assert {n.node_id for n in found} == {n.node_id for n in index.nodes_at(rows)}
+
+
+def test_served_writers_of_two_filings_proceed_together_and_of_one_filing_take_turns(tmp_path, pg_url):
+    import threading
+
+    from rag.database import xact_lock
+    from rag.parse import file_sha256
+
+    store = _served(tmp_path, pg_url)
+    acme = write_filing(tmp_path / "in", "acme.htm", **ACME)
+    bolt = write_filing(tmp_path / "in", "bolt.htm", **BOLT)
+    store.embed_model()
+    reports = {}
+    with connect(pg_url) as holder, holder.transaction():
+        xact_lock(holder, "filing", "local-" + file_sha256(bolt)[:16])  # another writer is writing Bolt
+        waiting = threading.Thread(target=lambda: reports.update(bolt=_served(tmp_path, pg_url).add([bolt])))
+        waiting.start()
+        reports["acme"] = store.add([acme])  # a different filing: it does not wait
+        assert reports["acme"].rows[0]["status"] == "indexed"
+        time.sleep(1.0)
+        assert waiting.is_alive() and "bolt" not in reports  # the same filing waits its turn
+        assert {f["ticker"] for f in store.list_filings()} == {"ACME"}
+    waiting.join(120)
+    assert reports["bolt"].rows[0]["status"] == "indexed"
+    assert {f["ticker"] for f in store.list_filings()} == {"ACME", "BOLT"}
+
+
+def test_readers_never_see_half_a_served_filing(tmp_path, pg_url, monkeypatch):
+    from rag.index import transforms
+
+    monkeypatch.setattr(transforms, "STREAM_BATCH", 4)  # the filing is written a few chunks at a time
+    store = _served(tmp_path, pg_url)
+    store.add([write_filing(tmp_path / "in", "acme.htm", **ACME)])
+    before = store.load()
+    seen = []
+
+    def look(name, stage, fraction):
+        if stage.startswith("embedding ") and "/" in stage:  # some of its chunks are inserted already
+            index = _served(tmp_path, pg_url).load()
+            seen.append((len(index), tuple(sorted(index.filings)), index.generation))
+
+    store.add([write_filing(tmp_path / "in", "bolt.htm", **BOLT, business_paragraphs=20)], progress=look)
+    assert len(seen) > 2  # looked after each batch: the batches before it were inserted, not yet committed
+    assert set(seen) == {(len(before), tuple(sorted(before.filings)), before.generation)}
+    after = store.load()
+    assert len(after) > len(before) and after.generation != before.generation
+
+
+def test_a_killed_served_writer_leaves_the_index_as_it_was(tmp_path, pg_url):
+    env = {**os.environ, "RAG_STORAGE_DIR": str(tmp_path / "storage"), "RAG_DATA_DIR": str(tmp_path / "data"),
+           "RAG_DATABASE_URL": pg_url}
+    store = _served(tmp_path, pg_url)
+    store.add([write_filing(tmp_path / "in", "acme.htm", **ACME)])
+    before = store.load()
+
+    big = write_filing(tmp_path / "in", "bolt.htm", **BOLT, business_paragraphs=400)
+    proc = _run_cli(["index", str(big)], env)
+    deadline = time.time() + 240
+    for line in proc.stderr:  # kill it while it embeds and inserts, inside its transaction
+        if "embedding" in line or time.time() > deadline:
+            break
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+
+    after = store.load()
+    assert (after.generation, len(after), set(after.filings)) == (before.generation, len(before), set(before.filings))
+    with connect(pg_url) as conn:
+        assert conn.execute("SELECT count(*) FROM rag_chunks").fetchone() == (len(before),)
+    # Its lock went with it: the next run indexes the filing, and `rag list` shows both.
+    assert store.add([big]).rows[0]["status"] == "indexed"
+    listed = _run_cli(["list"], env)
+    out, err = listed.communicate(timeout=120)
+    assert listed.returncode == 0, err
+    assert "ACME" in out and "BOLT" in out
+
+
+def test_a_correction_on_the_served_index_reaches_the_record_the_filters_and_the_chunks(tmp_path, pg_url):
+    store = _served(tmp_path, pg_url)
+    store.add([write_filing(tmp_path / "in", "acme.htm", **ACME)])
+    doc_id = store.list_filings()[0]["doc_id"]
+    before = store.current_generation()
+    record = store.update_filing(doc_id, {"ticker": "acmx", "fiscal_year": 2023})
+    assert (record["ticker"], record["fiscal_year"], record["fiscal_year_source"]) == ("ACMX", 2023, "user")
+    index = store.load()
+    assert index.generation != before and store.list_filings()[0]["ticker"] == "ACMX"
+    rows = index.subset(tickers=["ACMX"], fiscal_years=[2023])
+    assert len(rows) == len(index) and not len(index.subset(tickers=["ACME"]))
+    assert {(n.metadata["ticker"], n.metadata["fiscal_year"]) for n in index.nodes_at(range(len(index)))} == {
+        ("ACMX", 2023)}
+    found = index.vector_store.query(VectorStoreQuery(
+        query_embedding=store.embed_model().get_query_embedding("zorblax coupler"), similarity_top_k=3,
+        **index.restriction(rows)))
+    assert len(found.nodes) == 3
+
+
+def test_a_served_filings_facts_live_and_go_with_its_chunks_in_one_transaction(tmp_path, pg_url, monkeypatch):
+    from rag.facts import FactStore
+    from rag.index import served
+
+    store = _served(tmp_path, pg_url)
+    facts = FactStore.for_settings(store.settings)
+    store.add([write_filing(tmp_path / "in", "acme.htm", **ACME)])
+    acme = store.list_filings()[0]["doc_id"]
+    assert facts.has(acme)
+
+    # A write that fails after its facts were recorded, before its commit: neither its chunks nor its facts stay.
+    def fail(conn):
+        raise RuntimeError("the disk filled")
+
+    monkeypatch.setattr(served.ServedIndexStore, "_next_generation", staticmethod(fail))
+    report = store.add([write_filing(tmp_path / "in", "bolt.htm", **BOLT)])
+    assert report.rows[0]["status"] != "indexed"
+    assert [f["ticker"] for f in store.list_filings()] == ["ACME"]
+    assert [f["doc_id"] for f in facts.filings()] == [acme]
+    monkeypatch.undo()
+
+    assert store.remove([acme]) == [acme]
+    assert not facts.has(acme) and not store.list_filings()

@@ -11,6 +11,9 @@ Modules:
     loaded        LoadedIndex: one generation, loaded
     corrections   a user's corrections of a filing's company, ticker, form, fiscal year and period, checked
     store         IndexStore: shards, generations, atomic publish, the writer lock; add / remove / update / list / load
+    pg_vector_store  PgFilingVectorStore: chunks in PostgreSQL (pgvector HNSW, full-text search), filters as SQL
+    served        ServedIndexStore / ServedIndex: team mode's index in PostgreSQL, a filing per transaction, read
+                  on demand; open_store picks it when RAG_DATABASE_URL is set
 """
 
 from .chunking import CHUNKER_VERSION, FilingChunker
@@ -18,14 +21,15 @@ from .columns import FILTER_COLUMNS, fiscal_period_of, metadata_columns
 from .corrections import EDITABLE_FIELDS, FISCAL_PERIODS, InvalidCorrection, checked_corrections
 from .errors import StorageError
 from .filings import FILING_META_KEYS, PathRefused, filing_files, filing_meta
-from .loaded import LoadedIndex
+from .loaded import LoadedIndex, keyword_stemmer
 from .nodes import NODE_META_KEYS
-from .store import IndexBusy, IndexError_, IndexReport, IndexStore, Progress, keyword_stemmer
+from .served import ServedIndex, ServedIndexStore, open_store
+from .store import IndexBusy, IndexError_, IndexReport, IndexStore, Progress
 from .vector_store import FilingVectorStore
 
 __all__ = [
     "CHUNKER_VERSION", "EDITABLE_FIELDS", "FILING_META_KEYS", "FILTER_COLUMNS", "FISCAL_PERIODS", "NODE_META_KEYS",
     "FilingChunker", "FilingVectorStore", "IndexBusy", "IndexError_", "IndexReport", "IndexStore",
-    "InvalidCorrection", "LoadedIndex", "PathRefused", "Progress", "StorageError", "checked_corrections",
+    "InvalidCorrection", "LoadedIndex", "ServedIndex", "ServedIndexStore", "open_store", "PathRefused", "Progress", "StorageError", "checked_corrections",
     "fiscal_period_of", "filing_files", "filing_meta", "keyword_stemmer", "metadata_columns",
 ]

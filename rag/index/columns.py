@@ -11,11 +11,12 @@ from typing import Iterable
 
 import numpy as np
 
-# The columns a filter may name; "section" also matches the tiny Item merged into a section.
-FILTER_COLUMNS = ("statement", "ticker", "fiscal_year", "fiscal_period", "form", "section", "doc_id")
+# The columns a filter may name; "section" also matches the tiny Item merged into a section, and "exhibit_list"
+# (True or False) tells the chunks of an exhibit index apart.
+FILTER_COLUMNS = ("statement", "ticker", "fiscal_year", "fiscal_period", "form", "section", "doc_id", "exhibit_list")
 
 
-def _merged_item(section_title: str) -> str:
+def merged_item(section_title: str) -> str:
     """The tiny Item a chunk's section carries, from the chunker's title "Cybersecurity (with Item 1B: ...)"."""
     m = re.search(r"\(with (Item \w+)[:)]", section_title)
     return m.group(1) if m else ""
@@ -64,14 +65,17 @@ def metadata_columns(nodes) -> dict[str, np.ndarray]:
         "form": np.array([str(m.get("form") or "").upper() for m in meta], dtype=object),
         "fiscal_period": np.array([fiscal_period_of(m) for m in meta], dtype=object),
         "section": np.array([m.get("section") or "" for m in meta], dtype=object),
-        "merged_section": np.array([_merged_item(m.get("section_title") or "") for m in meta], dtype=object),
+        "merged_section": np.array([merged_item(m.get("section_title") or "") for m in meta], dtype=object),
         "doc_id": np.array([m.get("doc_id") or "" for m in meta], dtype=object),
         "node_id": np.array([n.node_id for n in nodes], dtype=object),
         "exhibit_list": np.array([is_exhibit_list(n.text) for n in nodes], dtype=bool),
     }
 
 
-def _normalised(column: str, values: Iterable) -> list:
+def normalised(column: str, values: Iterable) -> list:
+    """Filter values as the column holds them (tickers, forms and periods upper case, years as numbers)."""
+    if column == "exhibit_list":
+        return [bool(v) for v in values]
     if column in ("ticker", "form", "fiscal_period"):
         return [str(v).upper() for v in values]
     if column == "fiscal_year":
@@ -83,7 +87,7 @@ def column_mask(columns: dict[str, np.ndarray], column: str, values: Iterable) -
     """Which rows hold one of `values` in `column` (tickers and forms in any case, years as numbers)."""
     if column not in FILTER_COLUMNS:
         raise ValueError(f"no filter on {column!r}: filters apply to {', '.join(FILTER_COLUMNS)}")
-    wanted = _normalised(column, values)
+    wanted = normalised(column, values)
     hit = np.isin(columns[column], np.array(wanted, dtype=columns[column].dtype))
     if column == "section":  # a tiny Item merged into the next one is found under its own name too
         hit |= np.isin(columns["merged_section"], np.array(wanted, dtype=object))

@@ -39,7 +39,6 @@ from typing import Callable, Iterable
 import bm25s
 import faiss
 import numpy as np
-import Stemmer
 from filelock import Timeout
 
 from .. import parse as parse_module
@@ -52,7 +51,7 @@ from .columns import metadata_columns
 from .corrections import USER_SOURCE, checked_corrections, with_record
 from .errors import IndexBusy, IndexError_, StorageError, storage_error
 from .filings import FILING_META_KEYS, PathRefused, filing_files, filing_meta, indexable, shared_ticker
-from .loaded import LoadedIndex
+from .loaded import LoadedIndex, keyword_stemmer
 from .nodes import node_to_json, read_nodes
 from .transforms import EmbedChangedChunks, embedded_batches
 from .vector_store import FilingVectorStore
@@ -260,11 +259,7 @@ class IndexStore:
         return bm25s.BM25.load(str(path), load_corpus=False)
 
     def list_filings(self) -> list[dict]:
-        manifest = self._manifest()
-        return sorted(
-            manifest.get("filings", {}).values(),
-            key=lambda f: (str(f.get("ticker") or ""), str(f.get("form") or ""), -(f.get("fiscal_year") or 0)),
-        )
+        return sorted_filings(self._manifest().get("filings", {}).values())
 
     def _manifest(self) -> dict:
         name = self.current_generation()
@@ -684,6 +679,12 @@ class IndexStore:
                     shutil.rmtree(path, ignore_errors=True)
 
 
+def sorted_filings(records: Iterable[dict]) -> list[dict]:
+    """Filing records as `rag list` and the Library show them: by ticker, form, latest year first."""
+    return sorted(records, key=lambda f: (str(f.get("ticker") or ""), str(f.get("form") or ""),
+                                          -(f.get("fiscal_year") or 0)))
+
+
 def _failed(report: IndexReport, row: dict, path: Path, exc: Exception, progress: Progress | None) -> None:
     """One filing not indexed (called while handling `exc`): its row says why; the run goes on with the others."""
     if isinstance(exc, (parse_module.ParseError, PathRefused)):  # the file, not the code: its reason says it all
@@ -695,7 +696,3 @@ def _failed(report: IndexReport, row: dict, path: Path, exc: Exception, progress
     if progress:
         progress(path.name, f"failed: {exc}", 1.0)
 
-
-def keyword_stemmer():
-    """The stemmer BM25 uses at index and at query time (bm25s does not persist it)."""
-    return Stemmer.Stemmer("english")

@@ -33,8 +33,9 @@ class FilingVectorStore(FaissVectorStore):
     """A flat inner-product FAISS index over chunk vectors (unit-normalised, so the score is cosine), row i being
     nodes[i]. Queries may be narrowed, exactly, by any mix of:
 
-    - `filters`: LlamaIndex MetadataFilters, EQ or IN on ticker, fiscal_year, form, section, doc_id or statement
-      (the primary statement a chunk belongs to), combined with AND or OR, nested groups allowed;
+    - `filters`: LlamaIndex MetadataFilters, EQ or IN on ticker, fiscal_year, fiscal_period, form, section, doc_id,
+      statement (the primary statement a chunk belongs to) or exhibit_list (1 or 0), combined with AND or OR,
+      nested groups allowed;
     - `doc_ids`: the filings (doc ids) to search;
     - `node_ids`: the chunks to search.
 
