@@ -130,7 +130,7 @@ def _hit(ticker, year, body, score=1.0):
 
 
 def test_a_passage_repeated_across_years_takes_one_place_with_the_latest_wording():
-    from rag.retrieve import drop_repeats
+    from rag.ordering import drop_repeats
 
     repeated = ("We currently manufacture five different consumer vehicles, the Model 3, Y, S, X and Cybertruck, "
                 "and we sell them directly to customers.")
@@ -148,7 +148,7 @@ def test_a_passage_repeated_across_years_takes_one_place_with_the_latest_wording
 
 
 def test_tables_whose_figures_changed_are_not_repeats():
-    from rag.retrieve import drop_repeats
+    from rag.ordering import drop_repeats
 
     year_2023 = "Total revenues | 96,773 | 81,462 | 53,823\nAutomotive sales | 78,509 | 67,210 | 44,125"
     year_2024 = "Total revenues | 97,690 | 96,773 | 81,462\nAutomotive sales | 72,480 | 78,509 | 67,210"
@@ -265,7 +265,8 @@ def test_exhibit_index_chunks_are_told_apart():
 
 
 def test_notes_on_accounting_standards_rank_after_the_companys_own_passages():
-    from rag.retrieve import _STANDARDS_QUESTION, _standard_notes_last, is_standard_note
+    from rag.ordering import is_standard_note, standard_notes_last
+    from rag.retrieve import _STANDARDS_QUESTION
 
     head = "ACME (ACME) · 10-K · FY2024 · Item 8: Financial Statements\n"
     issued = TextNode(text=head + "In November 2023, the FASB issued ASU 2023-07, Segment Reporting (Topic 280): "
@@ -275,24 +276,24 @@ def test_notes_on_accounting_standards_rank_after_the_companys_own_passages():
     own = TextNode(text=head + "We report two segments, Widgets and Gadgets. We adopted ASU 2023-07 this year.")
     assert is_standard_note(issued) and is_standard_note(headed) and not is_standard_note(own)
     ranked = [NodeWithScore(node=n, score=1.0) for n in (issued, own, headed)]
-    assert [r.node for r in _standard_notes_last(ranked)] == [own, issued, headed]
+    assert [r.node for r in standard_notes_last(ranked)] == [own, issued, headed]
     # Only a question about accounting standards keeps them where search put them.
     assert not _STANDARDS_QUESTION.search("What reportable segments does Acme have?")
     assert _STANDARDS_QUESTION.search("Which new accounting standards did Acme adopt in 2024?")
     assert _STANDARDS_QUESTION.search("How does ASU 2023-07 change Acme's segment disclosures?")
 
 
-def test_a_question_about_why_ranks_prose_before_tables_by_a_few_places():
-    from rag.retrieve import _TABLE_PLACES, _prose_before_tables
+def test_a_question_about_why_ranksprose_before_tables_by_a_few_places():
+    from rag.ordering import TABLE_PLACES, prose_before_tables
 
     head = "ACME (ACME) · 10-K · FY2024 · Item 7: MD&A\n"
     statement = TextNode(text=head + "| 2024 | 2023\nRevenues | 46,309 | 51,362\nGross profit | 19,790 | 22,887\n"
                                      "Gross margin | 42.7% | 44.6%")
     prose = [TextNode(text=head + f"Gross margin decreased for reason number {i}, mainly higher discounts.")
-             for i in range(_TABLE_PLACES + 1)]
+             for i in range(TABLE_PLACES + 1)]
     ranked = [NodeWithScore(node=n, score=1.0) for n in [statement] + prose]
-    # The statement gives up _TABLE_PLACES places to the prose after it, and no more.
-    assert [r.node for r in _prose_before_tables(ranked)] == prose[:_TABLE_PLACES] + [statement] + prose[_TABLE_PLACES:]
+    # The statement gives up TABLE_PLACES places to the prose after it, and no more.
+    assert [r.node for r in prose_before_tables(ranked)] == prose[:TABLE_PLACES] + [statement] + prose[TABLE_PLACES:]
     # The plan tells such a question from one asking for the figure.
     catalog = Catalog.build([{"ticker": "ACME", "company": "Acme Widgets Inc.", "fiscal_year": 2024}])
     assert plan_question("Why did Acme's gross margin fall in fiscal 2024?", catalog).prose_intent
@@ -365,7 +366,7 @@ def test_prose_about_a_quarter_with_no_year_reads_the_latest_annual_report(small
 
 
 def test_each_retrievers_best_passages_stay_near_the_top_of_the_fused_list():
-    from rag.retrieve import _with_list_heads
+    from rag.ordering import with_list_heads
 
     both = [_hit("ACME", 2024, f"shared passage {i}") for i in range(8)]
     exact = _hit("ACME", 2024, "the one sentence with the exact phrase")
@@ -373,11 +374,11 @@ def test_each_retrievers_best_passages_stay_near_the_top_of_the_fused_list():
     keyword = [both[0], exact] + both[1:]
     # Reciprocal rank fusion puts the passages both lists hold first and the keyword-only one last.
     fused = both + [exact]
-    out = _with_list_heads(fused, [dense, keyword], heads=2)
+    out = with_list_heads(fused, [dense, keyword], heads=2)
     ids = [r.node.node_id for r in out]
     assert ids[0] == both[0].node.node_id  # the fused first stays first
     assert ids.index(exact.node.node_id) <= 3 and len(ids) == len(set(ids)) == 9
-    assert _with_list_heads(fused, [], heads=2) == fused
+    assert with_list_heads(fused, [], heads=2) == fused
 
 
 def test_every_item_a_question_can_point_to_has_the_regulations_words():
