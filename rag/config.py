@@ -108,6 +108,8 @@ class Settings:
     max_upload_mb: int = field(
         default_factory=lambda: _env_int("RAG_MAX_UPLOAD_MB", _env_int("RAG_MAX_FILE_MB", DEFAULT_MAX_FILE_MB))
     )
+    # A cross-encoder that reorders each search's candidates (rag/rerank.py); empty = none, the default.
+    rerank_model: str = field(default_factory=lambda: _env("RAG_RERANK_MODEL", ""))
     # Team mode: a PostgreSQL (with pgvector) that holds the index, facts and conversations in place of the files
     # under storage_dir. Empty = the embedded store, one analyst's laptop.
     database_url: str = field(default_factory=lambda: _env("RAG_DATABASE_URL", ""))

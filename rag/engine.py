@@ -19,6 +19,7 @@ from .facts import CheckedStream, FactsLayer, FactStoreUnavailable
 from .facts.restated import reported_values, restating
 from .followup import plan_conversation, unresolved
 from .index import LoadedIndex, open_store
+from .rerank import load_reranker
 from .retrieve import Retriever
 from .schema import Filters, QuestionPlan, RetrievalResult
 
@@ -67,8 +68,9 @@ class Engine:
         with self._lock:
             if self._retriever is None or self._retriever.index is not index:
                 fusion, weights = self.settings.fusion_options()
+                reranker = load_reranker(self.settings.rerank_model) if self.settings.rerank_model else None
                 self._retriever = Retriever(index, self.store.query_embed_model(index), fusion=fusion,
-                                            weights=weights)
+                                            weights=weights, reranker=reranker)
             return self._retriever
 
     def warm(self, mode: str = "hybrid") -> None:

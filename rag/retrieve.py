@@ -137,8 +137,9 @@ def _keyword_retriever(index, top_k: int, subset: np.ndarray | None):
 class Retriever:
     """Retrieval over one loaded index. Cheap per query; hold one per loaded index generation."""
 
-    def __init__(self, index, embed_model, *, fusion: str = "reciprocal_rerank", weights=None):
+    def __init__(self, index, embed_model, *, fusion: str = "reciprocal_rerank", weights=None, reranker=None):
         self.index = index
+        self.reranker = reranker  # rag.rerank.Reranker, or None
         self.embed_model = embed_model
         self.fusion = fusion
         self.weights = weights
@@ -536,7 +537,8 @@ class Retriever:
         if not retrievers:
             return []
         if not fused:
-            return retrievers[0].retrieve(bundle)
+            found = retrievers[0].retrieve(bundle)
+            return self.reranker.reranked(bundle.query_str, found) if self.reranker else found
         fusion = _FusionOverQueries(
             retrievers,
             extra_queries=extra_queries,
@@ -547,8 +549,10 @@ class Retriever:
             use_async=False,
             retriever_weights=self.weights if self.weights and len(retrievers) == 2 else None,
         )
-        fused = fusion.retrieve(bundle)
-        return with_list_heads(fused, fusion.lists, LIST_HEADS)[:k]
+        fused = with_list_heads(fusion.retrieve(bundle), fusion.lists, LIST_HEADS)
+        if self.reranker:  # over every fused candidate, so a passage fusion ranked low can reach the first k
+            fused = self.reranker.reranked(bundle.query_str, fusion.fused_candidates(fused))
+        return fused[:k]
 
 
 class _FusionOverQueries(QueryFusionRetriever):
@@ -567,6 +571,12 @@ class _FusionOverQueries(QueryFusionRetriever):
         results = super()._run_sync_queries(queries)
         self.lists = [sorted(found, key=lambda n: n.score or 0.0, reverse=True) for found in results.values()]
         return results
+
+    def fused_candidates(self, fused: list) -> list:
+        """Every passage any list of the last search found, the fused ones first in their order."""
+        seen = {r.node.node_id for r in fused}
+        rest = [r for found in self.lists for r in found if r.node.node_id not in seen and not seen.add(r.node.node_id)]
+        return list(fused) + rest
 
 
 # The fiscal years an annual report's statements cover: its own and the two before it (see _years_before_index).
