@@ -130,7 +130,7 @@ def test_migrate_copies_the_index_with_its_vectors_and_rag_list_shows_the_same_f
         node = local.nodes[row]
         assert np.allclose(vectors[node.node_id], local.vector_store.client.reconstruct(row), atol=1e-6)
 
-    again = _rag(["migrate", "--to", pg_url], env)
+    again = _rag(["migrate", "--to", pg_url], {**env, "RAG_DATABASE_URL": pg_url})  # as team mode's README has it
     assert again.returncode == 0, again.stderr
     assert "index: 0 filings copied with their vectors, 2 already there" in again.stdout
     assert json.loads(_rag(["list", "--json"], {**env, "RAG_DATABASE_URL": pg_url}).stdout) == [
