@@ -413,9 +413,11 @@ def cmd_migrate(args) -> int:
     from .conversations import StoreUnavailable
     from .database import DatabaseUnavailable, redacted
     from .facts import FactStoreUnavailable
+    from .index import IndexError_
     from .migrate import migrate
 
     lines = {
+        "index": "index: {filings} filings copied with their vectors, {present} already there",
         "facts": "facts: {filings} filings, {facts} facts copied",
         "conversations": "conversations: {copied} copied with {messages} messages, {present} already there",
     }
@@ -430,7 +432,7 @@ def cmd_migrate(args) -> int:
     except DatabaseUnavailable as exc:  # its own advice is about RAG_DATABASE_URL; here the address is --to's
         return _fail(f"cannot copy into {redacted(args.to)}: {exc.detail}. Check that PostgreSQL runs there and "
                      "that the address (user, password, host, port, database) is right; nothing was copied.")
-    except (FactStoreUnavailable, StoreUnavailable) as exc:
+    except (IndexError_, FactStoreUnavailable, StoreUnavailable) as exc:
         return _fail(f"the copy stopped: {exc} What was copied stays; running the command again finishes it.")
     return 0
 

@@ -3,8 +3,8 @@
 One step per component, each a function (settings, url) -> counts that reads the embedded files under the
 storage folder and writes the database through the component's own served store, so a copy is written as the
 app writes; each can run again (a filing is replaced whole, a conversation already there is kept), so a copy cut
-short is finished by running it again. The index's step, which moves the chunks and their vectors, belongs to the
-served index and joins STEPS ahead of these (a filing's facts cite its chunks by id, kept by the copy).
+short is finished by running it again. The index goes first: a filing's facts cite its chunks by id, which the
+copy keeps.
 """
 
 from __future__ import annotations
@@ -19,6 +19,17 @@ from .facts import FactStore
 from .facts.tables import DB_NAME
 
 Step = Callable[[Settings, str], dict]
+
+
+def migrate_index(settings: Settings, url: str) -> dict:
+    """Every live filing of the embedded index with its chunks, vectors, text and sections (nothing is embedded
+    again; see ServedIndexStore.copy_from); a filing the database holds with the same bytes is left as it is."""
+    from .index import IndexStore, ServedIndexStore
+
+    source = IndexStore(settings.with_overrides(database_url=""))
+    filings = len(source.list_filings())
+    copied = ServedIndexStore(settings.with_overrides(database_url=url)).copy_from(source) if filings else 0
+    return {"filings": copied, "present": filings - copied}
 
 
 def migrate_facts(settings: Settings, url: str) -> dict:
@@ -44,7 +55,7 @@ def migrate_conversations(settings: Settings, url: str) -> dict:
     return ConversationStore(database_url=url).copy_from(ConversationStore(settings.db_path))
 
 
-STEPS: list[tuple[str, Step]] = [("facts", migrate_facts), ("conversations", migrate_conversations)]
+STEPS: list[tuple[str, Step]] = [("index", migrate_index), ("facts", migrate_facts), ("conversations", migrate_conversations)]
 
 
 def check_target(url: str) -> None:

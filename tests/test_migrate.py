@@ -1,17 +1,27 @@
-"""`python -m rag migrate --to postgresql://...` (rag/migrate.py): an embedded store's facts and conversations
+"""`python -m rag migrate --to postgresql://...` (rag/migrate.py): an embedded store's index, facts and conversations
 copied into a real PostgreSQL, compared row for row, and copied again without doubling anything."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 from rag.__main__ import main
 from rag.config import get_settings
 from rag.conversations import SHARED, ConversationStore
+from rag.database import connect
 from rag.facts import FactStore
-from tests.filings import ACME, store_facts, write_filing
+from rag.index import IndexStore
+from tests.filings import ACME, BOLT, store_facts, write_filing
 from tests.filings import SHARED as SHARED_FOLDER
 
+ROOT = Path(__file__).resolve().parents[1]
 REAL_FILING = SHARED_FOLDER / "corpus" / "filings" / "AAPL" / "aapl-20240928.htm"  # thousands of facts, when there
 
 
@@ -21,8 +31,6 @@ def embedded(tmp_path, monkeypatch):
     shared corpus when it is there (parsed and chunked as the index does), and three conversations, one of them
     signed by a user."""
     monkeypatch.delenv("RAG_DATABASE_URL", raising=False)
-    from rag.index import IndexStore
-
     settings = get_settings(storage_dir=tmp_path / "storage")
     facts = FactStore.for_settings(settings)
     chunker = IndexStore(settings).chunker()
@@ -85,3 +93,47 @@ def test_migrate_to_a_bad_address_says_so_and_copies_nothing(embedded, tmp_path,
         assert main(["migrate", "--to", url, "--storage", str(settings.storage_dir)]) == 1
         err = capsys.readouterr().err
         assert said in err and "s3cret" not in err and "nothing was copied" in err
+
+
+def _rag(args: list[str], env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rag", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_migrate_copies_the_index_with_its_vectors_and_rag_list_shows_the_same_filings(tmp_path, pg_url):
+    """The CLI as an analyst runs it: index on the laptop, copy it over, list both; the copy moves the vectors
+    (the same numbers, nothing embedded again) and a second copy leaves the database as it was."""
+    env = {k: v for k, v in os.environ.items() if k != "RAG_DATABASE_URL"}
+    env["RAG_STORAGE_DIR"] = str(tmp_path / "storage")
+    write_filing(tmp_path / "in", "acme.htm", **ACME)
+    write_filing(tmp_path / "in", "bolt.htm", **BOLT)
+    indexed = _rag(["index", str(tmp_path / "in")], env)
+    assert indexed.returncode == 0, indexed.stderr
+
+    copied = _rag(["migrate", "--to", pg_url], env)
+    assert copied.returncode == 0, copied.stderr
+    assert "index: 2 filings copied with their vectors, 0 already there" in copied.stdout
+    assert copied.stdout.index("index:") < copied.stdout.index("facts:")  # facts cite chunks the index copied
+
+    embedded = json.loads(_rag(["list", "--json"], env).stdout)
+    served = json.loads(_rag(["list", "--json"], {**env, "RAG_DATABASE_URL": pg_url}).stdout)
+    assert [(f["ticker"], f["fiscal_year"]) for f in embedded] == [("ACME", 2024), ("BOLT", 2023)]
+    assert [f.pop("shard") for f in served] == [None, None]  # the embedded store's folder for a filing's files
+    assert served == [{k: v for k, v in f.items() if k != "shard"} for f in embedded]  # chunk counts included
+
+    local = IndexStore(get_settings(storage_dir=tmp_path / "storage", database_url="")).load()
+    with connect(pg_url) as conn:
+        rows = conn.execute("SELECT node_id, embedding::text FROM rag_chunks").fetchall()
+    assert len(rows) == len(local)
+    vectors = {node_id: np.array(json.loads(text)) for node_id, text in rows}
+    for row in (0, len(local) - 1):
+        node = local.nodes[row]
+        assert np.allclose(vectors[node.node_id], local.vector_store.client.reconstruct(row), atol=1e-6)
+
+    again = _rag(["migrate", "--to", pg_url], {**env, "RAG_DATABASE_URL": pg_url})  # as team mode's README has it
+    assert again.returncode == 0, again.stderr
+    assert "index: 0 filings copied with their vectors, 2 already there" in again.stdout
+    assert json.loads(_rag(["list", "--json"], {**env, "RAG_DATABASE_URL": pg_url}).stdout) == [
+        {**f, "shard": None} for f in served]
+    with connect(pg_url) as conn:
+        assert conn.execute("SELECT count(*) FROM rag_chunks").fetchone()[0] == len(local)
