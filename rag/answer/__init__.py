@@ -50,6 +50,7 @@ Modules: llm (the Ollama client, its errors, status and the model's context leng
 numbered citations), prompt (and its budget), citations (the [n] markers and placeholders), figures (numbers,
 arithmetic and the final check), support (claims against their cited passages), injection (an answer a passage
 steered), terms, quotable and extractive (the extractive answer), stream (AnswerStream, answer_stream, answer),
+model_reply (the model's streamed reply read in a thread, hidden reasoning and a bare refusal held back),
 condense (a follow-up rewritten into a standalone question by the model, for rag.engine).
 
 This package imports no streamlit: the CLI, the tests and the app share it.
