@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from ..config import Settings
 from ..schema import AnswerResult, Citation, QuestionPlan, RetrievalResult
 from .citations import CITATION_MARKER, CitationFilter, citation_numbers
-from .extractive import cited_quotes, extractive_answer, figure_reading, figure_source
+from .extractive import cited_quotes, extractive_answer, figure_reading, figure_source, selected_quotes
 from .figures import check_citations
 from .injection import steered_warnings
 from .llm import StreamBroken, answer_tokens, make_llm, model_context_length, translate_error
@@ -116,7 +116,8 @@ class AnswerStream:
         # computed to decide whether it replaces the model's refusal.
         self._quotable: list[Citation] = []
         self._quoted: tuple[str, bool] | None = None
-        self._quotes = ""  # the cited passages' own words shown under a model's answer in prose
+        self._quotes = ""  # the filings' own words shown under a model's answer in prose
+        self._selected: list[Citation] = []  # the passages quoted there for the extractive answer's selection
 
     @property
     def waiting(self) -> WaitState | None:
@@ -262,10 +263,17 @@ class AnswerStream:
         prose = plan is not None and plan.intent is not None and plan.intent.label in ("prose", "list")
         if prose and not (lead or res.cut or whole_refusal(said)):
             quotes = cited_quotes(self.question, [c for c in given if c.number in cited], plan)
+            if not quotes:
+                # An answer that cites no passage to quote still rests on the passages shown: the ones the extractive
+                # answer quotes follow it, whole (not as trimmed for the prompt), and are cited by the answer.
+                quotes = selected_quotes(self.question, chunk_sources[:shown], plan)
+                marks = {n for m in CITATION_MARKER.finditer(quotes) for n in citation_numbers(m.group(1))}
+                self._selected = [c for c in chunk_sources[:shown] if c.number in marks]
             if quotes:
                 self._quotes = f"\n\n**In the filings' own words:**\n{quotes}"
                 yield self._emit(self._quotes)
-        read = self._shown_and_cited(given, shown)
+        read = list({c.number: c for c in [*self._shown_and_cited(given, shown), *self._selected]}.values())
+        read.sort(key=lambda c: c.number)
         res.sources = fact_sources + read + [c for c in self._lead_sources
                                              if c.kind == "chunk" and all(c.number != r.number for r in read)]
         if len(given) < shown:
@@ -524,16 +532,19 @@ class AnswerStream:
                                                       unsupported=res.unsupported_claims)
         res.warnings.extend(w for w in warnings if w not in res.warnings)
         res.unverified_figures = unverified
-        by_number = {c.number: c for c in [*self._lead_sources, *given]}
+        by_number = {c.number: c for c in [*self._lead_sources, *given, *self._selected]}
         lead_cited = [c.number for c in self._lead_sources
                       if any(c.number in citation_numbers(m.group(1)) for m in CITATION_MARKER.finditer(self._lead))]
-        res.citations = [by_number[n] for n in sorted(set(cited) | set(lead_cited)) if n in by_number]
+        quoted = [c.number for c in self._selected]
+        res.citations = [by_number[n] for n in sorted(set(cited) | set(lead_cited) | set(quoted)) if n in by_number]
         # Under the exact figures the answer stands whatever the model wrote after them: never a refusal.
         if not self._lead and not cited and whole_refusal(text):
             res.refused, res.refusal_reason = True, "not_in_sources"
         elif not cited and model_text.strip():
             res.warnings.append("The model's text after the exact figures cites no source; treat it as unverified."
-                                if self._lead else "The answer cites no source; treat it as unverified.")
+                                if self._lead else "The model's answer cites no source; treat it as unverified"
+                                + ("; the passages quoted under it are those the answer without a model quotes."
+                                   if self._selected else "."))
         partial = None if res.refused or self._model_refused else partial_answer_warning(model_text)
         if partial:
             res.warnings.append(partial)
