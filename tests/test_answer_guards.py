@@ -124,15 +124,51 @@ def test_an_answer_in_prose_is_followed_by_the_cited_passages_own_words(fake_oll
     assert [c.number for c in res.citations] == [2] and not res.extractive and res.warnings == []
 
 
-def test_no_quotes_follow_a_figure_lead_or_an_uncited_answer(fake_ollama):
+def test_no_quotes_follow_a_figure_lead_or_an_answer_not_in_prose(fake_ollama):
     _pieces, res = _with_facts(fake_ollama, "Revenue rose 5% on higher industrial volumes [3].")
-    assert "own words" not in res.answer
-    fake_ollama.reply = "Acme consolidated two distribution centers."
-    question = "What did Acme do with its distribution centers in 2024?"
-    res = answer(question, _prose_retrieval(question), settings_for(fake_ollama))
     assert "own words" not in res.answer
     fake_ollama.reply = "Total revenue was $48,210 million [1]."  # no intent read as prose
     assert "own words" not in answer(QUESTION, _retrieval(), settings_for(fake_ollama)).answer
+
+
+CENTERS = "What did Acme do with its distribution centers in 2024?"
+
+
+def _extractive_quotes(question: str) -> list[str]:
+    """The quoted lines of the answer without a model, over the same passages, without their [n] (it numbers
+    passages in the order it quotes them)."""
+    res = answer(question, _prose_retrieval(question), settings_for(None), use_llm=False)
+    assert res.extractive and not res.refused
+    return [line.rsplit(" [", 1)[0] for line in res.answer.splitlines() if line.startswith("- ")]
+
+
+@pytest.mark.parametrize("reply", [
+    "Acme consolidated two distribution centers.",  # cites nothing
+    "Acme consolidated two distribution centers [1].",  # cites only a passage with nothing to quote on it
+])
+def test_a_prose_answer_without_quotable_citations_quotes_the_extractive_selection(fake_ollama, reply):
+    fake_ollama.reply = reply
+    pieces, res = run_stream(CENTERS, _prose_retrieval(CENTERS), settings_for(fake_ollama))
+    said, _, quoted = res.answer.partition("\n\n**In the filings' own words:**\n")
+    assert said == reply and "".join(pieces).strip() == res.answer
+    lines = quoted.splitlines()
+    assert [line.rsplit(" [", 1)[0] for line in lines] == _extractive_quotes(CENTERS)  # no less than without a model
+    assert any("consolidated two distribution centers" in line and line.endswith("[2]") for line in lines)
+    # The quotes' passage is cited and listed whole, as the extractive answer lists it.
+    assert 2 in [c.number for c in res.citations] and not res.extractive and not res.refused
+    quoted_source = next(c for c in res.sources if c.number == 2)
+    assert quoted_source.chunk_id == "c-mda" and "two distribution centers" in quoted_source.text
+    if "[1]" not in reply:
+        assert [c.number for c in res.citations] == [2]
+        assert any("cites no source" in w and "without a model" in w for w in res.warnings), res.warnings
+
+
+def test_an_uncited_prose_answer_off_the_passages_topic_gets_no_quotes(fake_ollama):
+    question = "What colour is Acme's headquarters painted?"
+    fake_ollama.reply = "Acme's headquarters are painted blue."
+    res = answer(question, _prose_retrieval(question), settings_for(fake_ollama))
+    assert "own words" not in res.answer and res.citations == []
+    assert any("cites no source" in w for w in res.warnings)
 
 
 # ------------------------------------------------------------------------------------------------- placeholders

@@ -18,10 +18,11 @@ Order of events in one answer:
    figure leading, a model whose whole reply is the not-found sentence gives way to the extractive answer (4.)
    whenever that quotes passages matching the question; it is a refusal only when that finds none too. A model's
    answer in prose (no figure leads it, none is asked) is followed by the sentences and rows of the passages it
-   cites that best match the question, in the filings' own words, to check it by. The prompt
-   (rules + numbered, delimited sources) fits a budget (RAG_LLM_PROMPT_TOKENS within the model's context from
-   /api/show): passages trimmed to their matching sentences and rows before more passages (`fit_prompt`); its
-   estimated size is `prompt_tokens`. It streams through llama-index's `Ollama`.
+   cites that best match the question, in the filings' own words, to check it by; when it cites none that has any
+   (or nothing at all), by those the extractive answer (4.) quotes from the passages shown, which it then cites.
+   The prompt (rules + numbered, delimited sources) fits a budget (RAG_LLM_PROMPT_TOKENS within the model's
+   context from /api/show): passages trimmed to their matching sentences and rows before more passages
+   (`fit_prompt`); its estimated size is `prompt_tokens`. It streams through llama-index's `Ollama`.
    If Ollama is not running, the model is not pulled or the request times out before any text arrives, the
    answer falls back to 4. with the reason (and how to fix it) in `warnings`. A stream that breaks after text
    arrived keeps that text and is marked `cut`. Every wait is bounded and visible: while the model is silent
@@ -50,6 +51,7 @@ Modules: llm (the Ollama client, its errors, status and the model's context leng
 numbered citations), prompt (and its budget), citations (the [n] markers and placeholders), figures (numbers,
 arithmetic and the final check), support (claims against their cited passages), injection (an answer a passage
 steered), terms, quotable and extractive (the extractive answer), stream (AnswerStream, answer_stream, answer),
+model_reply (the model's streamed reply read in a thread, hidden reasoning and a bare refusal held back),
 condense (a follow-up rewritten into a standalone question by the model, for rag.engine).
 
 This package imports no streamlit: the CLI, the tests and the app share it.

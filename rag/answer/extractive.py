@@ -203,6 +203,22 @@ def scored_units(question: str, sources: list[Citation], analysis: QuestionPlan 
     return _score_units(question, sources, analysis)
 
 
+def _selection(question: str, sources: list[Citation], analysis: QuestionPlan | None,
+               units: list[QuotableUnit]) -> list[QuotableUnit]:
+    """The units the extractive answer quotes from the passages (`units`, their scored sentences and rows); [] when
+    no passage says it: no unit matches, or no passage is on the question's topic (see _off_topic)."""
+    chosen = _opening_description(question, sources, analysis) or _select_per_company(units, analysis)
+    return [] if not chosen or _off_topic(question, sources, analysis) else chosen
+
+
+def _with_following(chosen: list[QuotableUnit]) -> None:
+    """The best sentence takes the one after it, which often says why or how."""
+    best = chosen[0]
+    if best.kind == "sentence" and best.following and len(best.text) < 250 and \
+            not any(v.text == best.following for v in chosen):
+        best.text = f"{best.text} {best.following}"
+
+
 def _percentages_only(row: str) -> bool:
     """A table row whose figures are all percentages ("Total freight volume growth | 9% | 11%")."""
     figures = row_figures(row)
@@ -656,10 +672,9 @@ def extractive_answer(
     parts = [lead]
     chunk_sources = [c for c in sources if c.kind != "fact"]
     units = _score_units(question, chunk_sources, analysis)
-    chosen = _opening_description(question, chunk_sources, analysis) or _select_per_company(units, analysis)
+    chosen = _selection(question, chunk_sources, analysis, units)
     missing = coverage_gap(question, chunk_sources, analysis)
-    # No passage says it: no unit matches, or no passage is on the question's topic (see _off_topic).
-    if not chosen or _off_topic(question, chunk_sources, analysis):
+    if not chosen:
         if figure_only:
             return "", True
         words = ", ".join(f"'{w}'" for w in missing[:6])
@@ -692,10 +707,7 @@ def extractive_answer(
     stated = stated_figure(units, analysis, question, chunk_sources, embed_model)
     # Compared before the best sentence takes the one after it: that one's figures are not the ones compared.
     comparison = _prose_comparison(chosen, analysis, content)
-    best = chosen[0]
-    if best.kind == "sentence" and best.following and len(best.text) < 250 and \
-            not any(v.text == best.following for v in chosen):
-        best.text = f"{best.text} {best.following}"  # the sentence after the best one often says why or how
+    _with_following(chosen)
     if comparison:
         parts.append(comparison)
         if missing:
@@ -732,4 +744,21 @@ def cited_quotes(question: str, sources: list[Citation], analysis: QuestionPlan 
     question, each with its [n], rendered as the extractive answer renders them, in passage order; "" when none
     matches. Shown under a model's answer in prose: the filing's own words to check its paraphrase against."""
     chosen = _select_units(_score_units(question, sources, analysis), limit=limit, per_source=2)
+    return _quote_lines(chosen)
+
+
+def selected_quotes(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> str:
+    """The sentences and table rows the extractive answer quotes from the given passages (its own selection, the
+    best sentence with the one after it), rendered as cited_quotes renders them; "" when it quotes none. Shown
+    under a model's answer in prose that cites no passage to quote: its claims then rest on the filings' own words,
+    no fewer of them than the answer without a model shows."""
+    passages = [c for c in sources if c.kind != "fact"]
+    chosen = _selection(question, passages, analysis, _score_units(question, passages, analysis))
+    if chosen:
+        _with_following(chosen)
+    return _quote_lines(chosen)
+
+
+def _quote_lines(chosen: list[QuotableUnit]) -> str:
+    """Quoted units one a line with their [n], in passage order."""
     return "\n".join(_render_unit(u) for u in sorted(chosen, key=lambda u: (u.source.number, u.pos)))

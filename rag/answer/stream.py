@@ -1,28 +1,24 @@
 """The answer as a stream: AnswerStream runs the steps of one answer (see the package docstring) and yields its
-text in pieces; `answer_stream` makes one and `answer` consumes one. The think filter keeps a model's hidden
-reasoning (<think>...</think>) out of the stream.
+text in pieces; `answer_stream` makes one and `answer` consumes one. The model's reply is read by
+rag.answer.model_reply.
 """
 
 from __future__ import annotations
 
-import contextlib
-import queue
 import re
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from ollama import ResponseError
-
 from ..config import Settings
 from ..schema import AnswerResult, Citation, QuestionPlan, RetrievalResult
-from ..words import split_sentences
 from .citations import CITATION_MARKER, CitationFilter, citation_numbers
-from .extractive import cited_quotes, extractive_answer, figure_reading, figure_source
+from .extractive import cited_quotes, extractive_answer, figure_reading, figure_source, selected_quotes
 from .figures import check_citations
 from .injection import steered_warnings
 from .llm import StreamBroken, answer_tokens, make_llm, model_context_length, translate_error
+from .model_reply import ModelFeed, Progress, RefusalHold, ThinkFilter, rejects_think_field
 from .prompt import SYSTEM_PROMPT, build_messages, estimate_tokens, fit_prompt, prompt_budget
 from .refusals import (
     check_refusal,
@@ -30,12 +26,10 @@ from .refusals import (
     figure_not_printed,
     incorporated_by_reference,
     names_not_found,
-    not_found_sentences,
     partial_answer_warning,
     partial_company_note,
     payment_not_stated,
     period_not_covered,
-    states_content,
     where_filings_are_listed,
     whole_refusal,
 )
@@ -69,198 +63,6 @@ class WaitState:
     def label(self) -> str:
         """'waiting for llama3.1:8b, 12 s'"""
         return f"waiting for {self.model}, {int(self.seconds)} s"
-
-
-@dataclass(frozen=True)
-class _Piece:
-    """What the answer reads of one streamed response: its new text, whether it is the done line, and why."""
-
-    delta: str
-    hidden: bool = False  # it carried hidden reasoning (a "thinking" field)
-    done: bool = False
-    done_reason: str | None = None
-
-
-class _LLMFeed:
-    """One streaming chat request, read in a thread into a queue. The answer then waits for each piece with a
-    short timeout, so it can say how long it has waited, honour stop() and end at the deadline, where reading
-    the socket itself would block until the model spoke or the timeout passed.
-
-    Memory stays bounded whatever the server sends: only each response's new text crosses the queue (a
-    llama-index ChatResponse carries the whole text so far, so queued responses held every prefix of the answer);
-    the queue is short, so a server faster than the answer's reader waits for it; and reading ends once
-    `max_chars` characters (hidden reasoning included) have come, with ("capped", None)."""
-
-    QUEUE_PIECES = 256
-
-    def __init__(self, llm, messages, max_chars: int):
-        self._llm = llm
-        self._max_chars = max_chars
-        self._queue: queue.Queue = queue.Queue(maxsize=self.QUEUE_PIECES)
-        self._cancelled = threading.Event()
-        self._thread = threading.Thread(target=self._read, args=(messages,), name="ollama-answer", daemon=True)
-        self._thread.start()
-
-    def _read(self, messages) -> None:
-        try:
-            responses = self._llm.stream_chat(messages)
-            try:
-                self._pieces(responses)
-            finally:
-                close = getattr(responses, "close", None)
-                if close is not None:
-                    close()
-        except Exception as exc:  # noqa: BLE001 - handed to the answer, which says what went wrong
-            self._put(("error", exc))
-        finally:
-            with contextlib.suppress(Exception):
-                self._llm.client.close()
-
-    def _pieces(self, responses) -> None:
-        received = 0
-        for response in responses:
-            if self._cancelled.is_set():
-                return
-            raw = response.raw if isinstance(response.raw, dict) else {}
-            message = raw.get("message") or {}
-            hidden = (message.get("thinking") if hasattr(message, "get") else None) or ""
-            delta = response.delta or ""
-            received += len(delta) + len(hidden)
-            over = received - self._max_chars
-            if over > 0:
-                delta = delta[: max(0, len(delta) - over)]
-            piece = _Piece(delta, bool(hidden), bool(raw.get("done")), raw.get("done_reason"))
-            del response, raw, message  # the text so far goes with them
-            if not self._put(("piece", piece)):
-                return
-            if over > 0:
-                self._put(("capped", None))
-                return
-        self._put(("end", None))
-
-    def _put(self, item) -> bool:
-        """Queue an item, waiting while the queue is full; False once the answer no longer wants any."""
-        while not self._cancelled.is_set():
-            try:
-                self._queue.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def next(self, timeout: float):
-        """("piece", _Piece), ("capped", None), ("end", None) or ("error", exception); None when nothing came in
-        time."""
-        try:
-            return self._queue.get(timeout=max(0.0, timeout))
-        except queue.Empty:
-            return None
-
-    def cancel(self) -> None:
-        """No more pieces are wanted: the thread stops at its next one, or when closing the client wakes it."""
-        if self._cancelled.is_set():
-            return
-        self._cancelled.set()
-        if self._thread.is_alive():
-            with contextlib.suppress(Exception):
-                self._llm.client.close()
-
-
-@dataclass
-class _Progress:
-    """What one answer's requests to the model have brought so far."""
-
-    got_text: bool = False  # visible answer text (not only hidden reasoning)
-    raw_seen: bool = False  # any content at all
-    done: bool = False  # the model's done line arrived
-    done_reason: str | None = None
-    error: Exception | None = None
-    halted: str | None = None  # "stopped" (stop()) or "deadline": the answer stopped reading the model
-    capped: bool = False  # the model sent more than settings.llm_max_chars characters
-    seconds: float = 0.0  # how long the model was asked
-
-
-class _ThinkFilter:
-    """Drops <think>...</think> (and <thinking>...</thinking>) from a stream of pieces, across piece borders."""
-
-    OPEN = re.compile(r"<(think|thinking|reasoning)>", re.IGNORECASE)
-
-    def __init__(self):
-        self.buf = ""
-        self.inside: str | None = None
-        self.saw_orphan_close = False
-
-    def feed(self, piece: str) -> str:
-        self.buf += piece
-        out = []
-        while self.buf:
-            if self.inside:
-                close = re.search(rf"</{self.inside}>", self.buf, re.IGNORECASE)
-                if not close:
-                    self.buf = self.buf[-(len(self.inside) + 3):]  # keep a possible partial closing tag
-                    break
-                self.buf = self.buf[close.end():].lstrip("\n")
-                self.inside = None
-                continue
-            m = self.OPEN.search(self.buf)
-            if m:
-                out.append(self.buf[: m.start()])
-                self.inside = m.group(1).lower()
-                self.buf = self.buf[m.end():]
-                continue
-            orphan = re.search(r"</(?:think|thinking|reasoning)>", self.buf, re.IGNORECASE)
-            if orphan:
-                self.saw_orphan_close = True
-                out.append(self.buf[: orphan.start()])
-                self.buf = self.buf[orphan.end():]
-                continue
-            lt = self.buf.rfind("<")
-            if lt != -1 and len(self.buf) - lt < 13 and ">" not in self.buf[lt:]:
-                out.append(self.buf[:lt])
-                self.buf = self.buf[lt:]
-            else:
-                out.append(self.buf)
-                self.buf = ""
-            break
-        return "".join(out)
-
-    def flush(self) -> str:
-        rest = "" if self.inside else self.buf
-        self.buf = ""
-        return rest
-
-
-class _RefusalHold:
-    """The model's text is held back until it says more than that the sources do not hold the answer: a model that
-    only refuses must not be seen to contradict an exact figure shown above it, nor stand in for the passages the
-    extractive answer quotes instead (rag.answer.stream, _end_llm). Once a sentence of it that is no not-found
-    sentence cites a source or states a figure, or one complete sentence is no not-found sentence (or it runs past
-    HOLD_CHARS), it streams as it comes: an answer is held back for its first words only."""
-
-    HOLD_CHARS = 600
-
-    def __init__(self):
-        self.released = False
-        self.buf = ""
-
-    def feed(self, piece: str) -> str:
-        if self.released:
-            return piece
-        self.buf += piece
-        sentences = split_sentences(" ".join(self.buf.split()))
-        complete = sentences[:-1]
-        said, _rest = not_found_sentences("\n".join(complete))
-        content = any(states_content(s) and not not_found_sentences(s)[0] for s in sentences)
-        if content or len(self.buf) > self.HOLD_CHARS or len(said) < len(complete):
-            self.released = True
-            out, self.buf = self.buf, ""
-            return out
-        return ""
-
-    def flush(self) -> str:
-        out, self.buf = self.buf, ""
-        return out
-
 
 
 class AnswerStream:
@@ -314,7 +116,8 @@ class AnswerStream:
         # computed to decide whether it replaces the model's refusal.
         self._quotable: list[Citation] = []
         self._quoted: tuple[str, bool] | None = None
-        self._quotes = ""  # the cited passages' own words shown under a model's answer in prose
+        self._quotes = ""  # the filings' own words shown under a model's answer in prose
+        self._selected: list[Citation] = []  # the passages quoted there for the extractive answer's selection
 
     @property
     def waiting(self) -> WaitState | None:
@@ -460,10 +263,17 @@ class AnswerStream:
         prose = plan is not None and plan.intent is not None and plan.intent.label in ("prose", "list")
         if prose and not (lead or res.cut or whole_refusal(said)):
             quotes = cited_quotes(self.question, [c for c in given if c.number in cited], plan)
+            if not quotes:
+                # An answer that cites no passage to quote still rests on the passages shown: the ones the extractive
+                # answer quotes follow it, whole (not as trimmed for the prompt), and are cited by the answer.
+                quotes = selected_quotes(self.question, chunk_sources[:shown], plan)
+                marks = {n for m in CITATION_MARKER.finditer(quotes) for n in citation_numbers(m.group(1))}
+                self._selected = [c for c in chunk_sources[:shown] if c.number in marks]
             if quotes:
                 self._quotes = f"\n\n**In the filings' own words:**\n{quotes}"
                 yield self._emit(self._quotes)
-        read = self._shown_and_cited(given, shown)
+        read = list({c.number: c for c in [*self._shown_and_cited(given, shown), *self._selected]}.values())
+        read.sort(key=lambda c: c.number)
         res.sources = fact_sources + read + [c for c in self._lead_sources
                                              if c.kind == "chunk" and all(c.number != r.number for r in read)]
         if len(given) < shown:
@@ -542,23 +352,23 @@ class AnswerStream:
         when the answer ended early), or the reason (a user message) to fall back to the extractive answer when no
         text arrived."""
         settings = self.settings
-        think = _ThinkFilter()
+        think = ThinkFilter()
         cites = CitationFilter({c.number for c in given})
         self._cites = cites
-        self._hold = _RefusalHold()
-        got = _Progress()
+        self._hold = RefusalHold()
+        got = Progress()
         started = time.monotonic()
         deadline = started + float(settings.llm_deadline_s) if settings.llm_deadline_s > 0 else None
         self._waiting = WaitState(settings.llm_model, started)
         thinking_setting: bool | None = False
         try:
             for attempt in range(2):
-                feed = _LLMFeed(make_llm(settings, thinking=thinking_setting), messages, int(settings.llm_max_chars))
+                feed = ModelFeed(make_llm(settings, thinking=thinking_setting), messages, int(settings.llm_max_chars))
                 try:
                     yield from self._read_feed(feed, got, think, cites, emit, deadline)
                 finally:
                     feed.cancel()
-                if attempt == 0 and not got.raw_seen and _rejects_think_field(got.error):
+                if attempt == 0 and not got.raw_seen and rejects_think_field(got.error):
                     got.error = None
                     thinking_setting = None  # an Ollama that rejects think=false: ask again without the field
                     continue
@@ -568,7 +378,7 @@ class AnswerStream:
         got.seconds = time.monotonic() - started
         return (yield from self._end_llm(got, think, cites, res, emit))
 
-    def _read_feed(self, feed: _LLMFeed, got: _Progress, think: _ThinkFilter, cites: CitationFilter, emit,
+    def _read_feed(self, feed: ModelFeed, got: Progress, think: ThinkFilter, cites: CitationFilter, emit,
                    deadline: float | None):
         """Yields the pieces of one request as they come, and "" every WAIT_TICK_S while none does. Ends with the
         stream, at an error (got.error), or at stop() or the deadline (got.halted)."""
@@ -611,7 +421,7 @@ class AnswerStream:
             if out:
                 yield emit(out)
 
-    def _end_llm(self, got: _Progress, think: _ThinkFilter, cites: CitationFilter, res: AnswerResult, emit):
+    def _end_llm(self, got: Progress, think: ThinkFilter, cites: CitationFilter, res: AnswerResult, emit):
         """The end of the model's answer: the fallback reason when no text came; else the held-back tail, and the
         cut mark and warning when the answer ended early."""
         settings = self.settings
@@ -690,7 +500,7 @@ class AnswerStream:
                                          reason=self._fallback_label, embed_model=self.embed_model)
         return not self._quoted[1]
 
-    def _halted_reason(self, got: _Progress) -> str:
+    def _halted_reason(self, got: Progress) -> str:
         """Why the answer is extractive when it stopped reading a model that had sent no text."""
         model = self.settings.llm_model
         if got.halted == "stopped":
@@ -722,26 +532,24 @@ class AnswerStream:
                                                       unsupported=res.unsupported_claims)
         res.warnings.extend(w for w in warnings if w not in res.warnings)
         res.unverified_figures = unverified
-        by_number = {c.number: c for c in [*self._lead_sources, *given]}
+        by_number = {c.number: c for c in [*self._lead_sources, *given, *self._selected]}
         lead_cited = [c.number for c in self._lead_sources
                       if any(c.number in citation_numbers(m.group(1)) for m in CITATION_MARKER.finditer(self._lead))]
-        res.citations = [by_number[n] for n in sorted(set(cited) | set(lead_cited)) if n in by_number]
+        quoted = [c.number for c in self._selected]
+        res.citations = [by_number[n] for n in sorted(set(cited) | set(lead_cited) | set(quoted)) if n in by_number]
         # Under the exact figures the answer stands whatever the model wrote after them: never a refusal.
         if not self._lead and not cited and whole_refusal(text):
             res.refused, res.refusal_reason = True, "not_in_sources"
         elif not cited and model_text.strip():
             res.warnings.append("The model's text after the exact figures cites no source; treat it as unverified."
-                                if self._lead else "The answer cites no source; treat it as unverified.")
+                                if self._lead else "The model's answer cites no source; treat it as unverified"
+                                + ("; the passages quoted under it are those the answer without a model quotes."
+                                   if self._selected else "."))
         partial = None if res.refused or self._model_refused else partial_answer_warning(model_text)
         if partial:
             res.warnings.append(partial)
         if not res.refused and model_text.strip():
             res.warnings.extend(steered_warnings(self.question, model_text))
-
-
-def _rejects_think_field(exc: Exception | None) -> bool:
-    """An Ollama too old for the think field answers 400 "... does not support thinking"."""
-    return isinstance(exc, ResponseError) and exc.status_code == 400 and "think" in str(exc.error).lower()
 
 
 def _nothing_found(retrieval: RetrievalResult, audience: str) -> str:
