@@ -210,8 +210,10 @@ def test_filing_payloads_stay_text_and_call_no_server(payload_index, tmp_path):
             error.first.wait_for()
             seen.check(page, "upload error")
             assert ":red[NOTES]" in _text(error.first) and f"<img src={HOST}.gif>" in _text(error.first)
-            sidebar.locator('[data-testid="stDataFrame"]').wait_for()
-            _button(sidebar, "Index").click()
+            review = page.locator('[role="dialog"]')  # what was read, for the user to check, over the page
+            review.locator('[data-testid="stDataFrame"]').wait_for()
+            seen.check(page, "upload review")
+            review.get_by_role("button", name=re.compile("^.*Index$")).click()
             sidebar.get_by_text(re.compile(r"1 filing indexed")).first.wait_for(timeout=90_000)
             seen.check(page, "upload indexed")
             status = sidebar.locator('[data-testid="stExpander"]').filter(has_text="1 filing indexed").first
