@@ -228,7 +228,7 @@ def _company_choices(msg_id: int, result: dict, previous: dict | None) -> None:
     question = (previous or {}).get("content") or result.get("question") or ""
     with st.container(horizontal=True, gap="xsmall", key=f"which_{msg_id}"):
         for ticker, name in choices.items():
-            if st.button(safe_inline(name or ticker), key=f"which_{msg_id}_{ticker}", type="secondary",
+            if st.button(safe_inline(reader_name(name) or ticker), key=f"which_{msg_id}_{ticker}", type="secondary",
                          icon=":material/domain:", help=safe_inline(f"Ask it of {ticker}")):
                 st.session_state[core.K_PENDING] = {"question": f"{question} ({ticker})", "use_analysis": True}
 
