@@ -572,7 +572,7 @@ def _question_parsers(sub) -> None:
     p = _period(_fusion(_common(sub.add_parser("bench", help="benchmarks that print numbers"))))
     _bench_options(p)
 
-    p = _common(sub.add_parser("migrate", help=cmd_migrate.__doc__))
+    p = _common(sub.add_parser("migrate", help="copy the embedded index, facts and conversations into team mode's PostgreSQL"))
     p.add_argument("--to", required=True, metavar="URL", help="the database: postgresql://user:password@host/name")
     p.set_defaults(func=cmd_migrate)
 
