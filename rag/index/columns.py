@@ -83,6 +83,18 @@ def normalised(column: str, values: Iterable) -> list:
     return list(values)
 
 
+def filter_values(item) -> list:
+    """The values a LlamaIndex MetadataFilter admits: one for ==, its list for `in`; any other operator cannot be
+    applied exactly, so it is refused rather than ignored."""
+    from llama_index.core.vector_stores.types import FilterOperator
+
+    if item.operator == FilterOperator.EQ:
+        return [item.value]
+    if item.operator == FilterOperator.IN:
+        return list(item.value or [])
+    raise ValueError(f"filter operator {item.operator.value!r} is not supported here (only == and in)")
+
+
 def column_mask(columns: dict[str, np.ndarray], column: str, values: Iterable) -> np.ndarray:
     """Which rows hold one of `values` in `column` (tickers and forms in any case, years as numbers)."""
     if column not in FILTER_COLUMNS:

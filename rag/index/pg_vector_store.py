@@ -26,14 +26,13 @@ from llama_index.core.schema import BaseNode, NodeWithScore
 from llama_index.core.vector_stores.types import (
     BasePydanticVectorStore,
     FilterCondition,
-    FilterOperator,
     MetadataFilters,
     VectorStoreQuery,
     VectorStoreQueryResult,
 )
 
 from ..database import connect
-from .columns import FILTER_COLUMNS, fiscal_period_of, is_exhibit_list, merged_item, normalised
+from .columns import FILTER_COLUMNS, filter_values, fiscal_period_of, is_exhibit_list, merged_item, normalised
 from .nodes import make_node, node_to_json
 
 # A selection of at most this many chunks is searched exactly rather than through the HNSW index: below it a
@@ -129,12 +128,7 @@ def filters_clause(filters: MetadataFilters) -> tuple[str, list]:
         if isinstance(item, MetadataFilters):
             sql, more = filters_clause(item)
         else:
-            if item.operator == FilterOperator.EQ:
-                values = [item.value]
-            elif item.operator == FilterOperator.IN:
-                values = list(item.value or [])
-            else:
-                raise ValueError(f"filter operator {item.operator.value!r} is not supported here (only == and in)")
+            values = filter_values(item)
             sql, more = _column_clause(item.key, values)
         parts.append(sql)
         params.extend(more)

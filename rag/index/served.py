@@ -34,7 +34,7 @@ from ..database import connect, ensure_schema, xact_lock
 from ..facts import forget_filings, record_filing
 from .corrections import USER_SOURCE, checked_corrections, with_record
 from .errors import IndexError_
-from .filings import FILING_META_KEYS, filing_files, filing_meta, indexable, shared_ticker
+from .filings import FILING_META_KEYS, filing_files, indexable
 from .loaded import LoadedIndex, phrase_pattern, row_label_pattern
 from .nodes import node_to_json, read_nodes
 from .pg_vector_store import (
@@ -319,16 +319,7 @@ class ServedIndexStore(IndexStore):
                         if progress:
                             progress(path.name, "unchanged", 1.0)
                         continue
-                    if progress:
-                        progress(path.name, "parsing", 0.05)
-                    doc = (parsed or {}).get(str(path)) or parse_module.parse_file(path)
-                    row["parse_s"] = time.perf_counter() - t0
-                    meta = filing_meta(path, doc, sha, overrides)
-                    shared = None if meta.get("ticker") else shared_ticker(meta, self.list_filings())
-                    if shared:
-                        meta["ticker"] = shared
-                    if meta.get("notes"):
-                        row["notes"] = list(meta["notes"])
+                    doc, meta = self._read_filing(path, sha, row, t0, parsed, overrides, self.list_filings(), progress)
                     if self._write_filing(conn, doc, meta, row, progress, path.name, lock_timeout):
                         report.changed = True
                     report.rows.append(row)

@@ -339,16 +339,7 @@ class IndexStore:
                         if progress:
                             progress(name, "unchanged", 1.0)
                         continue
-                    if progress:
-                        progress(name, "parsing", 0.05)
-                    doc = (parsed or {}).get(str(path)) or parse_module.parse_file(path)
-                    row["parse_s"] = time.perf_counter() - t0
-                    meta = filing_meta(path, doc, sha, overrides)
-                    shared = None if meta.get("ticker") else shared_ticker(meta, filings.values())
-                    if shared:
-                        meta["ticker"] = shared
-                    if meta.get("notes"):  # what the file says that was not used, and why
-                        row["notes"] = list(meta["notes"])
+                    doc, meta = self._read_filing(path, sha, row, t0, parsed, overrides, filings.values(), progress)
                     old = filings.get(meta["doc_id"])
                     reuse = self._reusable_vectors(old, manifest)
                     entry = self._build_shard(doc, meta, row, progress=progress, name=name, reuse=reuse)
@@ -496,6 +487,23 @@ class IndexStore:
             FactStore.for_settings(self.settings).update_filing(doc_id, fields)
         except Exception:  # noqa: BLE001
             log.exception("correcting the facts' record of %s failed", doc_id)
+
+    @staticmethod
+    def _read_filing(path: Path, sha: str, row: dict, t0: float, parsed: dict | None, overrides,
+                     known: Iterable[dict], progress: Progress | None) -> tuple[ParsedFiling, dict]:
+        """A file parsed (or taken from `parsed`) and its filing record read, with the ticker an indexed filing of
+        the same filer uses when the file names none; the parse time and any notes go into the run's `row`."""
+        if progress:
+            progress(path.name, "parsing", 0.05)
+        doc = (parsed or {}).get(str(path)) or parse_module.parse_file(path)
+        row["parse_s"] = time.perf_counter() - t0
+        meta = filing_meta(path, doc, sha, overrides)
+        shared = None if meta.get("ticker") else shared_ticker(meta, known)
+        if shared:
+            meta["ticker"] = shared
+        if meta.get("notes"):  # what the file says that was not used, and why
+            row["notes"] = list(meta["notes"])
+        return doc, meta
 
     def _reusable_vectors(self, entry: dict | None, manifest: dict) -> dict[str, np.ndarray]:
         """Chunk text -> vector from the filing's previous shard, when the same embedding model and backend made

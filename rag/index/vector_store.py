@@ -19,14 +19,13 @@ from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.schema import BaseNode
 from llama_index.core.vector_stores.types import (
     FilterCondition,
-    FilterOperator,
     MetadataFilters,
     VectorStoreQuery,
     VectorStoreQueryResult,
 )
 from llama_index.vector_stores.faiss import FaissVectorStore
 
-from .columns import FILTER_COLUMNS, column_mask, metadata_columns
+from .columns import FILTER_COLUMNS, column_mask, filter_values, metadata_columns
 
 
 class FilingVectorStore(FaissVectorStore):
@@ -168,12 +167,7 @@ class FilingVectorStore(FaissVectorStore):
                 continue
             if item.key not in FILTER_COLUMNS:
                 raise ValueError(f"no filter on {item.key!r}: filters apply to {', '.join(FILTER_COLUMNS)}")
-            if item.operator == FilterOperator.EQ:
-                values = [item.value]
-            elif item.operator == FilterOperator.IN:
-                values = list(item.value or [])
-            else:
-                raise ValueError(f"filter operator {item.operator.value!r} is not supported here (only == and in)")
+            values = filter_values(item)
             masks.append(column_mask(self.columns, item.key, values))
         if not masks:
             return np.ones(len(self), dtype=bool)
