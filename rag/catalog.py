@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from .companies import WORD_PATTERN, CompanyNames, NameMatch, company_words, name_words, short_names
 from .dates import MONTH_WORDS
 from .facts import is_metric_phrase, normalize
-from .index import fiscal_period_of
+from .index import WordUses, fiscal_period_of, word_uses
 from .schema import QuestionPlan
 from .words import SPELLED_OUT, STOP_WORDS
 
@@ -68,7 +68,9 @@ class Catalog:
         return " ".join(w for w, _start, _end in name_words(text)) in self.aliases
 
     @classmethod
-    def build(cls, filings: list[dict], nodes=()) -> "Catalog":
+    def build(cls, filings: list[dict], nodes=(), uses: WordUses | None = None) -> "Catalog":
+        """The catalog of these filings; how their text writes its words comes from `uses` (the loaded index's
+        word_uses()), else is counted from `nodes`."""
         aliases: dict[str, str] = {}
         years: dict[str, set[int]] = defaultdict(set)
         name_words: dict[str, list[str]] = {}
@@ -90,10 +92,10 @@ class Catalog:
         company_names = {key[0] for key, entry in names.entries.items()
                          if len(key) == 1 and any(t.lower() == key[0] for t in entry.full | entry.leading)}
         words, word_aliases = company_words(filings)
-        uses = _word_uses(nodes)
+        uses = uses if uses is not None else word_uses(nodes)
         name_like, lowercase_names = _name_like(names, uses)
         # Tickers the text also uses as everyday lower-case words name no company in lower case.
-        lowercase = {t.lower() for t in aliases.values() if t.isalpha()} & uses.lowercase
+        lowercase = {t.lower() for t in aliases.values() if t.isalpha()} & uses.lowercase_uses.keys()
         periods: dict[str, set[tuple[str, int, str]]] = defaultdict(set)
         for f in filings:
             period = fiscal_period_of(f)
@@ -110,7 +112,7 @@ class Catalog:
             words=words,
             word_aliases=word_aliases,
             lowercase_words=lowercase,
-            owned_lowercase={w.lower(): t for w, t in distinctive.items() if w.lower() not in uses.lowercase},
+            owned_lowercase={w.lower(): t for w, t in distinctive.items() if w.lower() not in uses.lowercase_uses},
             # With one company indexed, a question naming none is about it, whatever words it shouts.
             text_words=uses.every if len(uses.capitalised) >= 2 else set(),
             periods_by_ticker={t: sorted(held) for t, held in periods.items()},
@@ -121,51 +123,12 @@ class Catalog:
         )
 
 
-# A word written in lower case as a word of its own: not a concept's prefix ("adbe:NonCancellable...") or part of
-# a web address or a hyphenation.
-_LOWERCASE_WORD = re.compile(r"(?<![\w.$&'/-])([a-z]+)(?![\w&'.:/-])")
-_ANY_WORD = re.compile(r"[A-Za-z][A-Za-z&]+")
-_CAPITALISED_WORD = re.compile(r"(?<![\w.])[A-Z][a-z]+[A-Za-z]*\b")
-# A capitalised word opening another company's name ("Globex Beverage Corporation", "Example AG").
-_ENTITY_HEAD = re.compile(
-    r"(?<![\w.])([A-Z][a-z]+[A-Za-z]*)(?:,? [A-Z][A-Za-z&.]*){0,3},? "
-    r"(?:Inc|Corp|Corporation|Company|Co|Ltd|Limited|LLC|plc|PLC|N\.V|S\.A|AG|SE|GmbH|Holdings|L\.P)\b"
-)
-
-
-@dataclass
-class _WordUses:
-    """How the indexed text writes its words, read in one pass."""
-
-    capitalised: dict[str, Counter]  # ticker -> capitalised word -> uses
-    lowercase: set[str]  # words written in lower case somewhere
-    lowercase_uses: Counter  # how often each of them is
-    entity_heads: set[str]  # capitalised words that open a company's name
-    every: set[str]  # every word of the text, in lower case
-
-
-def _word_uses(nodes) -> _WordUses:
-    capitalised: dict[str, Counter] = defaultdict(Counter)
-    lowercase: Counter = Counter()
-    heads: set[str] = set()
-    every: set[str] = set()
-    for node in nodes:
-        text = node.text
-        every.update(w.lower() for w in _ANY_WORD.findall(text))
-        lowercase.update(_LOWERCASE_WORD.findall(text))
-        heads.update(_ENTITY_HEAD.findall(text))
-        ticker = (node.metadata.get("ticker") or "").upper()
-        if ticker:
-            capitalised[ticker].update(_CAPITALISED_WORD.findall(text))
-    return _WordUses(capitalised, set(lowercase), lowercase, heads, every)
-
-
 # A name is capitalised at least this many times for each time the text writes it in lower case ("advanced" of
 # "Advanced ..." is an everyday word too; a filer's coined name is almost never written in lower case).
 _NAME_CASE_RATIO = 20
 
 
-def _name_like(names: CompanyNames, uses: _WordUses) -> tuple[set[str], set[str]]:
+def _name_like(names: CompanyNames, uses: WordUses) -> tuple[set[str], set[str]]:
     """(the words of the filers' names that the indexed text writes as names, those of them it also writes in lower
     case). A word reads as a name when the text capitalises it nearly always (_NAME_CASE_RATIO) and at least half of
     its capitalised uses are in the filings of the filers whose names hold it: "Northwind" of two Northwind filers
@@ -185,10 +148,10 @@ def _name_like(names: CompanyNames, uses: _WordUses) -> tuple[set[str], set[str]
     lower = uses.lowercase_uses
     like = {w for w in owners if (capitalised[w] >= _NAME_CASE_RATIO * lower[w] and 2 * own[w] >= capitalised[w] > 0)
             or not (capitalised[w] or lower[w])}
-    return like, {w for w in owners if w in uses.lowercase or not uses.capitalised}
+    return like, {w for w in owners if w in uses.lowercase_uses or not uses.capitalised}
 
 
-def _distinctive_words(uses: _WordUses) -> dict[str, str]:
+def _distinctive_words(uses: WordUses) -> dict[str, str]:
     """Proper nouns that (nearly) only one company's filings use, often: a brand other than its legal name, or
     a product's name. Learned from the indexed text, so it works for any company without an alias list."""
     if len(uses.capitalised) < 2:
@@ -204,7 +167,7 @@ def _distinctive_words(uses: _WordUses) -> dict[str, str]:
             # A company's best-known brand is written less often than its name (a brand's short form beside it): a
             # word used less often must also read as a name, never written in lower case (not "Previous" or
             # "Factory" opening sentences) and never opening another company's name ("Globex Beverage").
-            is_name = word.lower() not in uses.lowercase and word not in uses.entity_heads
+            is_name = word.lower() not in uses.lowercase_uses and word not in uses.entity_heads
             if n >= 25 or (n >= 15 and is_name):
                 owned[word] = ticker
     return owned

@@ -143,7 +143,7 @@ class Retriever:
         self.embed_model = embed_model
         self.fusion = fusion
         self.weights = weights
-        self.catalog = Catalog.build(list(index.filings.values()), index.nodes)
+        self.catalog = Catalog.build(list(index.filings.values()), uses=index.word_uses())
         self.indexed_sections = set(index.columns["section"]) | set(index.columns["merged_section"])
         self._signatures: dict[str, frozenset[str]] = {}  # chunk id -> words and figures, for drop_repeats
         self._sentence_vectors = SentenceVectors(embed_model)

@@ -696,3 +696,27 @@ def test_a_served_filings_facts_live_and_go_with_its_chunks_in_one_transaction(t
 
     assert store.remove([acme]) == [acme]
     assert not facts.has(acme) and not store.list_filings()
+
+
+def test_the_served_index_adds_up_word_counts_kept_per_filing_as_the_chunks_would_give_them(tmp_path, pg_url):
+    """The catalog's word uses come from counts written with each filing (no chunk read when a reader loads),
+    equal to counting the chunks; a filing written before the counts were kept is counted from its chunks, and a
+    corrected ticker takes its filing's counts along."""
+    from rag.index import word_uses
+
+    files = [write_filing(tmp_path / "in", "acme.htm", **ACME), write_filing(tmp_path / "in", "bolt.htm", **BOLT)]
+    store = _served(tmp_path, pg_url)
+    store.add(files)
+    index = store.load()
+    counted = word_uses(index.nodes_at(range(len(index))))
+    kept = index.word_uses()
+    assert set(kept.capitalised) == {"ACME", "BOLT"}
+    assert kept == counted and kept.lowercase_uses and "zorblax" in kept.every
+
+    with connect(pg_url) as conn:
+        conn.execute("UPDATE rag_filings SET word_uses = NULL WHERE record->>'ticker' = 'BOLT'")
+    assert store.load().word_uses() == counted
+
+    store.update_filing(next(f["doc_id"] for f in store.list_filings() if f["ticker"] == "ACME"), {"ticker": "ACMX"})
+    moved = store.load().word_uses()
+    assert moved.capitalised["ACMX"] == counted.capitalised["ACME"] and "ACME" not in moved.capitalised

@@ -9,6 +9,7 @@ Modules:
     columns       per-row filter columns (incl. the statement a chunk belongs to) and the rows a filter selects
     vector_store  FilingVectorStore: FAISS as a LlamaIndex vector store, with exact filters and delete
     loaded        LoadedIndex: one generation, loaded
+    word_uses     how the indexed text writes its words (per company, in lower case), for the catalog
     corrections   a user's corrections of a filing's company, ticker, form, fiscal year and period, checked
     store         IndexStore: shards, generations, atomic publish, the writer lock; add / remove / update / list / load
     pg_vector_store  PgFilingVectorStore: chunks in PostgreSQL (pgvector HNSW, full-text search), filters as SQL
@@ -26,10 +27,12 @@ from .nodes import NODE_META_KEYS
 from .served import ServedIndex, ServedIndexStore, open_store
 from .store import IndexBusy, IndexError_, IndexReport, IndexStore, Progress
 from .vector_store import FilingVectorStore
+from .word_uses import WordUses, filing_counts, word_uses
 
 __all__ = [
     "CHUNKER_VERSION", "EDITABLE_FIELDS", "FILING_META_KEYS", "FILTER_COLUMNS", "FISCAL_PERIODS", "NODE_META_KEYS",
     "FilingChunker", "FilingVectorStore", "IndexBusy", "IndexError_", "IndexReport", "IndexStore",
-    "InvalidCorrection", "LoadedIndex", "ServedIndex", "ServedIndexStore", "open_store", "PathRefused", "Progress", "StorageError", "checked_corrections",
-    "fiscal_period_of", "filing_files", "filing_meta", "keyword_stemmer", "metadata_columns",
+    "InvalidCorrection", "LoadedIndex", "ServedIndex", "ServedIndexStore", "open_store", "PathRefused", "Progress",
+    "StorageError", "checked_corrections", "WordUses", "fiscal_period_of", "filing_counts", "filing_files",
+    "word_uses", "filing_meta", "keyword_stemmer", "metadata_columns",
 ]

@@ -19,6 +19,7 @@ from llama_index.core.schema import NodeWithScore
 
 from .columns import rows_matching
 from .vector_store import FilingVectorStore
+from .word_uses import WordUses, word_uses
 
 
 def keyword_stemmer():
@@ -56,6 +57,7 @@ class LoadedIndex:
     root: Path
     columns: dict[str, np.ndarray] = field(default_factory=dict)
     _by_id: dict | None = field(default=None, repr=False)
+    _word_uses: WordUses | None = field(default=None, repr=False)
 
     @property
     def filings(self) -> dict[str, dict]:
@@ -120,6 +122,12 @@ class LoadedIndex:
         k = min(k, len(self) if rows is None else len(rows))
         ids, scores = self.bm25.retrieve(tokens, k=k, weight_mask=mask, show_progress=False, n_threads=1)
         return [NodeWithScore(node=self.nodes[int(i)], score=float(s)) for i, s in zip(ids[0], scores[0]) if s > 0]
+
+    def word_uses(self) -> WordUses:
+        """How this index's text writes its words (counted once, when first asked)."""
+        if self._word_uses is None:
+            self._word_uses = word_uses(self.nodes)
+        return self._word_uses
 
     def nodes_at(self, rows) -> list:
         """The chunks of some rows, in their order."""

@@ -2,7 +2,7 @@
 a time and read on demand.
 
 Tables (created on first use): rag_filings (one row per filing: its record, as the embedded manifest holds it, its
-text and sections), rag_chunks (see pg_vector_store) and rag_index_state (a generation number every write raises,
+text and sections, and how its text writes its words, counted when it is written, for the catalog), rag_chunks (see pg_vector_store) and rag_index_state (a generation number every write raises,
 so a reader knows when to look again, and the embedding model the vectors come from).
 
 Why one transaction per filing: adding a filing inserts its rows and nothing else (no rebuild, a cost independent
@@ -47,10 +47,11 @@ from .pg_vector_store import (
 )
 from .store import IndexReport, IndexStore, Progress, _failed, sorted_filings
 from .transforms import EmbedChangedChunks, embedded_batches
+from .word_uses import WordUses, filing_counts
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA = [
     """CREATE TABLE IF NOT EXISTS rag_filings (
         doc_id text PRIMARY KEY,
@@ -67,6 +68,8 @@ SCHEMA = [
         dim integer
     )""",
     "INSERT INTO rag_index_state (id, generation) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
+    # version 2: a filing's word counts (rag.index.word_uses.filing_counts); NULL for filings written before
+    "ALTER TABLE rag_filings ADD COLUMN IF NOT EXISTS word_uses jsonb",
 ]
 # The filter columns a loaded index keeps per row, as rag_chunks holds them.
 _COLUMNS = ("ticker", "fiscal_year", "fiscal_period", "form", "section", "merged_section", "statement", "doc_id",
@@ -185,6 +188,38 @@ class ServedIndex(LoadedIndex):
         if found is None:
             return np.array([], dtype=np.int64)
         return self._matching_rows("strpos(lower(text), %s) > 0", found[1], found[0], rows)
+
+    def word_uses(self) -> WordUses:
+        """The loaded filings' word counts, added up in the database (no chunk is read, but those of a filing
+        written before the counts were kept)."""
+        if self._word_uses is None:
+            self._word_uses = self.vector_store.run(self._added_word_uses)
+        return self._word_uses
+
+    def _added_word_uses(self, conn) -> WordUses:
+        uses, doc_ids = WordUses(), list(self.filings)
+        ticker = "upper(coalesce(record->>'ticker', ''))"
+        for company, word, n in conn.execute(
+                f"SELECT {ticker}, w.key, sum(w.value::bigint) FROM rag_filings, "
+                "jsonb_each_text(word_uses->'capitalised') w WHERE doc_id = ANY(%s) GROUP BY 1, 2", (doc_ids,)):
+            if company:
+                uses.capitalised[company][word] = int(n)
+        for (company,) in conn.execute(f"SELECT DISTINCT {ticker} FROM rag_filings WHERE doc_id = ANY(%s) "
+                                       "AND word_uses IS NOT NULL", (doc_ids,)):
+            if company:
+                uses.capitalised[company].update({})  # a company whose text capitalises nothing is still one
+        uses.lowercase_uses.update(dict(conn.execute(
+            "SELECT w.key, sum(w.value::bigint)::int FROM rag_filings, jsonb_each_text(word_uses->'lowercase') w "
+            "WHERE doc_id = ANY(%s) GROUP BY 1", (doc_ids,)).fetchall()))
+        for key, into in (("heads", uses.entity_heads), ("every", uses.every)):
+            into.update(r[0] for r in conn.execute(
+                f"SELECT DISTINCT jsonb_array_elements_text(word_uses->'{key}') FROM rag_filings "
+                "WHERE doc_id = ANY(%s)", (doc_ids,)))
+        for doc_id, company in conn.execute(f"SELECT doc_id, {ticker} FROM rag_filings WHERE doc_id = ANY(%s) "
+                                            "AND word_uses IS NULL", (doc_ids,)).fetchall():
+            for (payload,) in conn.execute("SELECT node FROM rag_chunks WHERE doc_id = %s", (doc_id,)).fetchall():
+                uses.add_text(node_of(payload).text, company)
+        return uses
 
     def nodes_at(self, rows) -> list:
         rows = [int(r) for r in rows]
@@ -358,7 +393,7 @@ class ServedIndexStore(IndexStore):
             on_batch = (lambda done, total: progress(name, f"embedding {done}/{total}", 0.3 + 0.6 * done / total)
                         ) if progress else None
             embedder = EmbedChangedChunks(self.embed_model(), reuse, on_batch, total=fresh)
-            count, embed_s = 0, 0.0
+            count, embed_s, texts = 0, 0.0, []
             with tempfile.TemporaryDirectory(prefix="rag-facts-") as spans:
                 with open(Path(spans) / "nodes.jsonl", "w", encoding="utf-8") as nodes_fh:
                     t0 = time.perf_counter()
@@ -367,12 +402,14 @@ class ServedIndexStore(IndexStore):
                         insert_chunks(conn, (chunk_row(node, vector, count + i)
                                              for i, (node, vector) in enumerate(zip(nodes, vectors))))
                         nodes_fh.writelines(node_to_json(node) + "\n" for node in nodes)
+                        texts.extend(node.text for node in nodes)
                         count += len(nodes)
                         t0 = time.perf_counter()
                 entry = {**filing, "sha256": meta["sha256"], "fingerprint": self.fingerprint,
                          "embed_model": self.settings.embed_model, "embed_backend": self.settings.embed_backend,
                          "shard": None, "chunks": count, "indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
-                conn.execute("UPDATE rag_filings SET record = %s WHERE doc_id = %s", (json.dumps(entry), doc_id))
+                conn.execute("UPDATE rag_filings SET record = %s, word_uses = %s WHERE doc_id = %s",
+                             (json.dumps(entry), json.dumps(filing_counts(texts)), doc_id))
                 # Its facts go in the same transaction: a filing is live with its facts or not at all.
                 record_filing(self.settings, doc, meta, Path(spans), within=conn)
             self._next_generation(conn)
@@ -444,8 +481,10 @@ class ServedIndexStore(IndexStore):
         """A filing embedded already (its record, chunks, their vectors, its text and sections), replacing any
         earlier version, inside the caller's transaction (which holds the filing's lock)."""
         conn.execute("DELETE FROM rag_filings WHERE doc_id = %s", (entry["doc_id"],))
-        conn.execute("INSERT INTO rag_filings (doc_id, sha256, record, text, sections) VALUES (%s, %s, %s, %s, %s)",
-                     (entry["doc_id"], entry.get("sha256") or "", json.dumps(entry), text, json.dumps(sections)))
+        conn.execute("INSERT INTO rag_filings (doc_id, sha256, record, text, sections, word_uses) "
+                     "VALUES (%s, %s, %s, %s, %s, %s)",
+                     (entry["doc_id"], entry.get("sha256") or "", json.dumps(entry), text, json.dumps(sections),
+                      json.dumps(filing_counts(n.text for n in nodes))))
         insert_chunks(conn, (chunk_row(node, vectors[i], i) for i, node in enumerate(nodes)))
         self._next_generation(conn)
 
