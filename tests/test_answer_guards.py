@@ -196,6 +196,21 @@ def test_a_claim_its_cited_passage_does_not_hold_is_unsupported(fake_ollama):
     assert not res.refused and [c.number for c in res.citations] == [1]
 
 
+def test_a_name_its_cited_passage_does_not_give_is_unsupported_even_among_its_words(fake_ollama):
+    fake_ollama.reply = ("Total revenue increased 5% in 2024 as Jordan Example expanded the industrial segment [2]. "
+                         "Operating expenses grew more slowly than revenue [2].")
+    res = answer(QUESTION, _retrieval(), settings_for(fake_ollama))
+    assert res.unsupported_claims == ["Total revenue increased 5% in 2024 as Jordan Example expanded the industrial "
+                                      "segment."]
+
+
+def test_a_line_of_markers_alone_cites_the_sentence_before_it(fake_ollama):
+    fake_ollama.reply = "The chief legal officer of Acme as of 2025 is Jane Q. Example.\n\n[1]"
+    res = answer(QUESTION, _retrieval(), settings_for(fake_ollama))
+    assert res.unsupported_claims == ["The chief legal officer of Acme as of 2025 is Jane Q. Example."]
+    assert any(w.startswith("Check this claim:") and "Jane Q. Example" in w for w in res.warnings)
+
+
 def test_a_paraphrase_sharing_a_key_word_or_synonym_is_supported(fake_ollama):
     fake_ollama.reply = ("Sales grew on higher industrial volumes [2]. The company consolidated two distribution "
                          "centers [2].")

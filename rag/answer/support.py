@@ -1,7 +1,10 @@
 """Claims and the passages they cite: a sentence of an answer that cites a source should share at least one of its
-content words (a name, a figure, a key noun) with that source. One that shares none ("The chief financial officer
-is <a name> [1]" citing an income statement) is a claim the citation does not support, flagged as an unverified
-figure is.
+content words (a name, a figure, a key noun) with that source, and every name it gives (two or more capitalised
+words in a row, as a person's or an organisation's is written) should be there. One that shares none ("The chief
+financial officer is <a name> [1]" citing an income statement), or names someone its source does not ("The chief
+financial officer is <another officer's name> [1]" citing the passage that names the right one), is a claim the
+citation does not support, flagged as an unverified figure is. A line holding only citation markers cites the
+sentence before it, as a model that puts its markers on a line of their own means them.
 
 Content words are the sentence's word stems (rag.words.tokens: no stop words) less the generic words of questions,
 the words that never narrow a metric and the words of amounts (all lists of rag/data/lexicon.toml), less years and
@@ -65,22 +68,56 @@ def _supported(word: str, evidence: set[str]) -> bool:
     return any(all(t in evidence for t in phrase) for phrase in synonym_phrases(word))
 
 
+def _names(sentence: str) -> list[str]:
+    """The names a sentence gives as written: two or more capitalised words in a row ("Jane Q. Example"), initials
+    allowed between them."""
+    names, run = [], []
+    for word in sentence.split() + [""]:
+        word = word.strip(",;:()\"'’.")
+        if len(word) >= 3 and word[0].isupper() and word[1:].isalpha() and word[1:].islower():
+            run.append(word)
+        elif not (run and len(word) == 1 and word.isupper()):  # an initial continues a name
+            if len(run) >= 2:
+                names.append(" ".join(run))
+            run = []
+    return names
+
+
+def _only_markers(line: str) -> bool:
+    return not CITATION_MARKER.sub("", line).strip(" .,;:")
+
+
+def _bare(sentence: str) -> str:
+    """A sentence without its citation markers and placeholders."""
+    bare = CITATION_MARKER.sub(" ", sentence)
+    for start, end in reversed(placeholder_spans(bare)):
+        bare = bare[:start] + bare[end:]
+    return " ".join(bare.split()).replace(" .", ".")
+
+
 def claim_sentences(text: str, limit: int = MAX_CLAIMS) -> list[tuple[str, list[int]]]:
     """(sentence without its markers, the source numbers it cites) for each sentence of the text that cites one,
-    the first `limit` of them."""
+    the first `limit` of them; a line of markers alone cites the sentence before it."""
     out: list[tuple[str, list[int]]] = []
+    uncited = ""  # the last sentence that cited nothing
     for line in (text or "")[:MAX_CLAIM_CHARS].splitlines():
         if len(out) >= limit:
             break
-        for sentence in split_sentences(line.strip()):
+        line = line.strip()
+        if not line:
+            continue
+        numbers = [n for m in CITATION_MARKER.finditer(line) for n in citation_numbers(m.group(1))]
+        if numbers and _only_markers(line):
+            if uncited:
+                out.append((uncited, list(dict.fromkeys(numbers))))
+                uncited = ""
+            continue
+        for sentence in split_sentences(line):
             numbers = [n for m in CITATION_MARKER.finditer(sentence) for n in citation_numbers(m.group(1))]
-            if not numbers:
-                continue
-            bare = CITATION_MARKER.sub(" ", sentence)
-            for start, end in reversed(placeholder_spans(bare)):
-                bare = bare[:start] + bare[end:]
-            out.append((" ".join(bare.split()).replace(" .", "."), list(dict.fromkeys(numbers))))
-    return out
+            if numbers:
+                out.append((_bare(sentence), list(dict.fromkeys(numbers))))
+            uncited = "" if numbers else _bare(sentence)
+    return out[:limit]
 
 
 def unsupported_claims(text: str, sources: list[Citation]) -> list[tuple[str, list[int]]]:
@@ -106,7 +143,10 @@ def unsupported_claims(text: str, sources: list[Citation]) -> list[tuple[str, li
             if c.number not in evidence_of:
                 evidence_of[c.number] = set(tokens(_body(c)))
             evidence |= evidence_of[c.number]
-        if not any(_supported(w, evidence) for w in words) and all(sentence != s for s, _ in out):
+        named = [set(tokens(name)) - labels - _not_content() for name in _names(sentence)]
+        unsupported = not any(_supported(w, evidence) for w in words) or any(
+            words_of_name and not words_of_name & evidence for words_of_name in named)
+        if unsupported and all(sentence != s for s, _ in out):
             out.append((sentence, [c.number for c in cited]))
     return out
 
