@@ -163,6 +163,19 @@ def test_a_prose_answer_without_quotable_citations_quotes_the_extractive_selecti
         assert any("cites no source" in w and "without a model" in w for w in res.warnings), res.warnings
 
 
+def test_an_answer_that_cites_nothing_is_followed_by_the_extractive_selection_whatever_was_asked(fake_ollama):
+    from rag.schema import Intent
+
+    retr = _planned_retrieval(CENTERS, figure=False)
+    retr.plan.intent = Intent("figure", 0.9, 0.99)  # read as asking for a figure, not prose
+    fake_ollama.reply = "Acme consolidated two distribution centers."
+    _pieces, res = run_stream(CENTERS, retr, settings_for(fake_ollama))
+    said, _, quoted = res.answer.partition("\n\n**In the filings' own words:**\n")
+    assert said == fake_ollama.reply
+    assert [line.rsplit(" [", 1)[0] for line in quoted.splitlines()] == _extractive_quotes(CENTERS)
+    assert [c.number for c in res.citations] == [2]
+
+
 def test_an_uncited_prose_answer_off_the_passages_topic_gets_no_quotes(fake_ollama):
     question = "What colour is Acme's headquarters painted?"
     fake_ollama.reply = "Acme's headquarters are painted blue."

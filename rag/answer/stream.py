@@ -256,12 +256,12 @@ class AnswerStream:
         outcome = yield from self._stream_llm(messages, given_all, res, self._emit)
         if outcome is not None:
             return outcome
-        # An answer in prose (as the intent model reads the question) is followed by the filing's own words from
-        # the passages it cites, to check it by.
+        # An answer in prose (as the intent model reads the question), or one that cites nothing whatever was
+        # asked, is followed by the filing's own words from the passages it cites, to check it by.
         said, plan = "".join(self._pieces), self.retrieval.plan
         cited = {n for m in CITATION_MARKER.finditer(said) for n in citation_numbers(m.group(1))}
         prose = plan is not None and plan.intent is not None and plan.intent.label in ("prose", "list")
-        if prose and not (lead or res.cut or whole_refusal(said)):
+        if (prose or not cited) and said.strip() and not (lead or res.cut or whole_refusal(said)):
             quotes = cited_quotes(self.question, [c for c in given if c.number in cited], plan)
             if not quotes:
                 # An answer that cites no passage to quote still rests on the passages shown: the ones the extractive
