@@ -120,7 +120,9 @@ def test_an_answer_in_prose_is_followed_by_the_cited_passages_own_words(fake_oll
     said, _, quoted = res.answer.partition("\n\n**In the filings' own words:**\n")
     assert said == fake_ollama.reply and "".join(pieces).strip() == res.answer
     assert "as the company consolidated two distribution centers" in quoted and quoted.rstrip().endswith("[2]")
-    assert "48,210" not in quoted  # only the passages the answer cites are quoted
+    assert "48,210" not in quoted  # nothing off the question's topic is quoted
+    # No fewer of the filings' words than the answer without a model quotes.
+    assert set(_extractive_quotes(question)) <= {line.rsplit(" [", 1)[0] for line in quoted.splitlines()}
     assert [c.number for c in res.citations] == [2] and not res.extractive and res.warnings == []
 
 

@@ -739,23 +739,25 @@ def figure_reading(question: str, sources: list[Citation], analysis: QuestionPla
     return text.strip() or None
 
 
-def cited_quotes(question: str, sources: list[Citation], analysis: QuestionPlan | None, limit: int = 4) -> str:
-    """The sentences and table rows of the given passages (those a model's answer cites) that best match the
-    question, each with its [n], rendered as the extractive answer renders them, in passage order; "" when none
-    matches. Shown under a model's answer in prose: the filing's own words to check its paraphrase against."""
-    chosen = _select_units(_score_units(question, sources, analysis), limit=limit, per_source=2)
-    return _quote_lines(chosen)
-
-
-def selected_quotes(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> str:
-    """The sentences and table rows the extractive answer quotes from the given passages (its own selection, the
-    best sentence with the one after it), rendered as cited_quotes renders them; "" when it quotes none. Shown
-    under a model's answer in prose that cites no passage to quote: its claims then rest on the filings' own words,
-    no fewer of them than the answer without a model shows."""
-    passages = [c for c in sources if c.kind != "fact"]
+def quotes_to_check(question: str, cited: list[Citation], shown: list[Citation],
+                    analysis: QuestionPlan | None) -> str:
+    """The filings' own words shown under a model's answer in prose, or one that cites nothing: the sentences and
+    rows the extractive answer quotes from the passages shown (its own selection, the best sentence with the one
+    after it), then those of the passages the answer cites that best match the question, each with its [n], in
+    passage order; "" when none matches. The answer so carries no fewer of the filings' words than the answer
+    without a model, and its paraphrase can be checked against the passages it cites."""
+    passages = [c for c in shown if c.kind != "fact"]
     chosen = _selection(question, passages, analysis, _score_units(question, passages, analysis))
     if chosen:
         _with_following(chosen)
+    said = {u.source.number: [] for u in chosen}
+    for u in chosen:
+        said[u.source.number].append(" ".join(u.text.split()))
+    for u in _select_units(_score_units(question, cited, analysis), limit=4, per_source=2) if cited else []:
+        text = " ".join(u.text.split())
+        if not any(text in quoted for quoted in said.get(u.source.number, ())):
+            chosen.append(u)
+            said.setdefault(u.source.number, []).append(text)
     return _quote_lines(chosen)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from ..config import Settings
 from ..schema import AnswerResult, Citation, QuestionPlan, RetrievalResult
 from .citations import CITATION_MARKER, CitationFilter, citation_numbers
-from .extractive import cited_quotes, extractive_answer, figure_reading, figure_source, selected_quotes
+from .extractive import extractive_answer, figure_reading, figure_source, quotes_to_check
 from .figures import check_citations
 from .injection import steered_warnings
 from .llm import StreamBroken, answer_tokens, make_llm, model_context_length, translate_error
@@ -257,18 +257,16 @@ class AnswerStream:
         if outcome is not None:
             return outcome
         # An answer in prose (as the intent model reads the question), or one that cites nothing whatever was
-        # asked, is followed by the filing's own words from the passages it cites, to check it by.
+        # asked, is followed by the filings' own words: what the answer without a model quotes from the passages
+        # shown (whole, not as trimmed for the prompt), which the answer then cites, and the best of what it cites.
         said, plan = "".join(self._pieces), self.retrieval.plan
         cited = {n for m in CITATION_MARKER.finditer(said) for n in citation_numbers(m.group(1))}
         prose = plan is not None and plan.intent is not None and plan.intent.label in ("prose", "list")
         if (prose or not cited) and said.strip() and not (lead or res.cut or whole_refusal(said)):
-            quotes = cited_quotes(self.question, [c for c in given if c.number in cited], plan)
-            if not quotes:
-                # An answer that cites no passage to quote still rests on the passages shown: the ones the extractive
-                # answer quotes follow it, whole (not as trimmed for the prompt), and are cited by the answer.
-                quotes = selected_quotes(self.question, chunk_sources[:shown], plan)
-                marks = {n for m in CITATION_MARKER.finditer(quotes) for n in citation_numbers(m.group(1))}
-                self._selected = [c for c in chunk_sources[:shown] if c.number in marks]
+            quotes = quotes_to_check(self.question, [c for c in given if c.number in cited], chunk_sources[:shown],
+                                     plan)
+            marks = {n for m in CITATION_MARKER.finditer(quotes) for n in citation_numbers(m.group(1))}
+            self._selected = [c for c in chunk_sources[:shown] if c.number in marks]
             if quotes:
                 self._quotes = f"\n\n**In the filings' own words:**\n{quotes}"
                 yield self._emit(self._quotes)
