@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -143,6 +144,18 @@ def ask(page, question: str) -> None:
     box = page.locator(CHAT_INPUT)
     box.fill(question)
     box.press("Enter")
+
+
+def open_review(page, *paths: Path):
+    """Drop files on the sidebar's uploader (its Upload tab open), read them, and return the review dialog once
+    its table of what was read shows."""
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(p) for p in paths])
+    sidebar.get_by_text(paths[-1].name).first.wait_for()
+    sidebar.get_by_role("button", name=re.compile("Read files")).click()
+    review = page.locator('[role="dialog"]')  # what was read, for the user to check, with room for it
+    review.locator('[data-testid="stDataFrame"]').wait_for()
+    return review
 
 
 def wait_idle(page, timeout: float = 60.0) -> None:

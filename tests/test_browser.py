@@ -25,6 +25,7 @@ from tests.app_server import (
     chromium_missing_reason,
     copy_index,
     open_chat,
+    open_review,
     wait_idle,
 )
 from tests.fake_ollama import FakeOllama
@@ -54,13 +55,7 @@ def open_app(b, app):
 
 def _upload(page, path: Path) -> None:
     """Drop a file on the uploader, read it, check the company read from it, and queue it for indexing."""
-    sidebar = page.locator('[data-testid="stSidebar"]')
-    sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
-    sidebar.get_by_text(path.name).first.wait_for()
-    sidebar.get_by_role("button", name=re.compile("Read files")).click()
-    review = page.locator('[role="dialog"]')  # what was read, for the user to check, with room for it
-    review.locator('[data-testid="stDataFrame"]').wait_for()
-    review.get_by_role("button", name=re.compile("^.*Index$")).click()
+    open_review(page, path).get_by_role("button", name=re.compile("^.*Index$")).click()
     wait_idle(page)
 
 

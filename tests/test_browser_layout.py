@@ -19,6 +19,7 @@ from tests.app_server import (
     copy_index,
     free_port,
     open_chat,
+    open_review,
     wait_idle,
 )
 from tests.filings import filing_html
@@ -126,12 +127,8 @@ def test_the_upload_review_shows_every_column_at_1280_px(app, tmp_path):
         sidebar = page.locator('[data-testid="stSidebar"]')
         sidebar.get_by_text("Add filings").click()
         sidebar.get_by_role("tab", name="Upload").click()
-        sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(upload))
-        sidebar.get_by_text(upload.name).first.wait_for()
-        sidebar.get_by_role("button", name=re.compile("Read files")).click()
-        dialog = page.locator('[role="dialog"]')
+        dialog = open_review(page, upload)
         grid = dialog.locator('[data-testid="stDataFrame"]')
-        grid.wait_for()
         wait_idle(page)
         page.wait_for_timeout(500)
         page.screenshot(path=str(tmp_path / "review.png"))

@@ -15,7 +15,7 @@ from rag.config import get_settings
 from rag.conversations import SHARED, ConversationStore
 from rag.index import open_store
 from rag.load_bench import WARM_LINE
-from tests.app_server import AppServer, ask, browser, chromium_missing_reason, open_chat, wait_idle
+from tests.app_server import AppServer, ask, browser, chromium_missing_reason, open_chat, open_review, wait_idle
 from tests.fake_ollama import free_port
 from tests.filings import ACME, BOLT, filing_html, write_filing
 
@@ -63,12 +63,7 @@ def test_two_sessions_on_postgres_one_uploads_while_the_other_asks(tmp_path, pg_
         sidebar = uploader.locator('[data-testid="stSidebar"]')
         sidebar.get_by_text("Add filings").click()
         sidebar.get_by_role("tab", name="Upload").click()
-        sidebar.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(upload))
-        sidebar.get_by_text(upload.name).first.wait_for()
-        sidebar.get_by_role("button", name=re.compile("Read files")).click()
-        review = uploader.locator('[role="dialog"]')
-        review.locator('[data-testid="stDataFrame"]').wait_for()
-        review.get_by_role("button", name=re.compile("^.*Index$")).click()
+        open_review(uploader, upload).get_by_role("button", name=re.compile("^.*Index$")).click()
         ask(asker, ACME_QUESTION)
         assert not sidebar.get_by_text(re.compile(r"1 filing indexed")).count()  # asked while it is indexed
 

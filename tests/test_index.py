@@ -224,6 +224,19 @@ def _run_cli(args, env, **kwargs):
     )
 
 
+def _index_killed_while_embedding(path: Path, env: dict) -> None:
+    """Run `rag index path` and kill it (SIGKILL) once it is embedding: parsed, not yet written or committed."""
+    proc = _run_cli(["index", str(path)], env)
+    deadline = time.time() + 240
+    for line in proc.stderr:
+        if "embedding" in line or time.time() > deadline:
+            break
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+
+
 def test_killed_indexing_run_leaves_previous_index_loadable(tmp_path):
     storage = tmp_path / "storage"
     env = {**os.environ, "RAG_STORAGE_DIR": str(storage), "RAG_DATA_DIR": str(tmp_path / "data")}
@@ -235,15 +248,7 @@ def test_killed_indexing_run_leaves_previous_index_loadable(tmp_path):
     before = store.load()
 
     big = write_filing(tmp_path / "in", "bolt.htm", **BOLT, business_paragraphs=400)
-    proc = _run_cli(["index", str(big)], env)
-    deadline = time.time() + 240
-    for line in proc.stderr:  # kill it while it embeds: after parsing, before publishing
-        if "embedding" in line or time.time() > deadline:
-            break
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
+    _index_killed_while_embedding(big, env)
 
     after = store.load()
     assert after.generation == before.generation
@@ -632,15 +637,7 @@ def test_a_killed_served_writer_leaves_the_index_as_it_was(tmp_path, pg_url):
     before = store.load()
 
     big = write_filing(tmp_path / "in", "bolt.htm", **BOLT, business_paragraphs=400)
-    proc = _run_cli(["index", str(big)], env)
-    deadline = time.time() + 240
-    for line in proc.stderr:  # kill it while it embeds and inserts, inside its transaction
-        if "embedding" in line or time.time() > deadline:
-            break
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
+    _index_killed_while_embedding(big, env)
 
     after = store.load()
     assert (after.generation, len(after), set(after.filings)) == (before.generation, len(before), set(before.filings))
