@@ -159,6 +159,30 @@ def cmd_list(args) -> int:
     return 0
 
 
+def cmd_jobs(args) -> int:
+    """list the indexing jobs every process has run on team mode's database (RAG_DATABASE_URL), newest first"""
+    from .job_records import JobRecords
+
+    settings = _settings(args)
+    if not settings.served:
+        print("Indexing jobs are kept in the database in team mode only (RAG_DATABASE_URL); without it the app "
+              "shows its own jobs in the sidebar and `rag index` prints its progress.", file=sys.stderr)
+        return 2
+    jobs = JobRecords(settings.database_url).recent(args.limit)
+    if args.json:
+        print(json.dumps(jobs, indent=1, default=str))
+        return 0
+    if not jobs:
+        print("No indexing jobs are recorded yet.")
+        return 0
+    for job in jobs:
+        progress = f" {job['chunks_done']}/{job['chunks_total']} chunks" if job["state"] == "embedding" else ""
+        detail = f"  {job['detail']}" if job["detail"] else ""
+        print(shown_name(f"{job['submitted_at']:%Y-%m-%d %H:%M}  {job['state']:<11}{progress}  {job['label']}"
+                         f"{detail}  ({job['process']})"))
+    return 0
+
+
 def cmd_edit(args) -> int:
     """correct a filing's company, ticker, form, fiscal year or period (metadata only: nothing is re-embedded)"""
     from .index import IndexBusy, IndexError_, InvalidCorrection
@@ -519,6 +543,11 @@ def _filing_parsers(sub) -> None:
     p = _common(sub.add_parser("list", help="list indexed filings"))
     p.add_argument("--json", action="store_true", help="print the filings' records as JSON")
     p.set_defaults(func=cmd_list)
+
+    p = _common(sub.add_parser("jobs", help=cmd_jobs.__doc__))
+    p.add_argument("--limit", type=int, default=50, help="how many of the latest jobs (default 50)")
+    p.add_argument("--json", action="store_true", help="print the jobs as JSON")
+    p.set_defaults(func=cmd_jobs)
 
     _edit_parser(_common(sub.add_parser("edit", help=cmd_edit.__doc__)))
     p = _common(sub.add_parser("remove", help="remove filings by accession (doc id) or path"))

@@ -6,7 +6,9 @@ one worker: IndexStore takes a file lock per write, so writers queue anyway; a s
 user asked for and lets a cancel stop cleanly between filings (the filing in hand finishes and is published).
 
 The state every job is in (queued, downloading, parsing, embedding n of N chunks, done, failed with the reason)
-lives here, behind a lock; a UI reads `snapshot()` and never hands the worker anything but plain values.
+lives here, behind a lock; a UI reads `snapshot()` and never hands the worker anything but plain values. In team
+mode (the store is served) each change is also written to the database (rag.job_records), where every process
+sees every process's jobs.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Callable
 from . import edgar
 from .config import Settings
 from .index import IndexBusy, IndexError_, IndexStore
+from .job_records import JobRecords
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,7 @@ LOCK_GIVE_UP_S = 600.0
 ACTIVE = ("downloading", "parsing", "chunking", "embedding", "publishing")
 FINISHED = ("done", "unchanged", "failed", "cancelled")
 _EMBEDDING = re.compile(r"^embedding (\d+)/(\d+)$")
+RECORD_PROGRESS_S = 2.0  # how often a job's embedding progress alone is written to the database
 
 
 @dataclass
@@ -97,6 +101,10 @@ class IndexJobs:
         self._batches = itertools.count(1)
         self._cancel = False
         self._worker: threading.Thread | None = None
+        settings = getattr(store, "settings", None)
+        self._records = JobRecords(settings.database_url) if settings is not None and settings.served else None
+        self._recorded: dict[int, tuple] = {}  # job id -> (state, detail, when) last written to the database
+        self._record_lock = threading.Lock()  # one write at a time, in the order the changes happened
 
     # ---- submitting (any thread)
     def add_files(self, items: list[tuple[Path, str]], overrides: dict | None = None,
@@ -111,6 +119,7 @@ class IndexJobs:
                    for path, label in items]
             self._queue.extend(ids)
             self._start_locked()
+        self._record()
         return ids
 
     def add_download(self, tickers: list[str], form: str, limit: int, settings: Settings) -> int:
@@ -120,6 +129,7 @@ class IndexJobs:
             job_id = self._new_job(", ".join(tickers), next(self._batches), kind="download")
             self._queue.append(_Download(job_id, list(tickers), form, limit, settings))
             self._start_locked()
+        self._record()
         return job_id
 
     def cancel(self) -> int:
@@ -133,7 +143,8 @@ class IndexJobs:
                 job.state, job.detail, job.finished = "cancelled", "cancelled before it started", time.monotonic()
                 dropped += 1
             self._cancel = self._current_locked() is not None
-            return dropped
+        self._record()
+        return dropped
 
     def clear_finished(self, batches: set[int] | None = None) -> None:
         """Forget finished jobs (the user dismissed their outcome): of the given batches only, else of all."""
@@ -188,6 +199,27 @@ class IndexJobs:
             if job is not None:
                 for key, value in changes.items():
                     setattr(job, key, value)
+        self._record()
+
+    def _record(self) -> None:
+        """Write the jobs that changed since last written to the database (team mode only); embedding progress
+        alone at most every RECORD_PROGRESS_S. A failed write is logged: it never stops the indexing."""
+        if self._records is None:
+            return
+        with self._record_lock:
+            now = time.monotonic()
+            with self._lock:
+                changed = []
+                for job in self._jobs.values():
+                    last = self._recorded.get(job.id)
+                    if last is None or last[:2] != (job.state, job.detail) or (
+                            job.chunks_done and now - last[2] >= RECORD_PROGRESS_S and last[3] != job.chunks_done):
+                        changed.append(replace(job, overrides={}))
+                        self._recorded[job.id] = (job.state, job.detail, now, job.chunks_done)
+            try:
+                self._records.write(changed)
+            except Exception:  # noqa: BLE001 - the database is the team's view of the queue, not the queue
+                log.warning("could not record the indexing jobs in the database", exc_info=True)
 
     def _run(self) -> None:
         if self.before_first:
@@ -203,6 +235,7 @@ class IndexJobs:
                 task = self._queue.popleft()
                 job = self._jobs[task.job_id if isinstance(task, _Download) else task]
                 job.state = "downloading" if isinstance(task, _Download) else "parsing"
+            self._record()
             try:
                 if isinstance(task, _Download):
                     self._download(task)
@@ -214,6 +247,7 @@ class IndexJobs:
                 log.exception("background job %s failed", job.label)
                 self._update(job.id, state="failed", detail=f"{type(exc).__name__}: {exc}",
                              finished=time.monotonic())
+            self._record()  # what the task left: a download's per-ticker failures among it
 
     def _download(self, task: _Download) -> None:
         def progress(ticker: str, message: str, _fraction: float) -> None:
@@ -242,6 +276,7 @@ class IndexJobs:
             if self._cancel and n:
                 job.detail += "; not indexed (cancelled): they stay on disk for the next run"
             job.finished = time.monotonic()
+        self._record()
 
     def _index(self, job_id: int, path: Path, overrides: dict, afresh: bool = False) -> None:
         def progress(_name: str, stage: str, _fraction: float) -> None:
@@ -284,6 +319,7 @@ class IndexJobs:
                 if job.embed_started is None:
                     job.embed_started = time.monotonic()
                 job.state, job.chunks_done, job.chunks_total, job.detail = "embedding", done, total, ""
+            self._record()
             return
         if stage == "embedding":
             self._update(job_id, state="embedding", embed_started=time.monotonic(), detail="")

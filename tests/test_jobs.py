@@ -195,3 +195,65 @@ def test_a_download_queues_each_filing_and_names_each_failed_ticker(settings, tm
     assert lines[("download", "NOPE")].state == "failed"
     assert lines[("download", "NOPE")].detail == "NOPE is not a ticker EDGAR knows."
     assert lines[("filing", "ACME 10-K FY2024")].state == "done"
+
+
+# ---- team mode: the jobs in the database
+
+
+def test_team_mode_records_every_job_in_the_database_and_a_dead_processs_as_interrupted(tmp_path, pg_url):
+    """Two processes' queues write their jobs to rag_jobs: each sees both, with states as they ran (a file that is
+    not a filing failed, with why); a job whose process died while it ran reads as interrupted; `rag jobs` lists
+    them."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from rag.database import connect
+    from rag.index import ServedIndexStore
+    from rag.job_records import STALE_S, JobRecords
+
+    settings = get_settings(storage_dir=tmp_path / "storage", data_dir=tmp_path / "data", database_url=pg_url)
+    notes = tmp_path / "in" / "notes.txt"
+    notes.parent.mkdir(parents=True)
+    notes.write_text("not a filing\n" * 10, encoding="utf-8")
+    first, second = IndexJobs(ServedIndexStore(settings)), IndexJobs(ServedIndexStore(settings))
+    first.add_files([(write_filing(tmp_path / "in", "acme.htm", **ACME), "ACME 10-K")])
+    second.add_files([(notes, "notes.txt")])
+    assert first.wait_idle(180) and second.wait_idle(60)
+
+    seen = JobRecords(pg_url).recent()
+    assert {(j["label"], j["state"]) for j in seen} == {("ACME 10-K", "done"), ("notes.txt", "failed")}
+    assert len({j["process"] for j in seen}) == 2 and all(j["finished_at"] is not None for j in seen)
+    acme = next(j for j in seen if j["label"] == "ACME 10-K")
+    assert acme["detail"].endswith("chunks") and acme["chunks_done"] == acme["chunks_total"] > 0
+
+    # A process killed while embedding leaves its row as it was; once stale, it reads as interrupted.
+    with connect(pg_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO rag_jobs (process, job, label, kind, state, detail, chunks_done, chunks_total, "
+                     "submitted_at, updated_at) VALUES ('gone:1:x', 1, 'BOLT 10-K', 'filing', 'embedding', '', 3, 9, "
+                     "now() - make_interval(secs => %s), now() - make_interval(secs => %s))", (STALE_S + 60,) * 2)
+    states = {j["label"]: j["state"] for j in JobRecords(pg_url).recent()}
+    assert states["BOLT 10-K"] == "interrupted" and states["ACME 10-K"] == "done"
+
+    env = {**os.environ, "RAG_DATABASE_URL": pg_url, "RAG_STORAGE_DIR": str(tmp_path / "storage")}
+    listed = subprocess.run([sys.executable, "-m", "rag", "jobs", "--json"], cwd=Path(__file__).resolve().parents[1],
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert {(j["label"], j["state"]) for j in json.loads(listed.stdout)} == {
+        ("ACME 10-K", "done"), ("notes.txt", "failed"), ("BOLT 10-K", "interrupted")}
+
+
+def test_the_embedded_queue_writes_no_database_and_rag_jobs_says_where_jobs_are(settings, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    assert IndexJobs(IndexStore(settings))._records is None
+    env = {k: v for k, v in os.environ.items() if k != "RAG_DATABASE_URL"}
+    listed = subprocess.run([sys.executable, "-m", "rag", "jobs"], cwd=Path(__file__).resolve().parents[1],
+                            env={**env, "RAG_STORAGE_DIR": str(tmp_path / "storage")}, capture_output=True, text=True,
+                            timeout=120)
+    assert listed.returncode == 2 and "team mode only" in listed.stderr
