@@ -162,13 +162,14 @@ def cmd_list(args) -> int:
 def cmd_jobs(args) -> int:
     """list the indexing jobs every process has run on team mode's database (RAG_DATABASE_URL), newest first"""
     from .job_records import JobRecords
+    from .jobs import UNFINISHED
 
     settings = _settings(args)
     if not settings.served:
         print("Indexing jobs are kept in the database in team mode only (RAG_DATABASE_URL); without it the app "
               "shows its own jobs in the sidebar and `rag index` prints its progress.", file=sys.stderr)
         return 2
-    jobs = JobRecords(settings.database_url).recent(args.limit)
+    jobs = JobRecords(settings.database_url, UNFINISHED).recent(args.limit)
     if args.json:
         print(json.dumps(jobs, indent=1, default=str))
         return 0

@@ -39,14 +39,14 @@ SCHEMA = [
     "CREATE INDEX IF NOT EXISTS rag_jobs_submitted ON rag_jobs (submitted_at DESC)",
 ]
 STALE_S = 900  # longer than any one stage goes without a progress write (a long PDF's parse takes minutes)
-UNFINISHED = ("queued", "downloading", "parsing", "chunking", "embedding", "publishing")
 
 
 class JobRecords:
     """This process's writer of rag_jobs rows, and a reader of everyone's."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, unfinished: tuple[str, ...]):
         self.url = url
+        self.unfinished = list(unfinished)  # the queue's states of a job not yet finished (rag.jobs.UNFINISHED)
         # One name per process run: host, process id and a random part (a restarted process may reuse the pid).
         self.process = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._schema_ready = False
@@ -72,7 +72,7 @@ class JobRecords:
                 "detail = EXCLUDED.detail, chunks_done = EXCLUDED.chunks_done, chunks_total = EXCLUDED.chunks_total, "
                 "updated_at = now(), finished_at = coalesce(rag_jobs.finished_at, EXCLUDED.finished_at)", rows)
             conn.execute("UPDATE rag_jobs SET updated_at = now() WHERE process = %s AND state = ANY(%s)",
-                         (self.process, list(UNFINISHED)))
+                         (self.process, self.unfinished))
 
     def recent(self, limit: int = 50) -> list[dict]:
         """The latest jobs of every process, newest first, each a dict; a queued or running one left untouched for
@@ -83,7 +83,7 @@ class JobRecords:
                 "SELECT process, job, label, kind, CASE WHEN state = ANY(%s) AND updated_at < now() - "
                 "make_interval(secs => %s) THEN 'interrupted' ELSE state END, detail, chunks_done, chunks_total, "
                 "submitted_at, updated_at, finished_at FROM rag_jobs ORDER BY submitted_at DESC, job DESC LIMIT %s",
-                (list(UNFINISHED), STALE_S, limit)).fetchall()
+                (self.unfinished, STALE_S, limit)).fetchall()
         keys = ("process", "job", "label", "kind", "state", "detail", "chunks_done", "chunks_total", "submitted_at",
                 "updated_at", "finished_at")
         return [dict(zip(keys, row)) for row in found]

@@ -34,6 +34,7 @@ LOCK_WAIT_S = 5.0  # one try for the writer lock; the worker retries while anoth
 LOCK_GIVE_UP_S = 600.0
 ACTIVE = ("downloading", "parsing", "chunking", "embedding", "publishing")
 FINISHED = ("done", "unchanged", "failed", "cancelled")
+UNFINISHED = ("queued", *ACTIVE)
 _EMBEDDING = re.compile(r"^embedding (\d+)/(\d+)$")
 RECORD_PROGRESS_S = 2.0  # how often a job's embedding progress alone is written to the database
 
@@ -102,7 +103,7 @@ class IndexJobs:
         self._cancel = False
         self._worker: threading.Thread | None = None
         settings = getattr(store, "settings", None)
-        self._records = JobRecords(settings.database_url) if settings is not None and settings.served else None
+        self._records = JobRecords(settings.database_url, UNFINISHED) if settings is not None and settings.served else None
         self._recorded: dict[int, tuple] = {}  # job id -> (state, detail, when) last written to the database
         self._record_lock = threading.Lock()  # one write at a time, in the order the changes happened
 

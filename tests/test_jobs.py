@@ -213,6 +213,7 @@ def test_team_mode_records_every_job_in_the_database_and_a_dead_processs_as_inte
     from rag.database import connect
     from rag.index import ServedIndexStore
     from rag.job_records import STALE_S, JobRecords
+    from rag.jobs import UNFINISHED
 
     settings = get_settings(storage_dir=tmp_path / "storage", data_dir=tmp_path / "data", database_url=pg_url)
     notes = tmp_path / "in" / "notes.txt"
@@ -223,7 +224,7 @@ def test_team_mode_records_every_job_in_the_database_and_a_dead_processs_as_inte
     second.add_files([(notes, "notes.txt")])
     assert first.wait_idle(180) and second.wait_idle(60)
 
-    seen = JobRecords(pg_url).recent()
+    seen = JobRecords(pg_url, UNFINISHED).recent()
     assert {(j["label"], j["state"]) for j in seen} == {("ACME 10-K", "done"), ("notes.txt", "failed")}
     assert len({j["process"] for j in seen}) == 2 and all(j["finished_at"] is not None for j in seen)
     acme = next(j for j in seen if j["label"] == "ACME 10-K")
@@ -234,7 +235,7 @@ def test_team_mode_records_every_job_in_the_database_and_a_dead_processs_as_inte
         conn.execute("INSERT INTO rag_jobs (process, job, label, kind, state, detail, chunks_done, chunks_total, "
                      "submitted_at, updated_at) VALUES ('gone:1:x', 1, 'BOLT 10-K', 'filing', 'embedding', '', 3, 9, "
                      "now() - make_interval(secs => %s), now() - make_interval(secs => %s))", (STALE_S + 60,) * 2)
-    states = {j["label"]: j["state"] for j in JobRecords(pg_url).recent()}
+    states = {j["label"]: j["state"] for j in JobRecords(pg_url, UNFINISHED).recent()}
     assert states["BOLT 10-K"] == "interrupted" and states["ACME 10-K"] == "done"
 
     env = {**os.environ, "RAG_DATABASE_URL": pg_url, "RAG_STORAGE_DIR": str(tmp_path / "storage")}
