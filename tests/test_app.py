@@ -808,3 +808,31 @@ def test_a_follow_up_carries_the_conversation_and_can_be_asked_on_its_own(indexe
     assert [m["content"] for m in messages if m["role"] == "user"][-1] == "And BOLT?"
     again = messages[-1]["result"]
     assert again["request"]["alone"] is True and again["detected"]["carried"] == []
+
+
+def test_in_team_mode_the_sidebar_lists_the_teams_indexing_jobs(tmp_path, monkeypatch, pg_url):
+    """Jobs other processes wrote to the shared database show in the sidebar, their file names as typed."""
+    from rag.job_records import JobRecords
+    from rag.jobs import UNFINISHED, FilingJob
+
+    monkeypatch.setenv("RAG_STORAGE_DIR", str(tmp_path / "storage"))
+    monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("RAG_DATABASE_URL", pg_url)
+    _base_env(monkeypatch, tmp_path)
+    JobRecords(pg_url, UNFINISHED).write([
+        FilingJob(id=1, label="**crux**-20240630.htm", batch=1, state="embedding", chunks_done=3, chunks_total=9),
+        FilingJob(id=2, label="notes.txt", batch=1, state="failed", detail="not a filing", finished=1.0),
+    ])
+    at = start()
+    team = [e for e in at.expander if e.label.startswith("Team indexing")]
+    assert len(team) == 1 and team[0].label == "Team indexing · 1 under way"
+    lines = texts(team[0].markdown)
+    crux = next(line for line in lines if "crux" in line)
+    # Shown as typed: the markdown escapes what would make it bold.
+    assert "embedding 3 of 9 chunks" in crux and "\\*\\*crux\\*\\*" in crux
+    assert any("notes.txt · failed\\: not a filing" in line for line in lines), lines
+
+
+def test_without_team_mode_the_sidebar_has_no_team_jobs(empty):
+    at = start()
+    assert not [e for e in at.expander if e.label.startswith("Team indexing")]

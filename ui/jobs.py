@@ -1,5 +1,6 @@
 """The sidebar's view of the background queue (rag/jobs.py): this session's batches (one per click), one line per
-filing, polled while work is under way; each finished batch has its own summary and Dismiss.
+filing, polled while work is under way; each finished batch has its own summary and Dismiss. In team mode, also
+the team's latest jobs from every process (rag.job_records), read at most every TEAM_JOBS_TTL_S seconds.
 
 Queued, downloading, parsing, embedding n of N chunks with the time left, done, or failed with the reason. While
 anything is queued or running, a fragment redraws the lines every POLL_S seconds (a fragment's timed rerun never
@@ -9,16 +10,23 @@ filters offer the new filings.
 
 from __future__ import annotations
 
+import logging
 import time
 
 import streamlit as st
 
-from rag.jobs import FilingJob
+from rag.database import first_line
+from rag.job_records import JobRecords
+from rag.jobs import UNFINISHED, FilingJob
 
 from . import core
 from .text import safe_inline
 
+log = logging.getLogger(__name__)
+
 POLL_S = 1.0
+TEAM_JOBS = 10  # the team's latest jobs shown
+TEAM_JOBS_TTL_S = 5
 K_SEEN = "jobs_seen_finished"  # how many filings had finished when this session last drew the page
 K_IN_FULL_RUN = "jobs_in_full_run"
 K_BATCHES = "jobs_my_batches"  # the batches (one per click) this session submitted: the only ones it shows
@@ -159,3 +167,41 @@ def _line(job: FilingJob) -> None:
         st.caption(":material/block: " + text)
     else:
         st.caption(":green[:material/check_circle:] " + text)
+
+
+@st.cache_data(ttl=TEAM_JOBS_TTL_S, show_spinner=False)
+def _team_jobs(url: str) -> list[dict]:
+    return JobRecords(url, UNFINISHED).recent(TEAM_JOBS)
+
+
+def team_panel(s) -> None:
+    """Team mode: the latest indexing jobs of every app and CLI process on the database, who ran them (which
+    process) and how they ended, so a filing a colleague is adding is not added twice."""
+    if not s.served:
+        return
+    try:
+        jobs = _team_jobs(s.database_url)
+    except Exception as exc:  # noqa: BLE001 - the team's view is extra: the chat works without it
+        log.warning("reading the team's indexing jobs failed", exc_info=True)
+        st.caption(safe_inline(f"The team's indexing jobs could not be read: {first_line(exc)}"))
+        return
+    if not jobs:
+        return
+    running = sum(1 for j in jobs if j["state"] in UNFINISHED)
+    title = f"Team indexing · {running} under way" if running else "Team indexing"
+    with st.expander(title, icon=":material/groups:"):
+        for job in jobs:
+            st.markdown(safe_inline(team_line(job)))
+        st.caption("Every process's latest jobs on the shared database; `python -m rag jobs` lists more.")
+
+
+def team_line(job: dict) -> str:
+    """One of the team's jobs in words."""
+    when = job["submitted_at"].astimezone().strftime("%b %d %H:%M")
+    if job["state"] == "embedding" and job["chunks_total"]:
+        state = f"embedding {job['chunks_done']} of {job['chunks_total']} chunks"
+    elif job["state"] == "interrupted":
+        state = "interrupted (its process stopped): index it again"
+    else:
+        state = job["state"] + (f": {job['detail']}" if job["detail"] and job["state"] != "queued" else "")
+    return f"{when} · {job['label']} · {state}"

@@ -216,3 +216,4 @@ def _filings_manager(s, empty: bool) -> None:
         with upload_tab:
             filing_ui.upload_form(s)
     jobs_ui.panel(s)
+    jobs_ui.team_panel(s)
