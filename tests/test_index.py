@@ -717,3 +717,34 @@ def test_the_served_index_adds_up_word_counts_kept_per_filing_as_the_chunks_woul
     store.update_filing(next(f["doc_id"] for f in store.list_filings() if f["ticker"] == "ACME"), {"ticker": "ACMX"})
     moved = store.load().word_uses()
     assert moved.capitalised["ACMX"] == counted.capitalised["ACME"] and "ACME" not in moved.capitalised
+
+
+def test_an_unfiltered_served_keyword_search_scores_the_rarest_words_chunks_first_within_its_budget(
+        tmp_path, pg_url, monkeypatch):
+    """Past MAX_SCORED chunks an unfiltered keyword search scores the chunks of the question's rarest words only:
+    the chunk holding the rarest word still comes first, and a filtered search is not cut."""
+    from rag.index import pg_vector_store
+
+    store = _served(tmp_path, pg_url)
+    store.add([write_filing(tmp_path / "in", "acme.htm", **ACME), write_filing(tmp_path / "in", "bolt.htm", **BOLT)])
+    index = store.load()
+    whole = [n.node.node_id for n in index.keyword_search("zorblax coupler widgets", 5)]
+    monkeypatch.setattr(pg_vector_store, "MAX_SCORED", 1)
+    cut = index.keyword_search("zorblax coupler widgets", 5)
+    assert cut and cut[0].node.node_id == whole[0] and "zorblax" in cut[0].node.text.lower()
+    assert all("zorblax" in n.node.text.lower() for n in cut)  # only the rarest word's chunks were scored
+    acme = index.subset(tickers=["ACME"])
+    assert len(index.keyword_search("zorblax coupler widgets", 50, acme)) >= len(cut)
+    assert pg_vector_store._within_budget(["a", "b", "c"], {"a": 5, "b": 10, "c": 1}, 15) == ["a", "b"]
+    # The common stems' counts come from the planner's statistics once ANALYZE has run: on a table its sample
+    # covers whole, they are the exact counts, which a search no longer has to take.
+    with connect(pg_url, autocommit=True) as conn:
+        conn.execute("ANALYZE rag_chunks")
+        rows = conn.execute("SELECT count(*) FROM rag_chunks").fetchone()[0]
+        common = store.load().vector_store._common_stems(rows)
+        assert common
+        for stem in list(common)[:5]:
+            exact = conn.execute("SELECT count(*) FROM rag_chunks WHERE search @@ %s::tsquery",
+                                 (pg_vector_store._quoted(stem),)).fetchone()[0]
+            assert common[stem] == exact, stem
+    assert pg_vector_store._within_budget(["a", "b"], {"a": 50, "b": 1}, 15) == ["a"]

@@ -42,6 +42,10 @@ EXACT_BELOW = 20_000
 BM25_K1, BM25_B = 1.5, 0.75
 # A stem in more than this share of the chunks is common: it adds to a chunk's score but does not make it a candidate.
 COMMON_SHARE = 0.05
+# Chunks an unfiltered keyword search scores at most (by the stems' counts): the rarest stems' chunks first, as
+# they score highest. Reached only past a few hundred thousand chunks, where scoring every chunk that holds any
+# rarer stem took seconds (`rag bench scale`); a filtered search scores its selection's chunks, however many.
+MAX_SCORED = 20_000
 # Candidates the HNSW walk keeps (pgvector's default is 40): recall close to the exact search's at top-k 60.
 EF_SEARCH = 200
 
@@ -171,6 +175,7 @@ class PgFilingVectorStore(BasePydanticVectorStore):
     _lock: Any = PrivateAttr()
     _stats: Any = PrivateAttr(default=None)
     _df: dict = PrivateAttr(default_factory=dict)
+    _common: Any = PrivateAttr(default=None)
 
     def __init__(self, url: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -275,7 +280,10 @@ class PgFilingVectorStore(BasePydanticVectorStore):
         # The chunks scored are those holding a stem that is not common, when the question has one: a chunk holding
         # only common stems scores below every chunk holding a rare one, and scoring every chunk that says
         # "company" or "year" would read most of the index.
-        rare = [t for t in terms if self._df[t] <= COMMON_SHARE * rows] or terms
+        rare = sorted((t for t in terms if self._df[t] <= COMMON_SHARE * rows), key=self._df.get) or sorted(
+            terms, key=self._df.get)
+        if where == "TRUE":
+            rare = _within_budget(rare, self._df, MAX_SCORED)
         query = " | ".join(_quoted(term) for term in rare)
         args = [terms, [weights[t] for t in terms], query, *params,
                 BM25_K1 + 1, BM25_K1, BM25_B, BM25_B, max(average, 1.0), k]
@@ -296,12 +304,27 @@ class PgFilingVectorStore(BasePydanticVectorStore):
             self._stats = (int(count), float(average))
         return self._stats
 
+    def _common_stems(self, rows: int) -> dict[str, int]:
+        """The stems too common to count quickly -> how many chunks hold them, from the planner's statistics of the
+        search column (ANALYZE's most common elements, a share of its sample each); {} before the first ANALYZE.
+        Counting such a stem reads a large part of the GIN index (seconds at a million chunks); a rarer one, not
+        among them, is counted exactly, and fast."""
+        if self._common is None:
+            found = self.run(lambda conn: conn.execute(
+                "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+                "WHERE tablename = 'rag_chunks' AND attname = 'search'").fetchone())
+            elems, shares = found if found and found[0] else ([], [])
+            self._common = {stem: round(share * rows) for stem, share in zip(elems, shares)}
+        return self._common
+
     def _term_weights(self, text: str) -> dict[str, float]:
         """Each stem of `text` (english configuration, stop words out) -> its BM25 inverse document frequency
         (Lucene's form, as bm25s computes it); a stem no chunk holds is left out."""
         stems = self.run(lambda conn: conn.execute(
             "SELECT coalesce(tsvector_to_array(to_tsvector('english', %s)), '{}')", (text,)).fetchone()[0])
         rows, _ = self._corpus_stats()
+        common = self._common_stems(rows)
+        self._df.update({s: common[s] for s in stems if s not in self._df and s in common})
         unknown = [s for s in stems if s not in self._df]
         if unknown:
             counts = self.run(lambda conn: [conn.execute(
@@ -309,6 +332,17 @@ class PgFilingVectorStore(BasePydanticVectorStore):
                 for s in unknown])
             self._df.update(zip(unknown, counts))
         return {s: math.log(1 + (rows - self._df[s] + 0.5) / (self._df[s] + 0.5)) for s in stems if self._df[s]}
+
+
+def _within_budget(stems: list[str], counts: dict[str, int], budget: int) -> list[str]:
+    """The first of `stems` (rarest first) whose chunk counts add up to at most `budget`, the first one always."""
+    chosen, total = [], 0
+    for stem in stems:
+        if chosen and total + counts[stem] > budget:
+            break
+        chosen.append(stem)
+        total += counts[stem]
+    return chosen
 
 
 def _quoted(stem: str) -> str:
