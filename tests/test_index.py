@@ -748,3 +748,22 @@ def test_an_unfiltered_served_keyword_search_scores_the_rarest_words_chunks_firs
                                  (pg_vector_store._quoted(stem),)).fetchone()[0]
             assert common[stem] == exact, stem
     assert pg_vector_store._within_budget(["a", "b"], {"a": 50, "b": 1}, 15) == ["a"]
+
+
+def test_served_phrase_and_row_label_rows_over_the_whole_index_are_those_the_texts_match(tmp_path, pg_url):
+    """Over the whole index the served store finds a phrase's or a row label's chunks through the full-text index
+    first: the rows are still exactly those whose text the pattern matches."""
+    from rag.index.loaded import phrase_pattern, row_label_pattern
+
+    store = _served(tmp_path, pg_url)
+    store.add([write_filing(tmp_path / "in", "acme.htm", **ACME), write_filing(tmp_path / "in", "bolt.htm", **BOLT)])
+    index = store.load()
+    texts = [n.text for n in index.nodes_at(range(len(index)))]
+    for phrase in ("Total net sales", "zorblax coupler", "of the"):
+        pattern = phrase_pattern(phrase)[0]
+        assert index.rows_with_phrase(phrase).tolist() == [i for i, t in enumerate(texts) if pattern.search(t)]
+    for words in (["total", "net", "sale"], ["net", "sales"]):
+        pattern = row_label_pattern(words)[0]
+        expected = [i for i, t in enumerate(texts) if pattern.search(t)]
+        assert index.rows_with_row_label(words).tolist() == expected
+    assert index.rows_with_phrase("Total net sales").size and index.rows_with_row_label(["total", "net", "sale"]).size
