@@ -219,6 +219,23 @@ def test_a_name_its_cited_passage_does_not_give_is_unsupported_even_among_its_wo
                                       "segment."]
 
 
+SIGNATURES = """Acme Corp (ACME) · 10-K · FY2024 · Signatures
+/s/ Jane Q. Example | Chief Executive Officer and Director | May 1, 2025
+/s/ John R. Sample | Senior Vice President, Chief Financial Officer | May 1, 2025"""
+
+
+@pytest.mark.parametrize("reply, flagged", [
+    ("The CFO of Acme is Jane Q. Example, who signed on May 1, 2025 [1].", True),  # the name, another role's line
+    ("The CFO of Acme is John R. Sample, who signed on May 1, 2025 [1].", False),
+])
+def test_a_name_must_stand_in_its_source_beside_what_the_claim_says_of_it(fake_ollama, reply, flagged):
+    meta = dict(ticker="ACME", company="Acme Corp", doc_id="acme-2024", accession="0000000000-25-000001")
+    fake_ollama.reply = reply
+    res = answer("Who is Acme's CFO?", retrieval("q", [make_node(SIGNATURES, "c-sig", 0.03, **meta)]),
+                 settings_for(fake_ollama))
+    assert res.unsupported_claims == ([reply.replace(" [1]", "")] if flagged else [])
+
+
 def test_a_line_of_markers_alone_cites_the_sentence_before_it(fake_ollama):
     fake_ollama.reply = "The chief legal officer of Acme as of 2025 is Jane Q. Example.\n\n[1]"
     res = answer(QUESTION, _retrieval(), settings_for(fake_ollama))

@@ -1,6 +1,7 @@
 """Claims and the passages they cite: a sentence of an answer that cites a source should share at least one of its
 content words (a name, a figure, a key noun) with that source, and every name it gives (two or more capitalised
-words in a row, as a person's or an organisation's is written) should be there. One that shares none ("The chief
+words in a row, as a person's or an organisation's is written) should be there, in a sentence or table line that
+also says what the claim says of it (one of its other key words). One that shares none ("The chief
 financial officer is <a name> [1]" citing an income statement), or names someone its source does not ("The chief
 financial officer is <another officer's name> [1]" citing the passage that names the right one), is a claim the
 citation does not support, flagged as an unverified figure is. A line holding only citation markers cites the
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from ..dates import MONTH_WORDS
 from ..lexicon import word_set
 from ..schema import Citation
 from ..words import split_sentences, stem, tokens
@@ -126,6 +128,7 @@ def unsupported_claims(text: str, sources: list[Citation]) -> list[tuple[str, li
     by_number = {c.number: c for c in sources}
     evidence_of: dict[int, set[str]] = {}
     labels_of: dict[int, set[str]] = {}
+    units_of: dict[int, list[set[str]]] = {}
     out: list[tuple[str, list[int]]] = []
     for sentence, numbers in claim_sentences(text)[:MAX_CLAIMS]:
         cited = [by_number[n] for n in numbers if n in by_number]
@@ -145,10 +148,28 @@ def unsupported_claims(text: str, sources: list[Citation]) -> list[tuple[str, li
             evidence |= evidence_of[c.number]
         named = [set(tokens(name)) - labels - _not_content() for name in _names(sentence)]
         unsupported = not any(_supported(w, evidence) for w in words) or any(
-            words_of_name and not words_of_name & evidence for words_of_name in named)
+            name and not _named_with(name, words - name, cited, units_of) for name in named)
         if unsupported and all(sentence != s for s, _ in out):
             out.append((sentence, [c.number for c in cited]))
     return out
+
+
+def _named_with(name: set[str], others: set[str], cited: list[Citation], units_of: dict) -> bool:
+    """Whether a sentence or table line of the cited passages gives the name together with what the claim says of
+    it: one of the claim's other key words, dates and figures aside (a signature line prints every officer with the
+    same date), when it has any."""
+    said = {w for w in others if not w[0].isdigit() and w not in _MONTHS}
+    for c in cited:
+        if c.number not in units_of:
+            units_of[c.number] = [set(tokens(unit)) for line in _body(c).splitlines()
+                                  for unit in split_sentences(line)]
+        for unit in units_of[c.number]:
+            if name & unit and (not said or any(_supported(w, unit) for w in said)):
+                return True
+    return False
+
+
+_MONTHS = frozenset(stem(m) for m in MONTH_WORDS) | frozenset(MONTH_WORDS)
 
 
 def unsupported_warning(sentence: str, numbers: list[int]) -> str:
