@@ -97,6 +97,7 @@ class IndexJobs:
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._jobs: dict[int, FilingJob] = {}
+        self._batches_of: dict[int, int] = {}  # job id -> its batch, kept after the job is forgotten
         self._queue: deque = deque()  # job ids, or _Download tasks
         self._ids = itertools.count(1)
         self._batches = itertools.count(1)
@@ -155,10 +156,10 @@ class IndexJobs:
                 del self._jobs[job_id]
 
     def batch_of(self, job_id: int) -> int | None:
-        """The batch (one submission) a job came with, while the queue still holds it."""
+        """The batch (one submission) a job came with, also once the job is gone (a download whose every ticker
+        failed at once leaves only its per-ticker failures, possibly before the submitter asks)."""
         with self._lock:
-            job = self._jobs.get(job_id)
-            return job.batch if job is not None else None
+            return self._batches_of.get(job_id)
 
     # ---- reading (any thread)
     def snapshot(self) -> list[FilingJob]:
@@ -183,6 +184,7 @@ class IndexJobs:
     def _new_job(self, label: str, batch: int, **kwargs) -> int:
         job = FilingJob(id=next(self._ids), label=label, batch=batch, **kwargs)
         self._jobs[job.id] = job
+        self._batches_of[job.id] = batch
         return job.id
 
     def _current_locked(self) -> FilingJob | None:

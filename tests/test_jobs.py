@@ -258,3 +258,20 @@ def test_the_embedded_queue_writes_no_database_and_rag_jobs_says_where_jobs_are(
                             env={**env, "RAG_STORAGE_DIR": str(tmp_path / "storage")}, capture_output=True, text=True,
                             timeout=120)
     assert listed.returncode == 2 and "team mode only" in listed.stderr
+
+
+def test_a_download_that_failed_at_once_still_tells_its_batch(settings, monkeypatch):
+    """The download's own job is dropped when every ticker failed (each has its failed line): the session that
+    submitted it still finds the batch to show those lines under, however soon the worker got there."""
+    from rag import edgar
+
+    monkeypatch.setattr(edgar, "download_filings", lambda tickers, **_: [
+        edgar.DownloadOutcome(t, None, f"{t} is not a ticker EDGAR knows.") for t in tickers])
+    jobs = IndexJobs(IndexStore(settings))
+    job_id = jobs.add_download(["NOPE", "NADA"], "10-K", 1, settings)
+    assert jobs.wait_idle(30)
+    assert job_id not in {j.id for j in jobs.snapshot()}
+    batch = jobs.batch_of(job_id)
+    assert batch is not None
+    assert sorted((j.label, j.state) for j in jobs.snapshot() if j.batch == batch) == [
+        ("NADA", "failed"), ("NOPE", "failed")]
