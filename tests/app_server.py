@@ -158,6 +158,23 @@ def open_review(page, *paths: Path):
     return review
 
 
+MESSAGE = '[data-testid="stChatMessage"]'
+
+
+def filed_answer(page, n: int, shots: Path, name: str = "answer"):
+    """The n-th answer (1-based) of a page once it is filed and the app idle: messages alternate, the user's
+    question then the answer, and the Detected line comes with the rerun that files the finished answer. A
+    screenshot goes to `shots` when it does not come."""
+    messages = page.locator(MESSAGE)
+    try:
+        messages.nth(2 * n - 1).get_by_text(re.compile(r"Detected ")).first.wait_for(timeout=180_000)
+        wait_idle(page, timeout=180)
+    except Exception:
+        page.screenshot(path=str(shots / f"{name}-{n}.png"), full_page=True)
+        raise
+    return messages.nth(2 * n - 1)
+
+
 def wait_idle(page, timeout: float = 60.0) -> None:
     """Until Streamlit has finished running the script (stApp's data-test-script-state leaves 'running') and
     stays so for a moment (a finished run may start another: st.rerun)."""

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rag.load_bench import WARM_LINE
-from tests.app_server import AppServer, ask, browser, chromium_missing_reason, open_chat, wait_idle
+from tests.app_server import AppServer, ask, browser, chromium_missing_reason, filed_answer, open_chat
 from tests.fake_ollama import free_port
 from tests.filings import ACME, BOLT, write_filing
 
@@ -23,7 +23,6 @@ pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 # A third invented filer beside the two of tests/filings.py.
 CORA = dict(company="Cora Foods Inc.", ticker="CORA", fiscal_year=2024, period_end="2024-06-30",
             revenue=(12345, 11020), unique_phrase="Cora alone mills the frumenty grain.")
-MESSAGE = '[data-testid="stChatMessage"]'
 
 
 @pytest.fixture(scope="module")
@@ -52,29 +51,16 @@ def _chat(app_env: dict, tmp_path: Path):
         yield page
 
 
-def _answer(page, n: int, tmp_path: Path):
-    """The n-th answer (1-based) once the app is idle: messages alternate, the user's question then the answer."""
-    messages = page.locator(MESSAGE)
-    try:
-        # The streamed text shows first; the Detected line comes with the rerun that files the finished answer.
-        messages.nth(2 * n - 1).get_by_text(re.compile(r"Detected ")).first.wait_for(timeout=180_000)
-        wait_idle(page, timeout=180)
-    except Exception:
-        page.screenshot(path=str(tmp_path / f"answer-{n}.png"), full_page=True)
-        raise
-    return messages.nth(2 * n - 1)
-
-
 def test_three_turns_carry_the_company_year_and_figure_over(app_env, tmp_path):
     with _chat(app_env, tmp_path) as page:
 
         ask(page, "What were ACME's total net sales in fiscal 2024?")
-        first = _answer(page, 1, tmp_path)
+        first = filed_answer(page, 1, tmp_path)
         assert "$391,035 million" in first.inner_text()
         assert "from the conversation" not in first.inner_text()
 
         ask(page, "And in fiscal 2023?")
-        second = _answer(page, 2, tmp_path)
+        second = filed_answer(page, 2, tmp_path)
         text = second.inner_text()
         assert "$383,285 million" in text and "$391,035 million" not in text, text
         # The label says what came from the turn before: the company and the figure, not the year just asked.
@@ -83,7 +69,7 @@ def test_three_turns_carry_the_company_year_and_figure_over(app_env, tmp_path):
         assert second.get_by_role("button", name="Ask on its own").is_visible()
 
         ask(page, "How about BOLT?")
-        third = _answer(page, 3, tmp_path)
+        third = filed_answer(page, 3, tmp_path)
         text = third.inner_text()
         assert "$96,773 million" in text and "Bolt Motors Corp. (BOLT)" in text, text
         assert "383,285" not in text and "391,035" not in text, text
@@ -94,7 +80,7 @@ def test_three_turns_carry_the_company_year_and_figure_over(app_env, tmp_path):
 def test_a_figure_question_naming_no_company_names_each_indexed_company(app_env, tmp_path):
     with _chat(app_env, tmp_path) as page:
         ask(page, "What were total net sales?")
-        text = _answer(page, 1, tmp_path).inner_text()
+        text = filed_answer(page, 1, tmp_path).inner_text()
         for company, figure in (("Acme Widgets Inc. (ACME)", "$391,035 million"),
                                 ("Bolt Motors Corp. (BOLT)", "$96,773 million"),
                                 ("Cora Foods Inc. (CORA)", "$12,345 million")):

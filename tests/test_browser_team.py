@@ -7,7 +7,6 @@ answers are the filings' own figures."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -15,28 +14,23 @@ from rag.config import get_settings
 from rag.conversations import SHARED, ConversationStore
 from rag.index import open_store
 from rag.load_bench import WARM_LINE
-from tests.app_server import AppServer, ask, browser, chromium_missing_reason, open_chat, open_review, wait_idle
+from tests.app_server import (
+    AppServer,
+    ask,
+    browser,
+    chromium_missing_reason,
+    filed_answer,
+    open_chat,
+    open_review,
+)
 from tests.fake_ollama import free_port
 from tests.filings import ACME, BOLT, filing_html, write_filing
 
 REASON = chromium_missing_reason()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
-MESSAGE = '[data-testid="stChatMessage"]'
 ACME_QUESTION = "What were ACME's total net sales in fiscal 2024?"
 CRUX_QUESTION = "What were CRUX's total net sales in fiscal 2024?"
-
-
-def _answer(page, n: int, tmp_path: Path, name: str):
-    """The n-th answer (1-based) of a page once it is filed (the Detected line comes with it) and the page idle."""
-    messages = page.locator(MESSAGE)
-    try:
-        messages.nth(2 * n - 1).get_by_text(re.compile(r"Detected ")).first.wait_for(timeout=180_000)
-        wait_idle(page, timeout=180)
-    except Exception:
-        page.screenshot(path=str(tmp_path / f"{name}-{n}.png"), full_page=True)
-        raise
-    return messages.nth(2 * n - 1)
 
 
 def test_two_sessions_on_postgres_one_uploads_while_the_other_asks(tmp_path, pg_url):
@@ -67,13 +61,13 @@ def test_two_sessions_on_postgres_one_uploads_while_the_other_asks(tmp_path, pg_
         ask(asker, ACME_QUESTION)
         assert not sidebar.get_by_text(re.compile(r"1 filing indexed")).count()  # asked while it is indexed
 
-        assert "$391,035 million" in _answer(asker, 1, tmp_path, "asker").inner_text()
+        assert "$391,035 million" in filed_answer(asker, 1, tmp_path, "asker").inner_text()
         sidebar.get_by_text(re.compile(r"1 filing indexed")).first.wait_for(timeout=180_000)
         assert not uploader.get_by_text(re.compile("failed|could not", re.I)).count()
 
         # The other session finds the new filing, with the app still the same process.
         ask(asker, CRUX_QUESTION)
-        answer = _answer(asker, 2, tmp_path, "asker")
+        answer = filed_answer(asker, 2, tmp_path, "asker")
         assert "$5,120 million" in answer.inner_text(), answer.inner_text()
         asker.locator("button").filter(has_text=re.compile(r"^\S*\[1\] CRUX")).first.wait_for()
         assert app.proc is not None and app.proc.poll() is None
