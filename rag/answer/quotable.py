@@ -14,7 +14,6 @@ from ..parse.items import is_heading
 from ..schema import Citation
 from ..words import split_sentences, tokens
 
-
 # Words an Item or Part heading line runs to with its title ("Item 7. Management's Discussion and Analysis of ...");
 # a longer line that opens with one is a sentence that names the Item.
 ITEM_HEADING_WORDS = 16
