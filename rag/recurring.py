@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 import threading
 
-_WORD = re.compile(r"[a-z]+")
+# Words and figures: two filers' "there were N holders of record" differ in the figure, which is what such a
+# sentence says, so a sentence is a copy of another only with its figures.
+_WORD = re.compile(r"[a-z]+|\d[\d,.]*\d|\d")
 MIN_WORDS = 8  # a shorter sentence ("Not applicable.") recurs by chance; headings are no quotable sentences anyway
 OTHER_COMPANIES = 3  # other companies whose filings must print a near-copy
 SEARCHED = 30  # passages keyword search returns for a sentence: near-copies share its rarer words, so rank high
@@ -23,6 +25,17 @@ CHECKED = 8  # sentences checked per answer: each is one keyword search over the
 def triples(text: str) -> set[tuple[str, str, str]]:
     words = _WORD.findall(text.lower())
     return set(zip(words, words[1:], words[2:], strict=False))
+
+
+def figures(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w[0].isdigit()}
+
+
+def near_copy(sentence: str, passage: str) -> bool:
+    """Does the passage print the sentence near word for word: most of its word triples, and every figure of it?"""
+    mine = triples(sentence)
+    return bool(mine) and figures(sentence) <= figures(passage) \
+        and len(mine & triples(passage)) >= NEAR_COPY * len(mine)
 
 
 class RecurringSentences:
@@ -46,13 +59,12 @@ class RecurringSentences:
         with self._lock:
             if key in self._known:
                 return self._known[key]
-        mine = triples(text)
         others: set[str] = set()
-        if len(mine) >= MIN_WORDS - 2:
+        if len(triples(text)) >= MIN_WORDS - 2:
             for hit in self.index.keyword_search(text, SEARCHED):
                 company = hit.node.metadata.get("ticker")
                 if company and company != ticker and company not in others \
-                        and len(mine & triples(hit.node.get_content())) >= NEAR_COPY * len(mine):
+                        and near_copy(text, hit.node.get_content()):
                     others.add(company)
                     if len(others) >= OTHER_COMPANIES:
                         break

@@ -45,3 +45,14 @@ def test_an_index_of_few_companies_cannot_tell_boilerplate_and_quotes_what_match
     engine = _engine(tmp_path, [acme, BOLT], monkeypatch)
     assert engine.retriever().recurring([(EVERY_FILER, "ACME")]) == [False]
     assert "widget parts" in engine.ask(QUESTION, use_llm=False).answer
+
+
+def test_a_sentence_stating_a_figure_is_a_copy_only_with_the_same_figure():
+    from rag.recurring import near_copy
+
+    ours = "As of January 31, 2031, there were 1,234 holders of record of our common stock."
+    theirs = "As of January 31, 2031, there were 5,678 holders of record of our common stock."
+    assert not near_copy(ours, theirs) and near_copy(ours, "Holders. " + ours.replace("our", "the"))
+    # A note every filer prints with the same figures (the standard's number and date) is a copy.
+    note = "In November 2031, the FASB issued ASU 2031-07, which requires disclosure of significant segment expenses."
+    assert near_copy(note, "Recent pronouncements. " + note.replace("which requires", "requiring"))
