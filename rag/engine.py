@@ -257,6 +257,7 @@ class Engine:
             question, retrieval, self.settings, use_llm=use_llm and unavailable is None,
             facts_block=found.block if found else None, fact_citations=found.citations if found else None,
             llm_unavailable=unavailable, embed_model=self.retriever().embed_model,
+            recurring=self.retriever().recurring,
         )
         return CheckedStream(stream, self.facts(), tickers, years, facts=found)
 

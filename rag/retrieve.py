@@ -26,6 +26,7 @@ from .ordering import (
 )
 from .phrasing import PhraseList
 from .question import plan_question
+from .recurring import RecurringSentences
 from .schema import MODES, Filters, QuestionPlan, RetrievalResult
 from .second_look import SentenceVectors
 from .words import COUNT_AFTER_NOUN_LINK, STOP_WORDS, spelled_out, stem
@@ -147,6 +148,7 @@ class Retriever:
         self.indexed_sections = set(index.columns["section"]) | set(index.columns["merged_section"])
         self._signatures: dict[str, frozenset[str]] = {}  # chunk id -> words and figures, for drop_repeats
         self._sentence_vectors = SentenceVectors(embed_model)
+        self.recurring = RecurringSentences(index)  # boilerplate: sentences other filers print too
 
     def plan(self, question: str) -> QuestionPlan:
         """The question read once: its plan, with the intent the model reads in it."""

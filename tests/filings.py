@@ -33,6 +33,7 @@ def filing_html(
     period_end: str,
     revenue: tuple[int, int],
     unique_phrase: str = "",
+    risk_phrase: str = "",
     business_paragraphs: int = 3,
     table_rows: int = 4,
     form: str = "10-K",
@@ -73,7 +74,7 @@ def filing_html(
 {_paragraphs(company + " business", business_paragraphs)}
 {page_break}
 <p style="font-weight:bold">Item 1A. Risk Factors</p>
-<p>Supply of widget parts may be disrupted, which could harm results.</p>
+<p>Supply of widget parts may be disrupted, which could harm results. {escape(risk_phrase)}</p>
 {_paragraphs(company + " risk", 2)}
 {page_break}
 <p style="font-weight:bold">PART II</p>

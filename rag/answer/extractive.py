@@ -211,6 +211,19 @@ def _selection(question: str, sources: list[Citation], analysis: QuestionPlan | 
     return [] if not chosen or _off_topic(question, sources, analysis) else chosen
 
 
+# Sentences asked about per answer (the best-scored first): each costs a keyword search over the whole index.
+RECURRING_CHECKED = 8
+
+
+def _without_recurring(units: list[QuotableUnit], recurring) -> list[QuotableUnit]:
+    """The units without the best-scored sentences that other companies' filings print too (boilerplate: the
+    caution on forward-looking statements, the preamble to the risk factors), whatever their wording."""
+    best = sorted((u for u in units if u.kind == "sentence"), key=lambda u: -u.score)[:RECURRING_CHECKED]
+    flags = recurring([(u.text, u.source.ticker or "") for u in best])
+    dropped = {id(u) for u, flag in zip(best, flags, strict=True) if flag}
+    return [u for u in units if id(u) not in dropped]
+
+
 def _with_following(chosen: list[QuotableUnit]) -> None:
     """The best sentence takes the one after it, which often says why or how."""
     best = chosen[0]
@@ -653,12 +666,14 @@ def extractive_answer(
     reason: str | None = None,
     embed_model=None,
     figure_only: bool = False,
+    recurring=None,
 ) -> tuple[str, bool]:
     """(answer text, refused). The sentences and table rows of the sources that best match the question, each
     with its [n], grouped by source; table rows carry their column header (the years) and unit. `embed_model` (the
     index's) reads a figure only the filer states from the cell or clause that states it (rag.answer.stated).
     figure_only: only a figure read from the passages (a count or amount stated in prose, a figure only the filer
-    states, a comparison, a table's cell), else "" (see figure_reading)."""
+    states, a comparison, a table's cell), else "" (see figure_reading). `recurring` (rag.recurring): which
+    sentences other companies' filings print too, boilerplate that is not quoted."""
     how = f" ({reason})" if reason else " (no language model used)"
     if facts_text:
         # The exact figures answer it. Quoting the statement rows as well would repeat them beside the other
@@ -672,6 +687,8 @@ def extractive_answer(
     parts = [lead]
     chunk_sources = [c for c in sources if c.kind != "fact"]
     units = _score_units(question, chunk_sources, analysis)
+    if recurring is not None and not figure_only:
+        units = _without_recurring(units, recurring)
     chosen = _selection(question, chunk_sources, analysis, units)
     missing = coverage_gap(question, chunk_sources, analysis)
     if not chosen:

@@ -10,8 +10,13 @@ from itertools import groupby
 
 from ..dates import dates_named
 from ..numbers import parse_numbers
+from ..parse.items import is_heading
 from ..schema import Citation
 from ..words import split_sentences, tokens
+
+# Words an Item or Part heading line runs to with its title ("Item 7. Management's Discussion and Analysis of ...");
+# a longer line that opens with one is a sentence that names the Item.
+ITEM_HEADING_WORDS = 16
 
 
 @dataclass
@@ -174,6 +179,9 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
                 # "Operating expenses:" heads the rows below it; "(In millions except par value)" is the unit note.
                 group = line.rstrip(":")
                 above = (above + [group])[-2:]
+            if is_heading(line) and len(line.split()) <= ITEM_HEADING_WORDS:
+                last_heading = line
+                continue  # "Item 1A. Risk Factors", "PART II": where the text is, not what it says
             first_in_line = len(units)
             for sentence in split_sentences(line):
                 if sentence.endswith(":") or (

@@ -85,10 +85,12 @@ class AnswerStream:
         fact_citations: list[Citation] | None = None,
         llm_unavailable: str | None = None,
         embed_model=None,
+        recurring=None,
     ):
         self.question = question
         # The index's embedding model: the extractive answer reads a figure only the filer states with it.
         self.embed_model = embed_model
+        self.recurring = recurring  # rag.recurring.RecurringSentences: boilerplate the extractive answer skips
         self.retrieval = retrieval
         self.settings = settings
         self.use_llm = use_llm
@@ -300,7 +302,7 @@ class AnswerStream:
         reason = self._fallback_label if fallback_reason else None
         text, refused = self._quoted or extractive_answer(
             self.question, res.sources, self.retrieval.plan, facts_text=facts_text, reason=reason,
-            embed_model=self.embed_model,
+            embed_model=self.embed_model, recurring=self.recurring,
         )
         if self._lead:  # the figures are shown already, with their numbers: only what they are and why no model
             text = text.replace(self._lead.strip(), "").strip() or text
@@ -495,7 +497,8 @@ class AnswerStream:
         the fallback then shows."""
         self._fallback_label = "the model found no answer in the passages"
         self._quoted = extractive_answer(self.question, self._quotable, self.retrieval.plan,
-                                         reason=self._fallback_label, embed_model=self.embed_model)
+                                         reason=self._fallback_label, embed_model=self.embed_model,
+                                         recurring=self.recurring)
         return not self._quoted[1]
 
     def _halted_reason(self, got: Progress) -> str:
@@ -578,14 +581,16 @@ def answer_stream(
     fact_citations: list[Citation] | None = None,
     llm_unavailable: str | None = None,
     embed_model=None,
+    recurring=None,
 ) -> AnswerStream:
     """Stream an answer: iterate the AnswerStream for str pieces, then read `.result`. `facts_block` (lines citing
     [F1], [F2] ... that name `fact_citations`) comes from the facts layer; the rag.answer docstring says how.
     `llm_unavailable` (with use_llm=False): why the model is not asked, shown as the extractive answer's warning.
-    `embed_model`: the index's, with which the extractive answer reads a figure only the filer states."""
+    `embed_model`: the index's, with which the extractive answer reads a figure only the filer states.
+    `recurring`: which sentences other companies' filings print too (rag.recurring), not quoted."""
     return AnswerStream(
         question, retrieval, settings, use_llm=use_llm, facts_block=facts_block, fact_citations=fact_citations,
-        llm_unavailable=llm_unavailable, embed_model=embed_model,
+        llm_unavailable=llm_unavailable, embed_model=embed_model, recurring=recurring,
     )
 
 
