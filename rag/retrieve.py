@@ -26,6 +26,7 @@ from .ordering import (
 )
 from .phrasing import PhraseList
 from .question import plan_question
+from .ranking import NO_CONTEXT, Candidate, RankContext, Ranking, rank_context
 from .recurring import RecurringSentences
 from .schema import MODES, Filters, QuestionPlan, RetrievalResult
 from .second_look import SentenceVectors
@@ -138,9 +139,12 @@ def _keyword_retriever(index, top_k: int, subset: np.ndarray | None):
 class Retriever:
     """Retrieval over one loaded index. Cheap per query; hold one per loaded index generation."""
 
-    def __init__(self, index, embed_model, *, fusion: str = "reciprocal_rerank", weights=None, reranker=None):
+    def __init__(self, index, embed_model, *, fusion: str = "reciprocal_rerank", weights=None, reranker=None,
+                 ranking: Ranking | None = None):
         self.index = index
         self.reranker = reranker  # rag.rerank.Reranker, or None
+        self.ranking = ranking  # the fitted ranking of each search's passages; None: the hand-set rules
+        self.recorder = None  # called with each search's candidates and features (rag.ranking_fit)
         self.embed_model = embed_model
         self.fusion = fusion
         self.weights = weights
@@ -206,8 +210,14 @@ class Retriever:
                 tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms, sections=group.sections,
                 fiscal_periods=group.fiscal_periods, without_exhibit_lists=not exhibits_asked,
             )
-            found = reordered(self._search(bundle, mode, depth, subset, extra), standards_last, plan.prose_intent)
-            lists.append(topic_items_forward(drop_repeats(found, top_k, self._signatures), plan, group))
+            context = rank_context(plan, group, standards_asked=not standards_last)
+            if self.ranking is None:  # the hand-set rules, while the fitted ranking replaces them (RAG_RANKING)
+                found = reordered(self._search(bundle, mode, depth, subset, extra, context), standards_last,
+                                  plan.prose_intent)
+                lists.append(topic_items_forward(drop_repeats(found, top_k, self._signatures), plan, group))
+            else:
+                lists.append(drop_repeats(self._search(bundle, mode, depth, subset, extra, context), top_k,
+                                          self._signatures))
             if plan.statements and group.tickers:  # one company's statements, not every company's
                 pages = self.index.subset(
                     tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms,
@@ -215,10 +225,10 @@ class Retriever:
                 )
                 if pages is not None and len(pages):
                     statement_lists.append(
-                        drop_repeats(self._search(bundle, mode, depth, pages, extra), top_k, self._signatures))
-            item_lists.append(self._named_passages(plan, subset, bundle, mode, depth, extra)
-                              + self._part_rows(plan, subset, bundle, mode, depth, extra)
-                              + self._item_passage(plan, group, bundle, mode, depth, extra))
+                        drop_repeats(self._search(bundle, mode, depth, pages, extra, context), top_k, self._signatures))
+            item_lists.append(self._named_passages(plan, subset, bundle, mode, depth, extra, context)
+                              + self._part_rows(plan, subset, bundle, mode, depth, extra, context)
+                              + self._item_passage(plan, group, bundle, mode, depth, extra, context))
         item_lists = [found for found in item_lists if found]
         nodes = round_robin(lists, top_k)  # interleaved: each group gets its share, and k come back in all
         if item_lists:
@@ -249,7 +259,7 @@ class Retriever:
         return [], []
 
     def _named_passages(self, plan: QuestionPlan, subset, bundle: QueryBundle, mode: str, depth: int,
-                        extra: list[str]) -> list:
+                        extra: list[str], context: RankContext = NO_CONTEXT) -> list:
         """For each name the question writes in several common words ("Future Labs", "Acme Direct": a product,
         a program, a business bought), the group's best passages that hold the name as written. Keyword search
         weighs each of those words as common and dense search blurs them, so the passages about the name can rank
@@ -258,11 +268,11 @@ class Retriever:
         for phrase in plan.name_phrases[:2]:
             rows = self.index.rows_with_phrase(phrase, subset)
             if len(rows):
-                found.extend(self._search(bundle, mode, depth, rows, extra)[:NAMED_PASSAGES])
+                found.extend(self._search(bundle, mode, depth, rows, extra, context)[:NAMED_PASSAGES])
         return found
 
     def _part_rows(self, plan: QuestionPlan, subset, bundle: QueryBundle, mode: str, depth: int,
-                   extra: list[str]) -> list:
+                   extra: list[str], context: RankContext = NO_CONTEXT) -> list:
         """For a figure asked of a part of the company ("cons prod rev", "enterprise software licensing revenue"), the
         group's best passage holding a table row labelled with the part's words (short forms spelled out): a
         revenue-by-offering table prints the part's line among many passages that use its words in prose."""
@@ -278,12 +288,12 @@ class Retriever:
             for start in range(len(words)):
                 rows = self.index.rows_with_row_label(words[start:], subset)
                 if len(rows):
-                    found.extend(self._search(bundle, mode, depth, rows, extra)[:1])
+                    found.extend(self._search(bundle, mode, depth, rows, extra, context)[:1])
                     break
         return found[:NAMED_PASSAGES]
 
     def _item_passage(self, plan: QuestionPlan, group: Filters, bundle: QueryBundle, mode: str, depth: int,
-                      extra: list[str]) -> list:
+                      extra: list[str], context: RankContext = NO_CONTEXT) -> list:
         """The group's best passage (a list of one, or none) of the 10-K Items the question's topic points to
         without naming them (plan.topic_sections), searched with the regulation's words for what they disclose."""
         topic_items = [s for s in plan.topic_sections if s in self.indexed_sections]
@@ -300,7 +310,7 @@ class Retriever:
         topic = plan.question_without(lambda dimension, _v: dimension in ("ticker", "fiscal_year"))
         by_rule = QueryBundle(" ".join([topic] + plan.topic_words))
         by_rule.embedding = bundle.embedding
-        found = drop_repeats(self._search(by_rule, mode, depth, items, extra), depth, self._signatures)
+        found = drop_repeats(self._search(by_rule, mode, depth, items, extra, context), depth, self._signatures)
         if not group.fiscal_years and found:
             # No year named: the company as it is now, so the best-matching company's latest filing comes first.
             ticker = found[0].node.metadata.get("ticker")
@@ -529,7 +539,8 @@ class Retriever:
             unavailable = [ask.label() for ask in plan.periods]
         return groups, unavailable
 
-    def _search(self, bundle: QueryBundle, mode: str, k: int, subset, extra_queries: list[str]):
+    def _search(self, bundle: QueryBundle, mode: str, k: int, subset, extra_queries: list[str],
+                context: RankContext = NO_CONTEXT):
         depth = max(k * 3, 20)  # fusion needs deeper lists than it returns
         fused = mode == "hybrid" or bool(extra_queries)
         dense = SubsetVectorRetriever(self.index, self.embed_model, depth if fused else k, subset)
@@ -538,9 +549,11 @@ class Retriever:
                       "hybrid": [dense] + ([keyword] if keyword else [])}[mode]
         if not retrievers:
             return []
+        kinds = ["keyword" if r is keyword else "dense" for r in retrievers]
         if not fused:
             found = retrievers[0].retrieve(bundle)
-            return self.reranker.reranked(bundle.query_str, found) if self.reranker else found
+            found = self.reranker.reranked(bundle.query_str, found) if self.reranker else found
+            return self._ranked(found, {kinds[0]: [found]}, context)[:k]
         fusion = _FusionOverQueries(
             retrievers,
             extra_queries=extra_queries,
@@ -551,10 +564,41 @@ class Retriever:
             use_async=False,
             retriever_weights=self.weights if self.weights and len(retrievers) == 2 else None,
         )
-        fused = with_list_heads(fusion.retrieve(bundle), fusion.lists, LIST_HEADS)
+        # Fusion's first k with each list's best LIST_HEADS beside them: reciprocal rank fusion ranks a passage only
+        # one retriever finds (an exact phrase dense search misses) below many both find at middling ranks.
+        lists = [hits for _, hits in fusion.lists]
+        found = fusion.retrieve(bundle)
+        found = with_list_heads(found, lists, LIST_HEADS) if self.ranking is None else fusion.with_heads(found)
         if self.reranker:  # over every fused candidate, so a passage fusion ranked low can reach the first k
-            fused = self.reranker.reranked(bundle.query_str, fusion.fused_candidates(fused))
-        return fused[:k]
+            found = self.reranker.reranked(bundle.query_str, fusion.fused_candidates(found))
+        by_kind: dict[str, list] = {}
+        for retriever_at, hits in fusion.lists:
+            by_kind.setdefault(kinds[retriever_at], []).append(hits)
+        return self._ranked(found, by_kind, context)[:k]
+
+    def _ranked(self, found: list, lists_by_kind: dict[str, list[list]], context: RankContext) -> list:
+        """`found` (fusion's or the cross-encoder's order) in the fitted ranking's order, or as it is under the
+        hand-set rules."""
+        if self.ranking is None:
+            return found
+        places: dict[str, dict[str, int]] = {}
+        shares: dict[str, dict[str, float]] = {}  # score / the list's first score, best over the kind's lists
+        for kind, lists in lists_by_kind.items():
+            best, share = places.setdefault(kind, {}), shares.setdefault(kind, {})
+            for hits in lists:
+                top = max((h.score or 0.0 for h in hits), default=0.0)
+                for rank, hit in enumerate(hits):
+                    node_id = hit.node.node_id
+                    best[node_id] = min(rank, best.get(node_id, rank))
+                    if top > 0:
+                        share[node_id] = max((hit.score or 0.0) / top, share.get(node_id, 0.0))
+        candidates = [Candidate(result=r, fused_rank=rank,
+                                dense_rank=places.get("dense", {}).get(r.node.node_id),
+                                keyword_rank=places.get("keyword", {}).get(r.node.node_id),
+                                dense_share=shares.get("dense", {}).get(r.node.node_id, 0.0),
+                                keyword_share=shares.get("keyword", {}).get(r.node.node_id, 0.0))
+                      for rank, r in enumerate(found)]
+        return self.ranking.ordered(candidates, context, self.recorder)
 
 
 class _FusionOverQueries(QueryFusionRetriever):
@@ -564,20 +608,30 @@ class _FusionOverQueries(QueryFusionRetriever):
     def __init__(self, *args, extra_queries: list[str], **kwargs):
         super().__init__(*args, **kwargs)
         self._extra_queries = list(extra_queries)
-        self.lists: list[list] = []  # each retriever's own results for each query of the last search, best first
+        # Each retriever's own results for each query of the last search, best first: (retriever's place, results).
+        self.lists: list[tuple[int, list]] = []
 
     def _get_queries(self, original_query: str) -> list[QueryBundle]:
         return [QueryBundle(q) for q in self._extra_queries]
 
     def _run_sync_queries(self, queries):
         results = super()._run_sync_queries(queries)
-        self.lists = [sorted(found, key=lambda n: n.score or 0.0, reverse=True) for found in results.values()]
+        self.lists = [(retriever_at, sorted(found, key=lambda n: n.score or 0.0, reverse=True))
+                      for (_query, retriever_at), found in results.items()]
         return results
+
+    def with_heads(self, fused: list) -> list:
+        """The fused passages, then each list's first LIST_HEADS that fusion left out."""
+        seen = {r.node.node_id for r in fused}
+        heads = [r for _, found in self.lists for r in found[:LIST_HEADS]
+                 if r.node.node_id not in seen and not seen.add(r.node.node_id)]
+        return list(fused) + heads
 
     def fused_candidates(self, fused: list) -> list:
         """Every passage any list of the last search found, the fused ones first in their order."""
         seen = {r.node.node_id for r in fused}
-        rest = [r for found in self.lists for r in found if r.node.node_id not in seen and not seen.add(r.node.node_id)]
+        rest = [r for _, found in self.lists for r in found
+                if r.node.node_id not in seen and not seen.add(r.node.node_id)]
         return list(fused) + rest
 
 

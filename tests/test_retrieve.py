@@ -542,9 +542,9 @@ def test_a_compound_questions_later_question_is_searched_too(small_index):
     searched: list[list[str]] = []
 
     class Recording(Retriever):
-        def _search(self, bundle, mode, k, subset, extra_queries):
+        def _search(self, bundle, mode, k, subset, extra_queries, context):
             searched.append(list(extra_queries))
-            return super()._search(bundle, mode, k, subset, extra_queries)
+            return super()._search(bundle, mode, k, subset, extra_queries, context)
 
     retriever = Recording(small_index.load(), small_index.embed_model())
     question = "What does Acme say about its supply of widget parts, and what zorblax coupler does it sell?"
@@ -620,7 +620,7 @@ def test_a_parts_figure_asked_in_short_words_finds_the_table_row_of_that_part():
         def __init__(self):
             self.index = index
 
-        def _search(self, bundle, mode, depth, rows, extra):
+        def _search(self, bundle, mode, depth, rows, extra, context):
             return [NodeWithScore(node=nodes[int(r)], score=1.0) for r in rows]
 
     catalog = Catalog.build([{"ticker": "ACME", "company": "Acme Inc."}])

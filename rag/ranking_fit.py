@@ -1,0 +1,161 @@
+"""Fits the ranking's weights (rag/data/ranking.json) on labelled questions, and reports them on held-out companies.
+
+    python -m rag.ranking_fit --set ../shared/eval/questions.jsonl:STORE --set tests/eval/questions-own.jsonl:STORE
+
+Each question is retrieved as `rag eval` retrieves it; every search it makes records its candidates' features
+(rag.ranking.FEATURES). A candidate is relevant when it comes from the question's gold filing and holds a piece of
+its evidence, as `rag eval` scores recall. The weights are a pairwise logistic regression on the tune halves'
+companies (each relevant candidate against each other candidate of the same search, every search weighing the
+same); the blind halves' companies are only scored, with fusion's own order beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+from pathlib import Path
+
+import numpy as np
+
+from .config import get_settings
+from .engine import Engine
+from .eval import company_halves, evidence_found, from_gold_filing, load_questions, question_half
+from .ranking import FEATURES, WEIGHTS_PATH
+
+# Regularisation of the fit (scikit-learn's C, on standardised features): chosen among these by cross-validation
+# over the tune half's questions (FOLDS folds, each question's searches in one), never by the blind half.
+C_GRID = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
+FOLDS = 5
+# Negatives per search: the first this many in fusion's order beside every relevant one (the rest never compete).
+NEGATIVES = 40
+
+
+def record_set(path: Path, storage: str, top_k: int) -> list[dict]:
+    """One row per search of each question: its features and which candidates are relevant."""
+    settings = get_settings(storage_dir=storage).with_overrides(ranking="fitted")
+    engine = Engine(settings)
+    retriever = engine.retriever()
+    questions = load_questions(path)
+    halves = company_halves(questions)
+    rows: list[dict] = []
+    for question in questions:
+        if not question.get("answerable", True) or not question.get("evidence"):
+            continue
+        searches: list = []
+        retriever.recorder = lambda candidates, x, into=searches: into.append((candidates, x))
+        engine.retrieve(question["question"], mode="hybrid", top_k=top_k, generated_queries=0,
+                        history=list(question.get("history") or []))
+        retriever.recorder = None
+        for candidates, x in searches:
+            relevant = [from_gold_filing(question, c.result.node.metadata)
+                        and any(evidence_found(piece, c.result.node.get_content()) for piece in question["evidence"])
+                        for c in candidates]
+            if any(relevant) and not all(relevant):
+                rows.append({"set": path.name, "id": question["id"], "half": question_half(question, halves),
+                             "x": x, "relevant": np.asarray(relevant)})
+    return rows
+
+
+def pairs(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """Differences relevant - other for each search's pairs, each search's pairs weighing 1 in all."""
+    diffs, weights = [], []
+    for row in rows:
+        x, relevant = row["x"], row["relevant"]
+        negatives = [i for i in range(len(x)) if not relevant[i]][:NEGATIVES]
+        positives = [i for i in range(len(x)) if relevant[i]]
+        for p in positives:
+            for n in negatives:
+                diffs.append(x[p] - x[n])
+                weights.append(1.0 / (len(positives) * len(negatives)))
+    return np.asarray(diffs).reshape(-1, len(FEATURES)), np.asarray(weights)
+
+
+def cross_validated_c(rows: list[dict]) -> tuple[float, dict]:
+    """The C whose fits, each on all folds but one, rank the left-out fold's searches best (mean of MRR and the
+    share with a relevant passage in the first five), with every C's figure."""
+    fold_of = {key: i % FOLDS for i, key in enumerate(sorted({(r["set"], r["id"]) for r in rows}))}
+    figures = {}
+    for c in C_GRID:
+        marks = []
+        for fold in range(FOLDS):
+            held = [r for r in rows if fold_of[(r["set"], r["id"])] == fold]
+            weights = fit([r for r in rows if fold_of[(r["set"], r["id"])] != fold], c)
+            result = scores(held, weights)
+            marks += [(result["mrr"] + result["top5"]) / 2] * result["searches"]
+        figures[c] = round(float(np.mean(marks)), 4)
+    return max(C_GRID, key=lambda c: (figures[c], -c)), figures
+
+
+def fit(rows: list[dict], c: float) -> np.ndarray:
+    from sklearn.linear_model import LogisticRegression
+
+    d, w = pairs(rows)
+    scale = d.std(axis=0)
+    scale[scale == 0] = 1.0
+    x = np.vstack([d / scale, -d / scale])
+    y = np.concatenate([np.ones(len(d)), np.zeros(len(d))])
+    model = LogisticRegression(C=c, fit_intercept=False, max_iter=2000)
+    model.fit(x, y, sample_weight=np.concatenate([w, w]))
+    return model.coef_[0] / scale
+
+
+def scores(rows: list[dict], weights: np.ndarray) -> dict:
+    """Over searches holding a relevant passage: the mean reciprocal rank of the first, and the share with one in
+    the first five."""
+    if not rows:
+        return {"searches": 0}
+    rr, top5 = [], []
+    for row in rows:
+        s = row["x"] @ weights
+        order = sorted(range(len(s)), key=lambda i: (-s[i], i))
+        first = next(rank for rank, i in enumerate(order) if row["relevant"][i])
+        rr.append(1.0 / (1 + first))
+        top5.append(first < 5)
+    return {"searches": len(rows), "mrr": round(float(np.mean(rr)), 4), "top5": round(float(np.mean(top5)), 4)}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rag.ranking_fit", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", action="append", default=[], metavar="QUESTIONS:STORAGE",
+                        help="a question set and the index store it is asked of (repeat)")
+    parser.add_argument("--save", type=Path, help="also keep the searches recorded here (a pickle), to fit again")
+    parser.add_argument("--recorded", type=Path, action="append", default=[],
+                        help="searches recorded by an earlier --save, fitted with the rest (repeat)")
+    parser.add_argument("--top-k", type=int, default=10)
+    parser.add_argument("--out", type=Path, default=WEIGHTS_PATH)
+    args = parser.parse_args(argv)
+    rows: list[dict] = []
+    for spec in args.set:
+        path, _, storage = spec.rpartition(":")
+        rows += record_set(Path(path), storage, args.top_k)
+    if args.save:
+        args.save.write_bytes(pickle.dumps(rows))
+    for saved in args.recorded:
+        rows += pickle.loads(saved.read_bytes())  # written by this script, never downloaded
+    if not any(r["half"] == "tune" for r in rows):
+        parser.error("no tune-half search holds a relevant passage: give --set or --recorded")
+    tune = [r for r in rows if r["half"] == "tune"]
+    blind = [r for r in rows if r["half"] == "blind"]
+    c, by_c = cross_validated_c(tune)
+    weights = fit(tune, c)
+    fusion_only = np.asarray([1.0 if name == "fused_place" else 0.0 for name in FEATURES])
+    report = {
+        "tune": {"fitted": scores(tune, weights), "fusion": scores(tune, fusion_only)},
+        "blind": {"fitted": scores(blind, weights), "fusion": scores(blind, fusion_only)},
+    }
+    data = {
+        "features": list(FEATURES),
+        "weights": [round(float(v), 5) for v in weights],
+        "fitted_on": {"sets": sorted({r["set"] for r in rows}), "half": "tune", "searches": len(tune),
+                      "questions": len({(r["set"], r["id"]) for r in tune}), "C": c, "cross_validated": {str(k): v for k, v in by_c.items()},
+                      "negatives": NEGATIVES},
+        "held_out": report,
+    }
+    args.out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({"weights": dict(zip(FEATURES, data["weights"])), **report}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
