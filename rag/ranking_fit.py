@@ -33,7 +33,7 @@ NEGATIVES = 40
 
 def record_set(path: Path, storage: str, top_k: int) -> list[dict]:
     """One row per search of each question: its features and which candidates are relevant."""
-    settings = get_settings(storage_dir=storage).with_overrides(ranking="fitted")
+    settings = get_settings(storage_dir=storage)
     engine = Engine(settings)
     retriever = engine.retriever()
     questions = load_questions(path)

@@ -9,17 +9,17 @@ word triples, it recurs across filers and is boilerplate. An index of too few co
 
 from __future__ import annotations
 
-import re
 import threading
+
+from .words import TOKEN_RE
 
 # Words and figures: two filers' "there were N holders of record" differ in the figure, which is what such a
 # sentence says, so a sentence is a copy of another only with its figures.
-_WORD = re.compile(r"[a-z]+|\d[\d,.]*\d|\d")
+_WORD = TOKEN_RE
 MIN_WORDS = 8  # a shorter sentence ("Not applicable.") recurs by chance; headings are no quotable sentences anyway
 OTHER_COMPANIES = 3  # other companies whose filings must print a near-copy
 SEARCHED = 30  # passages keyword search returns for a sentence: near-copies share its rarer words, so rank high
 NEAR_COPY = 0.6  # share of the sentence's word triples a passage must hold to be a near-copy of it
-CHECKED = 8  # sentences checked per answer: each is one keyword search over the whole index
 
 
 def triples(text: str) -> set[tuple[str, str, str]]:

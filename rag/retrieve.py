@@ -16,17 +16,10 @@ from llama_index.core.vector_stores.types import VectorStoreQuery
 from .catalog import Catalog
 from .intent import read_intent
 from .item_topics import BUSINESS_WORDS
-from .ordering import (
-    after_first,
-    drop_repeats,
-    reordered,
-    round_robin,
-    topic_items_forward,
-    with_list_heads,
-)
+from .ordering import after_first, drop_repeats, round_robin
 from .phrasing import PhraseList
 from .question import plan_question
-from .ranking import NO_CONTEXT, Candidate, RankContext, Ranking, rank_context
+from .ranking import LIST_HEAD, NO_CONTEXT, Candidate, RankContext, Ranking, default_ranking, rank_context
 from .recurring import RecurringSentences
 from .schema import MODES, Filters, QuestionPlan, RetrievalResult
 from .second_look import SentenceVectors
@@ -143,7 +136,7 @@ class Retriever:
                  ranking: Ranking | None = None):
         self.index = index
         self.reranker = reranker  # rag.rerank.Reranker, or None
-        self.ranking = ranking  # the fitted ranking of each search's passages; None: the hand-set rules
+        self.ranking = ranking or default_ranking()  # the order of each search's passages
         self.recorder = None  # called with each search's candidates and features (rag.ranking_fit)
         self.embed_model = embed_model
         self.fusion = fusion
@@ -211,13 +204,8 @@ class Retriever:
                 fiscal_periods=group.fiscal_periods, without_exhibit_lists=not exhibits_asked,
             )
             context = rank_context(plan, group, standards_asked=not standards_last)
-            if self.ranking is None:  # the hand-set rules, while the fitted ranking replaces them (RAG_RANKING)
-                found = reordered(self._search(bundle, mode, depth, subset, extra, context), standards_last,
-                                  plan.prose_intent)
-                lists.append(topic_items_forward(drop_repeats(found, top_k, self._signatures), plan, group))
-            else:
-                lists.append(drop_repeats(self._search(bundle, mode, depth, subset, extra, context), top_k,
-                                          self._signatures))
+            lists.append(drop_repeats(self._search(bundle, mode, depth, subset, extra, context), top_k,
+                                      self._signatures))
             if plan.statements and group.tickers:  # one company's statements, not every company's
                 pages = self.index.subset(
                     tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms,
@@ -564,11 +552,9 @@ class Retriever:
             use_async=False,
             retriever_weights=self.weights if self.weights and len(retrievers) == 2 else None,
         )
-        # Fusion's first k with each list's best LIST_HEADS beside them: reciprocal rank fusion ranks a passage only
+        # Fusion's first k with each list's best LIST_HEAD beside them: reciprocal rank fusion ranks a passage only
         # one retriever finds (an exact phrase dense search misses) below many both find at middling ranks.
-        lists = [hits for _, hits in fusion.lists]
-        found = fusion.retrieve(bundle)
-        found = with_list_heads(found, lists, LIST_HEADS) if self.ranking is None else fusion.with_heads(found)
+        found = fusion.with_heads(fusion.retrieve(bundle))
         if self.reranker:  # over every fused candidate, so a passage fusion ranked low can reach the first k
             found = self.reranker.reranked(bundle.query_str, fusion.fused_candidates(found))
         by_kind: dict[str, list] = {}
@@ -577,9 +563,10 @@ class Retriever:
         return self._ranked(found, by_kind, context)[:k]
 
     def _ranked(self, found: list, lists_by_kind: dict[str, list[list]], context: RankContext) -> list:
-        """`found` (fusion's or the cross-encoder's order) in the fitted ranking's order, or as it is under the
-        hand-set rules."""
-        if self.ranking is None:
+        """`found` (fusion's order) in the fitted ranking's order. A cross-encoder's order stands as it is: it reads
+        the question with each passage, which the ranking's features only approximate, and the weights were fitted
+        on fusion's order, not on its."""
+        if self.reranker:
             return found
         places: dict[str, dict[str, int]] = {}
         shares: dict[str, dict[str, float]] = {}  # score / the list's first score, best over the kind's lists
@@ -621,9 +608,9 @@ class _FusionOverQueries(QueryFusionRetriever):
         return results
 
     def with_heads(self, fused: list) -> list:
-        """The fused passages, then each list's first LIST_HEADS that fusion left out."""
+        """The fused passages, then each list's first LIST_HEAD that fusion left out."""
         seen = {r.node.node_id for r in fused}
-        heads = [r for _, found in self.lists for r in found[:LIST_HEADS]
+        heads = [r for _, found in self.lists for r in found[:LIST_HEAD]
                  if r.node.node_id not in seen and not seen.add(r.node.node_id)]
         return list(fused) + heads
 
@@ -667,7 +654,6 @@ def generate_queries(llm, question: str, n: int) -> list[str]:
 
 
 NAMED_PASSAGES = 2  # passages per name the question writes in several words (see _named_passages)
-LIST_HEADS = 2  # each retriever's best passages kept among the first fused results (see ordering.with_list_heads)
 
 
 _COUNT = re.compile(r"\d[\d,]*(?:\.\d+)?(?:\s+(?:thousand|million))?\s+(?:[a-z][\w-]*\s+){0,2}?(\w[\w-]*)", re.I)

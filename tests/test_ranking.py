@@ -142,3 +142,14 @@ def test_the_fit_learns_what_sets_the_relevant_passage_apart_and_scores_it_on_ot
     assert weights[FEATURES.index("keyword_place")] > 0
     fitted, fusion = scores(held_out, weights), scores(held_out, fusion_only)
     assert fitted["searches"] == 40 and fitted["mrr"] > 0.9 > fusion["mrr"]
+
+
+def test_the_shipped_weights_put_a_standards_note_and_a_why_questions_table_below_passages_found_as_well():
+    ranking = Ranking.load()
+    note = _candidate("In November 2031, the FASB issued ASU 2031-07, which requires segment disclosures.", 0, 0, 0)
+    own = _candidate("We report two segments, Widgets and Gadgets, and review each one's margin.", 1, 1, 1)
+    assert ranking.ordered([note, own], RankContext())[0] is own.result
+    assert ranking.ordered([note, own], RankContext(standards_asked=True))[0] is note.result
+    table = _candidate("| 2031 | 2030\nGross margin | 42.7% | 44.6%\nRevenues | 46,309 | 51,362", 0, 0, 0)
+    prose = _candidate("Gross margin fell because of higher discounts and a weaker product mix.", 2, 2, 2)
+    assert ranking.ordered([table, prose], RankContext(prose=True))[0] is prose.result

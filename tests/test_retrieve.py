@@ -264,37 +264,15 @@ def test_exhibit_index_chunks_are_told_apart():
     assert not is_exhibit_list(head + "We employed 32,439 people, as our Form 10-K for 2023 also said.")
 
 
-def test_notes_on_accounting_standards_rank_after_the_companys_own_passages():
-    from rag.ordering import is_standard_note, standard_notes_last
+def test_only_a_question_about_accounting_standards_asks_for_their_notes():
     from rag.retrieve import _STANDARDS_QUESTION
 
-    head = "ACME (ACME) · 10-K · FY2024 · Item 8: Financial Statements\n"
-    issued = TextNode(text=head + "In November 2023, the FASB issued ASU 2023-07, Segment Reporting (Topic 280): "
-                                  "Improvements to Reportable Segment Disclosures, which requires ...")
-    headed = TextNode(text=head + "Recently issued accounting pronouncements not yet adopted In December 2023, the "
-                                  "Financial Accounting Standards Board issued guidance on income tax disclosures.")
-    own = TextNode(text=head + "We report two segments, Widgets and Gadgets. We adopted ASU 2023-07 this year.")
-    assert is_standard_note(issued) and is_standard_note(headed) and not is_standard_note(own)
-    ranked = [NodeWithScore(node=n, score=1.0) for n in (issued, own, headed)]
-    assert [r.node for r in standard_notes_last(ranked)] == [own, issued, headed]
-    # Only a question about accounting standards keeps them where search put them.
     assert not _STANDARDS_QUESTION.search("What reportable segments does Acme have?")
     assert _STANDARDS_QUESTION.search("Which new accounting standards did Acme adopt in 2024?")
     assert _STANDARDS_QUESTION.search("How does ASU 2023-07 change Acme's segment disclosures?")
 
 
-def test_a_question_about_why_ranksprose_before_tables_by_a_few_places():
-    from rag.ordering import TABLE_PLACES, prose_before_tables
-
-    head = "ACME (ACME) · 10-K · FY2024 · Item 7: MD&A\n"
-    statement = TextNode(text=head + "| 2024 | 2023\nRevenues | 46,309 | 51,362\nGross profit | 19,790 | 22,887\n"
-                                     "Gross margin | 42.7% | 44.6%")
-    prose = [TextNode(text=head + f"Gross margin decreased for reason number {i}, mainly higher discounts.")
-             for i in range(TABLE_PLACES + 1)]
-    ranked = [NodeWithScore(node=n, score=1.0) for n in [statement] + prose]
-    # The statement gives up TABLE_PLACES places to the prose after it, and no more.
-    assert [r.node for r in prose_before_tables(ranked)] == prose[:TABLE_PLACES] + [statement] + prose[TABLE_PLACES:]
-    # The plan tells such a question from one asking for the figure.
+def test_a_question_about_why_is_told_from_one_asking_for_the_figure():
     catalog = Catalog.build([{"ticker": "ACME", "company": "Acme Widgets Inc.", "fiscal_year": 2024}])
     assert plan_question("Why did Acme's gross margin fall in fiscal 2024?", catalog).prose_intent
     assert plan_question("What drove Acme's gross margin decline?", catalog).prose_intent
@@ -363,22 +341,6 @@ def test_prose_about_a_quarter_with_no_year_reads_the_latest_annual_report(small
         ("10-K", latest)}
     figure = retriever.retrieve("What were ACME's total net sales in the second quarter?", mode="keyword", top_k=4)
     assert figure.nodes == [] and figure.unavailable
-
-
-def test_each_retrievers_best_passages_stay_near_the_top_of_the_fused_list():
-    from rag.ordering import with_list_heads
-
-    both = [_hit("ACME", 2024, f"shared passage {i}") for i in range(8)]
-    exact = _hit("ACME", 2024, "the one sentence with the exact phrase")
-    dense = both[:]
-    keyword = [both[0], exact] + both[1:]
-    # Reciprocal rank fusion puts the passages both lists hold first and the keyword-only one last.
-    fused = both + [exact]
-    out = with_list_heads(fused, [dense, keyword], heads=2)
-    ids = [r.node.node_id for r in out]
-    assert ids[0] == both[0].node.node_id  # the fused first stays first
-    assert ids.index(exact.node.node_id) <= 3 and len(ids) == len(set(ids)) == 9
-    assert with_list_heads(fused, [], heads=2) == fused
 
 
 def test_every_item_a_question_can_point_to_has_the_regulations_words():

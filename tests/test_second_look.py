@@ -5,10 +5,6 @@ from __future__ import annotations
 import numpy as np
 from llama_index.core.schema import NodeWithScore, TextNode
 
-from rag.catalog import Catalog
-from rag.ordering import TOPIC_ITEM_LEAD, topic_items_forward
-from rag.question import plan_question
-from rag.schema import Filters
 from rag.second_look import SentenceVectors, passage_sentences
 
 TOPICS = ["headcount", "supply", "weather", "stores", "brand"]
@@ -72,23 +68,3 @@ def test_a_passage_without_sentences_keeps_its_place_after_those_with_them():
     answer = _passage("answer", ["Our total headcount at year end was about 1,250 people."])
     ranked = SentenceVectors(_TopicEmbedding()).by_best_sentence([heading_only, answer], _query("headcount"))
     assert [r.node.node_id for r in ranked] == ["answer", "heading"]
-
-
-CATALOG = Catalog.build([{"ticker": "ACME", "company": "Acme Widgets Inc.", "fiscal_year": 2024}])
-
-
-def test_the_items_a_question_points_to_move_up_a_few_places_for_a_question_told_in_prose():
-    sections = ["Item 7", "Item 8", "Item 7", "Item 1", "Item 7", "Item 7", "Item 1"]
-    results = [_passage(f"p{i}", ["Some words."], section) for i, section in enumerate(sections)]
-    prose = plan_question("What kind of company is Acme?", CATALOG)
-    assert prose.topic_sections == ["Item 1"] and not prose.asks_figure
-    moved = [r.node.node_id for r in topic_items_forward(results, prose, Filters())]
-    # Each Item 1 passage passes TOPIC_ITEM_LEAD others, and no more.
-    assert TOPIC_ITEM_LEAD == 2
-    assert moved == ["p0", "p3", "p1", "p2", "p6", "p4", "p5"]
-    # A figure is printed in MD&A and the statements as often as in the Item: the order stays.
-    figure = plan_question("How many employees did Acme have?", CATALOG)
-    assert figure.topic_sections == ["Item 1"] and figure.asks_figure
-    assert topic_items_forward(results, figure, Filters()) == results
-    # An Item the user or the question names is a filter already.
-    assert topic_items_forward(results, prose, Filters(sections=["Item 7"])) == results

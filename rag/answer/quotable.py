@@ -179,7 +179,8 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
                 # "Operating expenses:" heads the rows below it; "(In millions except par value)" is the unit note.
                 group = line.rstrip(":")
                 above = (above + [group])[-2:]
-            if is_heading(line) and len(line.split()) <= ITEM_HEADING_WORDS:
+            line_words = len(line.split())
+            if line_words <= ITEM_HEADING_WORDS and is_heading(line):
                 last_heading = line
                 continue  # "Item 1A. Risk Factors", "PART II": where the text is, not what it says
             first_in_line = len(units)
