@@ -217,7 +217,10 @@ RECURRING_CHECKED = 8
 
 def _without_recurring(units: list[QuotableUnit], recurring) -> list[QuotableUnit]:
     """The units without the best-scored sentences that other companies' filings print too (boilerplate: the
-    caution on forward-looking statements, the preamble to the risk factors), whatever their wording."""
+    caution on forward-looking statements, the preamble to the risk factors), whatever their wording; all of them
+    when `recurring` is None (no index to ask, or a figure read alone)."""
+    if recurring is None:
+        return units
     best = sorted((u for u in units if u.kind == "sentence"), key=lambda u: -u.score)[:RECURRING_CHECKED]
     flags = recurring([(u.text, u.source.ticker or "") for u in best])
     dropped = {id(u) for u, flag in zip(best, flags, strict=True) if flag}
@@ -686,9 +689,7 @@ def extractive_answer(
         "figure's period and unit."
     parts = [lead]
     chunk_sources = [c for c in sources if c.kind != "fact"]
-    units = _score_units(question, chunk_sources, analysis)
-    if recurring is not None and not figure_only:
-        units = _without_recurring(units, recurring)
+    units = _without_recurring(_score_units(question, chunk_sources, analysis), None if figure_only else recurring)
     chosen = _selection(question, chunk_sources, analysis, units)
     missing = coverage_gap(question, chunk_sources, analysis)
     if not chosen:

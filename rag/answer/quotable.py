@@ -179,32 +179,43 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
                 # "Operating expenses:" heads the rows below it; "(In millions except par value)" is the unit note.
                 group = line.rstrip(":")
                 above = (above + [group])[-2:]
-            line_words = len(line.split())
-            if line_words <= ITEM_HEADING_WORDS and is_heading(line):
+            if _item_heading(line):
                 last_heading = line
                 continue  # "Item 1A. Risk Factors", "PART II": where the text is, not what it says
-            first_in_line = len(units)
-            for sentence in split_sentences(line):
-                if sentence.endswith(":") or (
-                    len(sentence.split()) <= 5 and not any(ch.isdigit() for ch in sentence)
-                    and not sentence.endswith((".", "!", "?"))
-                ):
-                    last_heading = sentence
-                    continue  # a heading ("Cost of sales:", "Net sales"), not a statement; "None." stays
-                if (len(sentence.split()) <= 3 and not any(ch.isdigit() for ch in sentence)
-                        and sentence.endswith((".", "!", "?"))):  # "None." says something only with its heading
-                    previous = units[-1].text if units and units[-1].kind == "sentence" else last_heading
-                    if previous:
-                        if units and units[-1].kind == "sentence" and units[-1].text == previous:
-                            units.pop()
-                        sentence = f"{previous} — {sentence}"
-                units.append(QuotableUnit(source, "sentence", sentence, pos))
-                last_heading = ""
-            for a, b in zip(units[first_in_line:], units[first_in_line + 1:], strict=False):
-                a.following = b.text
+            last_heading = _add_sentences(source, line, pos, units, last_heading)
         pos += 1
     _mark_dollar_tables(units)
     return units
+
+
+def _item_heading(line: str) -> bool:
+    """An Item or Part heading line with its title, not a longer sentence that opens by naming the Item."""
+    return len(line.split()) <= ITEM_HEADING_WORDS and is_heading(line)
+
+
+def _add_sentences(source: Citation, line: str, pos: int, units: list[QuotableUnit], last_heading: str) -> str:
+    """The line's sentences appended to `units`, each told the one after it (`following`). Returns the heading
+    last seen, which a bare "None." after it is quoted with."""
+    first_in_line = len(units)
+    for sentence in split_sentences(line):
+        if sentence.endswith(":") or (
+            len(sentence.split()) <= 5 and not any(ch.isdigit() for ch in sentence)
+            and not sentence.endswith((".", "!", "?"))
+        ):
+            last_heading = sentence
+            continue  # a heading ("Cost of sales:", "Net sales"), not a statement; "None." stays
+        if (len(sentence.split()) <= 3 and not any(ch.isdigit() for ch in sentence)
+                and sentence.endswith((".", "!", "?"))):  # "None." says something only with its heading
+            previous = units[-1].text if units and units[-1].kind == "sentence" else last_heading
+            if previous:
+                if units and units[-1].kind == "sentence" and units[-1].text == previous:
+                    units.pop()
+                sentence = f"{previous} — {sentence}"
+        units.append(QuotableUnit(source, "sentence", sentence, pos))
+        last_heading = ""
+    for a, b in zip(units[first_in_line:], units[first_in_line + 1:], strict=False):
+        a.following = b.text
+    return last_heading
 
 
 def _mark_dollar_tables(units: list[QuotableUnit]) -> None:
