@@ -25,7 +25,7 @@ WEIGHTS_PATH = Path(__file__).parent / "data" / "ranking.json"
 # The features, in the order of the weights file. Places are 1/(1 + rank): the first passage counts most, and a
 # passage a list did not return counts 0.
 FEATURES = (
-    "fused_place",        # its place in reciprocal rank fusion's order (or the cross-encoder's, when one is set)
+    "fused_place",        # its place in reciprocal rank fusion's order
     "fused_log_place",    # -log2(2 + rank) in that order: how far down, on a slower curve
     "dense_place",        # its best place in any dense list of the search
     "keyword_place",      # its best place in any keyword (BM25) list

@@ -13,9 +13,6 @@ import threading
 
 from .words import TOKEN_RE
 
-# Words and figures: two filers' "there were N holders of record" differ in the figure, which is what such a
-# sentence says, so a sentence is a copy of another only with its figures.
-_WORD = TOKEN_RE
 MIN_WORDS = 8  # a shorter sentence ("Not applicable.") recurs by chance; headings are no quotable sentences anyway
 OTHER_COMPANIES = 3  # other companies whose filings must print a near-copy
 SEARCHED = 30  # passages keyword search returns for a sentence: near-copies share its rarer words, so rank high
@@ -23,12 +20,14 @@ NEAR_COPY = 0.6  # share of the sentence's word triples a passage must hold to b
 
 
 def triples(text: str) -> set[tuple[str, str, str]]:
-    words = _WORD.findall(text.lower())
+    # Words and figures (the index's own tokens): two filers' "there were N holders of record" differ in the
+    # figure, which is what such a sentence says.
+    words = TOKEN_RE.findall(text.lower())
     return set(zip(words, words[1:], words[2:], strict=False))
 
 
 def figures(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w[0].isdigit()}
+    return {w for w in TOKEN_RE.findall(text) if w[0].isdigit()}
 
 
 def near_copy(sentence: str, passage: str) -> bool:

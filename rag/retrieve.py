@@ -554,7 +554,7 @@ class Retriever:
         )
         # Fusion's first k with each list's best LIST_HEAD beside them: reciprocal rank fusion ranks a passage only
         # one retriever finds (an exact phrase dense search misses) below many both find at middling ranks.
-        found = fusion.with_heads(fusion.retrieve(bundle))
+        found = fusion.fused_candidates(fusion.retrieve(bundle), LIST_HEAD)
         if self.reranker:  # over every fused candidate, so a passage fusion ranked low can reach the first k
             found = self.reranker.reranked(bundle.query_str, fusion.fused_candidates(found))
         by_kind: dict[str, list] = {}
@@ -607,17 +607,11 @@ class _FusionOverQueries(QueryFusionRetriever):
                       for (_query, retriever_at), found in results.items()]
         return results
 
-    def with_heads(self, fused: list) -> list:
-        """The fused passages, then each list's first LIST_HEAD that fusion left out."""
+    def fused_candidates(self, fused: list, per_list: int | None = None) -> list:
+        """The fused passages first in their order, then what any list of the last search found that fusion left
+        out: each list's first `per_list`, or all of it."""
         seen = {r.node.node_id for r in fused}
-        heads = [r for _, found in self.lists for r in found[:LIST_HEAD]
-                 if r.node.node_id not in seen and not seen.add(r.node.node_id)]
-        return list(fused) + heads
-
-    def fused_candidates(self, fused: list) -> list:
-        """Every passage any list of the last search found, the fused ones first in their order."""
-        seen = {r.node.node_id for r in fused}
-        rest = [r for _, found in self.lists for r in found
+        rest = [r for _, found in self.lists for r in found[:per_list]
                 if r.node.node_id not in seen and not seen.add(r.node.node_id)]
         return list(fused) + rest
 
