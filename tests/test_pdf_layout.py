@@ -231,3 +231,40 @@ def test_a_quarterly_statement_with_period_heads_over_pairs_of_columns(tmp_path)
     revenue = {(f.period_start, f.period_end): f.value for f in facts if f.concept == "us-gaap:Revenues"}
     assert revenue == {("2025-04-01", "2025-06-30"): 8_100e3, ("2024-04-01", "2024-06-30"): 7_900e3,
                        ("2025-01-01", "2025-06-30"): 16_300e3, ("2024-01-01", "2024-06-30"): 15_800e3}
+
+
+def _width(text: str, size: float = 9.0) -> float:
+    """The width of text set in Helvetica (its widths per 1,000 units of the font size)."""
+    widths = {",": 278, ".": 278, " ": 278, "(": 333, ")": 333, "%": 889}
+    return sum(widths.get(ch, 556) for ch in text) * size / 1000
+
+
+def test_amounts_set_close_together_are_separate_cells_and_sign_heads_separate_columns(tmp_path):
+    # An invented segment table of a change analysis, typeset as such tables often are: each amount flush right
+    # in its column, its "$" flush left, so a percent change ends a space before the next column's "$"; the "$"
+    # and "%" change heads share one run of text; a stray page number stands left of the heads.
+    rights = [290, 340, 390, 440, 510]
+    texts = [(72, 80, "Item 2. Management's Discussion and Analysis"),
+             (72, 110, "The following table presents net sales by segment (in millions):"),
+             (30, 130, "7"), (250, 130, "Three months ended"), (470, 130, "Six months ended")]
+    texts += [(390 - _width("$"), 130, "$"), (440 - _width("%"), 130, "%")]
+    texts += [(right - _width(head), 142, head) for right, head in zip(rights, ["2025", "2024", "change", "change",
+                                                                              "2025"])]
+    rows = [("Gadgets", ["1,210", "1,100", "110", "10%", "2,400"], True),
+            ("Sprockets", ["640", "700", "(60)", "(9)%", "1,300"], False),
+            ("Total segment net sales", ["1,850", "1,800", "50", "3%", "3,700"], True)]
+    for k, (label, values, dollars) in enumerate(rows):
+        y = 160 + 12 * k
+        texts.append((72, y, label))
+        for n, (right, value) in enumerate(zip(rights, values)):
+            texts.append((right - _width(value), y, value))
+            if dollars and n != 3:
+                texts.append((rights[n - 1] + _width(" ") if n else 250, y, "$"))
+    parsed = parse_file(write_pdf(tmp_path / "segments.pdf", [texts]))
+    table = next(b for b in parsed.blocks if b.kind == "table" and "Gadgets" in b.text)
+    lines = table.text.splitlines()
+    assert "Gadgets | $1,210 | $1,100 | $110 | 10% | $2,400" in lines, lines
+    assert "Sprockets | 640 | 700 | (60) | (9)% | 1,300" in lines, lines
+    head = table.table_header.splitlines()[-1]
+    assert "Three months ended 2025" in head and "$ change" in head and "% change" in head, head
+    assert "7" not in head.split("|")[0], head

@@ -137,8 +137,13 @@ def _cells(words: list[Word]) -> list[Cell]:
     for word in words:
         if current:
             gap = word.x0 - current[-1].x1
-            joined = current[-1].text in _LEADING_SIGN or word.text in _TRAILING_SIGN
-            if gap > 0.9 * min(word.height, current[-1].height) and not joined:
+            # A sign joins the amount beside it; two signs side by side are two column heads ("$ %").
+            joined = (current[-1].text in _LEADING_SIGN and word.text not in _TRAILING_SIGN) \
+                or (word.text in _TRAILING_SIGN and current[-1].text not in _LEADING_SIGN)
+            # Two amounts set close together ("(19)% $ 2,191") are two cells whatever the gap.
+            next_amount = not joined and (word.text in _LEADING_SIGN or is_amount(word.text)) \
+                and is_amount("".join(w.text for w in current))
+            if next_amount or (gap > 0.9 * min(word.height, current[-1].height) and not joined):
                 cells.append(Cell(current[0].x0, current[-1].x1, " ".join(w.text for w in current)))
                 current = []
         current.append(word)
@@ -326,7 +331,7 @@ def _heads(lines: list[Line], first: int, columns: list[tuple[float, float]]
         if below - line.bottom > 2.5 * line.height or line.text.endswith(_SENTENCE_END) or _is_row(line):
             break
         over = [c for c in line.cells if c.x0 >= left_edge - 3 * line.height]
-        if any(c.amount for c in line.cells):
+        if any(c.amount for c in over):
             break
         if not over:
             if start != first or not _group_label(line):
@@ -335,7 +340,8 @@ def _heads(lines: list[Line], first: int, columns: list[tuple[float, float]]
             below = line.top
             k -= 1
             continue
-        beside = [c for c in line.cells if c.x0 < left_edge - 3 * line.height]
+        # A number beside the heads (a stray page or note number) is not the label column's head.
+        beside = [c for c in line.cells if c.x0 < left_edge - 3 * line.height and not c.amount]
         if len(" ".join(c.text for c in beside)) > 80:
             break
         for cell in reversed(over):
