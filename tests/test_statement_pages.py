@@ -42,6 +42,18 @@ def test_captions_that_open_pages_of_figures_are_the_statements():
     assert statement_pages(parsed) == {2: "income statement", 3: "balance sheet", 5: "cash flow statement"}
 
 
+def test_the_contents_page_that_lists_the_statements_is_none_of_them():
+    contents = ("Index\n\nPART I. FINANCIAL INFORMATION\nItem 1. Financial Statements\n"
+                "Condensed Consolidated Statements of Operations 3 Condensed Consolidated Balance Sheets 4 "
+                "Condensed Consolidated Statements of Cash Flows 5 Notes 6 "
+                + " ".join(f"Item {n}. Heading {n + 10}" for n in range(2, 12)))
+    parsed = _filing([contents,
+                      "Condensed Consolidated Statements of Operations\n(in millions)\n" + _rows(15),
+                      "Condensed Consolidated Balance Sheets\n(in millions)\n" + _rows(15, 4),
+                      "Condensed Consolidated Statements of Cash Flows\n(in millions)\n" + _rows(15, 8)])
+    assert statement_pages(parsed) == {2: "income statement", 3: "balance sheet", 4: "cash flow statement"}
+
+
 def test_a_filing_without_statements_has_none():
     parsed = _filing(["Item 1. Business\n\nWe make widgets.", "Item 8. The financial statements are in the "
                       "annual report to shareholders, incorporated by reference.\n" + _rows(15)])

@@ -41,9 +41,9 @@ def _opening_caption(opening: str) -> str:
     kept = [(i, ch.lower()) for i, ch in enumerate(opening) if not ch.isspace()]
     squeezed = "".join(ch for _i, ch in kept)
     hits = [(m.start(), kind) for kind, rx in STATEMENT_CAPTIONS.items() if (m := rx.search(squeezed))]
-    if not hits:
-        return ""
-    at, kind = min(hits)  # the caption that comes first names the page
+    if len(hits) != 1:
+        return ""  # none, or the captions of several statements: the contents page that lists them
+    at, kind = hits[0]
     before = opening[: kept[at][0]]
     words = re.findall(r"[A-Za-z]+", before)
     if len(before.split()) > _HEADER_WORDS or any(w[0].islower() and w not in _HEADER_LOWER for w in words):
