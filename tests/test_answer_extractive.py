@@ -1495,3 +1495,19 @@ def test_unit_sign_leftovers_are_dropped_only_where_they_are_leftovers():
     assert without_unit_leftovers(" $$ ") == "" and without_unit_leftovers("%") == ""
     assert without_unit_leftovers("2023%%") == "2023" and without_unit_leftovers("(Restated)$$") == "(Restated)"
     assert without_unit_leftovers("12%") == "12%" and without_unit_leftovers("$ 5") == "$ 5"
+
+
+
+def test_a_sentence_of_the_year_asked_counts_as_of_that_year_whether_or_not_it_prints_it():
+    # Invented: a 10-K's sentences speak of its own fiscal year; one that repeats the year is no better evidence
+    # than its neighbour that does not, while a sentence of another year's filing that names no year is.
+    from rag.answer.extractive import scored_units
+
+    question = "Why did Gamma Health's Clinics segment revenue decrease in 2024?"
+    catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2024}])
+    said = "The decrease in Clinics segment revenue was primarily driven by fewer patient visits"
+    sources = [Citation(number=n, text=text, ticker="CCC", company="Gamma Health Inc.", form="10-K", fiscal_year=year)
+               for n, (year, text) in enumerate([(2024, f"{said} in 2024. {said} at rural sites."),
+                                                 (2023, f"{said} at urban sites.")], start=1)]
+    score = {" ".join(u.text.split()[-2:]): u.score for u in scored_units(question, sources, plan_question(question, catalog))}
+    assert score["in 2024."] == score["rural sites."] > score["urban sites."]

@@ -181,9 +181,11 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
             if score <= 0:
                 continue
             if years:
-                # A row under other years' heads is another year's figure; an undated table's row is not.
+                # A row under other years' heads is another year's figure; an undated table's row is not. A sentence
+                # that names no year speaks of its filing's own period, as the report's other sentences do.
                 dated = u.kind == "row" and bool(re.search(r"\b(?:19|20)\d\d\b", u.header))
-                score *= 1.25 if years & context else (0.8 if dated else 1.0)
+                own_year = u.kind == "sentence" and str(c.fiscal_year or "") in years
+                score *= 1.25 if years & context or own_year else (0.8 if dated else 1.0)
             if numbers and numbers & context:
                 score *= 1.3
             score *= _fit(u, toks, asked)
