@@ -83,7 +83,7 @@ def worth_checking(n: WrittenNumber) -> bool:
 
 # Figures written as one list: "58,300 and 61,900", "1,448 million, 1,323 million and 1,232 million".
 _LIST_LINK = re.compile(r"\s*(?:,\s*and|,|and)\s*")
-_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+YEAR = re.compile(r"\b(?:19|20)\d\d\b")  # a year as written in a filing's text
 _YEAR_LIST = re.compile(r"\b(?:19|20)\d\d(?:\s*(?:,\s*and|,|and)\s*(?:19|20)\d\d)+\b")
 _RESPECTIVELY = re.compile(r"\brespectively\b", re.I)
 
@@ -126,8 +126,8 @@ def respective_years(text: str, run: list[WrittenNumber]) -> list[int]:
     end = respectively_end(text, run)
     if end is None:
         return []
-    years = [int(y) for y in _YEAR.findall(text, run[-1].end, end)]
+    years = [int(y) for y in YEAR.findall(text, run[-1].end, end)]
     if not years:
         lists = _YEAR_LIST.findall(text[:run[0].start])
-        years = [int(y) for y in _YEAR.findall(lists[-1])] if lists else []
+        years = [int(y) for y in YEAR.findall(lists[-1])] if lists else []
     return years if len(years) == len(run) else []

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .numbers import YEAR
 from .schema import Filters, QuestionPlan
 
 WEIGHTS_PATH = Path(__file__).parent / "data" / "ranking.json"
@@ -38,6 +39,7 @@ FEATURES = (
     "table_for_prose",    # table_share, for a question that asks why or how (answered in prose)
     "topic_item",         # of an Item the question's topic points to, for a question told in prose
     "statement_named",    # of the primary statement the question names
+    "other_years_table",  # its table rows print years, none of them its own filing's, of a filing the question asks
 )
 
 LIST_HEAD = 2  # a list's first places, which fusion alone can bury (see list_head)
@@ -56,6 +58,21 @@ def is_standard_note(text: str) -> bool:
     return bool(_STANDARD_NOTE.match(" ".join(text.split("\n", 1)[-1].split()[:40])))
 
 
+def other_years_table(text: str, meta: dict, years_asked: frozenset[int]) -> bool:
+    """A passage whose table lines print years and none of its filing's own (its fiscal year, its period's end):
+    a prior period's table in a later filing ("Three months ended June 30, <last year>" in this year's 10-Q), when
+    the question asks that filing's period (or names no year)."""
+    fiscal_year = meta.get("fiscal_year")
+    if not fiscal_year or (years_asked and int(fiscal_year) not in years_asked):
+        return False
+    own = {str(fiscal_year), str(meta.get("period_end") or "")[:4]}
+    lines = text.splitlines()[1:]
+    rows = [k for k, line in enumerate(lines) if "|" in line]
+    # From its first table line to its last: the heads, the rows and the period lines between ("Six months ended").
+    printed = {m.group() for line in lines[rows[0]:rows[-1] + 1] for m in YEAR.finditer(line)} if rows else set()
+    return bool(printed) and not printed & own
+
+
 def table_share(text: str) -> float:
     """The share of a passage's lines (after its header line) that are table rows."""
     lines = [ln for ln in text.splitlines()[1:] if ln.strip()]
@@ -69,6 +86,7 @@ class RankContext:
     prose: bool = False  # asks why or how: answered in prose
     topic_items: frozenset[str] = frozenset()  # Items the topic points to (empty for a figure or a named Item)
     statements: frozenset[str] = frozenset()  # primary statements the question names
+    years: frozenset[int] = frozenset()  # fiscal years the search is held to (empty: none named)
 
 
 NO_CONTEXT = RankContext()  # a search whose question is not known: only the retrievers' places and scores differ
@@ -82,6 +100,7 @@ def rank_context(plan: QuestionPlan, group: Filters, standards_asked: bool) -> R
         standards_asked=standards_asked, prose=plan.prose_intent,
         topic_items=frozenset(plan.topic_sections) if topic else frozenset(),
         statements=frozenset(plan.statements or ()),
+        years=frozenset(group.fiscal_years or ()),
     )
 
 
@@ -119,6 +138,7 @@ def features(candidate: Candidate, context: RankContext) -> list[float]:
         tables if context.prose else 0.0,
         float(bool(context.topic_items) and meta.get("section") in context.topic_items),
         float(bool(context.statements) and meta.get("statement") in context.statements),
+        float(other_years_table(text, meta, context.years)),
     ]
 
 

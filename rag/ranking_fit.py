@@ -1,10 +1,11 @@
 """Fits the ranking's weights (rag/data/ranking.json) on labelled questions, and reports them on held-out companies.
 
-    python -m rag.ranking_fit --set ../shared/eval/questions.jsonl:STORE --set tests/eval/questions-own.jsonl:STORE
+    python -m rag.ranking_fit --set ../shared/eval/questions.jsonl:STORE --set tests/eval/questions-own.jsonl:STORE \
+        --financebench ../shared/corpus/financebench:FINANCEBENCH_STORE
 
 Each question is retrieved as `rag eval` retrieves it; every search it makes records its candidates' features
 (rag.ranking.FEATURES). A candidate is relevant when it comes from the question's gold filing and holds a piece of
-its evidence, as `rag eval` scores recall. The weights are a pairwise logistic regression on the tune halves'
+its evidence, as `rag eval` scores recall (for FinanceBench: when its pages span an evidence page). The weights are a pairwise logistic regression on the tune halves'
 companies (each relevant candidate against each other candidate of the same search, every search weighing the
 same); the blind halves' companies are only scored, with fusion's own order beside them.
 """
@@ -20,7 +21,14 @@ import numpy as np
 
 from .config import get_settings
 from .engine import Engine
-from .eval import company_halves, evidence_found, from_gold_filing, load_questions, question_half
+from .eval import (
+    company_halves,
+    evidence_found,
+    financebench_questions,
+    from_gold_filing,
+    load_questions,
+    question_half,
+)
 from .ranking import FEATURES, WEIGHTS_PATH
 
 # Regularisation of the fit (scikit-learn's C, on standardised features): chosen among these by cross-validation
@@ -54,6 +62,35 @@ def record_set(path: Path, storage: str, top_k: int) -> list[dict]:
             if any(relevant) and not all(relevant):
                 rows.append({"set": path.name, "id": question["id"], "half": question_half(question, halves),
                              "x": x, "relevant": np.asarray(relevant)})
+    return rows
+
+
+def record_financebench(folder: Path, storage: str, top_k: int) -> list[dict]:
+    """The same for FinanceBench's questions over its PDFs (indexed first by `rag eval --financebench`): a
+    candidate is relevant when it comes from the question's PDF and its pages span one of the evidence pages, as
+    page hit@k is scored. Each half of its companies is recorded as `rag eval --split` halves them."""
+    settings = get_settings(storage_dir=storage)
+    engine = Engine(settings)
+    retriever = engine.retriever()
+    by_name = {Path(f["path"]).stem: f["doc_id"] for f in engine.index().filings.values()}
+    rows: list[dict] = []
+    for half in ("tune", "blind"):
+        for question in financebench_questions(folder, half)[1]:
+            gold = by_name.get(question["doc_name"])
+            pages = {int(e["evidence_page_num"]) + 1 for e in question.get("evidence", [])}
+            if gold is None or not pages:
+                continue
+            searches: list = []
+            retriever.recorder = lambda candidates, x, into=searches: into.append((candidates, x))
+            engine.retrieve(question["question"], mode="hybrid", top_k=top_k, generated_queries=0)
+            retriever.recorder = None
+            for candidates, x in searches:
+                metas = [c.result.node.metadata for c in candidates]
+                relevant = [m.get("doc_id") == gold and any(m["page_start"] <= p <= m["page_end"] for p in pages)
+                            for m in metas]
+                if any(relevant) and not all(relevant):
+                    rows.append({"set": folder.name, "id": question.get("financebench_id"), "half": half,
+                                 "x": x, "relevant": np.asarray(relevant)})
     return rows
 
 
@@ -119,6 +156,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rag.ranking_fit", description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", action="append", default=[], metavar="QUESTIONS:STORAGE",
                         help="a question set and the index store it is asked of (repeat)")
+    parser.add_argument("--financebench", action="append", default=[], metavar="FOLDER:STORAGE",
+                        help="FinanceBench's folder and the store `rag eval --financebench` indexed it in (repeat)")
     parser.add_argument("--save", type=Path, help="also keep the searches recorded here (a pickle), to fit again")
     parser.add_argument("--recorded", type=Path, action="append", default=[],
                         help="searches recorded by an earlier --save, fitted with the rest (repeat)")
@@ -129,6 +168,9 @@ def main(argv=None) -> int:
     for spec in args.set:
         path, _, storage = spec.rpartition(":")
         rows += record_set(Path(path), storage, args.top_k)
+    for spec in args.financebench:
+        folder, _, storage = spec.rpartition(":")
+        rows += record_financebench(Path(folder), storage, args.top_k)
     if args.save:
         args.save.write_bytes(pickle.dumps(rows))
     for saved in args.recorded:

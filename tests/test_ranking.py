@@ -85,6 +85,26 @@ def test_a_statement_the_question_names_is_a_feature():
     assert _named(sheet, context)["statement_named"] == 1.0 and _named(other, context)["statement_named"] == 0.0
 
 
+def test_a_table_of_other_years_than_its_filings_own_is_a_feature_when_that_filing_is_asked():
+    plan = plan_question("What were Acme's segment revenues in the second quarter of fiscal 2031?", CATALOG)
+    filing = {"fiscal_year": 2031, "period_end": "2031-06-30"}
+    prior = _candidate("| Widgets | Gadgets | Total\nThree months ended June 30, 2030\nRevenues | 12 | 34 | 46",
+                       **filing)
+    current = _candidate("| Widgets | Gadgets | Total\nThree months ended June 30, 2031\nRevenues | 15 | 30 | 45",
+                         **filing)
+    both = _candidate("| June 30, 2031 | June 30, 2030\nRevenues | 45 | 46", **filing)
+    prose = _candidate("Revenues fell from the record set in 2029.", **filing)
+    context = rank_context(plan, Filters(fiscal_years=[2031]), False)
+    assert _named(prior, context)["other_years_table"] == 1.0
+    assert [_named(c, context)["other_years_table"] for c in (current, both, prose)] == [0.0, 0.0, 0.0]
+    # A question of the year before, asked of this filing's comparatives: its prior-year table is what it wants.
+    assert _named(prior, rank_context(plan, Filters(fiscal_years=[2030]), False))["other_years_table"] == 0.0
+    # A fiscal year that ends in the next calendar year: its period's end year is its own too.
+    retail = _candidate("| February 1, 2031 | February 2, 2030\nRevenues | 45 | 46", fiscal_year=2030,
+                        period_end="2031-02-01")
+    assert _named(retail, rank_context(plan, Filters(), False))["other_years_table"] == 0.0
+
+
 def test_the_ranking_orders_by_its_score_and_keeps_fusions_order_on_a_tie():
     weights = np.zeros(len(FEATURES))
     weights[FEATURES.index("keyword_place")] = 1.0
@@ -153,3 +173,29 @@ def test_the_shipped_weights_put_a_standards_note_and_a_why_questions_table_belo
     table = _candidate("| 2031 | 2030\nGross margin | 42.7% | 44.6%\nRevenues | 46,309 | 51,362", 0, 0, 0)
     prose = _candidate("Gross margin fell because of higher discounts and a weaker product mix.", 2, 2, 2)
     assert ranking.ordered([table, prose], RankContext(prose=True))[0] is prose.result
+
+
+def test_financebench_searches_are_recorded_with_the_passages_on_an_evidence_page_as_relevant(tmp_path):
+    # A FinanceBench-shaped folder around the invented PDF of tests/test_pdf_layout.py (its statement on page 4).
+    from rag.config import get_settings
+    from rag.eval import run_financebench
+    from rag.ranking_fit import record_financebench
+    from tests.pdf_maker import write_pdf
+    from tests.test_pdf_layout import _filing_pages
+
+    folder = tmp_path / "financebench"
+    (folder / "pdfs").mkdir(parents=True)
+    write_pdf(folder / "pdfs" / "ACME_2019_10K.pdf", _filing_pages())
+    (folder / "documents.jsonl").write_text(json.dumps(
+        {"doc_name": "ACME_2019_10K", "company": "Acme Widgets", "doc_period": 2019}) + "\n")
+    (folder / "questions.jsonl").write_text(json.dumps(
+        {"financebench_id": "fb-1", "doc_name": "ACME_2019_10K", "evidence": [{"evidence_page_num": 3}],
+         "question": "What were Acme Widgets' net sales and net income in fiscal 2019?"}) + "\n")
+    storage = tmp_path / "store"
+    report = run_financebench(folder, get_settings(storage_dir=storage), top_k=10)
+    assert report["doc_hit@5"] == 1.0  # indexed, and the question asked of it
+    rows = record_financebench(folder, str(storage), top_k=10)
+    assert rows and {r["id"] for r in rows} == {"fb-1"} and rows[0]["half"] in ("tune", "blind")
+    for row in rows:
+        assert row["x"].shape == (len(row["relevant"]), len(FEATURES))
+        assert 0 < row["relevant"].sum() < len(row["relevant"])

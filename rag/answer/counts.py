@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from ..numbers import (
+    YEAR,
     WrittenNumber,
     listed_respectively,
     listed_runs,
@@ -21,7 +22,6 @@ from .figures import answer_figures
 from .quotable import QuotableUnit
 from .terms import is_covered, tokens
 
-YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _CLAUSE = re.compile(r"[^,;:.()]*")  # from a figure to the next punctuation
 # "13,559 of our employees": a part of what is counted.
 _PARTITIVE = PhraseList("partitive")

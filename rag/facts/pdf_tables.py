@@ -16,7 +16,7 @@ import re
 
 from ..dates import dates_named
 from ..lexicon import word_set
-from ..numbers import SCALE_WORDS, parse_numbers
+from ..numbers import SCALE_WORDS, YEAR, parse_numbers
 from ..parse import Fact, ParsedFiling
 from ..parse.statements import statement_pages
 from ..periods import MONTH_COUNTS
@@ -24,7 +24,6 @@ from .metrics import METRICS, PHRASEBOOK, Metric
 
 PDF_TABLE_SOURCE = "pdf-table"  # Fact.source of a figure read from a PDF's statement table
 _KINDS = {"money": "usd", "per_share": "usdPerShare"}
-_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 
 
 def _statement_metrics() -> dict[str, list[Metric]]:
@@ -82,7 +81,7 @@ def _column_period(head: str, filing: dict) -> str | None:
     dates = dates_named(head)
     if dates:
         return dates[-1][2]
-    years = _YEAR.findall(head)
+    years = YEAR.findall(head)
     own_end, own_year = filing.get("period_end"), filing.get("fiscal_year")
     if not years or not own_end:
         return None

@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..lexicon import word_set
-from ..numbers import WrittenNumber, listed_runs, parse_numbers, respective_years
+from ..numbers import YEAR, WrittenNumber, listed_runs, parse_numbers, respective_years
 from ..phrasing import PhraseList
 from ..words import HEADCOUNT_NOUNS
 
-_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 # Nothing before a count but words of size: the count is its sentence's subject.
 _SIZE_WORDS = word_set("size_words")
 # A count of a change or of a part, not of what there is: "opened 12 stores", "repurchased 50 million shares".
@@ -65,7 +64,7 @@ def stated_count(text: str, item: list[str], year: int, filing_year: int,
         for listed, named in _listed_counts(sentence, noun):
             counts = [(n.value * n.scale, n.raw) for n in listed]
             start = listed[0].start
-            if any(_YEAR.fullmatch(raw) for _, raw in counts):
+            if any(YEAR.fullmatch(raw) for _, raw in counts):
                 continue  # a year read as a count ("in 2024 employees")
             if all(w in _SIZE_WORDS for w in sentence[:start].lower().split()):
                 continue  # the count opens its sentence: a group doing something ("Over 215,000 employees have ...")
@@ -73,7 +72,7 @@ def stated_count(text: str, item: list[str], year: int, filing_year: int,
                 continue
             after = sentence[named.end():]
             if len(counts) == 1:
-                stated = {int(y) for y in _YEAR.findall(after[:60])} or {int(y) for y in _YEAR.findall(sentence)}
+                stated = {int(y) for y in YEAR.findall(after[:60])} or {int(y) for y in YEAR.findall(sentence)}
                 if (stated and stated != {year}) or (not stated and filing_year != year):
                     continue
                 value, raw = counts[0]
