@@ -129,9 +129,10 @@ def _answer_traced(settings):
 def test_a_model_that_never_stops_is_cut_at_the_length_cap_in_bounded_memory(fake_ollama, monkeypatch):
     _endless(fake_ollama)  # no done line, ever, whatever num_predict asks
     monkeypatch.setenv("RAG_LLM_MAX_CHARS", "6000")
-    settings = settings_for(fake_ollama, llm_deadline_s=4.0)
+    # A deadline far off, so only the cap can end it however loaded the machine is (its speed is a benchmark's).
+    settings = settings_for(fake_ollama, llm_deadline_s=60.0)
     res, took, peak = _answer_traced(settings)
-    assert took < 2.0, took  # the cap ends it long before the deadline
+    assert took < 60.0, took
     assert res.cut and res.cut_reason == "length" and not res.extractive
     text = res.answer.split("\n\n*[", 1)[0]
     assert 6000 - 200 <= len(text) <= 6000  # the cap's characters, not a piece more
