@@ -1511,3 +1511,26 @@ def test_a_sentence_of_the_year_asked_counts_as_of_that_year_whether_or_not_it_p
                                                  (2023, f"{said} at urban sites.")], start=1)]
     score = {" ".join(u.text.split()[-2:]): u.score for u in scored_units(question, sources, plan_question(question, catalog))}
     assert score["in 2024."] == score["rural sites."] > score["urban sites."]
+
+
+_SEGMENT_CHANGES = (  # invented: a 10-Q's segment table with change columns between the periods
+    "Gamma Health Inc. · 10-Q · Q2 FY2024 · Part I Item 2\n"
+    "The following table presents revenue by reportable segment (in millions):\n"
+    "| Three months ended June 30, 2024 | Three months ended June 30, 2023 | $ change | % change "
+    "| Six months ended June 30, 2024 | Six months ended June 30, 2023 | $ change | % change\n"
+    "Clinics | $1,210 | $1,100 | $110 | 10% | $2,400 | $2,150 | $250 | 12%\n"
+    "Pharmacy | 640 | 700 | (60) | (9)% | 1,300 | 1,380 | (80) | (6)%")
+
+
+def test_a_quarters_column_is_read_past_the_change_columns_beside_it():
+    question = "What was the revenue of Gamma Health's Clinics segment in Q2 2024?"
+    catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2024}])
+    source = Citation(number=1, text=_SEGMENT_CHANGES, ticker="CCC", company="Gamma Health Inc.", form="10-Q",
+                      fiscal_year=2024, fiscal_period="Q2")
+    text = extractive_answer(question, [source], plan_question(question, catalog))[0]
+    assert text.startswith("Figure read from the table: **$1,210 million** for Q2 FY2024"), text[:300]
+    assert "column Three months ended June 30, 2024" in text
+    # A year earlier: the prior year's dated column of the same months, not a change column.
+    earlier = "What was the revenue of Gamma Health's Clinics segment in Q2 2023?"
+    text = extractive_answer(earlier, [source], plan_question(earlier, catalog))[0]
+    assert "**$1,100 million**" in text.split("\n")[0] and "June 30, 2023" in text.split("\n")[0], text[:300]

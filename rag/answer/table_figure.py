@@ -456,7 +456,9 @@ def _quarter_column(row: QuotableUnit, period, asked: set[str]) -> tuple[int, li
     lines = [column_heads(line) for line in row.header.splitlines() if line.strip()]
     for g, groups in enumerate(lines):
         named = [k for k, head in enumerate(groups) if _MONTHS_HEAD[period.months].search(head)]
-        each_dated = len(groups) == len(values) and all(_DATE_HEAD.search(h) for h in groups)
+        # Each column its own head: those of the months asked must each give an end date (the others may be a
+        # change or a rate: "$ change 23 vs. 22").
+        each_dated = len(groups) == len(values) and all(_DATE_HEAD.search(groups[k]) for k in named)
         if named and each_dated:
             return _dated_column(groups, named, back)
         if len(groups) == 1 and len(values) > 1 and _period_heading(groups[0]):
