@@ -693,6 +693,11 @@ def financebench_questions(folder: Path, split: str = "all") -> tuple[dict, list
     return documents, chosen, companies, len(questions)
 
 
+def on_evidence_page(meta: dict, gold_doc: str | None, pages: set[int]) -> bool:
+    """A passage of the gold PDF whose page span covers one of the evidence pages (1-based)."""
+    return meta.get("doc_id") == gold_doc and any(meta["page_start"] <= p <= meta["page_end"] for p in pages)
+
+
 def run_financebench(folder: Path, settings: Settings, *, mode: str = "hybrid", top_k: int = 10,
                      progress=None, use_analysis: bool = True, split: str = "all") -> dict:
     """Page and document hits of FinanceBench's questions over its PDFs (indexed first where they are not);
@@ -724,9 +729,7 @@ def run_financebench(folder: Path, settings: Settings, *, mode: str = "hybrid", 
         row = {"id": q.get("financebench_id"), "doc_name": q["doc_name"], "retrieval_ms": retrieval.retrieval_ms}
         for k in (5, 10):
             top = [n.node.metadata for n in retrieval.nodes[:k]]
-            row[f"page_hit@{k}"] = any(
-                m.get("doc_id") == gold_doc and any(m["page_start"] <= p <= m["page_end"] for p in pages) for m in top
-            )
+            row[f"page_hit@{k}"] = any(on_evidence_page(m, gold_doc, pages) for m in top)
         row["doc_hit@5"] = any(n.node.metadata.get("doc_id") == gold_doc for n in retrieval.nodes[:5])
         row["detected"] = retrieval.plan.label()
         rows.append(row)

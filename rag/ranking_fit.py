@@ -5,9 +5,10 @@
 
 Each question is retrieved as `rag eval` retrieves it; every search it makes records its candidates' features
 (rag.ranking.FEATURES). A candidate is relevant when it comes from the question's gold filing and holds a piece of
-its evidence, as `rag eval` scores recall (for FinanceBench: when its pages span an evidence page). The weights are a pairwise logistic regression on the tune halves'
-companies (each relevant candidate against each other candidate of the same search, every search weighing the
-same); the blind halves' companies are only scored, with fusion's own order beside them.
+its evidence, as `rag eval` scores recall (for FinanceBench: when its pages span an evidence page). The weights
+are a pairwise logistic regression on the tune halves' companies (each relevant candidate against each other
+candidate of the same search, every search weighing the same); the blind halves' companies are only scored, with
+fusion's own order beside them.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .eval import (
     financebench_questions,
     from_gold_filing,
     load_questions,
+    on_evidence_page,
     question_half,
 )
 from .ranking import FEATURES, WEIGHTS_PATH
@@ -39,29 +41,40 @@ FOLDS = 5
 NEGATIVES = 40
 
 
+def _searches(engine: Engine, question: str, top_k: int, history: list | None = None) -> list[tuple]:
+    """(candidates, features) of every search one question makes, retrieved as `rag eval` retrieves it."""
+    retriever = engine.retriever()
+    searches: list = []
+    retriever.recorder = lambda candidates, x: searches.append((candidates, x))
+    try:
+        engine.retrieve(question, mode="hybrid", top_k=top_k, generated_queries=0, history=history or [])
+    finally:
+        retriever.recorder = None
+    return searches
+
+
+def _row(name: str, qid, half: str, x, relevant: list[bool]) -> dict | None:
+    """A search worth fitting: one with both relevant candidates and others."""
+    if any(relevant) and not all(relevant):
+        return {"set": name, "id": qid, "half": half, "x": x, "relevant": np.asarray(relevant)}
+    return None
+
+
 def record_set(path: Path, storage: str, top_k: int) -> list[dict]:
     """One row per search of each question: its features and which candidates are relevant."""
-    settings = get_settings(storage_dir=storage)
-    engine = Engine(settings)
-    retriever = engine.retriever()
+    engine = Engine(get_settings(storage_dir=storage))
     questions = load_questions(path)
     halves = company_halves(questions)
     rows: list[dict] = []
     for question in questions:
         if not question.get("answerable", True) or not question.get("evidence"):
             continue
-        searches: list = []
-        retriever.recorder = lambda candidates, x, into=searches: into.append((candidates, x))
-        engine.retrieve(question["question"], mode="hybrid", top_k=top_k, generated_queries=0,
-                        history=list(question.get("history") or []))
-        retriever.recorder = None
-        for candidates, x in searches:
+        for candidates, x in _searches(engine, question["question"], top_k, list(question.get("history") or [])):
             relevant = [from_gold_filing(question, c.result.node.metadata)
                         and any(evidence_found(piece, c.result.node.get_content()) for piece in question["evidence"])
                         for c in candidates]
-            if any(relevant) and not all(relevant):
-                rows.append({"set": path.name, "id": question["id"], "half": question_half(question, halves),
-                             "x": x, "relevant": np.asarray(relevant)})
+            row = _row(path.name, question["id"], question_half(question, halves), x, relevant)
+            rows += [row] if row else []
     return rows
 
 
@@ -69,9 +82,7 @@ def record_financebench(folder: Path, storage: str, top_k: int) -> list[dict]:
     """The same for FinanceBench's questions over its PDFs (indexed first by `rag eval --financebench`): a
     candidate is relevant when it comes from the question's PDF and its pages span one of the evidence pages, as
     page hit@k is scored. Each half of its companies is recorded as `rag eval --split` halves them."""
-    settings = get_settings(storage_dir=storage)
-    engine = Engine(settings)
-    retriever = engine.retriever()
+    engine = Engine(get_settings(storage_dir=storage))
     by_name = {Path(f["path"]).stem: f["doc_id"] for f in engine.index().filings.values()}
     rows: list[dict] = []
     for half in ("tune", "blind"):
@@ -80,17 +91,10 @@ def record_financebench(folder: Path, storage: str, top_k: int) -> list[dict]:
             pages = {int(e["evidence_page_num"]) + 1 for e in question.get("evidence", [])}
             if gold is None or not pages:
                 continue
-            searches: list = []
-            retriever.recorder = lambda candidates, x, into=searches: into.append((candidates, x))
-            engine.retrieve(question["question"], mode="hybrid", top_k=top_k, generated_queries=0)
-            retriever.recorder = None
-            for candidates, x in searches:
-                metas = [c.result.node.metadata for c in candidates]
-                relevant = [m.get("doc_id") == gold and any(m["page_start"] <= p <= m["page_end"] for p in pages)
-                            for m in metas]
-                if any(relevant) and not all(relevant):
-                    rows.append({"set": folder.name, "id": question.get("financebench_id"), "half": half,
-                                 "x": x, "relevant": np.asarray(relevant)})
+            for candidates, x in _searches(engine, question["question"], top_k):
+                relevant = [on_evidence_page(c.result.node.metadata, gold, pages) for c in candidates]
+                row = _row(folder.name, question.get("financebench_id"), half, x, relevant)
+                rows += [row] if row else []
     return rows
 
 

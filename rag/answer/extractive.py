@@ -13,6 +13,7 @@ from ..dates import MONTH_WORDS
 from ..facts.mentions import CHANGE_WORDS
 from ..item_topics import BUSINESS_VERBS, BUSINESS_WORDS
 from ..numbers import (
+    YEAR,
     WrittenNumber,
     listed_runs,
     parse_numbers,
@@ -183,7 +184,7 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
             if years:
                 # A row under other years' heads is another year's figure; an undated table's row is not. A sentence
                 # that names no year speaks of its filing's own period, as the report's other sentences do.
-                dated = u.kind == "row" and bool(re.search(r"\b(?:19|20)\d\d\b", u.header))
+                dated = u.kind == "row" and bool(YEAR.search(u.header))
                 own_year = u.kind == "sentence" and str(c.fiscal_year or "") in years
                 score *= 1.25 if years & context or own_year else (0.8 if dated else 1.0)
             if numbers and numbers & context:
