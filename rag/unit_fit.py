@@ -89,13 +89,14 @@ def record_set(path: Path, storage: str, top_k: int) -> list[dict]:
     return rows
 
 
-def fit_from(rows: list[dict], c: float, prior: np.ndarray) -> np.ndarray:
+def fit_from(rows: list[dict], c: float, prior: np.ndarray, fixed: frozenset[int] = frozenset()) -> np.ndarray:
     """Pairwise logistic regression (each relevant unit against each other unit of its question, each question
     weighing 1) whose weights start from `prior` and move as far as the data carries them. The penalty is on the
     move, in the weights' own units (log factors; `c` as scikit-learn's C), not on standardised features: a feature
     few questions show (which standardising would make cheap to move) keeps about the weight it had. No weight
     changes sign: which way a feature counts (a negated row down, the word match up) is the design, how much it
-    counts is the data's."""
+    counts is the data's. Features in `fixed` (their indices) keep the prior's weight (and `main` restores it
+    after `calibrated` scales the rest): a product decision, not a regularity of the questions to learn."""
     from scipy.optimize import minimize
 
     d, w = pairs(rows)
@@ -107,7 +108,8 @@ def fit_from(rows: list[dict], c: float, prior: np.ndarray) -> np.ndarray:
         grad = -2 * d.T @ (w / (1.0 + np.exp(np.clip(margin, -50, 50)))) + move / c
         return value, grad
 
-    bounds = [(-p, None) if p > 0 else (None, -p) if p < 0 else (None, None) for p in prior]
+    bounds = [(0.0, 0.0) if i in fixed else (-p, None) if p > 0 else (None, -p) if p < 0 else (None, None)
+              for i, p in enumerate(prior)]
     return prior + minimize(loss, np.zeros(d.shape[1]), jac=True, method="L-BFGS-B", bounds=bounds).x
 
 
@@ -143,7 +145,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=WEIGHTS_PATH)
     args = parser.parse_args(argv)
     # Every fit starts from the same prior (the factors set by hand before any fit), not from the last fit's weights.
-    prior = np.asarray(json.loads(WEIGHTS_PATH.read_text(encoding="utf-8"))["prior"], dtype=float)
+    shipped = json.loads(WEIGHTS_PATH.read_text(encoding="utf-8"))
+    prior = np.asarray(shipped["prior"], dtype=float)
+    fixed = frozenset(UNIT_FEATURES.index(name) for name in shipped.get("fixed", []))
     rows: list[dict] = []
     for spec in args.set:
         path, _, storage = spec.rpartition(":")
@@ -156,14 +160,16 @@ def main(argv=None) -> int:
     blind = [r for r in rows if r["half"] == "blind"]
     if not tune:
         parser.error("no tune-half question has a relevant unit: give --set or --recorded")
-    c, by_c = cross_validated_c(tune, lambda part, c: fit_from(part, c, prior), mark=lambda r: r["mrr"])
-    weights = calibrated(tune, fit_from(tune, c, prior), prior)
+    c, by_c = cross_validated_c(tune, lambda part, c: fit_from(part, c, prior, fixed), mark=lambda r: r["mrr"])
+    weights = calibrated(tune, fit_from(tune, c, prior, fixed), prior)
+    weights[sorted(fixed)] = prior[sorted(fixed)]  # a product decision keeps its size, whatever the scale
     report = {half: {"fitted": scores(part, weights), "prior": scores(part, prior)}
               for half, part in (("tune", tune), ("blind", blind))}
     data = {
         "features": list(UNIT_FEATURES),
         "weights": [round(float(v), 5) for v in weights],
         "prior": [float(v) for v in prior],
+        "fixed": [UNIT_FEATURES[i] for i in sorted(fixed)],
         "fitted_on": {"sets": sorted({r["set"] for r in rows}), "half": "tune",
                       "questions": len(tune), "C": c, "cross_validated": {str(k): v for k, v in by_c.items()}},
         "held_out": report,

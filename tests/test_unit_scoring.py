@@ -117,6 +117,9 @@ def test_the_fit_finds_what_sets_the_answering_unit_apart_and_keeps_what_the_que
     assert fitted[UNIT_FEATURES.index("length")] <= 0  # a feature never changes the sign it was given
     held_out = _rows(rng, 40, half="blind")
     assert scores(held_out, fitted)["top1"] > 0.9 > scores(held_out, prior)["top1"]
+    # A feature held fixed (a product decision) is not moved, however much the questions would move it.
+    kept = fit_from(_rows(rng, 60), 1.0, prior, fixed=frozenset({UNIT_FEATURES.index("figure_row")}))
+    assert kept[UNIT_FEATURES.index("figure_row")] == 0.0
 
 
 def test_calibration_keeps_the_fitted_order_and_quotes_as_many_units_as_the_prior():
@@ -133,6 +136,7 @@ def test_calibration_keeps_the_fitted_order_and_quotes_as_many_units_as_the_prio
 def test_the_shipped_weights_load_and_keep_their_prior_and_how_they_were_fitted():
     data = json.loads(WEIGHTS_PATH.read_text(encoding="utf-8"))
     assert len(data["prior"]) == len(UNIT_FEATURES) and data["fitted_on"]
+    assert set(data.get("fixed", [])) <= set(UNIT_FEATURES)
     weights = UnitScoring.load().weights
     prior = np.asarray(data["prior"])
     assert np.all(weights * prior >= 0)  # fitted sizes, the prior's directions (or none)

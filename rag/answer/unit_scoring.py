@@ -5,8 +5,9 @@ A unit's words are matched against the question's (rag.answer.extractive's IDF-w
 cannot see is whether the unit is the kind of thing asked (a count for "how many", an amount for "how much", a
 figure at all, the year named, the class of stock named). Each of those is a feature here, 1 when it holds. The
 score is exp(weights . features): a power of the word match times a factor per feature it holds. The file's
-`prior` is the factors as first set by hand; `python -m rag.unit_fit` fits the `weights` from it on the dev sets'
-tune halves (pairwise logistic regression: each unit quoting a question's evidence against each that does not, of
+`prior` is the factors as first set by hand, and `fixed` the features whose weight is a product decision the fit
+leaves as it is (an older filing's sentence counts less when no period is named: the company as it is now);
+`python -m rag.unit_fit` fits the `weights` from the prior on the dev sets' tune halves (pairwise logistic regression: each unit quoting a question's evidence against each that does not, of
 the same question) and reports them on the held-out companies.
 """
 
