@@ -109,21 +109,27 @@ def pairs(rows: list[dict]) -> tuple[np.ndarray, np.ndarray]:
             for n in negatives:
                 diffs.append(x[p] - x[n])
                 weights.append(1.0 / (len(positives) * len(negatives)))
-    return np.asarray(diffs).reshape(-1, len(FEATURES)), np.asarray(weights)
+    return np.asarray(diffs).reshape(-1, rows[0]["x"].shape[1]), np.asarray(weights)
 
 
-def cross_validated_c(rows: list[dict]) -> tuple[float, dict]:
-    """The C whose fits, each on all folds but one, rank the left-out fold's searches best (mean of MRR and the
-    share with a relevant passage in the first five), with every C's figure."""
+def _ranking_mark(result: dict) -> float:
+    return (result["mrr"] + result["top5"]) / 2
+
+
+def cross_validated_c(rows: list[dict], fitter=None, mark=_ranking_mark) -> tuple[float, dict]:
+    """The C whose fits (`fitter(rows, C)`, the ranking's `fit` unless given), each on all folds but one, score the
+    left-out fold's searches best by `mark` of their `scores` (for the ranking, the mean of MRR and the share with a
+    relevant passage in the first five), with every C's figure."""
+    fitter = fitter or fit
     fold_of = {key: i % FOLDS for i, key in enumerate(sorted({(r["set"], r["id"]) for r in rows}))}
     figures = {}
     for c in C_GRID:
         marks = []
         for fold in range(FOLDS):
             held = [r for r in rows if fold_of[(r["set"], r["id"])] == fold]
-            weights = fit([r for r in rows if fold_of[(r["set"], r["id"])] != fold], c)
+            weights = fitter([r for r in rows if fold_of[(r["set"], r["id"])] != fold], c)
             result = scores(held, weights)
-            marks += [(result["mrr"] + result["top5"]) / 2] * result["searches"]
+            marks += [mark(result)] * result["searches"]
         figures[c] = round(float(np.mean(marks)), 4)
     return max(C_GRID, key=lambda c: (figures[c], -c)), figures
 
@@ -142,18 +148,18 @@ def fit(rows: list[dict], c: float) -> np.ndarray:
 
 
 def scores(rows: list[dict], weights: np.ndarray) -> dict:
-    """Over searches holding a relevant passage: the mean reciprocal rank of the first, and the share with one in
-    the first five."""
+    """Over searches holding a relevant passage: the mean reciprocal rank of the first, and the shares with one
+    first and with one in the first five."""
     if not rows:
         return {"searches": 0}
-    rr, top5 = [], []
+    firsts = []
     for row in rows:
         s = row["x"] @ weights
         order = sorted(range(len(s)), key=lambda i: (-s[i], i))
-        first = next(rank for rank, i in enumerate(order) if row["relevant"][i])
-        rr.append(1.0 / (1 + first))
-        top5.append(first < 5)
-    return {"searches": len(rows), "mrr": round(float(np.mean(rr)), 4), "top5": round(float(np.mean(top5)), 4)}
+        firsts.append(next(rank for rank, i in enumerate(order) if row["relevant"][i]))
+    return {"searches": len(rows), "mrr": round(float(np.mean([1.0 / (1 + f) for f in firsts])), 4),
+            "top1": round(float(np.mean([f == 0 for f in firsts])), 4),
+            "top5": round(float(np.mean([f < 5 for f in firsts])), 4)}
 
 
 def main(argv=None) -> int:

@@ -60,6 +60,7 @@ from .terms import (
     tokens,
     weighted_synonyms,
 )
+from .unit_scoring import UNIT_FEATURES, default_unit_scoring
 
 # A class of stock by its letter ("Class A", "class A-2", "Class C common stock").
 _SHARE_CLASS = re.compile(r"\bclass\s+([a-z](?:-?\d)?)\b", re.I)
@@ -89,33 +90,54 @@ class _Asked:
         )
 
 
-def _fit(u: QuotableUnit, toks: set[str], asked: _Asked) -> float:
-    """A factor on a unit's word score for how its kind fits what is asked: a count for "how many", an amount for
-    "how much", a figure at all, the class of stock named, nothing the question leaves out."""
-    factor = 1.0
+def _kind_features(u: QuotableUnit, toks: set[str], asked: _Asked) -> dict[str, float]:
+    """How a unit's kind fits what is asked (rag.answer.unit_scoring's features, 1 when they hold): a count for
+    "how many", an amount for "how much", a figure at all, the class of stock named, nothing the question leaves
+    out. `toks`: the words of a sentence, or of a row's label."""
+    held: dict[str, float] = {}
     if asked.counted and u.kind == "sentence" and counts_named(u, asked.counted, asked.years):
-        factor *= 1.5  # "how many stores": a sentence that gives a number of stores ("operated 2,146 stores")
+        held["count_stated"] = 1.0  # "how many stores": "operated 2,146 stores"
     if asked.counted and u.kind == "row" and amounts_only(u.text):
-        factor *= 0.6  # "how many memberships": a row of dollars or percentages is not a count
+        held["amounts_for_count"] = 1.0  # "how many memberships": a row of dollars or percentages
     elif asked.counted and u.kind == "sentence" and only_amounts(
             [n for n in answer_figures(u.text) if worth_checking(n)]):
-        factor *= 0.6  # "total headcount": "total SBC expense was $19.3 billion" states no count
+        held["no_count_sentence"] = 1.0  # "total headcount": "total SBC expense was $19.3 billion"
     elif asked.counted and u.kind == "row" and names_counted(
             set(tokens(" ".join(asked.counted))), set(tokens(f"{u.header} {u.caption} {u.title}"))):
-        factor *= 1.5  # "how many associates in Canada": a row of a table of the number of associates
+        held["counted_row"] = 1.0  # "how many associates in Canada": a row of a table of the number of associates
     if asked.amount and u.kind == "row" and _percentages_only(u.text):
-        factor *= 0.6  # "how much freight volume": a row of growth rates is not the amount
+        held["rates_for_amount"] = 1.0  # "how much freight volume": a row of growth rates
     if u.kind == "row" and negated(u.text.split("|")[0], asked.question):
-        factor *= 0.3  # "GAAP diluted EPS": the "Non-GAAP" row is the other figure
+        held["negated_row"] = 1.0  # "GAAP diluted EPS": the "Non-GAAP" row
     if asked.share_classes and (named := {c.lower() for c in _SHARE_CLASS.findall(u.text)}) and not (
             named & asked.share_classes):
-        factor *= 0.3  # "holders of Class A stock": a sentence about Class B shares only is another count
+        held["other_share_class"] = 1.0  # "holders of Class A stock": a sentence about Class B shares only
     if any(words and words <= toks for words in asked.ruled_out) and not _EXCLUDES.search(u.text):
-        factor *= 0.5  # "not counting cash", "before incentives are deducted": what was left or taken out
+        held["left_out"] = 1.0  # "not counting cash", "before incentives are deducted"
     if asked.numeric:
-        has_number = any(worth_checking(n) for n in parse_numbers(u.text))
-        factor *= (1.35 if u.kind == "row" else 1.15) if has_number else 0.6
-    return factor
+        if not any(worth_checking(n) for n in parse_numbers(u.text)):
+            held["no_figure"] = 1.0
+        else:
+            held["figure_row" if u.kind == "row" else "figure_sentence"] = 1.0
+    return held
+
+
+def _period_features(u: QuotableUnit, source: Citation, context: set[str], years: set[str],
+                     numbers: set[str]) -> dict[str, float]:
+    """The years and figures a unit prints against those asked (rag.answer.unit_scoring's features)."""
+    held: dict[str, float] = {}
+    if years:
+        # A row under other years' heads is another year's figure; an undated table's row is not. A sentence that
+        # names no year speaks of its filing's own period, as the report's other sentences do.
+        own_year = u.kind == "sentence" and str(source.fiscal_year or "") in years
+        dated = u.kind == "row" and bool(YEAR.search(u.header))
+        if years & context or own_year:
+            held["year_named"] = 1.0
+        elif dated:
+            held["other_year_row"] = 1.0
+    if numbers and numbers & context:
+        held["figure_named"] = 1.0
+    return held
 
 
 def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[QuotableUnit]:
@@ -125,7 +147,7 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
     terms = question_terms(question, sources, analysis)
     terms += [t for t in period_terms(analysis) if t not in terms]
     content = content_terms(question, sources, analysis)
-    years = {t for t in terms if re.fullmatch(r"(?:19|20)\d\d", t)}
+    years = {t for t in terms if YEAR.fullmatch(t)}
     years |= {str(y) for y in (analysis.fiscal_years if analysis else [])}
     words = [t for t in terms if not t[0].isdigit()]
     numbers = {t for t in terms if t[0].isdigit() and t not in years and (len(t) >= 3 or "." in t)}
@@ -157,10 +179,11 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
         for c in sources:
             if c.ticker and c.fiscal_year:
                 latest[c.ticker] = max(latest.get(c.ticker, 0), int(c.fiscal_year))
+    scoring = default_unit_scoring()
     units: list[QuotableUnit] = []
     for rank, c in enumerate(sources):
         section = section_tokens(c)
-        stale = 0.8 if c.ticker in latest and int(c.fiscal_year or 0) < latest[c.ticker] else 1.0
+        stale = c.ticker in latest and int(c.fiscal_year or 0) < latest[c.ticker]
         for u in quotable_units(c):
             main = tokens(u.text if u.kind == "sentence" else u.text.split("|")[0])
             toks = set(main)
@@ -181,21 +204,20 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
             )
             if score <= 0:
                 continue
-            if years:
-                # A row under other years' heads is another year's figure; an undated table's row is not. A sentence
-                # that names no year speaks of its filing's own period, as the report's other sentences do.
-                dated = u.kind == "row" and bool(YEAR.search(u.header))
-                own_year = u.kind == "sentence" and str(c.fiscal_year or "") in years
-                score *= 1.25 if years & context or own_year else (0.8 if dated else 1.0)
-            if numbers and numbers & context:
-                score *= 1.3
-            score *= _fit(u, toks, asked)
-            score /= (1.0 + max(0, len(main) - 25) / 40.0) ** 0.5  # prefer concise units
-            score *= (1.0 + 0.25 / (rank + 1)) * stale  # a little of the retrieval order
+            held = _kind_features(u, toks, asked) | _period_features(u, c, context, years, numbers)
+            if stale:
+                held["older_filing"] = 1.0
             vocab = context | section
             u.coverage = (sum(1 for t in content if is_covered(t, vocab)) / len(content)) if content else 1.0
-            # A unit that holds more of what the question is about beats one that repeats a rare word.
-            u.score = score * (0.4 + 0.6 * u.coverage)
+            held.update(
+                word_match=math.log(score),
+                length=math.log(1.0 + max(0, len(main) - 25) / 40.0),  # concise units say what was asked
+                retrieval_place=math.log(1.0 + 0.25 / (rank + 1)),  # a little of the retrieval order
+                # A unit that holds more of what the question is about beats one that repeats a rare word.
+                coverage=math.log(0.4 + 0.6 * u.coverage),
+            )
+            u.features = [held.get(name, 0.0) for name in UNIT_FEATURES]
+            u.score = scoring.score(u.features)
             units.append(u)
     return units
 
@@ -244,6 +266,11 @@ def _percentages_only(row: str) -> bool:
     return bool(figures) and all(n.pct for n in figures)
 
 
+# A unit scoring under this share of the best one is not quoted (rag.unit_fit scales fitted weights so that as
+# many units pass it as before).
+QUOTED_SHARE = 0.3
+
+
 def _select_units(units: list[QuotableUnit], limit: int = 7, per_source: int = 3) -> list[QuotableUnit]:
     if not units:
         return []
@@ -256,7 +283,7 @@ def _select_units(units: list[QuotableUnit], limit: int = 7, per_source: int = 3
         pool.sort(key=lambda u: -(u.score * (0.75 ** count.get(u.source.number, 0))))
         u = pool.pop(0)
         adjusted = u.score * (0.75 ** count.get(u.source.number, 0))
-        if adjusted < 0.3 * best:
+        if adjusted < QUOTED_SHARE * best:
             break
         if count.get(u.source.number, 0) >= per_source:
             continue

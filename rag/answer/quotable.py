@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import groupby
 
 from ..dates import dates_named
@@ -35,6 +35,7 @@ class QuotableUnit:
     lead: str = ""  # the sentence that introduces a row's table ("... financial information for <segment>:")
     score: float = 0.0
     coverage: float = 0.0  # share of the question's content terms in this unit
+    features: list[float] = field(default_factory=list)  # what its score is made of (rag.answer.unit_scoring)
     following: str = ""  # the next sentence of the same paragraph (context for the best sentence)
     # A row of a table that prints dollar signs: statements print "$" on a table's first and total rows only, so
     # the unsigned cells between ("<product line> | 31,275") are amounts too.
