@@ -266,7 +266,7 @@ class AnswerStream:
         prose = plan is not None and plan.intent is not None and plan.intent.label in ("prose", "list")
         if (prose or not cited) and said.strip() and not (lead or res.cut or whole_refusal(said)):
             quotes = quotes_to_check(self.question, [c for c in given if c.number in cited], chunk_sources[:shown],
-                                     plan)
+                                     plan, self.embed_model)
             marks = {n for m in CITATION_MARKER.finditer(quotes) for n in citation_numbers(m.group(1))}
             self._selected = [c for c in chunk_sources[:shown] if c.number in marks]
             if quotes:
