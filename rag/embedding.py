@@ -12,9 +12,17 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from .config import EMBED_BACKENDS, OFFLINE_EMBED_MODEL
 
 _load_lock = threading.Lock()
+
+# Vectors of short texts already embedded (the sentences an answer weighs), per embedding model: (a reference to
+# it, {text: vector}). An answer embeds the same passages' sentences again when the question is asked again.
+_VECTORS: dict[int, tuple[object, dict[str, np.ndarray]]] = {}
+_VECTORS_LOCK = threading.Lock()
+_KEPT_VECTORS = 20000
 
 
 class EmbeddingModelError(RuntimeError):
@@ -135,3 +143,23 @@ def get_tokenizer(name: str):
 def max_model_tokens(name: str) -> int:
     model = get_embed_model(name)._model
     return int(getattr(model, "max_seq_length", 256) or 256)
+
+
+def text_vectors(embed_model, texts: list[str]) -> np.ndarray:
+    """Unit-length vectors of the texts (one row each, in order), embedded once per model and text."""
+    with _VECTORS_LOCK:
+        held = _VECTORS.get(id(embed_model))
+        if held is None or held[0] is not embed_model:
+            held = _VECTORS[id(embed_model)] = (embed_model, {})
+        cache = held[1]
+        have = {t: cache[t] for t in texts if t in cache}
+    missing = list(dict.fromkeys(t for t in texts if t not in have))
+    if missing:
+        found = np.asarray(embed_model.get_text_embedding_batch(missing), dtype=np.float32)
+        found /= np.maximum(np.linalg.norm(found, axis=1, keepdims=True), 1e-9)
+        have.update(zip(missing, found, strict=True))
+        with _VECTORS_LOCK:
+            if len(cache) + len(missing) > _KEPT_VECTORS:
+                cache.clear()
+            cache.update(zip(missing, found, strict=True))
+    return np.stack([have[t] for t in texts]) if texts else np.zeros((0, 0), dtype=np.float32)

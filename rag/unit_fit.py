@@ -71,6 +71,7 @@ def record_set(path: Path, storage: str, top_k: int) -> list[dict]:
     """One row per question: the features of every unit the extractive answer scores, strongest (by the weights
     in use) first, and which of them are relevant."""
     engine = Engine(get_settings(storage_dir=storage))
+    embed_model = engine.retriever().embed_model
     questions = load_questions(path)
     halves = company_halves(questions)
     rows: list[dict] = []
@@ -80,8 +81,8 @@ def record_set(path: Path, storage: str, top_k: int) -> list[dict]:
         retrieval = engine.retrieve(question["question"], mode="hybrid", top_k=top_k, generated_queries=0,
                                     history=list(question.get("history") or []))
         shown = sources_from_retrieval(retrieval)[:retrieval.shown]
-        units = sorted(scored_units(question["question"], [c for c in shown if c.kind != "fact"], retrieval.plan),
-                       key=lambda u: -u.score)
+        units = sorted(scored_units(question["question"], [c for c in shown if c.kind != "fact"], retrieval.plan,
+                                    embed_model), key=lambda u: -u.score)
         relevant = [answers(question, u) for u in units]
         if any(relevant) and not all(relevant):
             rows.append({"set": path.name, "id": question["id"], "half": question_half(question, halves),

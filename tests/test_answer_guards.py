@@ -178,6 +178,22 @@ def test_an_answer_that_cites_nothing_is_followed_by_the_extractive_selection_wh
     assert [c.number for c in res.citations] == [2]
 
 
+def test_a_cited_answer_to_a_why_or_how_is_followed_by_the_filings_own_words_whatever_the_intent_model_read(
+        fake_ollama):
+    from rag.schema import Intent
+
+    retr = _planned_retrieval(CENTERS, figure=False)
+    retr.plan.intent = Intent("figure", 0.55, 0.9)  # the intent model unsure, leaning to a figure
+    retr.plan.prose_intent = True  # the question's own words ask how or why
+    fake_ollama.reply = "Acme consolidated two distribution centers [2]."
+    res = answer(CENTERS, retr, settings_for(fake_ollama))
+    said, _, quoted = res.answer.partition("\n\n**In the filings' own words:**\n")
+    assert said == fake_ollama.reply
+    assert set(_extractive_quotes(CENTERS)) <= {line.rsplit(" [", 1)[0] for line in quoted.splitlines()}
+    retr.plan.prose_intent = False
+    assert "own words" not in answer(CENTERS, retr, settings_for(fake_ollama)).answer
+
+
 def test_an_uncited_prose_answer_off_the_passages_topic_gets_no_quotes(fake_ollama):
     question = "What colour is Acme's headquarters painted?"
     fake_ollama.reply = "Acme's headquarters are painted blue."

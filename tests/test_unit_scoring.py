@@ -12,8 +12,10 @@ import pytest
 from rag.answer import Citation
 from rag.answer.extractive import scored_units
 from rag.answer.unit_scoring import UNIT_FEATURES, WEIGHTS_PATH, UnitScoring, UnitScoringError
+from rag.config import get_settings
+from rag.embedding import get_embed_model
 from rag.ranking_fit import scores
-from rag.schema import QuestionPlan
+from rag.schema import Intent, QuestionPlan
 from rag.unit_fit import answers, calibrated, fit_from, quotes_evidence, units_quoted
 
 TABLE = ("ACME (ACME) · 10-K · FY2031 · Item 7\n"
@@ -54,6 +56,48 @@ def test_a_count_question_marks_the_sentence_that_counts_the_thing_and_the_one_t
     counted = next(f for key, f in units.items() if key.startswith("As of December"))
     dollars = next(f for key, f in units.items() if key.startswith("Total store payroll"))
     assert counted["count_stated"] == 1.0 and dollars["no_count_sentence"] == 1.0
+
+
+def test_for_prose_the_index_embedding_model_finds_the_sentence_that_says_what_is_asked_closer_in_meaning():
+    # Both sentences hold the question's word "customers"; only one says why they stay.
+    text = ("ACME (ACME) · 10-K · FY2031 · Item 1\n"
+            "Customers renew their contracts because switching to another supplier would halt their production lines. "
+            "Customers may send notices to the address printed on the back cover of this report.")
+    question = "Why do ACME's customers keep buying from it?"
+    plan = QuestionPlan(tickers=["ACME"], intent=Intent("prose", 0.9, 0.95, None))
+    embed_model = get_embed_model(get_settings().embed_model)
+    with_model = {u.text[:12]: u for u in scored_units(question, [_source(text)], plan, embed_model)}
+    renew, notices = with_model["Customers re"], with_model["Customers ma"]
+    assert _named(renew)["meaning"] > _named(notices)["meaning"] + 0.1
+    assert all(_named(u)["meaning"] == 0.0 for u in scored_units(question, [_source(text)], plan))  # no model: no say
+    figure = QuestionPlan(tickers=["ACME"], intent=Intent("figure", 0.9, 0.95, None))
+    assert all(_named(u)["meaning"] == 0.0 for u in scored_units(question, [_source(text)], figure, embed_model))
+    weight = UnitScoring.load().weights[UNIT_FEATURES.index("meaning")]
+    assert weight >= 0.0 and math.isclose(renew.score / notices.score, math.exp(
+        float(np.dot(UnitScoring.load().weights, np.subtract(renew.features, notices.features)))))
+
+
+def test_for_prose_every_sentence_is_weighed_as_boilerplate_with_the_index_embedding_model_and_rows_are_not():
+    text = ("ACME (ACME) · 10-K · FY2031 · Item 1A\n"
+            "Statements in this report that are not historical facts are forward-looking statements within the "
+            "meaning of the Private Securities Litigation Reform Act of 1995 and involve risks that could cause "
+            "actual results to differ materially. "
+            "Our only smelter depends on one hydroelectric dam whose water rights expire in 2034.\n"
+            " | 2031 | 2030\n"
+            "Smelter risk incidents (count) | 4 | 3\n")
+    question = "What risks does ACME's smelter face?"
+    embed_model = get_embed_model(get_settings().embed_model)
+    prose = QuestionPlan(tickers=["ACME"], intent=Intent("prose", 0.9, 0.95, None))
+    units = scored_units(question, [_source(text)], prose, embed_model)
+    preamble = next(u for u in units if u.text.startswith("Statements in this report"))
+    smelter = next(u for u in units if u.text.startswith("Our only smelter"))
+    row = next(u for u in units if u.kind == "row")
+    assert _named(preamble)["boilerplate"] > 0.5 > _named(smelter)["boilerplate"]
+    assert _named(row)["boilerplate"] == 0.0 and _named(row)["meaning"] != 0.0  # a row is weighed by meaning only
+    assert preamble.score < smelter.score
+    # A figure asked: a count stated in the words every filer uses is not held against its sentence.
+    figure = QuestionPlan(tickers=["ACME"], intent=Intent("figure", 0.9, 0.95, None))
+    assert all(_named(u)["boilerplate"] == 0.0 for u in scored_units(question, [_source(text)], figure, embed_model))
 
 
 def test_a_weights_file_for_other_features_or_with_nans_is_refused(tmp_path):

@@ -8,8 +8,12 @@ import math
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
+from ..boilerplate import boilerplate_model
 from ..companies import reader_name
 from ..dates import MONTH_WORDS
+from ..embedding import text_vectors
 from ..facts.mentions import CHANGE_WORDS
 from ..item_topics import BUSINESS_VERBS, BUSINESS_WORDS
 from ..numbers import (
@@ -140,10 +144,12 @@ def _period_features(u: QuotableUnit, source: Citation, context: set[str], years
     return held
 
 
-def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[QuotableUnit]:
+def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan | None,
+                 embed_model=None) -> list[QuotableUnit]:
     """Every sentence and table row of the sources with a score (term overlap weighted by IDF over the
-    retrieved chunks, with synonyms, bigrams, years, figures) and `coverage`: the share of the question's
-    content terms the unit holds (with its table header and its Item title)."""
+    retrieved chunks, with synonyms, bigrams, years, figures; with `embed_model`, the index's, their meaning's
+    closeness to the question's too) and `coverage`: the share of the question's content terms the unit holds
+    (with its table header and its Item title)."""
     terms = question_terms(question, sources, analysis)
     terms += [t for t in period_terms(analysis) if t not in terms]
     content = content_terms(question, sources, analysis)
@@ -172,13 +178,7 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
 
     bigrams = {(a, b) for a, b in zip(words, words[1:], strict=False)}
     asked = _Asked.of(question or "", analysis, years)
-    # No year or period named: the company as it is now. Its latest filing among the sources speaks first; an older
-    # one's sentence ("24,318 employees" two annual reports ago) counts less, though it is still quoted.
-    latest: dict[str, int] = {}
-    if analysis is not None and not (analysis.fiscal_years or analysis.periods or analysis.latest_quarters):
-        for c in sources:
-            if c.ticker and c.fiscal_year:
-                latest[c.ticker] = max(latest.get(c.ticker, 0), int(c.fiscal_year))
+    latest = _latest_years(sources, analysis)
     scoring = default_unit_scoring()
     units: list[QuotableUnit] = []
     for rank, c in enumerate(sources):
@@ -217,15 +217,64 @@ def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan 
                 coverage=math.log(0.4 + 0.6 * u.coverage),
             )
             u.features = [held.get(name, 0.0) for name in UNIT_FEATURES]
-            u.score = scoring.score(u.features)
             units.append(u)
+    if embed_model is not None and units:
+        _weigh_meaning(question, units, analysis, embed_model)
+    for u in units:
+        u.score = scoring.score(u.features)
     return units
 
 
-def scored_units(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[QuotableUnit]:
+def _latest_years(sources: list[Citation], analysis: QuestionPlan | None) -> dict[str, int]:
+    """Each company's latest fiscal year among the sources when no year or period is named: the company as it is
+    now. Its latest filing speaks first; an older one's sentence ("24,318 employees" two annual reports ago) counts
+    less, though it is still quoted."""
+    latest: dict[str, int] = {}
+    if analysis is not None and not (analysis.fiscal_years or analysis.periods or analysis.latest_quarters):
+        for c in sources:
+            if c.ticker and c.fiscal_year:
+                latest[c.ticker] = max(latest.get(c.ticker, 0), int(c.fiscal_year))
+    return latest
+
+
+def _weigh_meaning(question: str, units: list[QuotableUnit], analysis: QuestionPlan | None, embed_model) -> None:
+    """Set the units' `meaning` and `boilerplate` features from the index's embedding model, for a question the
+    intent model reads as asking prose or a list. A figure's row or sentence is found by its label, period and
+    figure: the blurred meaning of a short label put wrong units first on the dev sets' figure questions, and a
+    sentence stating a count in the words every filer uses ("as of <date> we employed ...") reads as boilerplate."""
+    if not _asks_prose(analysis):
+        return
+    vectors = text_vectors(embed_model, [question] + [_meaning_text(u) for u in units])
+    boilerplate = boilerplate_model(embed_model)
+    likely = boilerplate.likelihood(vectors[1:]) if boilerplate is not None else np.zeros(len(units))
+    for u, vector, p in zip(units, vectors[1:], likely, strict=True):
+        u.features[_MEANING] = float(vector @ vectors[0])
+        if u.kind == "sentence":  # rag.boilerplate weighs sentences; a row's label is no sentence
+            u.features[_BOILERPLATE] = float(p)
+
+
+_MEANING = UNIT_FEATURES.index("meaning")
+_BOILERPLATE = UNIT_FEATURES.index("boilerplate")
+
+
+def _asks_prose(analysis: QuestionPlan | None) -> bool:
+    """Does the intent model read the question as asking for prose or a list (not a figure)?"""
+    return analysis is not None and analysis.intent is not None and analysis.intent.label in ("prose", "list")
+
+
+def _meaning_text(u: QuotableUnit) -> str:
+    """What a unit says, as its meaning is compared with the question's: a sentence itself; a row's label under its
+    table's caption (its figures say nothing an embedding can weigh)."""
+    if u.kind == "sentence":
+        return u.text
+    return " ".join(p for p in (u.caption or u.title, u.group, u.text.split("|")[0].strip()) if p)
+
+
+def scored_units(question: str, sources: list[Citation], analysis: QuestionPlan | None,
+                 embed_model=None) -> list[QuotableUnit]:
     """Every sentence and table row of the sources that matches the question, with its score (see _score_units):
     the extractive answer's look at sentences, which the prompt budget also trims passages by."""
-    return _score_units(question, sources, analysis)
+    return _score_units(question, sources, analysis, embed_model)
 
 
 def _selection(question: str, sources: list[Citation], analysis: QuestionPlan | None,
@@ -719,7 +768,8 @@ def extractive_answer(
         "figure's period and unit."
     parts = [lead]
     chunk_sources = [c for c in sources if c.kind != "fact"]
-    units = _without_recurring(_score_units(question, chunk_sources, analysis), None if figure_only else recurring)
+    units = _without_recurring(_score_units(question, chunk_sources, analysis, embed_model),
+                               None if figure_only else recurring)
     chosen = _selection(question, chunk_sources, analysis, units)
     missing = coverage_gap(question, chunk_sources, analysis)
     if not chosen:
@@ -788,20 +838,20 @@ def figure_reading(question: str, sources: list[Citation], analysis: QuestionPla
 
 
 def quotes_to_check(question: str, cited: list[Citation], shown: list[Citation],
-                    analysis: QuestionPlan | None) -> str:
+                    analysis: QuestionPlan | None, embed_model=None) -> str:
     """The filings' own words shown under a model's answer in prose, or one that cites nothing: the sentences and
     rows the extractive answer quotes from the passages shown (its own selection, the best sentence with the one
     after it), then those of the passages the answer cites that best match the question, each with its [n], in
     passage order; "" when none matches. The answer so carries no fewer of the filings' words than the answer
     without a model, and its paraphrase can be checked against the passages it cites."""
     passages = [c for c in shown if c.kind != "fact"]
-    chosen = _selection(question, passages, analysis, _score_units(question, passages, analysis))
+    chosen = _selection(question, passages, analysis, _score_units(question, passages, analysis, embed_model))
     if chosen:
         _with_following(chosen)
     said = {u.source.number: [] for u in chosen}
     for u in chosen:
         said[u.source.number].append(" ".join(u.text.split()))
-    for u in _select_units(_score_units(question, cited, analysis), limit=4, per_source=2) if cited else []:
+    for u in _select_units(_score_units(question, cited, analysis, embed_model), limit=4, per_source=2) if cited else []:
         text = " ".join(u.text.split())
         if not any(text in quoted for quoted in said.get(u.source.number, ())):
             chosen.append(u)

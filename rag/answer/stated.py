@@ -15,12 +15,10 @@ goes on as before (never a guess).
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from ..dates import MONTH_WORDS
+from ..embedding import text_vectors
 from ..numbers import WrittenNumber, listed_runs, parse_numbers, respective_years, worth_checking
 from ..schema import QuestionPlan
 from ..words import STOP_WORDS
@@ -294,31 +292,6 @@ def candidates(units: list[QuotableUnit], asked: _Asked, question: str) -> list[
     return found
 
 
-# Sentence vectors of descriptions already embedded, per embedding model: (a reference to it, {text: vector}).
-_VECTORS: dict[int, tuple[object, dict[str, np.ndarray]]] = {}
-_VECTORS_LOCK = threading.Lock()
-_KEPT_VECTORS = 20000
-
-
-def _vectors(embed_model, texts: list[str]) -> np.ndarray:
-    """Unit-length sentence vectors of the texts, embedded once per model and text."""
-    with _VECTORS_LOCK:
-        held = _VECTORS.get(id(embed_model))
-        if held is None or held[0] is not embed_model:
-            held = _VECTORS[id(embed_model)] = (embed_model, {})
-        cache = held[1]
-        missing = list(dict.fromkeys(t for t in texts if t not in cache))
-    if missing:
-        found = np.asarray(embed_model.get_text_embedding_batch(missing), dtype=np.float32)
-        found /= np.maximum(np.linalg.norm(found, axis=1, keepdims=True), 1e-9)
-        with _VECTORS_LOCK:
-            if len(cache) + len(missing) > _KEPT_VECTORS:
-                cache.clear()
-            cache.update(zip(missing, found))
-    with _VECTORS_LOCK:
-        return np.stack([cache[t] for t in texts]) if texts else np.zeros((0, 0), dtype=np.float32)
-
-
 def _overlap(content: list[str], words: str) -> float:
     vocab = set(tokens(words))
     return sum(1 for t in content if is_covered(t, vocab)) / len(content)
@@ -338,7 +311,7 @@ def score(found: list[Candidate], asked: _Asked, embed_model) -> list[Candidate]
     if not any(c.overlap >= MIN_OVERLAP for c in kept):
         return []
     texts = [asked.text] + [c.words for c in kept] + [c.unit.text for c in kept if c.heads is None]
-    vectors = _vectors(embed_model, texts)
+    vectors = text_vectors(embed_model, texts)
     cosines = vectors[1:] @ vectors[0]
     whole = iter(cosines[len(kept):])
     for i, c in enumerate(kept):

@@ -258,15 +258,16 @@ class AnswerStream:
         outcome = yield from self._stream_llm(messages, given_all, res, self._emit)
         if outcome is not None:
             return outcome
-        # An answer in prose (as the intent model reads the question), or one that cites nothing whatever was
-        # asked, is followed by the filings' own words: what the answer without a model quotes from the passages
+        # An answer in prose (as the intent model reads the question, or as its why or how asks), or one that
+        # cites nothing whatever was asked, is followed by the filings' own words: what the answer without a model quotes from the passages
         # shown (whole, not as trimmed for the prompt), which the answer then cites, and the best of what it cites.
         said, plan = "".join(self._pieces), self.retrieval.plan
         cited = {n for m in CITATION_MARKER.finditer(said) for n in citation_numbers(m.group(1))}
-        prose = plan is not None and plan.intent is not None and plan.intent.label in ("prose", "list")
+        prose = plan is not None and (plan.prose_intent or plan.intent is not None and plan.intent.label in (
+            "prose", "list"))
         if (prose or not cited) and said.strip() and not (lead or res.cut or whole_refusal(said)):
             quotes = quotes_to_check(self.question, [c for c in given if c.number in cited], chunk_sources[:shown],
-                                     plan)
+                                     plan, self.embed_model)
             marks = {n for m in CITATION_MARKER.finditer(quotes) for n in citation_numbers(m.group(1))}
             self._selected = [c for c in chunk_sources[:shown] if c.number in marks]
             if quotes:

@@ -1,8 +1,8 @@
 """How much a sentence or table row of the retrieved passages answers the question: one linear score over named
 features, in log space, its weights saved as data in `rag/data/unit_scoring.json`.
 
-A unit's words are matched against the question's (rag.answer.extractive's IDF-weighted overlap); what the match
-cannot see is whether the unit is the kind of thing asked (a count for "how many", an amount for "how much", a
+A unit's words are matched against the question's (rag.answer.extractive's IDF-weighted overlap), and its meaning
+too, with the index's own embedding model (a sentence that says what is asked in other words); what neither can see is whether the unit is the kind of thing asked (a count for "how many", an amount for "how much", a
 figure at all, the year named, the class of stock named). Each of those is a feature here, 1 when it holds. The
 score is exp(weights . features): a power of the word match times a factor per feature it holds. The file's
 `prior` is the factors as first set by hand, and `fixed` the features whose weight is a product decision the fit
@@ -42,6 +42,8 @@ UNIT_FEATURES = (
     "retrieval_place",    # log(1 + 0.25 / (1 + rank)) of its passage in the retrieval order
     "older_filing",       # no period named: a filing older than the company's latest among the sources
     "coverage",           # log(0.4 + 0.6 * the share of the question's content terms it holds, with context)
+    "meaning",            # prose asked: cosine of its and the question's vectors (the index's embedding model)
+    "boilerplate",        # prose asked, a sentence: how likely it is boilerplate (rag.boilerplate, same vectors)
 )
 
 
