@@ -3,9 +3,9 @@ its weights saved as data in `rag/data/boilerplate.json`.
 
 rag.recurring tells boilerplate by asking the index whether other companies print a sentence too, which needs an
 index of several companies and a near copy. This model learned from that test, run over a large index (`python -m
-rag.boilerplate_fit`), what such sentences are about: the caution on forward-looking statements, the preamble to the
-risk factors, where a report can be read. It so also knows them in a filer's own words, and in an index of one
-company, where recurrence can say nothing.
+rag.boilerplate_fit`), what such sentences are like (cover-page checkboxes, auditors' and internal-control
+statements, cautions on forward-looking statements), so it rates a sentence in an index of one company too, where
+recurrence can say nothing. A filer's own meta sentences, in words no other filer prints, it rates lower.
 
 The weights only mean something for vectors of the model they were fitted on: the file keeps the vector of a fixed
 probe sentence, and an embedding model that places the probe elsewhere gets no boilerplate likelihood at all.

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .answer.extractive import QUOTED_SHARE, scored_units
+from .answer.extractive import QUOTED_SHARE
 from .answer.sources import sources_from_retrieval
-from .answer.unit_scoring import UNIT_FEATURES, WEIGHTS_PATH
+from .answer.unit_scoring import UNIT_FEATURES, WEIGHTS_PATH, scored_units
 from .config import get_settings
 from .engine import Engine
 from .eval import (

@@ -1501,7 +1501,7 @@ def test_unit_sign_leftovers_are_dropped_only_where_they_are_leftovers():
 def test_a_sentence_of_the_year_asked_counts_as_of_that_year_whether_or_not_it_prints_it():
     # Invented: a 10-K's sentences speak of its own fiscal year; one that repeats the year is no better evidence
     # than its neighbour that does not, while a sentence of another year's filing that names no year is.
-    from rag.answer.extractive import scored_units
+    from rag.answer.unit_scoring import scored_units
 
     question = "Why did Gamma Health's Clinics segment revenue decrease in 2024?"
     catalog = Catalog.build([{"ticker": "CCC", "company": "Gamma Health Inc.", "fiscal_year": 2024}])

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from rag.answer import Citation
-from rag.answer.extractive import scored_units
-from rag.answer.unit_scoring import UNIT_FEATURES, WEIGHTS_PATH, UnitScoring, UnitScoringError
+from rag.answer.unit_scoring import UNIT_FEATURES, WEIGHTS_PATH, UnitScoring, UnitScoringError, scored_units
 from rag.config import get_settings
 from rag.embedding import get_embed_model
 from rag.ranking_fit import scores

@@ -4,25 +4,16 @@ retrieved passages that best match the question, each with its [n], grouped by s
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass
 
-import numpy as np
-
-from ..boilerplate import boilerplate_model
 from ..companies import reader_name
 from ..dates import MONTH_WORDS
-from ..embedding import text_vectors
 from ..facts.mentions import CHANGE_WORDS
 from ..item_topics import BUSINESS_VERBS, BUSINESS_WORDS
 from ..numbers import (
-    YEAR,
     WrittenNumber,
     listed_runs,
-    parse_numbers,
     respective_years,
-    worth_checking,
 )
 from ..parse.tables import without_unit_leftovers
 from ..phrasing import PhraseList, follows
@@ -38,243 +29,25 @@ from .clauses import (
     respective_quote,
 )
 from .counts import (
-    amounts_only,
     counts_all_of_it,
     counts_named,
     listed_parts,
     names_another_year,
-    names_counted,
-    only_amounts,
-    row_figures,
 )
 from .figures import answer_figures
 from .quotable import QuotableUnit, column_heads, quotable_units
 from .stated import stated_figure
-from .table_figure import PERCENT_Q, negated, numeric_question, one_company, table_change, table_figure, untagged
+from .table_figure import PERCENT_Q, one_company, table_change, table_figure, untagged
 from .table_share import table_share
 from .terms import (
-    GENERIC_TERMS,
     content_terms,
     content_words,
     coverage_gap,
     is_covered,
-    period_terms,
-    question_terms,
     section_tokens,
     tokens,
-    weighted_synonyms,
 )
-from .unit_scoring import UNIT_FEATURES, default_unit_scoring
-
-# A class of stock by its letter ("Class A", "class A-2", "Class C common stock").
-_SHARE_CLASS = re.compile(r"\bclass\s+([a-z](?:-?\d)?)\b", re.I)
-
-
-@dataclass
-class _Asked:
-    """What kind of unit a question asks for, as _fit weighs a unit against it."""
-
-    question: str
-    years: set[str]
-    counted: list[str]  # "how many stores": what is counted
-    amount: bool  # "how much", not a share or a rate
-    numeric: bool  # any figure
-    share_classes: set[str]  # "class A" -> {"a"}
-    ruled_out: list[set[str]]  # the words of what the question leaves out or takes off
-
-    @classmethod
-    def of(cls, question: str, analysis: QuestionPlan | None, years: set[str]) -> "_Asked":
-        return cls(
-            question=question, years=years, counted=analysis.counted if analysis else [],
-            amount=_asks_amount(question) and not PERCENT_Q.search(question),
-            numeric=numeric_question(question),
-            share_classes={c.lower() for c in _SHARE_CLASS.findall(question)},
-            ruled_out=[set(tokens(words)) - GENERIC_TERMS
-                       for words in ((analysis.excluded + analysis.deducted) if analysis else [])],
-        )
-
-
-def _kind_features(u: QuotableUnit, toks: set[str], asked: _Asked) -> dict[str, float]:
-    """How a unit's kind fits what is asked (rag.answer.unit_scoring's features, 1 when they hold): a count for
-    "how many", an amount for "how much", a figure at all, the class of stock named, nothing the question leaves
-    out. `toks`: the words of a sentence, or of a row's label."""
-    held: dict[str, float] = {}
-    if asked.counted and u.kind == "sentence" and counts_named(u, asked.counted, asked.years):
-        held["count_stated"] = 1.0  # "how many stores": "operated 2,146 stores"
-    if asked.counted and u.kind == "row" and amounts_only(u.text):
-        held["amounts_for_count"] = 1.0  # "how many memberships": a row of dollars or percentages
-    elif asked.counted and u.kind == "sentence" and only_amounts(
-            [n for n in answer_figures(u.text) if worth_checking(n)]):
-        held["no_count_sentence"] = 1.0  # "total headcount": "total SBC expense was $19.3 billion"
-    elif asked.counted and u.kind == "row" and names_counted(
-            set(tokens(" ".join(asked.counted))), set(tokens(f"{u.header} {u.caption} {u.title}"))):
-        held["counted_row"] = 1.0  # "how many associates in Canada": a row of a table of the number of associates
-    if asked.amount and u.kind == "row" and _percentages_only(u.text):
-        held["rates_for_amount"] = 1.0  # "how much freight volume": a row of growth rates
-    if u.kind == "row" and negated(u.text.split("|")[0], asked.question):
-        held["negated_row"] = 1.0  # "GAAP diluted EPS": the "Non-GAAP" row
-    if asked.share_classes and (named := {c.lower() for c in _SHARE_CLASS.findall(u.text)}) and not (
-            named & asked.share_classes):
-        held["other_share_class"] = 1.0  # "holders of Class A stock": a sentence about Class B shares only
-    if any(words and words <= toks for words in asked.ruled_out) and not _EXCLUDES.search(u.text):
-        held["left_out"] = 1.0  # "not counting cash", "before incentives are deducted"
-    if asked.numeric:
-        if not any(worth_checking(n) for n in parse_numbers(u.text)):
-            held["no_figure"] = 1.0
-        else:
-            held["figure_row" if u.kind == "row" else "figure_sentence"] = 1.0
-    return held
-
-
-def _period_features(u: QuotableUnit, source: Citation, context: set[str], years: set[str],
-                     numbers: set[str]) -> dict[str, float]:
-    """The years and figures a unit prints against those asked (rag.answer.unit_scoring's features)."""
-    held: dict[str, float] = {}
-    if years:
-        # A row under other years' heads is another year's figure; an undated table's row is not. A sentence that
-        # names no year speaks of its filing's own period, as the report's other sentences do.
-        own_year = u.kind == "sentence" and str(source.fiscal_year or "") in years
-        dated = u.kind == "row" and bool(YEAR.search(u.header))
-        if years & context or own_year:
-            held["year_named"] = 1.0
-        elif dated:
-            held["other_year_row"] = 1.0
-    if numbers and numbers & context:
-        held["figure_named"] = 1.0
-    return held
-
-
-def _score_units(question: str, sources: list[Citation], analysis: QuestionPlan | None,
-                 embed_model=None) -> list[QuotableUnit]:
-    """Every sentence and table row of the sources with a score (term overlap weighted by IDF over the
-    retrieved chunks, with synonyms, bigrams, years, figures; with `embed_model`, the index's, their meaning's
-    closeness to the question's too) and `coverage`: the share of the question's content terms the unit holds
-    (with its table header and its Item title)."""
-    terms = question_terms(question, sources, analysis)
-    terms += [t for t in period_terms(analysis) if t not in terms]
-    content = content_terms(question, sources, analysis)
-    years = {t for t in terms if YEAR.fullmatch(t)}
-    years |= {str(y) for y in (analysis.fiscal_years if analysis else [])}
-    words = [t for t in terms if not t[0].isdigit()]
-    numbers = {t for t in terms if t[0].isdigit() and t not in years and (len(t) >= 3 or "." in t)}
-    doc_tokens = [set(tokens(c.text)) for c in sources]
-    n_docs = max(1, len(sources))
-
-    def idf(t: str) -> float:
-        df = sum(1 for d in doc_tokens if t in d)
-        return math.log(1.0 + (n_docs + 1) / (df + 0.5))
-
-    # Each question word counts once per unit: the best of the word itself and its synonyms. A synonym never
-    # counts more than the word itself: a rarer synonym ("workforce" for "employees") is not better evidence.
-    expansions = {t: [(e, w * (0.3 if t in GENERIC_TERMS else 1.0) * min(idf(e), idf(t)))
-                      for e, w in weighted_synonyms(t)] for t in words}
-    weights: dict[str, float] = {}
-    for pairs in expansions.values():
-        for e, w in pairs:
-            weights[e] = max(weights.get(e, 0.0), w)
-
-    def overlap(tokens: set[str]) -> float:
-        return sum(max((w for e, w in pairs if e in tokens), default=0.0) for pairs in expansions.values())
-
-    bigrams = {(a, b) for a, b in zip(words, words[1:], strict=False)}
-    asked = _Asked.of(question or "", analysis, years)
-    latest = _latest_years(sources, analysis)
-    scoring = default_unit_scoring()
-    units: list[QuotableUnit] = []
-    for rank, c in enumerate(sources):
-        section = section_tokens(c)
-        stale = c.ticker in latest and int(c.fiscal_year or 0) < latest[c.ticker]
-        for u in quotable_units(c):
-            main = tokens(u.text if u.kind == "sentence" else u.text.split("|")[0])
-            toks = set(main)
-            context = set(tokens(u.text)) | set(tokens(u.header)) | set(tokens(u.note)) | set(tokens(u.group)) | set(
-                tokens(u.caption))
-            label = [t for t in toks if not t[0].isdigit()] if u.kind == "row" else []
-            # A row labelled in generic words only ("Total") takes its meaning from its table's column titles.
-            headed_by_table = u.kind == "row" and bool(u.header) and all(t in GENERIC_TERMS for t in label)
-            score = overlap(toks)
-            # Values, header years and the Item title count, less than the unit's own words.
-            score += (1.0 if headed_by_table else 0.3) * max(0.0, overlap(toks | context | section) - score)
-            if label and not headed_by_table:
-                # "Total net sales" fits "total net sales" better than "Total cost of sales" does.
-                score *= sum(1 for t in label if t in weights) / len(label)
-            score += 0.5 * sum(
-                (weights.get(a, 0) + weights.get(b, 0)) / 2 for a, b in zip(main, main[1:], strict=False)
-                if (a, b) in bigrams
-            )
-            if score <= 0:
-                continue
-            held = _kind_features(u, toks, asked) | _period_features(u, c, context, years, numbers)
-            if stale:
-                held["older_filing"] = 1.0
-            vocab = context | section
-            u.coverage = (sum(1 for t in content if is_covered(t, vocab)) / len(content)) if content else 1.0
-            held.update(
-                word_match=math.log(score),
-                length=math.log(1.0 + max(0, len(main) - 25) / 40.0),  # concise units say what was asked
-                retrieval_place=math.log(1.0 + 0.25 / (rank + 1)),  # a little of the retrieval order
-                # A unit that holds more of what the question is about beats one that repeats a rare word.
-                coverage=math.log(0.4 + 0.6 * u.coverage),
-            )
-            u.features = [held.get(name, 0.0) for name in UNIT_FEATURES]
-            units.append(u)
-    if embed_model is not None and units:
-        _weigh_meaning(question, units, analysis, embed_model)
-    for u in units:
-        u.score = scoring.score(u.features)
-    return units
-
-
-def _latest_years(sources: list[Citation], analysis: QuestionPlan | None) -> dict[str, int]:
-    """Each company's latest fiscal year among the sources when no year or period is named: the company as it is
-    now. Its latest filing speaks first; an older one's sentence ("24,318 employees" two annual reports ago) counts
-    less, though it is still quoted."""
-    latest: dict[str, int] = {}
-    if analysis is not None and not (analysis.fiscal_years or analysis.periods or analysis.latest_quarters):
-        for c in sources:
-            if c.ticker and c.fiscal_year:
-                latest[c.ticker] = max(latest.get(c.ticker, 0), int(c.fiscal_year))
-    return latest
-
-
-def _weigh_meaning(question: str, units: list[QuotableUnit], analysis: QuestionPlan | None, embed_model) -> None:
-    """Set the units' `meaning` and `boilerplate` features from the index's embedding model, for a question the
-    intent model reads as asking prose or a list. A figure's row or sentence is found by its label, period and
-    figure: the blurred meaning of a short label put wrong units first on the dev sets' figure questions, and a
-    sentence stating a count in the words every filer uses ("as of <date> we employed ...") reads as boilerplate."""
-    if not _asks_prose(analysis):
-        return
-    vectors = text_vectors(embed_model, [question] + [_meaning_text(u) for u in units])
-    boilerplate = boilerplate_model(embed_model)
-    likely = boilerplate.likelihood(vectors[1:]) if boilerplate is not None else np.zeros(len(units))
-    for u, vector, p in zip(units, vectors[1:], likely, strict=True):
-        u.features[_MEANING] = float(vector @ vectors[0])
-        if u.kind == "sentence":  # rag.boilerplate weighs sentences; a row's label is no sentence
-            u.features[_BOILERPLATE] = float(p)
-
-
-_MEANING = UNIT_FEATURES.index("meaning")
-_BOILERPLATE = UNIT_FEATURES.index("boilerplate")
-
-
-def _asks_prose(analysis: QuestionPlan | None) -> bool:
-    """Does the intent model read the question as asking for prose or a list (not a figure)?"""
-    return analysis is not None and analysis.intent is not None and analysis.intent.label in ("prose", "list")
-
-
-def _meaning_text(u: QuotableUnit) -> str:
-    """What a unit says, as its meaning is compared with the question's: a sentence itself; a row's label under its
-    table's caption (its figures say nothing an embedding can weigh)."""
-    if u.kind == "sentence":
-        return u.text
-    return " ".join(p for p in (u.caption or u.title, u.group, u.text.split("|")[0].strip()) if p)
-
-
-def scored_units(question: str, sources: list[Citation], analysis: QuestionPlan | None,
-                 embed_model=None) -> list[QuotableUnit]:
-    """Every sentence and table row of the sources that matches the question, with its score (see _score_units):
-    the extractive answer's look at sentences, which the prompt budget also trims passages by."""
-    return _score_units(question, sources, analysis, embed_model)
+from .unit_scoring import asks_amount, scored_units
 
 
 def _selection(question: str, sources: list[Citation], analysis: QuestionPlan | None,
@@ -307,12 +80,6 @@ def _with_following(chosen: list[QuotableUnit]) -> None:
     if best.kind == "sentence" and best.following and len(best.text) < 250 and \
             not any(v.text == best.following for v in chosen):
         best.text = f"{best.text} {best.following}"
-
-
-def _percentages_only(row: str) -> bool:
-    """A table row whose figures are all percentages ("Total freight volume growth | 9% | 11%")."""
-    figures = row_figures(row)
-    return bool(figures) and all(n.pct for n in figures)
 
 
 # A unit scoring under this share of the best one is not quoted (rag.unit_fit scales fitted weights so that as
@@ -387,20 +154,6 @@ def _render_unit(u: QuotableUnit) -> str:
         suffix = f" ({'; '.join(context)})" if context else ""
         return f"- `{text}`{suffix} [{u.source.number}]"
     return f"- {text} [{u.source.number}]"
-
-
-# An amount asked, not its change: "how much volume", but not "how much did it grow" or "how much of revenue".
-_HOW_MUCH = re.compile(r"\bhow\s+much\b(?!\s+of\b)", re.I)
-_AMOUNT_CHANGED = PhraseList("amount_changed")
-
-
-def _asks_amount(question: str) -> bool:
-    """"How much" asked of an amount, with no word of its change after it (rag/data/lexicon.toml's amount_changed)."""
-    m = _HOW_MUCH.search(question)
-    return bool(m) and not _AMOUNT_CHANGED.search(question[m.end():])
-# A passage that leaves something out itself ("growth excluding currency", "on a constant-currency basis") is the
-# figure a question with the same exclusion asks for, not the part left out.
-_EXCLUDES = PhraseList("excludes")
 
 
 def _figure_text(value: float, money: bool, pct: bool) -> str:
@@ -601,7 +354,7 @@ def _prose_amount(chosen: list[QuotableUnit], analysis: QuestionPlan | None, que
     money = [n for n in answer_figures(best.text) if n.money]
     paired = [(run, years) for run in listed_runs(best.text, money) if (years := respective_years(best.text, run))]
     if paired:
-        if not _asks_amount(question) or len(paired) != 1:
+        if not asks_amount(question) or len(paired) != 1:
             return None
         run, years = paired[0]
         picked = [n for n, y in zip(run, years) if str(y) == year]
@@ -768,7 +521,7 @@ def extractive_answer(
         "figure's period and unit."
     parts = [lead]
     chunk_sources = [c for c in sources if c.kind != "fact"]
-    units = _without_recurring(_score_units(question, chunk_sources, analysis, embed_model),
+    units = _without_recurring(scored_units(question, chunk_sources, analysis, embed_model),
                                None if figure_only else recurring)
     chosen = _selection(question, chunk_sources, analysis, units)
     missing = coverage_gap(question, chunk_sources, analysis)
@@ -845,13 +598,15 @@ def quotes_to_check(question: str, cited: list[Citation], shown: list[Citation],
     passage order; "" when none matches. The answer so carries no fewer of the filings' words than the answer
     without a model, and its paraphrase can be checked against the passages it cites."""
     passages = [c for c in shown if c.kind != "fact"]
-    chosen = _selection(question, passages, analysis, _score_units(question, passages, analysis, embed_model))
+    chosen = _selection(question, passages, analysis, scored_units(question, passages, analysis, embed_model))
     if chosen:
         _with_following(chosen)
     said = {u.source.number: [] for u in chosen}
     for u in chosen:
         said[u.source.number].append(" ".join(u.text.split()))
-    for u in _select_units(_score_units(question, cited, analysis, embed_model), limit=4, per_source=2) if cited else []:
+    best_cited = _select_units(scored_units(question, cited, analysis, embed_model), limit=4, per_source=2) \
+        if cited else []
+    for u in best_cited:
         text = " ".join(u.text.split())
         if not any(text in quoted for quoted in said.get(u.source.number, ())):
             chosen.append(u)

@@ -17,8 +17,8 @@ from dataclasses import replace
 from ..companies import reader_name
 from ..config import Settings
 from ..schema import Citation, QuestionPlan, pages_label, period_label
-from .extractive import scored_units
 from .llm import answer_tokens
+from .unit_scoring import scored_units
 
 CHARS_PER_TOKEN = 3.0  # conservative for filing text (numbers and tables tokenise densely)
 SOURCE_TAG_CHARS = 200  # a source's open and close tags, around its text

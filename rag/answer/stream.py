@@ -259,8 +259,9 @@ class AnswerStream:
         if outcome is not None:
             return outcome
         # An answer in prose (as the intent model reads the question, or as its why or how asks), or one that
-        # cites nothing whatever was asked, is followed by the filings' own words: what the answer without a model quotes from the passages
-        # shown (whole, not as trimmed for the prompt), which the answer then cites, and the best of what it cites.
+        # cites nothing whatever was asked, is followed by the filings' own words: what the answer without a model
+        # quotes from the passages shown (whole, not as trimmed for the prompt), which the answer then cites, and
+        # the best of what it cites.
         said, plan = "".join(self._pieces), self.retrieval.plan
         cited = {n for m in CITATION_MARKER.finditer(said) for n in citation_numbers(m.group(1))}
         prose = plan is not None and (plan.prose_intent or plan.intent is not None and plan.intent.label in (
