@@ -348,6 +348,8 @@ class Citation:
     accession: str | None = None
     # The line of `text` that supports the answer (an exact figure's table row), for the panel to highlight.
     quote: str | None = None
+    # A figure not read from XBRL data: where it was read instead ("the PDF's statement table"); None for XBRL.
+    origin: str | None = None
 
     @classmethod
     def from_chunk(cls, number: int, chunk_id: str | None, text: str, meta: dict, *, score: float = 0.0,

@@ -205,7 +205,7 @@ def source_lines(result, numbers: CitationNumbers, style: bool) -> list[str]:
         lines.append(f"{BOLD}{heading}{BOLD_OFF}" if style else heading)
         for c in sorted(group, key=lambda c: numbers.shown[c.number]):
             if c.kind == "fact":
-                measure = "exact XBRL figure"
+                measure = f"figure read from {c.origin}" if c.origin else "exact XBRL figure"
             else:
                 measure = f"{ordinal(rank.get(c.number, c.number))} of {len(passages)} passages retrieved"
             label = f"[{numbers.shown[c.number]}]"

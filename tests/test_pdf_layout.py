@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from rag.facts.pdf_cover import PDF_COVER_SOURCE, cover_facts
 from rag.facts.pdf_tables import PDF_TABLE_SOURCE, parent_share_metric, row_metric, table_facts
 from rag.facts.store import FactStore
 from rag.parse import parse_file, parse_pdf
@@ -33,6 +34,7 @@ ROWS = [  # label, 2019, 2018
     ("Net income attributable to noncontrolling interests", "60", "50"),
     ("Net income attributable to Acme stockholders", "$ 1,440", "$ 1,120"),
 ]
+COVER_COUNT_LINE = "As of February 14, 2020, there were 48,210,375 shares of the registrant's common stock outstanding."
 WORDS = ("the company designs and sells widgets through distributors in many regions and reports one segment "
          "whose results are reviewed by management each quarter").split()
 
@@ -71,7 +73,10 @@ def _filing_pages() -> list[list[tuple[float, float, str]]]:
              (170, 235, "(Exact name of registrant as specified in its charter)"),
              (72, 260, "Title of each class"), (250, 260, "Trading Symbol(s)"),
              (400, 260, "Name of each exchange on which registered"),
-             (72, 275, "Common Stock, $0.01 par value"), (250, 275, "ACMW"), (400, 275, "The Nasdaq Stock Market LLC")]
+             (72, 275, "Common Stock, $0.01 par value"), (250, 275, "ACMW"), (400, 275, "The Nasdaq Stock Market LLC"),
+             (72, 300, "Indicate by check mark whether the registrant is a shell company (as defined in Rule 12b-2 of "
+                       "the Act). Yes No X"),
+             (72, 320, COVER_COUNT_LINE)]
     business = [(72, 80, "Item 1. Business")] + _prose(72, 100, 30, 12)
     two_columns = ([(72, 80, "Item 7. Management's Discussion and Analysis")]
                    + [(72, y, "Left column " + t) for _, y, t in _prose(72, 100, 30, 5)]
@@ -146,7 +151,7 @@ def test_statement_rows_become_facts_read_from_the_pdf_table(parsed, filing, tmp
     store.add_filing(meta, facts, chunks, text=parsed.text)
     rows = [r for r in store.facts("acme-2019", ["us-gaap:Revenues"]) if r.period_end == "2019-12-31"]
     assert len(rows) == 1 and rows[0].value == 12_345e6
-    assert rows[0].source == PDF_TABLE_SOURCE and rows[0].provenance() == "read from the PDF's table"
+    assert rows[0].source == PDF_TABLE_SOURCE and rows[0].provenance() == "read from the PDF's statement table"
     assert rows[0].page == 4 and rows[0].chunk_id == "c4" and rows[0].row_label == "Net sales"
 
 
@@ -203,8 +208,62 @@ def test_a_figure_asked_of_a_pdf_is_answered_from_its_table_with_its_page(filing
     assert answer is not None and "12,345" in answer.block
     assert "read from the PDF's statement table (page 4)" in answer.block
     citation = answer.citations[0]
-    assert citation.page_start == 4 and "Read from the PDF's table, page 4" in citation.text
+    assert citation.page_start == 4 and "Read from the PDF's statement table, page 4" in citation.text
     assert "XBRL fact" not in citation.text
+
+
+def test_the_cover_pages_share_count_is_a_fact_read_from_the_pdf_cover(parsed):
+    facts = cover_facts(parsed)
+    assert [(f.concept, f.value, f.period_end, f.unit, f.source) for f in facts] == [
+        ("dei:EntityCommonStockSharesOutstanding", 48_210_375, "2020-02-14", "shares", PDF_COVER_SOURCE)]
+    assert parsed.text[facts[0].char_start:facts[0].char_end] == "48,210,375"
+    assert parsed.page_at(facts[0].char_start) == 1
+
+
+def test_a_share_count_asked_of_a_pdf_is_answered_from_its_cover(filing, tmp_path):
+    from rag.catalog import Catalog
+    from rag.config import get_settings
+    from rag.facts import FactsLayer
+    from rag.index import IndexStore
+    from rag.question import plan_question
+    from tests.filings import store_facts
+
+    settings = get_settings(storage_dir=tmp_path)
+    store = FactStore.for_settings(settings)
+    chunks: dict = {}
+    store_facts(store, IndexStore(settings).chunker(), filing, chunks)
+    layer = FactsLayer(settings, store=store, chunk_lookup=chunks.get)
+    answer = layer.answer_for(plan_question("How many shares of Acme Widgets common stock were outstanding in "
+                                            "fiscal 2019?", Catalog.build(layer.filings())))
+    assert answer is not None and "48,210,375 shares" in answer.block
+    assert "read from the PDF's cover page (page 1)" in answer.block
+    citation = answer.citations[0]
+    assert citation.origin == "the PDF's cover page" and citation.page_start == 1
+    assert "Read from the PDF's cover page, page 1" in citation.text and "XBRL fact" not in citation.text
+
+
+@pytest.mark.parametrize("count_lines, expected", [
+    # One class: the count beside its date, in the one-row table a cover may print under the instruction.
+    (["Indicate the number of shares outstanding of each of the issuer's classes of common stock, as of the "
+      "latest practicable date.", "Class Outstanding at July 20, 2025", "Common Stock, $0.10 par value 7,654,321"],
+     [(7_654_321, "2025-07-20")]),
+    # Written with a scale word, after a statement of shares held by non-affiliates (two counts, not this one).
+    (["As of June 30, 2025, there were 1,200,000 shares of common stock outstanding held by non-affiliates.",
+      "As of August 1, 2025, 2.5 million shares of the registrant's common stock were outstanding."],
+     [(2_500_000, "2025-08-01")]),
+    # One count per class of stock: which one a question means is not guessed.
+    (["As of August 1, 2025, the number of shares of common stock outstanding were: Class A 1,234,567 "
+      "Class B 7,654,321"], []),
+])
+def test_cover_counts_per_class_are_not_guessed_and_other_numbers_are_not_counts(tmp_path, count_lines, expected):
+    cover = [(260, 80, "FORM 10-Q"), (100, 100, "For the quarterly period ended June 30, 2025"),
+             (220, 120, "GADGET WORKS CORP."), (170, 135, "(Exact name of registrant as specified in its charter)"),
+             (72, 160, "Indicate by check mark whether the registrant is a shell company (as defined in Rule 12b-2 "
+                       "of the Exchange Act). Yes No X")]
+    cover += [(72, 190 + 30 * k, line) for k, line in enumerate(count_lines)]
+    pages = [cover, [(72, 80, "Part I. Item 1. Financial Statements")] + _prose(72, 100, 30, 12)]
+    parsed = parse_file(write_pdf(tmp_path / "gadget-10q.pdf", pages))
+    assert [(f.value, f.period_end) for f in cover_facts(parsed)] == expected
 
 
 def test_a_quarterly_statement_with_period_heads_over_pairs_of_columns(tmp_path):

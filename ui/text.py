@@ -575,6 +575,8 @@ PAGE_DASH = "–"  # page ranges on the page read "p. 5–6"
 
 def source_kind(c: dict) -> str:
     """What a cited source is, for its caption: "" for a retrieved passage (its score says how it ranked)."""
+    if c.get("kind") == "fact" and c.get("origin"):
+        return f"a figure read from {c['origin']}"
     return {"fact": "exact XBRL fact", "passage": "a figure read from this passage's text"}.get(
         c.get("kind") or "chunk", "")
 
@@ -594,7 +596,7 @@ def short_label(c: dict) -> str:
     if pages:
         parts.append(pages)
     if c.get("kind") == "fact":
-        parts.append("XBRL fact")
+        parts.append("PDF figure" if c.get("origin") else "XBRL fact")
     return " · ".join(parts)
 
 

@@ -513,9 +513,12 @@ def extractive_answer(
     if facts_text:
         # The exact figures answer it. Quoting the statement rows as well would repeat them beside the other
         # columns of the same rows (the prior year, the year to date), which reads as a second answer.
-        tables = any(c.kind == "fact" and "Read from the PDF's table" in (c.text or "") for c in sources)
-        origin = "the filings' XBRL data" + (" and the statement tables read from PDFs" if tables else "")
-        return (f"Exact figures from {origin}{how}; each is cited to the passage that reports it, "
+        facts = [c for c in sources if c.kind == "fact"]
+        read = [c for c in facts if c.origin]
+        origin = ("Figures read from the pages of PDFs, which carry no XBRL data" if read and len(read) == len(facts)
+                  else "Exact figures from the filings' XBRL data and the pages of PDFs" if read
+                  else "Exact figures from the filings' XBRL data")
+        return (f"{origin}{how}; each is cited to the passage that reports it, "
                 f"listed under Sources.\n\n{facts_text.strip()}", False)
     lead = f"Extractive answer{how}: passages quoted from the filings that best match the question. Check each " \
         "figure's period and unit."

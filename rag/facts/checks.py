@@ -249,6 +249,7 @@ class CheckedStream:
 
 
 def _provenance(v) -> str:
-    """What the checked figure was read from: the XBRL data, or a PDF's statement table (a PDF has no XBRL)."""
+    """What the checked figure was read from: the XBRL data, or a PDF's statement table or cover page (a PDF has no
+    XBRL)."""
     fact = getattr(v, "fact", None)
-    return "statement table (read from the PDF)" if fact is not None and fact.from_pdf_table else "XBRL data"
+    return f"{fact.pdf_place()} (read from the PDF)" if fact is not None and fact.from_pdf else "XBRL data"

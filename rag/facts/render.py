@@ -410,12 +410,11 @@ class FactsBlock:
         lines = list(self.lines)
         for note in notes + self.notes:
             lines.append(f"Note: {note}")
-        pages = sorted({v.fact.page for v in self.cited if v.fact is not None and v.fact.from_pdf_table
-                        and v.fact.page})
-        if any(v.fact is not None and v.fact.from_pdf_table for v in self.cited):
+        read = [v.fact for v in self.cited if v.fact is not None and v.fact.from_pdf]
+        for place in dict.fromkeys(f.pdf_place() for f in read):
+            pages = sorted({f.page for f in read if f.pdf_place() == place and f.page})
             where = f" (page {', '.join(map(str, pages))})" if pages else ""
-            lines.append(f"Note: figures read from the PDF's statement table{where}, not from XBRL data: the PDF "
-                         "has none.")
+            lines.append(f"Note: figures read from the PDF's {place}{where}, not from XBRL data: the PDF has none.")
         if self.missing:
             lines.append("Not in the filing's figures: " + "; ".join(self.missing[:4]) + ".")
         citations = [self._citation(v, i + 1) for i, v in enumerate(self.cited)]
@@ -428,8 +427,9 @@ class FactsBlock:
         chunk = self.layer.chunk(f.chunk_id)
         text, meta = chunk if chunk else ("", {})
         dims = f" [{dims_label(f.dimensions)}]" if f.dimensions else ""
-        if f.from_pdf_table:  # no XBRL in a PDF: the statement row's cell, as read from the page
-            xbrl = (f"Read from the PDF's table, page {f.page or '?'}: {f.row_label or concept_label(f.concept)} = "
+        if f.from_pdf:  # no XBRL in a PDF: the statement row's cell or the cover's count, as read from the page
+            xbrl = (f"Read from the PDF's {f.pdf_place()}, page {f.page or '?'}: "
+                    f"{f.row_label or concept_label(f.concept)} = "
                     f"{f.text} ({'scale ' + str(f.scale) + ', ' if f.scale else ''}as {concept_label(f.concept)}) "
                     f"-> {v.display()}, {f.period_text()}; {filing.get('form') or ''} "
                     f"{_quarter_prefix(filing)}FY{filing.get('fiscal_year')}")
@@ -446,6 +446,7 @@ class FactsBlock:
             char_start=meta.get("char_start"), char_end=meta.get("char_end"),
             source=filing.get("source") or filing.get("path"), url=filing.get("url"), kind="fact",
             cik=filing.get("cik"), accession=filing.get("accession"), quote=_row_of(text, f),
+            origin=f"the PDF's {f.pdf_place()}" if f.from_pdf else None,
         )
 
 

@@ -16,10 +16,14 @@ from typing import Iterable
 
 from ..parse import parse_file
 from .labels import ANNUAL_DAYS, concept_label, days_between, decimal_places, format_amount, nice_date, unit_kind
+from .pdf_cover import PDF_COVER_SOURCE, cover_facts
 from .pdf_tables import PDF_TABLE_SOURCE, table_facts
 from .tables import DB_NAME, FACT_COLUMNS, FILING_COLUMNS, EmbeddedTables, ServedTables
 
 log = logging.getLogger(__name__)
+
+
+_PDF_PLACES = {PDF_TABLE_SOURCE: "statement table", PDF_COVER_SOURCE: "cover page"}  # Fact.source -> its place
 
 
 @dataclass
@@ -45,15 +49,24 @@ class FactRow:
     section: str | None
     page: int | None
     row_label: str = ""  # the table row's label (or the text before the figure on its line)
-    source: str = "xbrl"  # "xbrl", or "pdf-table" for a figure read from a PDF's statement table
+    source: str = "xbrl"  # "xbrl", "pdf-table" (a PDF's statement table) or "pdf-cover" (a PDF's cover page)
 
     @property
     def from_pdf_table(self) -> bool:
         return self.source == PDF_TABLE_SOURCE
 
+    @property
+    def from_pdf(self) -> bool:
+        """Read from a PDF's printed page (a statement table or the cover), not from XBRL data."""
+        return self.source in _PDF_PLACES
+
+    def pdf_place(self) -> str:
+        """Where on the PDF the figure was read, in words for the reader ("statement table", "cover page")."""
+        return _PDF_PLACES.get(self.source, "")
+
     def provenance(self) -> str:
         """Where the figure was read, in words for the reader."""
-        return "read from the PDF's table" if self.from_pdf_table else "XBRL fact"
+        return f"read from the PDF's {self.pdf_place()}" if self.from_pdf else "XBRL fact"
 
     @classmethod
     def from_db(cls, row) -> "FactRow":
@@ -411,10 +424,10 @@ def record_filing(settings, doc, meta: dict, shard_dir: Path | None, *, run: str
 
 def filing_facts(doc, meta: dict) -> list:
     """The facts a filing is stored with: its XBRL facts, or for a PDF (which has none) the figures its primary
-    statements' tables print, read as rag.facts.pdf_tables reads them."""
+    statements' tables print (rag.facts.pdf_tables) and the share count its cover states (rag.facts.pdf_cover)."""
     if doc.facts or not str(meta.get("path") or "").lower().endswith(".pdf"):
         return doc.facts
-    return table_facts(doc, meta)
+    return table_facts(doc, meta) + cover_facts(doc)
 
 
 def backfill_filing(settings, entry: dict, shard_dir: Path | None) -> int | None:
