@@ -170,19 +170,26 @@ def ends_sentence(text_before: str) -> bool:
     return not (_ABBREVIATION.search(tail) or _INITIAL.search(tail))
 
 
+_SENTENCE_END = re.compile(r"[.!?][\"”’)]?\s+(?=[A-Z(“\"$\d])")  # a stop, and a capital or figure after it
+
+
+def sentence_ends(line: str) -> list[int]:
+    """Where each sentence of a line of prose but the last ends (the offset after its stop and the space)."""
+    return [m.end() for m in _SENTENCE_END.finditer(line)
+            if line[m.start()] != "." or ends_sentence(line[: m.start() + 1])]
+
+
 def split_sentences(line: str) -> list[str]:
     """A line of prose as its sentences, in order; a piece under 25 characters stays with its neighbour ("Inc."
     or a figure's footnote marker is no sentence of its own)."""
     parts = []
     start = 0
-    for m in re.finditer(r"[.!?][\"”’)]?\s+(?=[A-Z(“\"$\d])", line):
-        candidate = line[start: m.end()].strip()
-        if line[m.start()] == "." and not ends_sentence(line[start: m.start() + 1]):
-            continue
+    for end in sentence_ends(line):
+        candidate = line[start:end].strip()
         if len(candidate) < 25:
             continue
         parts.append(candidate)
-        start = m.end()
+        start = end
     tail = line[start:].strip()
     if tail:
         if parts and len(tail) < 25:

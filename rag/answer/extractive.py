@@ -35,7 +35,7 @@ from .counts import (
     names_another_year,
 )
 from .figures import answer_figures
-from .quotable import QuotableUnit, column_heads, quotable_units
+from .quotable import QuotableUnit, column_heads, headlines, quotable_units
 from .stated import stated_figure
 from .table_figure import PERCENT_Q, one_company, table_change, table_figure, untagged
 from .table_share import table_share
@@ -54,7 +54,8 @@ def _selection(question: str, sources: list[Citation], analysis: QuestionPlan | 
                units: list[QuotableUnit]) -> list[QuotableUnit]:
     """The units the extractive answer quotes from the passages (`units`, their scored sentences and rows); [] when
     no passage says it: no unit matches, or no passage is on the question's topic (see _off_topic)."""
-    chosen = _opening_description(question, sources, analysis) or _select_per_company(units, analysis)
+    chosen = (_opening_description(question, sources, analysis) or _item_headlines(question, sources, analysis)
+              or _select_per_company(units, analysis))
     return [] if not chosen or _off_topic(question, sources, analysis) else chosen
 
 
@@ -465,6 +466,40 @@ def _opening_description(question: str, sources: list[Citation], analysis: Quest
     return [u for c in openings.values() for u in [
         u for u in quotable_units(c) if u.kind == "sentence" and len(u.text.split()) >= MIN_SENTENCE_WORDS
         and not _DEFINES_WE.search(u.text)][:sentences]]
+
+
+HEADLINES_PER_COMPANY = 6
+
+
+def _item_headlines(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[QuotableUnit]:
+    """"What are the main risk factors?": a question about one Item as a whole, in no words but the Item's title
+    and what the regulation says it discloses, is answered by the Item's headlines (quotable.headlines) in each
+    company's retrieved passages, in the order the filing gives them; not by the sentences that share the
+    title's words, which are the Item's preamble about itself. [] for any other question, or when the passages
+    hold fewer than two headlines of a company (an Item not set out under headlines)."""
+    if analysis is None or not analysis.prose_intent:
+        return []
+    items = set(analysis.sections or analysis.topic_sections)
+    if len(items) != 1:
+        return []
+    item = items.pop()
+    passages = [c for c in sources if c.section == item]
+    allowed = set(tokens(" ".join([*(c.section_title or "" for c in passages), *analysis.topic_words])))
+    if not passages or any(t not in allowed for t in content_terms(question, sources, analysis,
+                                                                     regulation_words=False)):
+        return []
+    by_company: dict[str, list[Citation]] = {}
+    for c in passages:
+        by_company.setdefault(c.ticker or "", []).append(c)
+    chosen: list[QuotableUnit] = []
+    for group in by_company.values():
+        latest = max(c.fiscal_year or 0 for c in group)
+        found = [u for c in sorted((c for c in group if (c.fiscal_year or 0) == latest),
+                                   key=lambda c: c.char_start or 0) for u in headlines(c)]
+        unique = [u for k, u in enumerate(found) if all(u.text != v.text for v in found[:k])]
+        if len(unique) >= 2:
+            chosen += unique[:HEADLINES_PER_COMPANY]
+    return chosen
 
 
 # The preamble's sentence that says what "we", "us" and "our" refer to: no description of anything.

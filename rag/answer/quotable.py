@@ -12,7 +12,7 @@ from ..dates import dates_named
 from ..numbers import parse_numbers
 from ..parse.items import is_heading
 from ..schema import Citation
-from ..words import split_sentences, tokens
+from ..words import sentence_ends, split_sentences, tokens
 
 # Words an Item or Part heading line runs to with its title ("Item 7. Management's Discussion and Analysis of ...");
 # a longer line that opens with one is a sentence that names the Item.
@@ -128,6 +128,7 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
     lines = (source.text or "").splitlines()
     units: list[QuotableUnit] = []
     start = 1 if lines and _CHUNK_HEADER.match(lines[0].strip()) else 0
+    lines = lines[:start] + _whole_sentences(lines[start:])
     header_lines: list[str] = []
     header_closed = True
     note = ""
@@ -180,13 +181,68 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
                 # "Operating expenses:" heads the rows below it; "(In millions except par value)" is the unit note.
                 group = line.rstrip(":")
                 above = (above + [group])[-2:]
-            if _item_heading(line):
+            if _item_heading(line) or _capitals_heading(line):
                 last_heading = line
-                continue  # "Item 1A. Risk Factors", "PART II": where the text is, not what it says
+                continue  # "Item 1A. Risk Factors", "PART II", "RISKS RELATED TO OUR SUPPLIERS": where, not what
             last_heading = _add_sentences(source, line, pos, units, last_heading)
         pos += 1
     _mark_dollar_tables(units)
     return units
+
+
+def _whole_sentences(lines: list[str]) -> list[str]:
+    """The chunk's lines without the pieces of sentences its edges cut: a chunk can open in the middle of a sentence
+    (its first prose starts in lower case) and close before one ends (its last prose has no stop). Such a piece
+    says nothing read alone."""
+    lines = list(lines)
+    prose = [i for i, line in enumerate(lines) if line.strip() and "|" not in line]
+    for i in prose:
+        line = lines[i].strip()
+        if not line[:1].islower():
+            break
+        ends = sentence_ends(line)
+        lines[i] = line[ends[0]:] if ends else ""
+        if ends:
+            break
+    if prose and lines[prose[-1]].strip():
+        line = lines[prose[-1]].rstrip()
+        words = len(line.split())
+        if words > 5 and not line.endswith(_CLOSING):
+            ends = sentence_ends(line)
+            lines[prose[-1]] = line[:ends[-1]] if ends else ""
+    return lines
+
+
+_CLOSING = tuple(".!?:;)\"”’")  # what a whole sentence, or a heading's colon, ends with
+
+
+HEADLINE_MAX_WORDS = 60  # a headline is one sentence; a longer one is a paragraph of its own
+
+
+def headlines(source: Citation) -> list[QuotableUnit]:
+    """The source's headline sentences, in text order: a paragraph of one sentence that leads a longer paragraph
+    (or ends the chunk, whose next one holds that paragraph), as each risk factor is headed by the one sentence
+    that says it ("Rising input costs could reduce our margins.") above the paragraphs that explain it."""
+    lines = (source.text or "").splitlines()
+    start = 1 if lines and _CHUNK_HEADER.match(lines[0].strip()) else 0
+    paragraphs = [line.strip() for line in _whole_sentences(lines[start:]) if line.strip()]
+    prose = [not any(ch == "|" for ch in line) for line in paragraphs]  # a table row is no headline nor paragraph
+    sizes = [(len(line.split()), len(split_sentences(line))) for line in paragraphs] + [(0, 0)]
+    last = len(paragraphs) - 1
+    # The paragraph it leads may be the next chunk's: a chunk often ends at a headline (though not a chunk that
+    # holds nothing else).
+    leads = [(k == last and k > 0) or (k < last and prose[k + 1] and sizes[k + 1][0] > sizes[k][0] and sizes[k + 1][1] > 1)
+             for k in range(len(paragraphs))]
+    return [QuotableUnit(source, "sentence", line, pos) for pos, line in enumerate(paragraphs)
+            if prose[pos] and leads[pos] and line.endswith((".", "!", "?")) and sizes[pos][1] == 1
+            and 5 <= sizes[pos][0] <= HEADLINE_MAX_WORDS]
+
+
+def _capitals_heading(line: str) -> bool:
+    """A line set in capitals without a figure or a stop: a heading over the text below it, not a statement."""
+    letters = [ch for ch in line if ch.isalpha()]
+    return (len(letters) > 3 and all(ch.isupper() for ch in letters) and not any(ch.isdigit() for ch in line)
+            and not line.endswith((".", "!", "?")))
 
 
 def _item_heading(line: str) -> bool:
