@@ -192,24 +192,25 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
 
 def _whole_sentences(lines: list[str]) -> list[str]:
     """The chunk's lines without the pieces of sentences its edges cut: a chunk can open in the middle of a sentence
-    (its first prose starts in lower case) and close before one ends (its last prose has no stop). Such a piece
+    (its first prose starts with a word in lower case) and close before one ends (its last prose has no stop). Such a piece
     says nothing read alone."""
     lines = list(lines)
-    prose = [i for i, line in enumerate(lines) if line.strip() and "|" not in line]
-    for i in prose:
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    # Only prose at the chunk's very edges: a line between table rows is a row group's heading, however it ends.
+    for i in filled:
         line = lines[i].strip()
-        if not line[:1].islower():
+        row, first = "|" in line, line.split()[0]
+        if row or not first.islower():  # a sentence's start, or a name written in lower case first ("eWidget")
             break
         ends = sentence_ends(line)
         lines[i] = line[ends[0]:] if ends else ""
         if ends:
             break
-    if prose and lines[prose[-1]].strip():
-        line = lines[prose[-1]].rstrip()
-        words = len(line.split())
-        if words > 5 and not line.endswith(_CLOSING):
-            ends = sentence_ends(line)
-            lines[prose[-1]] = line[:ends[-1]] if ends else ""
+    line = lines[filled[-1]].rstrip() if filled else ""
+    words, row = len(line.split()), "|" in line
+    if words > 5 and not row and not line.endswith(_CLOSING):
+        ends = sentence_ends(line)
+        lines[filled[-1]] = line[:ends[-1]] if ends else ""
     return lines
 
 
