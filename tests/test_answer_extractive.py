@@ -1534,3 +1534,52 @@ def test_a_quarters_column_is_read_past_the_change_columns_beside_it():
     earlier = "What was the revenue of Gamma Health's Clinics segment in Q2 2023?"
     text = extractive_answer(earlier, [source], plan_question(earlier, catalog))[0]
     assert "**$1,100 million**" in text.split("\n")[0] and "June 30, 2023" in text.split("\n")[0], text[:300]
+
+
+# An invented risk-factors passage of the shape 10-Ks print: a preamble about the Item itself, a heading in capitals,
+# then each risk as one headline sentence above the paragraph that explains it.
+_RISK_PREAMBLE = ("You should carefully consider the following risk factors together with the other information in "
+                  "this report. The risks described below are not the only risks we face. Additional risks not "
+                  "known to us may also affect our business.")
+_RISK_ONE = "Storms near our coastal plants could interrupt the production of our widgets."
+_RISK_ONE_BODY = ("Most of our capacity sits in two coastal regions. A severe storm has closed a plant for weeks in the "
+                  "past, and our insurance may not cover every loss that follows such a closure.")
+_RISK_TWO = "A shortage of specialty steel could raise our costs and delay our deliveries."
+
+
+def _risk_sources() -> list[Citation]:
+    head = "Acme Widgets Inc. (ACMW) · 10-K · FY2025 · Item 1A: Risk Factors\n"
+    meta = dict(ticker="ACMW", company="Acme Widgets Inc.", form="10-K", fiscal_year=2025, section="Item 1A",
+                section_title="Risk Factors")
+    first = Citation(number=1, text=f"{head}ITEM 1A. RISK FACTORS\n\n{_RISK_PREAMBLE}\n\nRISKS RELATED TO OUR "
+                                    f"OPERATIONS\n\n{_RISK_ONE}\n\n{_RISK_ONE_BODY}", char_start=100, **meta)
+    # The next chunk opens inside a sentence and ends at a headline whose paragraph is in the chunk after it.
+    second = Citation(number=2, text=f"{head}of our widgets in the regions we serve.\n\nWe buy steel from a few "
+                                     f"mills. Their prices have risen in recent years.\n\n{_RISK_TWO}",
+                      char_start=900, **meta)
+    return [second, first]
+
+
+def test_a_chunks_cut_sentence_pieces_and_capitals_headings_are_not_quotable():
+    texts = [u.text for u in quotable_units(_risk_sources()[0])]
+    assert texts[0] == "We buy steel from a few mills."  # not "of our widgets in the regions we serve."
+    assert not any("of our widgets in the regions" in t for t in texts)
+    cut = Citation(number=3, text="Acme (ACMW) · 10-K · FY2025 · Item 7: MD&A\nDemand for widgets rose in every "
+                                  "region. Prices held, and the company expects that the coming year's")
+    assert [u.text for u in quotable_units(cut)] == ["Demand for widgets rose in every region."]
+    assert not any("RISKS RELATED" in u.text for u in quotable_units(_risk_sources()[1]))
+
+
+def test_a_question_about_an_item_as_a_whole_lists_its_headlines_in_filing_order():
+    catalog = Catalog.build([{"ticker": "ACMW", "company": "Acme Widgets Inc.", "fiscal_year": 2025,
+                              "form": "10-K"}])
+    question = "What are the main risk factors?"
+    text, refused = extractive_answer(question, _risk_sources(), plan_question(question, catalog))
+    assert not refused
+    assert _RISK_ONE in text and _RISK_TWO in text and text.index(_RISK_ONE) < text.index(_RISK_TWO)
+    assert "not the only risks" not in text and "carefully consider" not in text
+    # A question with words of its own is answered from the sentences that say them, not from the headlines.
+    question = "What risks does Acme Widgets face from specialty steel prices?"
+    text, _ = extractive_answer(question, _risk_sources(), plan_question(question, catalog))
+    assert "prices have risen" in text or "steel from a few mills" in text
+    assert _RISK_ONE not in text
