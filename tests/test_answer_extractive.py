@@ -1578,6 +1578,15 @@ def test_a_question_about_an_item_as_a_whole_lists_its_headlines_in_filing_order
     assert not refused
     assert _RISK_ONE in text and _RISK_TWO in text and text.index(_RISK_ONE) < text.index(_RISK_TWO)
     assert "not the only risks" not in text and "carefully consider" not in text
+    # A summary of the risk factors lists the headlines as bullets.
+    summary = Citation(number=3, text="Beta Tools Corp. (BTLS) · 10-K · FY2025 · Item 1A: Risk Factors\nRisk Factors "
+                                      "Summary\n\n• Our largest customer may buy fewer of our tools next year.\n\n"
+                                      "• Tariffs on imported motors could raise what our tools cost to make.",
+                       ticker="BTLS", company="Beta Tools Corp.", form="10-K", fiscal_year=2025, section="Item 1A",
+                       section_title="Risk Factors")
+    text, _ = extractive_answer(question, [summary], plan_question(question, catalog))
+    assert "- Our largest customer may buy fewer of our tools next year. [3]" in text
+    assert "Tariffs on imported motors could raise what our tools cost to make." in text
     # A question with words of its own is answered from the sentences that say them, not from the headlines.
     question = "What risks does Acme Widgets face from specialty steel prices?"
     text, _ = extractive_answer(question, _risk_sources(), plan_question(question, catalog))

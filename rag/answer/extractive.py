@@ -476,7 +476,7 @@ def _item_headlines(question: str, sources: list[Citation], analysis: QuestionPl
     and what the regulation says it discloses, is answered by the Item's headlines (quotable.headlines) in each
     company's retrieved passages, in the order the filing gives them; not by the sentences that share the
     title's words, which are the Item's preamble about itself. [] for any other question, or when the passages
-    hold fewer than two headlines of a company (an Item not set out under headlines)."""
+    hold fewer than two headlines (an Item not set out under headlines)."""
     if analysis is None or not analysis.prose_intent:
         return []
     items = set(analysis.sections or analysis.topic_sections)
@@ -496,10 +496,8 @@ def _item_headlines(question: str, sources: list[Citation], analysis: QuestionPl
         latest = max(c.fiscal_year or 0 for c in group)
         found = [u for c in sorted((c for c in group if (c.fiscal_year or 0) == latest),
                                    key=lambda c: c.char_start or 0) for u in headlines(c)]
-        unique = [u for k, u in enumerate(found) if all(u.text != v.text for v in found[:k])]
-        if len(unique) >= 2:
-            chosen += unique[:HEADLINES_PER_COMPANY]
-    return chosen
+        chosen += [u for k, u in enumerate(found) if all(u.text != v.text for v in found[:k])][:HEADLINES_PER_COMPANY]
+    return chosen if len(chosen) >= 2 else []
 
 
 # The preamble's sentence that says what "we", "us" and "our" refer to: no description of anything.

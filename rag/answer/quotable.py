@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 
 from ..dates import dates_named
+from ..index.chunking import LIST_MARKS
 from ..numbers import parse_numbers
 from ..parse.items import is_heading
 from ..schema import Citation
@@ -222,7 +223,8 @@ HEADLINE_MAX_WORDS = 60  # a headline is one sentence; a longer one is a paragra
 
 def headlines(source: Citation) -> list[QuotableUnit]:
     """The source's headline sentences, in text order: a paragraph of one sentence that leads a longer paragraph
-    (or ends the chunk, whose next one holds that paragraph), as each risk factor is headed by the one sentence
+    (or ends the chunk, whose next one holds that paragraph), or an item of a list of such sentences (a summary of
+    the risk factors), as each risk factor is headed by the one sentence
     that says it ("Rising input costs could reduce our margins.") above the paragraphs that explain it."""
     lines = (source.text or "").splitlines()
     start = 1 if lines and _CHUNK_HEADER.match(lines[0].strip()) else 0
@@ -233,8 +235,9 @@ def headlines(source: Citation) -> list[QuotableUnit]:
     # The paragraph it leads may be the next chunk's: a chunk often ends at a headline (though not a chunk that
     # holds nothing else).
     leads = [(k == last and k > 0) or (k < last and prose[k + 1] and sizes[k + 1][0] > sizes[k][0] and sizes[k + 1][1] > 1)
+             or paragraphs[k][:1] in LIST_MARKS  # an item of a list of them, as a risk factor summary sets them out
              for k in range(len(paragraphs))]
-    return [QuotableUnit(source, "sentence", line, pos) for pos, line in enumerate(paragraphs)
+    return [QuotableUnit(source, "sentence", line.lstrip(LIST_MARKS + " "), pos) for pos, line in enumerate(paragraphs)
             if prose[pos] and leads[pos] and line.endswith((".", "!", "?")) and sizes[pos][1] == 1
             and 5 <= sizes[pos][0] <= HEADLINE_MAX_WORDS]
 

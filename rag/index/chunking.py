@@ -289,7 +289,7 @@ class FilingChunker:
         return out
 
 
-_LIST_MARKS = "•●◦▪▫■□–—-*·"
+LIST_MARKS = "•●◦▪▫■□–—-*·"
 _NOTE_MARK = re.compile(r"\(?(?:\d{1,2}|[a-z])\)|[*†‡§]")  # "(1) Includes ...", "(a)", "*"
 
 
@@ -341,7 +341,7 @@ def _lead_in(text: str, pieces: list[_ChunkPiece], max_tokens: int, table: int =
         if not piece.paragraph:
             break
         block = text[piece.start:piece.end].strip()
-        if block[:1] in _LIST_MARKS or _NOTE_MARK.match(block) or block.endswith((".", "!", "?", ";")):
+        if block[:1] in LIST_MARKS or _NOTE_MARK.match(block) or block.endswith((".", "!", "?", ";")):
             break
         count += 1
     return count
