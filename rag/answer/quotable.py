@@ -193,8 +193,8 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
 
 def _whole_sentences(lines: list[str]) -> list[str]:
     """The chunk's lines without the pieces of sentences its edges cut: a chunk can open in the middle of a sentence
-    (its first prose starts with a word in lower case) and close before one ends (its last prose has no stop). Such a piece
-    says nothing read alone."""
+    (its first prose starts with a word in lower case) and close before one ends (its last prose has no stop). Such
+    a piece says nothing read alone, unless it is a long one cut near its end."""
     lines = list(lines)
     filled = [i for i, line in enumerate(lines) if line.strip()]
     # Only prose at the chunk's very edges: a line between table rows is a row group's heading, however it ends.
@@ -208,11 +208,16 @@ def _whole_sentences(lines: list[str]) -> list[str]:
         if ends:
             break
     line = lines[filled[-1]].rstrip() if filled else ""
-    words, row = len(line.split()), "|" in line
-    if words > 5 and not row and not line.endswith(_CLOSING):
-        ends = sentence_ends(line)
+    ends, row = sentence_ends(line), "|" in line
+    piece = len(line[ends[-1]:].split()) if ends else len(line.split())
+    # A long piece at the end keeps its subject and verb, and most of what it says: it stays.
+    heading = not ends and piece <= 5  # a short line alone is a heading, which has no stop
+    if 0 < piece <= CUT_PIECE_WORDS and not (row or heading) and not line.endswith(_CLOSING):
         lines[filled[-1]] = line[:ends[-1]] if ends else ""
     return lines
+
+
+CUT_PIECE_WORDS = 12  # the most words of a sentence cut at a chunk's end that is dropped rather than quoted
 
 
 _CLOSING = tuple(".!?:;)\"”’")  # what a whole sentence, or a heading's colon, ends with
