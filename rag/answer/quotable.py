@@ -167,6 +167,8 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
                 continue  # "| (in thousands, except per membership)": the table's unit note, kept as its note
             if not cells[0] and len(cells) > 2 and re.search(r"[A-Za-z]", cells[1]):
                 line = " | ".join(cells[1:])  # "| Total U.S. | 1,929": a label set one column in is still the label
+            elif not cells[0] and not any(ch.isalpha() for ch in line):
+                continue  # "| 30": figures under no label (a page number, a label's wrapped line) say nothing
             above = []
             units.append(QuotableUnit(source, "row", line, pos, "\n".join(header_lines), note, group=group,
                                       caption=caption, lead=lead))
@@ -259,19 +261,22 @@ def _item_heading(line: str) -> bool:
     return len(line.split()) <= ITEM_HEADING_WORDS and is_heading(line)
 
 
+LEAD_IN_STATEMENT_WORDS = 8  # the fewest words of a sentence ending in a colon that states a figure
+
+
 def _add_sentences(source: Citation, line: str, pos: int, units: list[QuotableUnit], last_heading: str) -> str:
     """The line's sentences appended to `units`, each told the one after it (`following`). Returns the heading
     last seen, which a bare "None." after it is quoted with."""
     first_in_line = len(units)
     for sentence in split_sentences(line):
-        if sentence.endswith(":") or (
-            len(sentence.split()) <= 5 and not any(ch.isdigit() for ch in sentence)
-            and not sentence.endswith((".", "!", "?"))
-        ):
+        words, figure = len(sentence.split()), any(ch.isdigit() for ch in sentence)
+        # A sentence that states a figure before the list it leads in to ("In the half year it invested $1.2
+        # billion, as follows:") is a statement too.
+        lead_in = sentence.endswith(":") and not (figure and words >= LEAD_IN_STATEMENT_WORDS)
+        if lead_in or (words <= 5 and not figure and not sentence.endswith((".", "!", "?"))):
             last_heading = sentence
             continue  # a heading ("Cost of sales:", "Net sales"), not a statement; "None." stays
-        if (len(sentence.split()) <= 3 and not any(ch.isdigit() for ch in sentence)
-                and sentence.endswith((".", "!", "?"))):  # "None." says something only with its heading
+        if words <= 3 and not figure and sentence.endswith((".", "!", "?")):  # "None." says something only with its heading
             previous = units[-1].text if units and units[-1].kind == "sentence" else last_heading
             if previous:
                 if units and units[-1].kind == "sentence" and units[-1].text == previous:
