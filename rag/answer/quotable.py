@@ -261,7 +261,7 @@ def _item_heading(line: str) -> bool:
     return len(line.split()) <= ITEM_HEADING_WORDS and is_heading(line)
 
 
-LEAD_IN_STATEMENT_WORDS = 8  # the fewest words of a sentence ending in a colon that states a figure
+LEAD_IN_STATEMENT_WORDS = 8  # the fewest words of a sentence ending in a colon that states an amount
 
 
 def _add_sentences(source: Citation, line: str, pos: int, units: list[QuotableUnit], last_heading: str) -> str:
@@ -270,9 +270,10 @@ def _add_sentences(source: Citation, line: str, pos: int, units: list[QuotableUn
     first_in_line = len(units)
     for sentence in split_sentences(line):
         words, figure = len(sentence.split()), any(ch.isdigit() for ch in sentence)
-        # A sentence that states a figure before the list it leads in to ("In the half year it invested $1.2
-        # billion, as follows:") is a statement too.
-        lead_in = sentence.endswith(":") and not (figure and words >= LEAD_IN_STATEMENT_WORDS)
+        # A sentence that states an amount before the list it leads in to ("In the half year it invested $1.2
+        # billion, as follows:") is a statement too; one that only dates the table below it is not.
+        amount = sentence.endswith(":") and any(n.money or n.scaled for n in parse_numbers(sentence))
+        lead_in = sentence.endswith(":") and not (amount and words >= LEAD_IN_STATEMENT_WORDS)
         if lead_in or (words <= 5 and not figure and not sentence.endswith((".", "!", "?"))):
             last_heading = sentence
             continue  # a heading ("Cost of sales:", "Net sales"), not a statement; "None." stays
