@@ -121,16 +121,23 @@ _US = re.compile(r"\bU\.S\.(?:A\.)?(?![A-Za-z])", re.I)
 _NON_US = re.compile(r"\bnon-U\.S\.(?:A\.)?(?![A-Za-z])", re.I)
 
 
+_LETTERED = ("class", "series")  # what a capital letter after it names: a class of stock, a series of notes
+
+
 def tokens(text: str) -> list[str]:
     """The stems of the text's words (no stop words) and its numbers without thousands separators."""
     out = []
     text = text or ""
     if "U.S" in text or "u.s" in text:  # a substring test first: tokens() runs over every label a question reads
         text = _US.sub(" united states ", _NON_US.sub(" international ", text))
+    before = ""
     for t in TOKEN_RE.findall(text):
         if t[0].isdigit():
             out.append(t.replace(",", "").rstrip("."))
             continue
+        if len(t) == 1 and t.isupper() and before in _LETTERED:
+            out.append(f"{before}-{t.lower()}")  # "Class A", "Series B": the letter tells one class from another
+        before = t.lower()
         for part in re.split(r"[-]", t.lower()):
             part = _unclitic(part)
             if part and part not in STOP_WORDS:

@@ -1592,3 +1592,62 @@ def test_a_question_about_an_item_as_a_whole_lists_its_headlines_in_filing_order
     text, _ = extractive_answer(question, _risk_sources(), plan_question(question, catalog))
     assert "prices have risen" in text or "steel from a few mills" in text
     assert _RISK_ONE not in text
+
+
+def _widget_catalog() -> Catalog:
+    return Catalog.build([{"ticker": "ACMW", "company": "Acme Widgets Inc.", "fiscal_year": 2025, "form": "10-K",
+                           "fiscal_period": "FY"}])
+
+
+def _widget_source(number: int, body: str, section: str = "Item 7") -> Citation:
+    return Citation(number=number, text=f"Acme Widgets Inc. (ACMW) · 10-K · FY2025 · {section}: Report\n{body}",
+                    ticker="ACMW", company="Acme Widgets Inc.", form="10-K", fiscal_year=2025, fiscal_period="FY",
+                    period_end="2025-12-31", section=section)
+
+
+def test_a_quarter_is_read_from_the_row_of_a_table_whose_columns_are_years():
+    # A key metric by quarter, as an annual report's MD&A prints it: quarters down, years across, and the title in
+    # the header's value column with its unit note.
+    body = ("| Active Members (in thousands, except for dollar amounts)\n"
+            "| 2025 | 2024 | 2024 to 2025 % Change\n"
+            "Three Months Ended March 31 | 1,100 | 900 | 22.2%\n"
+            "Three Months Ended December 31 | 1,450 | 1,010 | 43.6%\n\n"
+            "| Revenue per Active Member\n"
+            "| 2025 | 2024 | 2024 to 2025 % Change\n"
+            "Three Months Ended December 31 | $61.20 | $55.10 | 11.1%")
+    catalog = _widget_catalog()
+    question = "How many Active Members did Acme Widgets have in the fourth quarter of 2025?"
+    text, _ = extractive_answer(question, [_widget_source(1, body)], plan_question(question, catalog))
+    assert text.startswith("Figure read from the table: **1,450 thousand**") and "Three Months Ended December 31" in text
+    question = "What was Acme Widgets' revenue per Active Member in the fourth quarter of 2025?"
+    text, _ = extractive_answer(question, [_widget_source(1, body)], plan_question(question, catalog))
+    assert text.startswith("Figure read from the table: **$61.20**")
+    # The first quarter is the row that ends in March, and the prior year's quarter is its year's column.
+    question = "How many Active Members did Acme Widgets have in the first quarter of 2025?"
+    text, _ = extractive_answer(question, [_widget_source(1, body)], plan_question(question, catalog))
+    assert "**1,100 thousand**" in text
+
+
+def test_a_statement_sections_line_is_read_from_its_table_and_a_colon_sentence_with_an_amount_is_quoted():
+    body = ("(in thousands)\n| Year Ended December 31,\n| 2025 | 2024\n"
+            "Cash flows from investing activities\n"
+            "Purchases of property and equipment and delivery vans | (7,915) | (9,364)\n"
+            "Net cash used in investing activities | (12,001) | (15,220)\n"
+            "| 84")
+    catalog = _widget_catalog()
+    question = "What did Acme Widgets spend on purchases of property and equipment and delivery vans in 2025?"
+    source = _widget_source(1, body, "Item 8")
+    text, _ = extractive_answer(question, [source], plan_question(question, catalog))
+    assert "Figure read from the table: **(7,915) thousand**" in text and "under Cash flows from investing" in text
+    assert not any(u.text == "84" or u.text.strip("| ") == "84" for u in quotable_units(source))
+    lead_in = _widget_source(2, "During 2025, the company invested $1.4 billion in new plants, as discussed below:")
+    assert [u.text for u in quotable_units(lead_in)] == [
+        "During 2025, the company invested $1.4 billion in new plants, as discussed below:"]
+    dated = _widget_source(3, "The following table presents our store locations at the end of fiscal 2025:")
+    assert quotable_units(dated) == []
+
+
+def test_a_class_of_stock_is_told_apart_by_its_letter():
+    assert "class-a" in tokens("How many shares of Class A common stock were outstanding?")
+    assert "class-a" not in tokens("8,602,629 shares of Class B common stock")
+    assert "class-a" not in tokens("a class of stock")

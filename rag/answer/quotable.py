@@ -163,6 +163,13 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
             header_closed = True
             if not any(ch.isdigit() for ch in line) and not any(c for c in cells[1:]):
                 continue  # a title row with no values
+            values = [c for c in cells[1:] if c]
+            if not cells[0] and len(values) == 1 and not any(ch.isdigit() for ch in values[0]):
+                # "| <Metric> (in thousands, except ...)", "| <Metric> per <item>": the title of the table below,
+                # printed in its header's value columns; its unit note is kept as the note.
+                title = (values[0][:m.start() - line.index(values[0])] if m else values[0]).strip(" ,;:")
+                above = (above + [title])[-2:] if sum(ch.isalpha() for ch in title) >= 3 else above
+                continue
             if m and not any(re.search(r"\d", c) for c in cells):
                 continue  # "| (in thousands, except per membership)": the table's unit note, kept as its note
             if not cells[0] and len(cells) > 2 and re.search(r"[A-Za-z]", cells[1]):
@@ -203,7 +210,8 @@ def _whole_sentences(lines: list[str]) -> list[str]:
     for i in filled:
         line = lines[i].strip()
         row, first = "|" in line, line.split()[0]
-        if row or not first.islower():  # a sentence's start, or a name written in lower case first ("eWidget")
+        # A sentence's start, a name written in lower case first ("eWidget"), or a note in brackets ("(in millions)").
+        if row or not (first[:1].isalpha() and first.islower()):
             break
         ends = sentence_ends(line)
         lines[i] = line[ends[0]:] if ends else ""

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
-from ..dates import MONTH_PATTERN, dates_named
-from ..facts.metrics import PHRASEBOOK, STATEMENT_BY_METRIC
+from ..dates import MONTH_PATTERN, MONTH_WORDS, dates_named, month_number
+from ..facts.metrics import METRICS, PHRASEBOOK, STATEMENT_BY_METRIC
 from ..numbers import parse_numbers
+from ..periods import MONTH_COUNTS
 from ..phrasing import PhraseList
 from ..schema import QuestionPlan
 from .counts import labelled_as_count
@@ -187,6 +188,27 @@ def _heads_the_figure_asked(group: str, analysis: QuestionPlan) -> bool:
     return bool(keys) and (not asked or bool(keys & asked))
 
 
+def _statement_words() -> dict[str, frozenset[str]]:
+    out: dict[str, set[str]] = {}
+    for m in METRICS:
+        if m.statement:
+            out.setdefault(m.statement, set()).update(tokens(" ".join((m.label, *m.phrases))))
+    return {name: frozenset(words) for name, words in out.items()}
+
+
+_STATEMENT_WORDS = _statement_words()  # every word the metric vocabulary names a statement's figures with
+
+
+def _statement_section(group: str, analysis: QuestionPlan) -> bool:
+    """Is the group heading a section of the statement that prints the figure asked ("Cash flows from investing
+    activities" over a cash-flow statement's investing lines), not a part of the company? Its words are all words
+    the metric vocabulary names that statement's own figures with; a region's or a segment's name is not."""
+    statements = {STATEMENT_BY_METRIC.get(m.metric_key, "") for m in analysis.metrics if not m.vetoed} - {""}
+    heading = set(tokens(group))
+    # One word ("Products", "Services") may name a part as well as a kind of line: a section is named by more.
+    return len(heading) > 1 and any(heading <= _STATEMENT_WORDS.get(name, frozenset()) for name in statements)
+
+
 def _names_group(group: str, asked: set[str]) -> bool:
     """Does the question name a table's group heading, by its words or by the abbreviation printed beside them
     ("Europe, Middle East, and Africa (EMEA)")?"""
@@ -361,6 +383,9 @@ def _row_figure(row: QuotableUnit, chosen: list[QuotableUnit], analysis: Questio
     if analysis.years_back:
         return None
     cells = [c.strip() for c in row.text.split("|")]
+    quarter_year = _quarter_row(row, analysis)
+    if quarter_year is not None:
+        return _quarter_row_figure(row, analysis, content, quarter_year)
     if _YEAR_HEAD.fullmatch(cells[0]):
         return _roll_forward_balance(chosen, row, analysis, question)
     label = set(tokens(cells[0]))
@@ -384,7 +409,8 @@ def _row_figure(row: QuotableUnit, chosen: list[QuotableUnit], analysis: Questio
     # Africa (EMEA)") is that part's figure: the question names the group, or the row is the group's own total
     # ("Total net sales" under "Net sales:").
     if row.group and not (_names_group(row.group, asked) or set(tokens(row.group)) <= label
-                          or _heads_the_figure_asked(row.group, analysis) or _period_heading(row.group)) \
+                          or _heads_the_figure_asked(row.group, analysis) or _period_heading(row.group)
+                          or _statement_section(row.group, analysis)) \
             or _one_part_of_several(row, chosen, asked):
         return None
     # A figure asked per item ("net sales per retail square foot") is a rate: a row without "per" is the total,
@@ -411,6 +437,47 @@ def _row_figure(row: QuotableUnit, chosen: list[QuotableUnit], analysis: Questio
     stated = stated_cell(figure, row, bool(analysis.counted), scaled=analysis.counted or not (per_item_row or is_percent),
                           percent_row=percent_row)
     return (f"Figure read from the table: {stated} for {period}: {cell_place(row, cells[0], heads)}. "
+            f"{untagged(analysis)}; the whole table is in the cited passage.")
+
+
+def _quarter_row(row: QuotableUnit, analysis: QuestionPlan) -> str | None:
+    """For a row labelled by a quarter ("Three Months Ended December 31") in an annual report's table whose
+    columns are years (a key metric by quarter): the year whose column holds the quarter asked, when the row's
+    months and end month are that quarter's in the filing's fiscal calendar; None for any other row or question."""
+    ask = analysis.periods[0] if len(analysis.periods) == 1 else None
+    source = row.source
+    if ask is None or ask.quarter is None or ask.months != 3 or ask.trailing or not source.period_end:
+        return None
+    if (source.fiscal_period or "FY") != "FY":
+        return None  # a quarterly report's quarters are its columns
+    words = [w.strip(".,:").lower() for w in row.text.split("|")[0].split()]
+    months = next((MONTH_COUNTS[w] for w in words if w in MONTH_COUNTS), None)
+    month = next((month_number(w) for w in words if w in MONTH_WORDS), None)
+    year_end = int(source.period_end[5:7])
+    if months != 3 or month is None or (year_end - 3 * (4 - ask.quarter) - 1) % 12 + 1 != month:
+        return None
+    back = (source.fiscal_year or 0) - (ask.fiscal_year or source.fiscal_year or 0)  # a prior year's column
+    return str(int(source.period_end[:4]) - back - (1 if month > year_end else 0))
+
+
+def _quarter_row_figure(row: QuotableUnit, analysis: QuestionPlan, content: list[str], year: str) -> str | None:
+    """The quarter's figure from its row (see _quarter_row): said only when the table's title names what is asked
+    and nothing else (an "<item>" table, not a "<measure> per <item>" one), and the cell holds the kind of figure
+    asked (a count is no amount)."""
+    title = set(tokens(row.caption or row.title))
+    if not title or title != set(content):
+        return None
+    column = year_column(row, year, set(), set())
+    if column is None:
+        return None
+    cells = [c.strip() for c in row.text.split("|")]
+    figure = next(iter(parse_numbers(cells[1 + column[0]])), None)
+    if figure is None or figure.pct or (analysis.counted and figure.money):
+        return None
+    per_item = bool(analysis.per_item)
+    stated = stated_cell(figure, row, bool(analysis.counted), scaled=not per_item, percent_row=False)
+    place = f"`{cells[0]}` of {row.caption or row.title}, column {' / '.join(column[1])}"
+    return (f"Figure read from the table: {stated} for the quarter ({cells[0]}, {year}): {place} [{row.source.number}]. "
             f"{untagged(analysis)}; the whole table is in the cited passage.")
 
 
