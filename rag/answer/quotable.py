@@ -164,7 +164,8 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
             if not any(ch.isdigit() for ch in line) and not any(c for c in cells[1:]):
                 continue  # a title row with no values
             values = [c for c in cells[1:] if c]
-            if not cells[0] and len(values) == 1 and not any(ch.isdigit() for ch in values[0]):
+            heads_next = bool(following) and _is_column_header([c.strip() for c in following[0].split("|")])
+            if not cells[0] and len(values) == 1 and not any(ch.isdigit() for ch in values[0]) and heads_next:
                 # "| <Metric> (in thousands, except ...)", "| <Metric> per <item>": the title of the table below,
                 # printed in its header's value columns; its unit note is kept as the note.
                 title = (values[0][:m.start() - line.index(values[0])] if m else values[0]).strip(" ,;:")
