@@ -34,6 +34,9 @@ class QuotableUnit:
     group: str = ""  # the row's group heading inside the table ("Operating expenses")
     caption: str = ""  # a row's table title above its column header ("Latin America (LATAM)")
     lead: str = ""  # the sentence that introduces a row's table ("... financial information for <segment>:")
+    # A title printed in the value columns above the column heads ("| <Metric> (in thousands)" over "| 2025 | 2024"),
+    # which names what a table of periods by years counts.
+    header_title: str = ""
     score: float = 0.0
     coverage: float = 0.0  # share of the question's content terms in this unit
     features: list[float] = field(default_factory=list)  # what its score is made of (rag.answer.unit_scoring)
@@ -138,6 +141,7 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
     caption = ""
     above: list[str] = []  # the short lines since the last row or prose: a title, if a column header follows
     lead_in = lead = ""  # the last sentence ending in a colon before a table, and the current table's
+    header_title = titled = ""  # the current table's title above its column heads, and one just read (see QuotableUnit)
     pos = 0
     for i, raw in enumerate(lines[start:], start):
         line = raw.strip()
@@ -154,6 +158,7 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
                     # Lines above a table's column header are its titles ("CONSOLIDATED BALANCE SHEETS", the
                     # company's name, "Latin America (LATAM)" over one region's table), not a group of its rows.
                     header_lines = []
+                    header_title, titled = titled, ""
                     caption = " ".join(above)
                     group = ""
                     lead, lead_in = lead_in, ""
@@ -165,21 +170,22 @@ def quotable_units(source: Citation) -> list[QuotableUnit]:
                 continue  # a title row with no values
             values = [c for c in cells[1:] if c]
             heads_next = bool(following) and _is_column_header([c.strip() for c in following[0].split("|")])
-            if not cells[0] and len(values) == 1 and not any(ch.isdigit() for ch in values[0]) and heads_next:
-                # "| <Metric> (in thousands, except ...)", "| <Metric> per <item>": the title of the table below,
-                # printed in its header's value columns; its unit note is kept as the note.
-                title = (values[0][:m.start() - line.index(values[0])] if m else values[0]).strip(" ,;:")
-                above = (above + [title])[-2:] if sum(ch.isalpha() for ch in title) >= 3 else above
-                continue
+            # "| <Metric> (in thousands, except ...)", "| <Metric> per <item>" above a column header: the title of
+            # the table below, printed in its header's value columns (its unit note is kept as the note).
+            title_line = not cells[0] and len(values) == 1 and heads_next and not any(ch.isdigit() for ch in values[0])
+            title = (values[0][:m.start() - line.index(values[0])] if m else values[0]).strip(" ,;:") if title_line else ""
+            title = title if sum(ch.isalpha() for ch in title) >= 3 else ""
             if m and not any(re.search(r"\d", c) for c in cells):
+                titled = title or titled
                 continue  # "| (in thousands, except per membership)": the table's unit note, kept as its note
             if not cells[0] and len(cells) > 2 and re.search(r"[A-Za-z]", cells[1]):
                 line = " | ".join(cells[1:])  # "| Total U.S. | 1,929": a label set one column in is still the label
             elif not cells[0] and not any(ch.isalpha() for ch in line):
                 continue  # "| 30": figures under no label (a page number, a label's wrapped line) say nothing
             above = []
+            titled = title or titled
             units.append(QuotableUnit(source, "row", line, pos, "\n".join(header_lines), note, group=group,
-                                      caption=caption, lead=lead))
+                                      caption=caption, lead=lead, header_title=header_title))
             group = "" if _closes_group(line, group) else group
         else:
             header_closed = True

@@ -464,7 +464,7 @@ def _quarter_row_figure(row: QuotableUnit, analysis: QuestionPlan, content: list
     """The quarter's figure from its row (see _quarter_row): said only when the table's title names what is asked
     and nothing else (an "<item>" table, not a "<measure> per <item>" one), and the cell holds the kind of figure
     asked (a count is no amount)."""
-    title = set(tokens(row.caption or row.title))
+    title = set(tokens(row.caption or row.title or row.header_title))
     if not title or title != set(content):
         return None
     column = year_column(row, year, set(), set())
@@ -476,7 +476,7 @@ def _quarter_row_figure(row: QuotableUnit, analysis: QuestionPlan, content: list
         return None
     per_item = bool(analysis.per_item)
     stated = stated_cell(figure, row, bool(analysis.counted), scaled=not per_item, percent_row=False)
-    place = f"`{cells[0]}` of {row.caption or row.title}, column {' / '.join(column[1])}"
+    place = f"`{cells[0]}` of {row.caption or row.title or row.header_title}, column {' / '.join(column[1])}"
     return (f"Figure read from the table: {stated} for the quarter ({cells[0]}, {year}): {place} [{row.source.number}]. "
             f"{untagged(analysis)}; the whole table is in the cited passage.")
 

@@ -250,7 +250,7 @@ def scored_units(question: str, sources: list[Citation], analysis: QuestionPlan 
             main = tokens(u.text if u.kind == "sentence" else u.text.split("|")[0])
             toks = set(main)
             context = set(tokens(u.text)) | set(tokens(u.header)) | set(tokens(u.note)) | set(tokens(u.group)) | set(
-                tokens(u.caption))
+                tokens(f"{u.caption} {u.header_title}"))
             label = [t for t in toks if not t[0].isdigit()] if u.kind == "row" else []
             # A row labelled in generic words only ("Total") takes its meaning from its table's column titles.
             headed_by_table = u.kind == "row" and bool(u.header) and all(t in GENERIC_TERMS for t in label)
