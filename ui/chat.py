@@ -406,7 +406,7 @@ def _render_citation_text(c: dict, mode: str | None = None) -> str:
                                                quote=c.get("quotes") or c.get("quote")))
     else:
         if c.get("kind") == "fact":
-            st.caption(f"A figure read from {c['origin']}:" if c.get("origin")
+            st.caption(md("A figure read from {}:", c["origin"]) if c.get("origin")
                        else "An exact figure read from the filing's inline XBRL:")
         elif c.get("doc_id"):
             st.info("This filing is no longer in the index (removed or re-indexed): the passage is shown as it was "
