@@ -246,8 +246,8 @@ HEADLINE_MAX_WORDS = 60  # a headline is one sentence; a longer one is a paragra
 def headlines(source: Citation) -> list[QuotableUnit]:
     """The source's headline sentences, in text order: a paragraph of one sentence that leads a longer paragraph
     (or ends the chunk, whose next one holds that paragraph), or an item of a list of such sentences (a summary of
-    the risk factors), as each risk factor is headed by the one sentence
-    that says it ("Rising input costs could reduce our margins.") above the paragraphs that explain it."""
+    the risk factors). Each risk factor is headed so, by the one sentence that says it ("Rising input costs could
+    reduce our margins.") above the paragraphs that explain it."""
     lines = (source.text or "").splitlines()
     start = 1 if lines and _CHUNK_HEADER.match(lines[0].strip()) else 0
     paragraphs = [line.strip() for line in _whole_sentences(lines[start:]) if line.strip()]
