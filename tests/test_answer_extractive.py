@@ -1651,3 +1651,8 @@ def test_a_class_of_stock_is_told_apart_by_its_letter():
     assert "class-a" in tokens("How many shares of Class A common stock were outstanding?")
     assert "class-a" not in tokens("8,602,629 shares of Class B common stock")
     assert "class-a" not in tokens("a class of stock")
+    # The note on words no passage holds names the question's words, not the letter's token.
+    from rag.answer.terms import coverage_gap
+    missing = coverage_gap("How many Class A shares did it buy back?", [Citation(number=1, text="We repurchased shares.")],
+                           None)
+    assert "class" in missing and not any("-" in w for w in missing)

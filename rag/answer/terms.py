@@ -212,8 +212,9 @@ def coverage_gap(question: str, sources: list[Citation], analysis: QuestionPlan 
                                                         else []) if dimension == "ticker"
                 for t in tokens(question[start:end])}
     # Only the question's own words: a passage need not print the regulation's ("revenue-generating activities").
+    # A class's letter ("class-a", see tokens) is said by its word already ("class"), and is no word to show.
     return [raw_words.get(t, t) for t in content_terms(question, sources, analysis, regulation_words=False)
-            if not is_covered(t, vocab) and t not in named_by]
+            if not is_covered(t, vocab) and t not in named_by and "-" not in t]
 
 
 def passage_words(sources: list[Citation]) -> set[str]:
