@@ -202,7 +202,7 @@ def test_a_figure_asked_of_a_pdf_is_answered_from_its_table_with_its_page(filing
     layer = FactsLayer(settings, store=store, chunk_lookup=chunks.get)
     assert meta["ticker"] == "ACMW"
     value = layer.value("revenue", "ACMW", 2019)
-    assert value is not None and value.amount == 12_345e6 and value.fact.from_pdf_table
+    assert value is not None and value.amount == 12_345e6 and value.fact.source == PDF_TABLE_SOURCE
     answer = layer.answer_for(plan_question("What was Acme Widgets' revenue in fiscal 2019?",
                                             Catalog.build(layer.filings())))
     assert answer is not None and "12,345" in answer.block

@@ -69,15 +69,13 @@ def cover_facts(parsed: ParsedFiling) -> list[Fact]:
         words = {w.strip(".,;:()").lower() for w in text.split()}
         if not words & _COUNT_WORDS:
             continue
-        window = text
-        counts, dates = _counts(window), dates_named(window)
-        if len(counts) > 1:
-            return []  # one count per class of stock
-        if not (counts and dates) and k + 1 < len(paragraphs):
-            window = text + "\n\n" + paragraphs[k + 1][1]
+        after = [text + "\n\n" + paragraphs[k + 1][1]] if k + 1 < len(paragraphs) else []
+        for window in [text, *after]:
             counts, dates = _counts(window), dates_named(window)
             if len(counts) > 1:
-                return []
+                return []  # one count per class of stock
+            if counts and dates:
+                break
         if len(counts) == 1 and dates:
             n = counts[0]
             as_of = min(dates, key=lambda d: min(abs(d[0] - n.end), abs(n.start - d[1])))[2]

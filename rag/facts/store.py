@@ -52,10 +52,6 @@ class FactRow:
     source: str = "xbrl"  # "xbrl", "pdf-table" (a PDF's statement table) or "pdf-cover" (a PDF's cover page)
 
     @property
-    def from_pdf_table(self) -> bool:
-        return self.source == PDF_TABLE_SOURCE
-
-    @property
     def from_pdf(self) -> bool:
         """Read from a PDF's printed page (a statement table or the cover), not from XBRL data."""
         return self.source in _PDF_PLACES
