@@ -34,7 +34,7 @@ from .parse.items import TENK_ITEMS, TENQ_ITEMS
 from .periods import fiscal_year_of_date, read_periods
 from .phrasing import PhraseList
 from .schema import Calculation, MetricMention, QuestionPlan
-from .words import HEADCOUNT_NOUNS
+from .words import HEADCOUNT_NOUNS, stem, tokens
 from .words import STOP_WORDS as FUNCTION_WORDS
 
 # A headcount asked in other words ("how many people", "the bigger headcount", "the size of its workforce") counts
@@ -251,6 +251,7 @@ def plan_question(question: str, catalog: Catalog) -> QuestionPlan:
     plan.sections = _sections(low, plan, catalog)
     if not plan.sections:
         _topic_items(question, low, plan, spans, catalog)
+    plan.whole_item = _whole_item(plan)
     if HEADCOUNT_WORDS in plan.topic_words and (plan.calculation.ranks or _SIZE_ASKED.search(norm)) and (
             not plan.counted or _GENERIC_COUNT & set(plan.counted)):
         plan.counted = list(HEADCOUNT_NOUNS)
@@ -403,6 +404,34 @@ def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: lis
         found.append(("Item 1", PRODUCT_WORDS))
     plan.topic_sections = list(dict.fromkeys(item for item, _words in found))
     plan.topic_words = list(dict.fromkeys(words for _item, words in found))
+
+
+# Words that say what kind of answer is wanted and that any question may hold ("main", "key"): no subject of their own.
+_GENERIC = {stem(w) for w in word_set("generic")}
+
+
+def _item_title(section: str) -> str:
+    """The SEC's title of an Item as the plan labels it: "Item 1A" of Form 10-K, "Part II Item 1A" of Form 10-Q."""
+    number = section.rsplit(" ", 1)[-1]
+    if section.startswith("Part "):
+        part = section.split()[1]
+        return next((t for p, n, t in TENQ_ITEMS if p == part and n == number), "")
+    return dict(TENK_ITEMS).get(number, "")
+
+
+def _whole_item(plan: QuestionPlan) -> str:
+    """plan.whole_item: the one Item a question in prose is about, when it says nothing else: its words, past the
+    company, year, period and form it names, are all the Item's title's, the regulation's words for what the Item
+    discloses (plan.topic_words) or generic ones ("What are the main risk factors?", "What are Acme's key
+    risks?"). A question with words of its own ("what supply risks does Acme name") is about those."""
+    items = set(plan.sections or plan.topic_sections)
+    if not plan.prose_intent or plan.asks_figure or len(items) != 1:
+        return ""
+    item = items.pop()
+    allowed = set(tokens(" ".join([_item_title(item), *plan.topic_words]))) | _GENERIC
+    rest = tokens(plan.question_without(lambda dimension, _v: dimension in ("ticker", "fiscal_year", "period", "form")))
+    words = [t for t in rest if not t[0].isdigit() and len(t) > 2 and t not in allowed]
+    return "" if words or not rest else item
 
 
 def _named_part(question: str, m: re.Match) -> bool:

@@ -180,8 +180,8 @@ class Retriever:
         if named_by is None and not plan.tickers and not (filters and filters.tickers):
             self._no_company_named(plan, filters or Filters())
             if plan.every_company:
-                warnings.append(f"No company is named: the figure is given for each indexed company "
-                                f"({', '.join(plan.tickers)}).")
+                what = f"{plan.whole_item} is outlined" if plan.whole_item else "figure is given"
+                warnings.append(f"No company is named: each indexed company's {what} ({', '.join(plan.tickers)}).")
         applied = self._effective_filters(plan, filters or Filters(), [named_by[0]] if named_by else [])
         if named_by:
             warnings.append(f"No company is named; only {named_by[0]}'s filings mention \"{named_by[1]}\", so those "
@@ -216,7 +216,8 @@ class Retriever:
                         drop_repeats(self._search(bundle, mode, depth, pages, extra, context), top_k, self._signatures))
             item_lists.append(self._named_passages(plan, subset, bundle, mode, depth, extra, context)
                               + self._part_rows(plan, subset, bundle, mode, depth, extra, context)
-                              + self._item_passage(plan, group, bundle, mode, depth, extra, context))
+                              + self._item_passage(plan, group, bundle, mode, depth, extra, context)
+                              + self._item_outline(plan, group))
         item_lists = [found for found in item_lists if found]
         nodes = round_robin(lists, top_k)  # interleaved: each group gets its share, and k come back in all
         if item_lists:
@@ -225,9 +226,8 @@ class Retriever:
         if statement_lists:
             # The statement the question names first, alternating with the general results.
             nodes = round_robin([round_robin(statement_lists, top_k), nodes], top_k)
-        if unavailable and nodes:
-            warnings.append(f"No indexed report covers {', '.join(unavailable)}; the passages come from the "
-                            f"filings that are indexed, so check the period each one speaks of.")
+        if nodes:
+            warnings += _period_warnings(unavailable)
         return RetrievalResult(
             query=question, mode=mode, nodes=nodes, plan=plan, filters=applied,
             retrieval_ms=(time.perf_counter() - t0) * 1000, generated_queries=generated, warnings=warnings,
@@ -325,10 +325,22 @@ class Retriever:
             best += [r for r in self._opening_passages(items, "Item 1") if r.node.node_id not in held]
         return best
 
-    def _opening_passages(self, rows, section: str) -> list:
-        """The first chunk of `section` in the latest filing among `rows`, and the next one too when the first is
-        a short preamble (where the company was incorporated, what "we" and "our" mean: the description follows
-        it); none when the rows hold none of the section, or span several companies (whose would it be?)."""
+    def _item_outline(self, plan: QuestionPlan, group: Filters) -> list:
+        """A question about one Item as a whole (plan.whole_item, "What are the main risk factors?"): the group's
+        company's opening passages of that Item, where its outline starts (a summary of the risk factors, the first
+        headlines). Ranked by the question, the passages that repeat the Item's title win, and those are its
+        preamble about itself. Item 1's opening, the description of the business, joins by _item_passage."""
+        if not plan.whole_item or len(group.tickers) != 1 or BUSINESS_WORDS in plan.topic_words:
+            return []
+        rows = self.index.subset(tickers=group.tickers, fiscal_years=group.fiscal_years, forms=group.forms,
+                                 fiscal_periods=group.fiscal_periods, sections=[plan.whole_item])
+        return [] if rows is None else self._opening_passages(rows, plan.whole_item, OUTLINE_PASSAGES)
+
+    def _opening_passages(self, rows, section: str, count: int = 1) -> list:
+        """The first `count` chunks of `section` in the latest filing among `rows`, and the next one too when the
+        first is a short preamble (where the company was incorporated, what "we" and "our" mean, what the Item is
+        about: its substance follows it); none when the rows hold none of the section, or span several companies
+        (whose would it be?)."""
         columns = self.index.columns
         rows = rows[columns["section"][rows] == section]
         if not len(rows) or len(set(columns["ticker"][rows])) > 1:
@@ -337,7 +349,7 @@ class Retriever:
         ordered = sorted(self.index.nodes_at(latest),
                          key=lambda n: (n.metadata.get("doc_id", ""), int(n.metadata.get("char_start") or 0)))
         body_words = len(ordered[0].text.split("\n", 1)[-1].split())
-        opening = ordered[:2] if body_words < PREAMBLE_WORDS else ordered[:1]
+        opening = ordered[:count + 1] if body_words < PREAMBLE_WORDS else ordered[:count]
         return [NodeWithScore(node=n, score=0.0) for n in opening]
 
     def _effective_filters(self, plan: QuestionPlan, user: Filters, named: list[str]) -> Filters:
@@ -356,7 +368,8 @@ class Retriever:
         )
 
     def _no_company_named(self, plan: QuestionPlan, user: Filters) -> None:
-        """A figure question that names no company, with several indexed, is no guess at one: each company is asked
+        """A figure question that names no company, with several indexed, is no guess at one, nor is a question about
+        one Item as a whole (plan.whole_item: each company's risk factors are its own): each company is asked
         when they are at most EACH_COMPANY_MAX, else the plan lists them to choose from (plan.every_company,
         plan.which_company). A ranking or a combined figure is asked across all of them already; a full date may
         name the one filing whose cover or period it is, and a name the plan reads as no company (a segment, a
@@ -365,7 +378,9 @@ class Retriever:
         companies = sorted(t for t, years in self.catalog.years_by_ticker.items()
                            if not user.fiscal_years or set(years) & set(user.fiscal_years))
         calc = plan.calculation
-        if (len(companies) < 2 or not plan.asks_figure or plan.prose_intent or plan.unknown_companies
+        # A figure, or one Item as a whole ("What are the main risk factors?"): each company has its own.
+        asks_each = bool(plan.whole_item) or (plan.asks_figure and not plan.prose_intent)
+        if (len(companies) < 2 or not asks_each or plan.unknown_companies
                 or plan.ambiguous_companies or calc.ranks or calc.total or plan.dates or plan.unread_names
                 or plan.name_phrases):
             return
@@ -686,6 +701,18 @@ def _counting(nodes: list, counted: list[str], topic_words: list[str]) -> set[st
             if any((noun := stem(w)) in stems or noun.endswith(heads) for w in _counted_nouns(n.node.text))}
 
 
+def _period_warnings(unavailable: list[str]) -> list[str]:
+    """What the passages of a search cannot speak for: periods no indexed report covers, and fourth quarters with no
+    third-quarter 10-Q to compute them from (the annual report covers the quarter, and may print it)."""
+    fourth = [label for label in unavailable if " Q4 " in f" {label} "]  # see Retriever._quarter_groups
+    others = [label for label in unavailable if label not in fourth]
+    return ([f"{', '.join(fourth)} is filed only inside its annual report, and no third-quarter 10-Q of that year is "
+             f"indexed to take the nine months from the year; the annual report's passages are searched, so check "
+             f"that a figure is the quarter's, not the year's."] if fourth else []) + \
+        ([f"No indexed report covers {', '.join(others)}; the passages come from the filings that are indexed, so "
+          f"check the period each one speaks of."] if others else [])
+
+
 def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> list:
     """For a question that counts something, the passages that state a count of it (see _counting) first, each
     group in search order."""
@@ -697,4 +724,5 @@ def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> 
 
 # Fewer words than this in Item 1's first chunk: a preamble, not yet the description of the business.
 PREAMBLE_WORDS = 80
+OUTLINE_PASSAGES = 2  # an Item's opening passages a question about it as a whole reads, per company (_item_outline)
 

@@ -154,6 +154,10 @@ class QuestionPlan:
     # The regulation's words for what those Items must disclose, as asked (rag.item_topics.ITEM_CONTENT): the Items'
     # passages are searched by them as well as by the question.
     topic_words: list[str] = field(default_factory=list)
+    # The one Item a question in prose asks about as a whole ("What are the main risk factors?"): it says nothing
+    # beyond the Item's title and what the regulation says the Item discloses. Answered by each company's outline of
+    # that Item (its headlines), not by the sentences sharing the title's words. "" for any other question.
+    whole_item: str = ""
     # Where each detection sits in the question: (start, end, dimension, value), dimension one of "ticker",
     # "fiscal_year", "form", "period" (its value None: `periods` holds what was read), "excluded" (the whole
     # phrase, "not counting cash"; its value the words ruled out), "deducted" (likewise, "before X is deducted"). Not part of the label.

@@ -25,6 +25,20 @@ def _paragraphs(seed: str, n: int) -> str:
     )
 
 
+def _risk_factors(company: str, risk_phrase: str, headlines: tuple[str, ...]) -> str:
+    """Item 1A's body: one risk and two paragraphs; or, with headlines, the preamble about the Item every filer
+    prints, then each risk as its headline over a paragraph that explains it."""
+    if not headlines:
+        return (f"<p>Supply of widget parts may be disrupted, which could harm results. {escape(risk_phrase)}</p>"
+                f"{_paragraphs(company + ' risk', 2)}")
+    preamble = ("<p>You should carefully consider the risk factors described below, together with the other "
+                "information in this report. The risk factors below are not the only risks we face; risks not "
+                "known to us may also harm our business.</p>")
+    body = ("The company describes the exposure at some length, with the markets it touches, what has happened "
+            "in earlier years, what it does to limit the harm and why those steps may fall short. ")
+    return preamble + "".join(f"<p>{escape(h)}</p><p>{body * 3}</p>" for h in headlines)
+
+
 def filing_html(
     *,
     company: str,
@@ -34,6 +48,7 @@ def filing_html(
     revenue: tuple[int, int],
     unique_phrase: str = "",
     risk_phrase: str = "",
+    risk_headlines: tuple[str, ...] = (),
     business_paragraphs: int = 3,
     table_rows: int = 4,
     form: str = "10-K",
@@ -74,8 +89,7 @@ def filing_html(
 {_paragraphs(company + " business", business_paragraphs)}
 {page_break}
 <p style="font-weight:bold">Item 1A. Risk Factors</p>
-<p>Supply of widget parts may be disrupted, which could harm results. {escape(risk_phrase)}</p>
-{_paragraphs(company + " risk", 2)}
+{_risk_factors(company, risk_phrase, risk_headlines)}
 {page_break}
 <p style="font-weight:bold">PART II</p>
 <p style="font-weight:bold">Item 7. Management's Discussion and Analysis of Financial Condition and Results of Operations</p>

@@ -231,6 +231,40 @@ def test_a_figure_question_naming_no_company_is_answered_for_each_indexed_compan
     assert Engine(settings).retrieve(ACME_Q).plan.tickers == ["ACME"]
 
 
+ACME_RISKS = ("A fire at our only widget plant could halt production for months.",
+              "Rising prices of specialty steel could squeeze our margins.",
+              "Losing our largest distributor would cut our sales abroad.")
+BOLT_RISKS = ("Delays in launching new motor lines could cost us market share.",
+              "Recalls of faulty drivetrains could harm our reputation.",
+              "Changes in fuel economy rules could raise our costs.")
+
+
+def test_a_question_about_one_item_as_a_whole_outlines_each_companys_item(tmp_path, monkeypatch):
+    """"What are the main risk factors?" with two companies indexed: each company's risk factors, as the headlines
+    of its Item 1A in filing order, not the preamble about the Item that shares the question's words."""
+    from tests.filings import ACME, BOLT
+
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{free_port()}")
+    settings = get_settings(storage_dir=tmp_path / "storage", data_dir=tmp_path / "data")
+    store = IndexStore(settings)
+    report = store.add([write_filing(tmp_path / "in", "acme-20240928.htm", **ACME, risk_headlines=ACME_RISKS),
+                        write_filing(tmp_path / "in", "bolt-20231231.htm", **BOLT, risk_headlines=BOLT_RISKS)])
+    assert not report.errors, report.errors
+    engine = Engine(settings)
+    result = engine.ask("What are the main risk factors?", use_llm=False)
+    assert result.detected["every_company"] and result.detected["tickers"] == ["ACME", "BOLT"]
+    assert any("each indexed company's Item 1A is outlined" in w for w in result.warnings)
+    for risks in (ACME_RISKS, BOLT_RISKS):
+        shown = [r for r in risks if r in result.answer]
+        assert len(shown) >= 2, (risks, result.answer)
+        assert shown == sorted(shown, key=result.answer.index)  # in the order the filing gives them
+    assert "carefully consider" not in result.answer and "not the only risks" not in result.answer
+    # Asked of one company, only its own; a question with words of its own is not read as the whole Item.
+    acme = engine.ask("What are Acme's key risks?", use_llm=False)
+    assert sum(r in acme.answer for r in ACME_RISKS) >= 2 and not any(r in acme.answer for r in BOLT_RISKS)
+    assert not engine.retrieve("What risks does Acme face from steel prices?").plan.whole_item
+
+
 def test_with_more_companies_than_a_short_list_the_answer_asks_which_one(settings, monkeypatch):
     import rag.retrieve
 

@@ -181,6 +181,19 @@ def test_the_items_whose_content_a_question_asks_about(catalog, question, items)
     assert plan_question(question, catalog).topic_sections == items
 
 
+@pytest.mark.parametrize(("question", "item"), [
+    ("What are the main risk factors?", "Item 1A"),
+    ("What are Apple's key risks?", "Item 1A"),  # a topic the regulation places in Item 1A, no title named
+    ("Summarize Apple's risk factors in its fiscal 2024 10-K", "Item 1A"),  # company, year and form are filters
+    ("What are the risk factors in Apple's Q2 2025 10-Q?", "Part II Item 1A"),  # Form 10-Q's own Item
+    ("What risks does Apple face from its suppliers?", ""),  # words of its own: about those, not the whole Item
+    ("What was Apple's gross margin in fiscal 2024?", ""),  # a figure
+    ("How many employees does Apple have?", ""),
+])
+def test_a_question_about_one_item_as_a_whole(catalog, question, item):
+    assert plan_question(question, catalog).whole_item == item
+
+
 @pytest.mark.parametrize(("question", "narrative"), [
     ("What weighed on Apple's gross margin in fiscal 2024?", True),  # the cause is asked: prose
     ("How is Home Depot working off its surplus inventory?", True),  # an action under way: prose

@@ -239,6 +239,11 @@ def test_a_quarter_is_an_exact_filter_and_several_quarters_are_retrieved_each(tm
     fourth = retriever.retrieve("What were Acme's total net sales in Q4 of fiscal 2024?", top_k=6)
     assert fourth.nodes and {n.node.metadata["fiscal_period"] for n in fourth.nodes} == {"FY"}
     assert fourth.unavailable == ["ACME Q4 FY2024"]
+    # The warning says why (no Q3 10-Q to compute it from), not that no report covers the quarter: the annual
+    # report does, and may print it.
+    assert any(w.startswith("ACME Q4 FY2024 is filed only inside its annual report") and "third-quarter 10-Q" in w
+               for w in fourth.warnings)
+    assert not any("No indexed report covers" in w for w in fourth.warnings)
     from rag.answer import answer
 
     result = answer(missing.query, missing, get_settings(storage_dir=tmp_path / "storage"), use_llm=False)

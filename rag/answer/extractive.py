@@ -54,7 +54,7 @@ def _selection(question: str, sources: list[Citation], analysis: QuestionPlan | 
                units: list[QuotableUnit]) -> list[QuotableUnit]:
     """The units the extractive answer quotes from the passages (`units`, their scored sentences and rows); [] when
     no passage says it: no unit matches, or no passage is on the question's topic (see _off_topic)."""
-    chosen = (_opening_description(question, sources, analysis) or _item_headlines(question, sources, analysis)
+    chosen = (_opening_description(question, sources, analysis) or _item_headlines(sources, analysis)
               or _select_per_company(units, analysis))
     return [] if not chosen or _off_topic(question, sources, analysis) else chosen
 
@@ -471,23 +471,15 @@ def _opening_description(question: str, sources: list[Citation], analysis: Quest
 HEADLINES_PER_COMPANY = 6
 
 
-def _item_headlines(question: str, sources: list[Citation], analysis: QuestionPlan | None) -> list[QuotableUnit]:
-    """"What are the main risk factors?": a question about one Item as a whole, in no words but the Item's title
-    and what the regulation says it discloses, is answered by the Item's headlines (quotable.headlines) in each
-    company's retrieved passages, in the order the filing gives them; not by the sentences that share the
-    title's words, which are the Item's preamble about itself. [] for any other question, or when the passages
-    hold fewer than two headlines (an Item not set out under headlines)."""
-    if analysis is None or not analysis.prose_intent:
+def _item_headlines(sources: list[Citation], analysis: QuestionPlan | None) -> list[QuotableUnit]:
+    """"What are the main risk factors?": a question about one Item as a whole (QuestionPlan.whole_item) is
+    answered by the Item's headlines (quotable.headlines) in each company's retrieved passages, in the order the
+    filing gives them; not by the sentences that share the title's words, which are the Item's preamble about
+    itself. [] for any other question, or when the passages hold fewer than two headlines (an Item not set out
+    under headlines)."""
+    if analysis is None or not analysis.whole_item:
         return []
-    items = set(analysis.sections or analysis.topic_sections)
-    if len(items) != 1:
-        return []
-    item = items.pop()
-    passages = [c for c in sources if c.section == item]
-    allowed = set(tokens(" ".join([*(c.section_title or "" for c in passages), *analysis.topic_words])))
-    if not passages or any(t not in allowed for t in content_terms(question, sources, analysis,
-                                                                     regulation_words=False)):
-        return []
+    passages = [c for c in sources if c.section == analysis.whole_item]
     by_company: dict[str, list[Citation]] = {}
     for c in passages:
         by_company.setdefault(c.ticker or "", []).append(c)

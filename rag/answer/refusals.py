@@ -376,8 +376,9 @@ def check_refusal(
         listed = ", ".join(f"{name} ({ticker})" if name and name != ticker else ticker for ticker, name in which.items())
         return Refusal(
             "which_company",
-            f"The question names no company, and {len(which)} are indexed, so I would be guessing whose figure you "
-            f"mean. Which company? Choose one, or ask again with its name or ticker: {listed}.",
+            f"The question names no company, and {len(which)} are indexed, so I would be guessing whose "
+            f"{'filing' if analysis.whole_item else 'figure'} you mean. Which company? Choose one, or ask again "
+            f"with its name or ticker: {listed}.",
         )
     # Something unrelated, unless the question names what filings hold (a company, an Item, a form) or asks
     # within companies chosen as filters: "can a storm hurt <company>'s sales" is a risk factor.
