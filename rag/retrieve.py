@@ -226,6 +226,7 @@ class Retriever:
         if statement_lists:
             # The statement the question names first, alternating with the general results.
             nodes = round_robin([round_robin(statement_lists, top_k), nodes], top_k)
+        nodes = self._with_continuations(nodes, top_k)
         if nodes:
             warnings += _period_warnings(unavailable)
         return RetrievalResult(
@@ -233,6 +234,22 @@ class Retriever:
             retrieval_ms=(time.perf_counter() - t0) * 1000, generated_queries=generated, warnings=warnings,
             unavailable=unavailable,
         )
+
+    def _with_continuations(self, nodes: list, top_k: int) -> list:
+        """A leading passage that ends by leading in to what follows (its text ends in a colon: "... invested $1.2
+        billion, as discussed below:", "the following table shows:") was cut where its point begins: the next chunk of
+        its filing follows it."""
+        out, held = [], {r.node.node_id for r in nodes}
+        for place, result in enumerate(nodes):
+            out.append(result)
+            if place >= CONTINUED_PLACES or not result.node.text.rstrip().endswith(":"):
+                continue
+            following = self.index.following_chunk(result.node.node_id)
+            if following is not None and following.node_id not in held and int(
+                    following.metadata.get("char_start") or 0) > int(result.node.metadata.get("char_start") or 0):
+                out.append(NodeWithScore(node=following, score=result.score))
+                held.add(following.node_id)
+        return out[:top_k]
 
     def _generated_queries(self, llm, question: str, n: int) -> tuple[list[str], list[str]]:
         """The search queries the LLM writes for the question, and the warnings when it could not."""
@@ -724,5 +741,6 @@ def _counting_first(nodes: list, counted: list[str], topic_words: list[str]) -> 
 
 # Fewer words than this in Item 1's first chunk: a preamble, not yet the description of the business.
 PREAMBLE_WORDS = 80
+CONTINUED_PLACES = 5  # the leading places whose passage, cut at a lead-in, brings its continuation
 OUTLINE_PASSAGES = 2  # an Item's opening passages a question about it as a whole reads, per company (_item_outline)
 

@@ -1656,3 +1656,31 @@ def test_a_class_of_stock_is_told_apart_by_its_letter():
     missing = coverage_gap("How many Class A shares did it buy back?", [Citation(number=1, text="We repurchased shares.")],
                            None)
     assert "class" in missing and not any("-" in w for w in missing)
+
+
+def test_a_quoted_lead_in_brings_the_list_it_introduces_from_the_passage_that_continues_it():
+    """A sentence that leads in to a list ("... as set out below:") says the total; the items, cut into the next
+    chunk of the filing, say what it is made of. They follow it, each quoted under its own passage."""
+    head = "Acme Widgets Inc. (ACMW) · 10-Q · Q2 FY2025 · Part I Item 2: MD&A\n"
+    meta = dict(ticker="ACMW", company="Acme Widgets Inc.", form="10-Q", fiscal_year=2025, fiscal_period="Q2",
+                section="Part I Item 2", doc_id="acmw-q2")
+    lead = Citation(number=1, text=f"{head}We plan to keep building plants. During the first six months of 2025, "
+                                   "the Company invested $640 million in its widget plants, as set out below:",
+                    char_start=5000, char_end=5160, **meta)
+    items = Citation(number=2, text=f"{head}• $520 million to expand the coastal widget plants; and\n\n"
+                                    "• $120 million to buy two rival widget makers.\n\nOther spending was flat.",
+                     char_start=5162, char_end=5300, **meta)
+    elsewhere = Citation(number=3, text=f"{head}Freight costs rose as fuel prices climbed in the spring.",
+                         char_start=9000, char_end=9060, **meta)
+    catalog = Catalog.build([{"ticker": "ACMW", "company": "Acme Widgets Inc.", "fiscal_year": 2025, "form": "10-Q",
+                              "fiscal_period": "Q2"}])
+    question = "How much did Acme invest in its widget plants in the first six months of 2025?"
+    text, refused = extractive_answer(question, [lead, elsewhere, items], plan_question(question, catalog))
+    assert not refused and "as set out below: [1]" in text
+    assert "$520 million to expand the coastal widget plants; and [2]" in text
+    assert "$120 million to buy two rival widget makers. [2]" in text
+    assert text.index("[1]") < text.index("$520 million") and "Other spending was flat" not in text
+    # A passage that does not start where the lead-in's ends is no continuation of it.
+    moved = Citation(**{**items.__dict__, "char_start": 7000, "char_end": 7140})
+    text, _ = extractive_answer(question, [lead, elsewhere, moved], plan_question(question, catalog))
+    assert "$120 million to buy" not in text

@@ -137,3 +137,12 @@ def test_migrate_copies_the_index_with_its_vectors_and_rag_list_shows_the_same_f
         {**f, "shard": None} for f in served]
     with connect(pg_url) as conn:
         assert conn.execute("SELECT count(*) FROM rag_chunks").fetchone()[0] == len(local)
+    # Each chunk's continuation in its filing is the same chunk in both stores, and a filing's last has none.
+    served_index = IndexStore(get_settings(storage_dir=tmp_path / "storage", database_url=pg_url)).load()
+    for row in (0, 1, len(local) - 2):
+        own = local.nodes[row]
+        following = local.following_chunk(own.node_id)
+        assert following is not None and following.node_id == local.nodes[row + 1].node_id
+        assert served_index.following_chunk(own.node_id).node_id == following.node_id
+    assert local.following_chunk(local.nodes[-1].node_id) is None
+    assert served_index.following_chunk(local.nodes[-1].node_id) is None

@@ -668,3 +668,22 @@ def test_item_1s_opening_reads_past_a_short_preamble():
 
     assert opening([older, preamble, description, later], [2023, 2024, 2024, 2024]) == ["n1", "n2"]
     assert opening([older, description, later], [2023, 2024, 2024]) == ["n1"]
+
+
+def test_a_leading_passage_cut_at_a_lead_in_brings_the_chunk_that_continues_it(small_index):
+    """A passage among the first that ends leading in to what follows ("... as set out below:") is followed by the
+    next chunk of its filing; a passage that ends its point, or one too far down, brings nothing."""
+    retriever = Retriever(small_index.load(), small_index.embed_model())
+    nodes = retriever.index.nodes
+    k = next(i for i in range(len(nodes) - 1) if nodes[i].metadata["doc_id"] == nodes[i + 1].metadata["doc_id"]
+             and int(nodes[i + 1].metadata["char_start"]) > int(nodes[i].metadata["char_start"]))
+    cut = TextNode(id_=nodes[k].node_id, text=nodes[k].text.rstrip(" .") + ", as set out below:",
+                   metadata=nodes[k].metadata)
+    others = [NodeWithScore(node=n, score=0.5) for n in nodes if n.node_id not in (nodes[k].node_id,
+                                                                                 nodes[k + 1].node_id)][:6]
+    found = retriever._with_continuations([NodeWithScore(node=cut, score=1.0)] + others, 5)
+    assert [r.node.node_id for r in found[:2]] == [nodes[k].node_id, nodes[k + 1].node_id] and len(found) == 5
+    whole = retriever._with_continuations([NodeWithScore(node=nodes[k], score=1.0)] + others, 5)
+    assert nodes[k + 1].node_id not in {r.node.node_id for r in whole}
+    late = retriever._with_continuations(others[:5] + [NodeWithScore(node=cut, score=0.1)], 8)
+    assert nodes[k + 1].node_id not in {r.node.node_id for r in late}

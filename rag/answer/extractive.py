@@ -35,7 +35,7 @@ from .counts import (
     names_another_year,
 )
 from .figures import answer_figures
-from .quotable import QuotableUnit, column_heads, headlines, quotable_units
+from .quotable import LIST_MARKS, QuotableUnit, column_heads, headlines, quotable_units
 from .stated import stated_figure
 from .table_figure import PERCENT_Q, one_company, table_change, table_figure, untagged
 from .table_share import table_share
@@ -75,12 +75,53 @@ def _without_recurring(units: list[QuotableUnit], recurring) -> list[QuotableUni
     return [u for u in units if id(u) not in dropped]
 
 
-def _with_following(chosen: list[QuotableUnit]) -> None:
-    """The best sentence takes the one after it, which often says why or how."""
+def _with_following(chosen: list[QuotableUnit], sources: list[Citation]) -> None:
+    """The best sentence takes the one after it, which often says why or how; one that leads in to a list ("...
+    invested $1.2 billion, as discussed below:") is followed by the list's first items, from its own passage or from
+    the one that continues it in the filing (`sources`), each quoted under its own passage."""
     best = chosen[0]
-    if best.kind == "sentence" and best.following and len(best.text) < 250 and \
+    if best.kind == "sentence" and best.text.rstrip().endswith(":"):
+        quoted = {(u.source.number, u.text) for u in chosen}
+        items: list[QuotableUnit] = []
+        for u in _continuation(best, sources):
+            if len(items) == LEAD_IN_ITEMS or (items and _list_item(items[-1]) and not _list_item(u)):
+                break  # the list ends where its items do
+            if (u.source.number, u.text) not in quoted:
+                items.append(u)
+        chosen[1:1] = items
+    elif best.kind == "sentence" and best.following and len(best.text) < 250 and \
             not any(v.text == best.following for v in chosen):
         best.text = f"{best.text} {best.following}"
+
+
+LEAD_IN_ITEMS = 3  # the items of a list a quoted lead-in brings with it
+
+
+def _list_item(unit: QuotableUnit) -> bool:
+    """A unit set out as an item of a list (a bullet opens it, or follows the heading a PDF's line runs it into)."""
+    return unit.kind == "sentence" and any(len(word) == 1 and word in _BULLETS for word in unit.text[:80].split())
+
+
+# The list marks that stand alone before an item; not a hyphen or a middle dot, which join words and headings too.
+_BULLETS = LIST_MARKS.replace("-", "").replace("·", "")
+
+
+def _continuation(lead: QuotableUnit, sources: list[Citation]) -> list[QuotableUnit]:
+    """The units after a lead-in sentence in reading order: the rest of its passage, then the passage of the same
+    filing that starts where its passage ends (the chunker cut between them)."""
+    own = lead.source
+    units = quotable_units(own)
+    at = next((k for k, u in enumerate(units) if u.pos == lead.pos and u.text == lead.text), len(units))
+    if units[at + 1:]:
+        return units[at + 1:]
+    for c in sources:
+        if c.doc_id and c.doc_id == own.doc_id and c.char_start is not None and own.char_end is not None \
+                and 0 <= c.char_start - own.char_end <= CHUNK_GAP:
+            return quotable_units(c)
+    return []
+
+
+CHUNK_GAP = 3  # characters between one chunk's end and the next one's start (the white space the chunker drops)
 
 
 # A unit scoring under this share of the best one is not quoted (rag.unit_fit scales fitted weights so that as
@@ -571,10 +612,6 @@ def extractive_answer(
     if years and chosen and not any(y in u.text or y in u.header or y in u.source.text[:200]
                                     for u in chosen for y in years):
         parts.append(f"Note: none of these passages mentions {', '.join(years)}.")
-    order: list[int] = []
-    for u in chosen:
-        if u.source.number not in order:
-            order.append(u.source.number)
     content = content_terms(question, chunk_sources, analysis)
     # A figure read from the text stands alone; why the model did not answer (stopped, failed) is still said.
     figure_lead = [f"Extractive answer{how}."] if reason else []
@@ -586,7 +623,7 @@ def extractive_answer(
     stated = stated_figure(units, analysis, question, chunk_sources, embed_model)
     # Compared before the best sentence takes the one after it: that one's figures are not the ones compared.
     comparison = _prose_comparison(chosen, analysis, content)
-    _with_following(chosen)
+    _with_following(chosen, chunk_sources)
     if comparison:
         parts.append(comparison)
         if missing:
@@ -600,7 +637,7 @@ def extractive_answer(
         return (from_table if figure_only else "\n\n".join(figure_lead + parts[1:] + [from_table])), False
     if figure_only:
         return comparison or "", False
-    for number in order:
+    for number in dict.fromkeys(u.source.number for u in chosen):
         group = sorted((u for u in chosen if u.source.number == number), key=lambda u: u.pos)
         head = f"**[{number}] {group[0].source.label()}**"
         parts.append(head + "\n" + "\n".join(_render_unit(u) for u in group))
@@ -628,7 +665,7 @@ def quotes_to_check(question: str, cited: list[Citation], shown: list[Citation],
     passages = [c for c in shown if c.kind != "fact"]
     chosen = _selection(question, passages, analysis, scored_units(question, passages, analysis, embed_model))
     if chosen:
-        _with_following(chosen)
+        _with_following(chosen, passages)
     said = {u.source.number: [] for u in chosen}
     for u in chosen:
         said[u.source.number].append(" ".join(u.text.split()))

@@ -1,8 +1,9 @@
 """One index generation, loaded: what retrieval searches (nodes, the dense store, BM25, the filter columns).
 
 Retrieval reads an index through this class's methods only (subset, restriction, keyword_search, rows_with_*,
-node, nodes_at, filing_text, filing_sections), so the served index (rag/index/served.py), which fetches chunks
-from PostgreSQL on demand instead of holding them, takes its place without retrieval knowing which it reads.
+node, nodes_at, following_chunk, filing_text, filing_sections), so the served index (rag/index/served.py), which
+fetches chunks from PostgreSQL on demand instead of holding them, takes its place without retrieval knowing which it
+reads.
 """
 
 from __future__ import annotations
@@ -138,6 +139,14 @@ class LoadedIndex:
         if self._by_id is None:
             self._by_id = {n.node_id: n for n in self.nodes}
         return self._by_id.get(chunk_id)
+
+    def following_chunk(self, chunk_id: str):
+        """The chunk after this one in its filing (a filing's chunks are added in reading order), or None."""
+        row = np.flatnonzero(self.columns["node_id"] == chunk_id) if "node_id" in self.columns else []
+        if not len(row) or row[0] + 1 >= len(self.nodes):
+            return None
+        node, following = self.nodes[int(row[0])], self.nodes[int(row[0]) + 1]
+        return following if following.metadata.get("doc_id") == node.metadata.get("doc_id") else None
 
     def shard_dir(self, doc_id: str) -> Path | None:
         entry = self.filings.get(doc_id)

@@ -240,6 +240,13 @@ class ServedIndex(LoadedIndex):
             "SELECT id, node FROM rag_chunks WHERE id = ANY(%s)", (ids,)).fetchall()))
         return [node_of(found[i]) for i in ids if i in found]
 
+    def following_chunk(self, chunk_id: str):
+        """The chunk after this one in its filing (chunks are inserted in reading order), or None."""
+        found = self.vector_store.run(lambda conn: conn.execute(
+            "SELECT next.node FROM rag_chunks AS own JOIN rag_chunks AS next ON next.doc_id = own.doc_id "
+            "AND next.id > own.id WHERE own.node_id = %s ORDER BY next.id LIMIT 1", (chunk_id,)).fetchone())
+        return node_of(found[0]) if found else None
+
     def node(self, chunk_id: str):
         found = self.vector_store.run(lambda conn: conn.execute(
             "SELECT node FROM rag_chunks WHERE node_id = %s", (chunk_id,)).fetchone())
