@@ -236,9 +236,9 @@ class Retriever:
         )
 
     def _with_continuations(self, nodes: list, top_k: int) -> list:
-        """A leading passage that ends by leading in to what follows (its text ends in a colon: "... invested $1.2
-        billion, as discussed below:", "the following table shows:") was cut where its point begins: the next chunk of
-        its filing follows it."""
+        """A leading passage that ends by leading in to what follows (its text ends in a colon: "we spent $40 million
+        on our plants, as follows:", "the following table shows:", invented examples) was cut where its point begins:
+        the next chunk of its filing follows it."""
         out, held = [], {r.node.node_id for r in nodes}
         for place, result in enumerate(nodes):
             out.append(result)

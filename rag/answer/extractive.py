@@ -76,9 +76,9 @@ def _without_recurring(units: list[QuotableUnit], recurring) -> list[QuotableUni
 
 
 def _with_following(chosen: list[QuotableUnit], sources: list[Citation]) -> None:
-    """The best sentence takes the one after it, which often says why or how; one that leads in to a list ("...
-    invested $1.2 billion, as discussed below:") is followed by the list's first items, from its own passage or from
-    the one that continues it in the filing (`sources`), each quoted under its own passage."""
+    """The best sentence takes the one after it, which often says why or how; one that leads in to a list ("we
+    spent $40 million on our plants, as follows:", an invented example) is followed by the list's first items, from
+    its own passage or from the one that continues it in the filing (`sources`), each quoted under its own passage."""
     best = chosen[0]
     if best.kind == "sentence" and best.text.rstrip().endswith(":"):
         quoted = {(u.source.number, u.text) for u in chosen}
