@@ -30,11 +30,11 @@ from .facts import (
 from .item_topics import BUSINESS_WORDS, CUSTOMER_WORDS, HEADCOUNT_WORDS, ITEM_CONTENT, ITEM_TITLES, PRODUCT_WORDS
 from .lexicon import word_set
 from .named_parts import first_word, part_as_subject, parts_said, sources_after
-from .parse.items import TENK_ITEMS, TENQ_ITEMS
+from .parse.items import TENK_ITEMS, TENQ_ITEMS, section_scheme
 from .periods import fiscal_year_of_date, read_periods
 from .phrasing import PhraseList
 from .schema import Calculation, MetricMention, QuestionPlan
-from .words import HEADCOUNT_NOUNS, stem, tokens
+from .words import GENERIC_TERMS, HEADCOUNT_NOUNS, tokens
 from .words import STOP_WORDS as FUNCTION_WORDS
 
 # A headcount asked in other words ("how many people", "the bigger headcount", "the size of its workforce") counts
@@ -406,17 +406,10 @@ def _topic_items(question: str, low: str, plan: QuestionPlan, company_spans: lis
     plan.topic_words = list(dict.fromkeys(words for _item, words in found))
 
 
-# Words that say what kind of answer is wanted and that any question may hold ("main", "key"): no subject of their own.
-_GENERIC = {stem(w) for w in word_set("generic")}
-
-
 def _item_title(section: str) -> str:
     """The SEC's title of an Item as the plan labels it: "Item 1A" of Form 10-K, "Part II Item 1A" of Form 10-Q."""
-    number = section.rsplit(" ", 1)[-1]
-    if section.startswith("Part "):
-        part = section.split()[1]
-        return next((t for p, n, t in TENQ_ITEMS if p == part and n == number), "")
-    return dict(TENK_ITEMS).get(number, "")
+    labels, titles, _ranks = section_scheme("10-Q" if section.startswith("Part ") else "10-K")
+    return dict(zip(labels, titles)).get(section, "")
 
 
 def _whole_item(plan: QuestionPlan) -> str:
@@ -428,7 +421,7 @@ def _whole_item(plan: QuestionPlan) -> str:
     if not plan.prose_intent or plan.asks_figure or len(items) != 1:
         return ""
     item = items.pop()
-    allowed = set(tokens(" ".join([_item_title(item), *plan.topic_words]))) | _GENERIC
+    allowed = set(tokens(" ".join([_item_title(item), *plan.topic_words]))) | GENERIC_TERMS
     rest = tokens(plan.question_without(lambda dimension, _v: dimension in ("ticker", "fiscal_year", "period", "form")))
     words = [t for t in rest if not t[0].isdigit() and len(t) > 2 and t not in allowed]
     return "" if words or not rest else item

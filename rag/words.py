@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from .dates import MONTH_WORDS
 from .lexicon import word_set
 
 # The adverbs that only hedge or stress what a question asks, and the function words no passage need hold
@@ -155,6 +156,12 @@ def _unclitic(word: str) -> str:
     bare = _CLITIC.sub("", word)
     return _NEGATED_IRREGULAR.get(bare, bare) if bare != word and word.endswith(("n't", "n’t")) else bare
 
+
+
+# Words of a question that say what kind of answer is wanted, or that every filing uses, and the light verbs a
+# question is phrased with (rag/data/lexicon.toml's `generic`), and the months, as stems: they count little in
+# scoring, a passage need not contain them, and they say nothing of what a question is about.
+GENERIC_TERMS = {stem(w) for w in sorted(word_set("generic")) + sorted(MONTH_WORDS)}
 
 # The nouns filings count their workforce with: Regulation S-K Item 101(c)(2)(ii) asks for the "number of persons
 # employed", and filers write employees, associates, colleagues or workers.

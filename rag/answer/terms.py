@@ -6,16 +6,11 @@ from __future__ import annotations
 
 import re
 
-from ..dates import MONTH_WORDS
-from ..lexicon import word_set
 from ..schema import Citation, QuestionPlan
-from ..words import HEADCOUNT_NOUNS, SPELLED_OUT, STOP_WORDS, TOKEN_RE, stem, tokens
+from ..words import GENERIC_TERMS, HEADCOUNT_NOUNS, SPELLED_OUT, STOP_WORDS, TOKEN_RE, stem, tokens
 
-__all__ = ["STOP_WORDS", "TOKEN_RE", "stem", "tokens"]  # re-exported: the answer package's callers use them here
+__all__ = ["GENERIC_TERMS", "STOP_WORDS", "TOKEN_RE", "stem", "tokens"]  # re-exported: the answer package's callers use them here
 
-# Words of a question that say what kind of answer is wanted, or that every filing uses, and the light verbs a
-# question is phrased with (rag/data/lexicon.toml): they count little in scoring and a passage need not contain them.
-_GENERIC_PLAIN = sorted(word_set("generic"))
 # Plain words; keys are stemmed below, values go through tokens (which stems them).
 _SYNONYMS_PLAIN = {
     # What an asset was written down by is booked as its impairment (ASC 350, 360).
@@ -66,7 +61,6 @@ _SYNONYMS_PLAIN = {
 }
 
 
-GENERIC_TERMS = {stem(w) for w in _GENERIC_PLAIN + sorted(MONTH_WORDS)}
 # The short forms' spelled-out words count as the short form (rag.words.SPELLED_OUT).
 SYNONYMS = {stem(k): v for k, v in (_SYNONYMS_PLAIN | SPELLED_OUT).items()}
 
